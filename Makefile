@@ -1,0 +1,54 @@
+# Every target runs from a fresh clone: `make setup` installs what is missing.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+VENV := .venv
+PY := $(VENV)/bin/python
+export TF_CLI_CONFIG_FILE := $(CURDIR)/build/terraformrc
+export PYTHONDONTWRITEBYTECODE := 1
+ENV ?= local
+
+.PHONY: help setup test test-deep test-fast lint fmt demo demo-clean bench bench-smoke deploy tf-validate tf-test
+
+help:
+	@echo "make setup && make demo    install everything, run the demo on the embedded default"
+	@echo "make test                   the whole suite (lint, python, terraform, end to end)"
+	@echo "make test-deep              the central property over 200+ histories"
+	@echo "make bench                  benchmarks -> tests/benchmarks/results/"
+	@echo "make deploy ENV=dev         upload scripts + library to the environment's bucket"
+
+setup:
+	@scripts/setup.sh
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	terraform fmt -check -recursive terraform
+
+fmt: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+	terraform fmt -recursive terraform
+
+test: setup lint
+	$(PY) -m pytest -q tests --ignore=tests/benchmarks
+
+test-fast: setup
+	$(PY) -m pytest -q tests --ignore=tests/benchmarks -m "not terraform and not e2e"
+
+test-deep: setup
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q tests -k "property" --ignore=tests/benchmarks
+
+demo: setup
+	$(PY) -m glue_incremental demo
+
+demo-clean: setup
+	$(PY) -m glue_incremental demo --clean-only
+
+bench: setup
+	$(PY) -m tests.benchmarks.run
+
+bench-smoke: setup
+	$(PY) -m tests.benchmarks.run --smoke
+
+deploy: setup
+	$(PY) -m glue_incremental deploy --env $(ENV)

@@ -1,0 +1,127 @@
+"""How watermark values are stored: versioned, lossless JSON.
+
+The whole ``watermarks`` mapping is kept in one DynamoDB string attribute as
+``{"v": 1, "values": {...}}``. JSON (not DynamoDB numbers) is used so that
+floats round-trip exactly (Python's float repr is exact; DynamoDB's Decimal
+context is not), and types JSON lacks are tagged:
+
+- ``datetime``: ``{"$datetime": "2024-05-01T12:00:00.123456+00:00"}``, always
+  timezone-aware, normalised to UTC, microseconds kept (a truncated cursor
+  re-reads rows every run). Naive datetimes are rejected: which zone they mean
+  is a guess, and a wrong guess silently skips or repeats hours of data.
+- ``date``: ``{"$date": "2024-05-01"}``; ``Decimal``: ``{"$decimal": "1.10"}``
+  (exponent and trailing zeros kept).
+- Tuples are rejected: JSON brings them back as lists, so a cursor compared
+  against its own stored value would change type between runs (seed 003).
+- NaN and infinities are rejected: they compare false with everything.
+
+Version 1 is the only encoding so far; ``decode`` dispatches on ``v`` so a
+later version can be added without breaking state already stored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+ENCODING_VERSION = 1
+_TAGS = ("$datetime", "$date", "$decimal")
+
+
+class InvalidWatermarkValue(ValueError):
+    """A value that cannot be stored losslessly; ``path`` names where it is."""
+
+    def __init__(self, path: str, value: Any, reason: str) -> None:
+        self.path = path
+        self.value = value
+        super().__init__(f"watermark value {path!s} = {value!r} cannot be stored: {reason}")
+
+
+def encode(values: Mapping[str, Any]) -> str:
+    """Encode a mapping of watermark attributes; raises InvalidWatermarkValue."""
+    if not isinstance(values, Mapping):
+        raise InvalidWatermarkValue("watermarks", values, "expected a mapping of name -> value")
+    payload = {"v": ENCODING_VERSION, "values": _to_json(dict(values), "watermarks")}
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def decode(text: str | None) -> dict[str, Any] | None:
+    """Decode what ``encode`` produced; None stays None (a reset state)."""
+    if text is None:
+        return None
+    payload = json.loads(text)
+    if payload is None:
+        return None
+    version = payload.get("v") if isinstance(payload, dict) else None
+    if version == 1:
+        return _from_json(payload["values"])
+    raise ValueError(
+        f"stored watermark encoding v={version!r} is newer than this library understands "
+        f"(knows v{ENCODING_VERSION}): upgrade glue_incremental"
+    )
+
+
+def normalise_datetime(value: datetime, path: str = "value") -> datetime:
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise InvalidWatermarkValue(
+            path,
+            value,
+            "naive datetime; attach a timezone (for example value.replace(tzinfo=UTC)) "
+            "so the stored cursor means one instant",
+        )
+    return value.astimezone(UTC)
+
+
+def _to_json(value: Any, path: str) -> Any:
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidWatermarkValue(path, value, "NaN and infinity do not order against data")
+        return value
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise InvalidWatermarkValue(path, value, "NaN and infinity do not order against data")
+        return {"$decimal": str(value)}
+    if isinstance(value, datetime):
+        return {"$datetime": normalise_datetime(value, path).isoformat(timespec="microseconds")}
+    if isinstance(value, date):
+        return {"$date": value.isoformat()}
+    if isinstance(value, tuple):
+        raise InvalidWatermarkValue(
+            path, value, "tuples come back from JSON as lists and would not compare equal; use a list"
+        )
+    if isinstance(value, list):
+        return [_to_json(item, f"{path}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidWatermarkValue(f"{path}.{key!r}", item, "keys must be strings")
+            if key.startswith("$"):
+                raise InvalidWatermarkValue(f"{path}.{key}", item, "keys starting with '$' are reserved")
+            out[key] = _to_json(item, f"{path}.{key}")
+        return out
+    raise InvalidWatermarkValue(path, value, f"type {type(value).__name__} is not JSON-encodable")
+
+
+def _from_json(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_from_json(item) for item in value]
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (tag, raw), = value.items()
+            if tag == "$datetime":
+                return datetime.fromisoformat(raw)
+            if tag == "$date":
+                return date.fromisoformat(raw)
+            if tag == "$decimal":
+                return Decimal(raw)
+        return {key: _from_json(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything the project needs, idempotently: Debian packages, the
+# Python virtualenv, a separate checkov virtualenv and the Terraform CLI config.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(postgresql libpostgresql-jdbc-java openjdk-17-jre-headless)
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  echo "setup: creating .venv with $($PYTHON --version)"
+  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -e '.[dev]'
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+
+# checkov pins its own boto3/botocore range: a separate venv keeps the
+# project's pins exactly those of the Glue runtime.
+if [ ! -x .venv-checkov/bin/checkov ]; then
+  echo "setup: installing checkov into .venv-checkov"
+  "$PYTHON" -m venv .venv-checkov
+  .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}" || .venv-checkov/bin/pip install -q checkov
+fi
+
+scripts/terraformrc.sh > /dev/null
+echo "setup: done"
