@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 from tests.harness.endpoint import running_endpoint, use_dummy_credentials  # noqa: E402
 
 use_dummy_credentials()
+os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 settings.register_profile(
     "quick",

@@ -57,11 +57,16 @@ def decode(text: str | None) -> dict[str, Any] | None:
     if payload is None:
         return None
     version = payload.get("v") if isinstance(payload, dict) else None
-    if version == 1:
+    if type(version) is int and version == 1 and "values" in payload:
         return _from_json(payload["values"])
+    if type(version) is int and version > ENCODING_VERSION:
+        raise ValueError(
+            f"stored watermark encoding v={version!r} is newer than this library understands "
+            f"(knows v{ENCODING_VERSION}): upgrade glue_incremental"
+        )
     raise ValueError(
-        f"stored watermark encoding v={version!r} is newer than this library understands "
-        f"(knows v{ENCODING_VERSION}): upgrade glue_incremental"
+        f"stored watermark value is not a glue_incremental encoding (expected "
+        f'{{"v": {ENCODING_VERSION}, "values": {{...}}}}): {text[:80]!r}'
     )
 
 
@@ -73,7 +78,12 @@ def normalise_datetime(value: datetime, path: str = "value") -> datetime:
             "naive datetime; attach a timezone (for example value.replace(tzinfo=UTC)) "
             "so the stored cursor means one instant",
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidWatermarkValue(
+            path, value, "its UTC instant is outside the years 1..9999 that datetime can hold"
+        ) from None
 
 
 def _to_json(value: Any, path: str) -> Any:
@@ -95,7 +105,9 @@ def _to_json(value: Any, path: str) -> Any:
         return {"$date": value.isoformat()}
     if isinstance(value, tuple):
         raise InvalidWatermarkValue(
-            path, value, "tuples come back from JSON as lists and would not compare equal; use a list"
+            path,
+            value,
+            "tuples come back from JSON as lists and would not compare equal; use a list",
         )
     if isinstance(value, list):
         return [_to_json(item, f"{path}[{index}]") for index, item in enumerate(value)]
@@ -105,7 +117,9 @@ def _to_json(value: Any, path: str) -> Any:
             if not isinstance(key, str):
                 raise InvalidWatermarkValue(f"{path}.{key!r}", item, "keys must be strings")
             if key.startswith("$"):
-                raise InvalidWatermarkValue(f"{path}.{key}", item, "keys starting with '$' are reserved")
+                raise InvalidWatermarkValue(
+                    f"{path}.{key}", item, "keys starting with '$' are reserved"
+                )
             out[key] = _to_json(item, f"{path}.{key}")
         return out
     raise InvalidWatermarkValue(path, value, f"type {type(value).__name__} is not JSON-encodable")
@@ -116,7 +130,7 @@ def _from_json(value: Any) -> Any:
         return [_from_json(item) for item in value]
     if isinstance(value, dict):
         if len(value) == 1:
-            (tag, raw), = value.items()
+            ((tag, raw),) = value.items()
             if tag == "$datetime":
                 return datetime.fromisoformat(raw)
             if tag == "$date":

@@ -131,7 +131,8 @@ class WatermarkItemTooLarge(WatermarkError, ValueError):
     def __init__(self, job_name: str, size: int) -> None:
         self.job_name, self.size = job_name, size
         super().__init__(
-            f"watermark for job {job_name!r} would be {size} bytes, over DynamoDB's "
+            f"watermark for job {job_name!r} would be {size} bytes, over the "
+            f"{MAX_ITEM_BYTES - _ITEM_OVERHEAD_BYTES}-byte budget under DynamoDB's "
             f"{MAX_ITEM_BYTES}-byte item limit: store a cursor, not the data it points to"
         )
 
@@ -301,7 +302,9 @@ class Watermarks:
 
     def __init__(self, table_name: str = DEFAULT_TABLE, *, client: Any = None) -> None:
         if not table_name or not isinstance(table_name, str):
-            raise ValueError(f"watermarks table name must be a non-empty string, got {table_name!r}")
+            raise ValueError(
+                f"watermarks table name must be a non-empty string, got {table_name!r}"
+            )
         self.table_name = table_name
         self._client = client
         self._read_versions: dict[tuple[str, str], int] = {}
@@ -337,7 +340,9 @@ class Watermarks:
         self._read_versions[(job_name, slot)] = state["version"] if state else 0
         return state
 
-    def state_after_run(self, job_name: str, run_id: str, slot: str = DEFAULT_SLOT) -> dict[str, Any]:
+    def state_after_run(
+        self, job_name: str, run_id: str, slot: str = DEFAULT_SLOT
+    ) -> dict[str, Any]:
         """The values that run ``run_id`` committed (for replays and rewinds)."""
         _check_names(job_name, slot)
         pointer = self._get(job_name, f"RUN#{slot}#{run_id}")
@@ -365,12 +370,20 @@ class Watermarks:
             "TableName": self.table_name,
             "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
             "ExpressionAttributeNames": {"#pk": HASH_KEY, "#sk": RANGE_KEY},
-            "ExpressionAttributeValues": {":pk": {"S": job_name}, ":prefix": {"S": f"HIST#{slot}#"}},
+            "ExpressionAttributeValues": {
+                ":pk": {"S": job_name},
+                ":prefix": {"S": f"HIST#{slot}#"},
+            },
             "ScanIndexForward": False,
             "ConsistentRead": True,
             "Limit": limit,
         }
         if next_token:
+            if not next_token.startswith(f"HIST#{slot}#"):
+                raise ValueError(
+                    f"next_token {next_token!r} is not a history token of job {job_name!r} "
+                    f"(slot {slot!r}): pass the next_token of the previous page unchanged"
+                )
             params["ExclusiveStartKey"] = self._key(job_name, next_token)
         response = self._call("query", **params)
         items = [_state_from_item(raw) for raw in response.get("Items", [])]
@@ -414,6 +427,8 @@ class Watermarks:
         if not job_run_id or not isinstance(job_run_id, str):
             raise ValueError(f"job_run_id must be a non-empty string, got {job_run_id!r}")
         encode(watermarks)
+        # The size check too, before the read below: an oversized state fails with no request.
+        self._state_item(WatermarkItem(job_name, job_run_id, watermarks, slot), 1, _now_iso())
         if (job_name, slot) not in self._read_versions:
             self.current_state(job_name, slot)
         return WatermarkItem(
@@ -432,7 +447,9 @@ class Watermarks:
         """
         return self.commit_many([item], lease=lease)[0]
 
-    def commit_many(self, items: Sequence[WatermarkItem], *, lease: Lease | None = None) -> list[dict[str, Any]]:
+    def commit_many(
+        self, items: Sequence[WatermarkItem], *, lease: Lease | None = None
+    ) -> list[dict[str, Any]]:
         """Commit several states (slots or jobs) in one transaction: all or nothing."""
         if not items:
             raise ValueError("commit_many needs at least one item")
@@ -454,9 +471,19 @@ class Watermarks:
             )
             names = {"#sk": RANGE_KEY} if item.expected_version == 0 else {"#version": "version"}
             actions.append(
-                {"Put": {"TableName": self.table_name, "Item": state_item, "ExpressionAttributeNames": names, **condition}}
+                {
+                    "Put": {
+                        "TableName": self.table_name,
+                        "Item": state_item,
+                        "ExpressionAttributeNames": names,
+                        **condition,
+                    }
+                }
             )
-            history_item = {**state_item, RANGE_KEY: {"S": f"HIST#{item.slot}#{item.expected_version + 1:012d}"}}
+            history_item = {
+                **state_item,
+                RANGE_KEY: {"S": f"HIST#{item.slot}#{item.expected_version + 1:012d}"},
+            }
             actions.append({"Put": {"TableName": self.table_name, "Item": history_item}})
             if item.kind == "run":
                 pointer = {
@@ -471,7 +498,9 @@ class Watermarks:
                     "ConditionCheck": {
                         "TableName": self.table_name,
                         "Key": self._key(lease.job_name, "LEASE"),
-                        "ConditionExpression": "#owner = :run AND #token = :token AND expires_at > :now",
+                        "ConditionExpression": (
+                            "#owner = :run AND #token = :token AND expires_at > :now"
+                        ),
                         "ExpressionAttributeNames": {"#owner": "owner", "#token": "token"},
                         "ExpressionAttributeValues": {
                             ":run": {"S": lease.run_id},
@@ -491,7 +520,9 @@ class Watermarks:
             self._read_versions[(item.job_name, item.slot)] = state["version"]
         return committed
 
-    def reset(self, job_name: str, slot: str | None = None, *, who: str | None = None, why: str = "") -> None:
+    def reset(
+        self, job_name: str, slot: str | None = None, *, who: str | None = None, why: str = ""
+    ) -> None:
         """Make the next run start from None (a full load). History is kept for audit.
 
         ``slot`` None resets every slot of the job.
@@ -502,14 +533,30 @@ class Watermarks:
         for each in slots:
             self._manual_change(job_name, each, None, "reset", who, why)
 
-    def rewind(self, job_name: str, run_id: str, slot: str = DEFAULT_SLOT, *, who: str | None = None, why: str = "") -> dict[str, Any]:
+    def rewind(
+        self,
+        job_name: str,
+        run_id: str,
+        slot: str = DEFAULT_SLOT,
+        *,
+        who: str | None = None,
+        why: str = "",
+    ) -> dict[str, Any]:
         """Make the state after ``run_id`` current again (recorded as a new version)."""
         target = self.state_after_run(job_name, run_id, slot)
         return self._manual_change(
             job_name, slot, target["watermarks"], "rewind", who, why, {"rewound_to_run": run_id}
         )
 
-    def set(self, job_name: str, slot: str = DEFAULT_SLOT, *, who: str | None = None, why: str = "", **attrs: Any) -> dict[str, Any]:
+    def set(
+        self,
+        job_name: str,
+        slot: str = DEFAULT_SLOT,
+        *,
+        who: str | None = None,
+        why: str = "",
+        **attrs: Any,
+    ) -> dict[str, Any]:
         """Set values directly (skip-ahead, precise backfills), merged onto the current ones.
 
         Recorded in history as a manual change with who and why; Glue's own
@@ -538,8 +585,12 @@ class Watermarks:
             response = self._call(
                 "update_item",
                 Key=self._key(job_name, "LEASE"),
-                UpdateExpression="SET #owner = :run, expires_at = :exp, acquired_at = :at ADD #token :one",
-                ConditionExpression="attribute_not_exists(#sk) OR expires_at <= :now OR #owner = :run",
+                UpdateExpression=(
+                    "SET #owner = :run, expires_at = :exp, acquired_at = :at ADD #token :one"
+                ),
+                ConditionExpression=(
+                    "attribute_not_exists(#sk) OR expires_at <= :now OR #owner = :run"
+                ),
                 ExpressionAttributeNames={"#owner": "owner", "#token": "token", "#sk": RANGE_KEY},
                 ExpressionAttributeValues={
                     ":run": {"S": run_id},
@@ -602,7 +653,11 @@ class Watermarks:
         }
         for key, value in item.note.items():
             attributes[f"note_{key}"] = {"S": str(value)}
-        size = sum(len(name) + len(next(iter(value.values()))) for name, value in attributes.items())
+        # DynamoDB counts UTF-8 bytes of names and values, not characters.
+        size = sum(
+            len(name.encode()) + len(next(iter(value.values())).encode())
+            for name, value in attributes.items()
+        )
         if size + _ITEM_OVERHEAD_BYTES > MAX_ITEM_BYTES:
             raise WatermarkItemTooLarge(item.job_name, size)
         return attributes
@@ -615,18 +670,26 @@ class Watermarks:
         lease: Lease | None,
     ) -> None:
         reasons = error.response.get("CancellationReasons") or []
-        failed = {index for index, reason in enumerate(reasons) if reason.get("Code") not in (None, "None")}
+        failed = {
+            index
+            for index, reason in enumerate(reasons)
+            if reason.get("Code") not in (None, "None")
+        }
         if lease is not None and (not reasons or len(actions) - 1 in failed):
             try:
                 lease.check()
-            except LeaseLost:
-                raise LeaseLost(lease.job_name, lease.run_id, lease.token) from None
+            except LeaseLost as lost:
+                raise lost from None  # names the new holder
         for item in items:
             state = self._get(item.job_name, f"STATE#{item.slot}")
             actual = int(state["version"]["N"]) if state else 0
             if actual != item.expected_version:
-                raise WatermarkConflict(item.job_name, item.slot, item.expected_version, actual) from None
-        raise WatermarkStoreUnavailable(self.table_name, f"commit cancelled: {reasons or error}") from None
+                raise WatermarkConflict(
+                    item.job_name, item.slot, item.expected_version, actual
+                ) from None
+        raise WatermarkStoreUnavailable(
+            self.table_name, f"commit cancelled: {reasons or error}"
+        ) from None
 
     def _key(self, job_name: str, sk: str) -> dict[str, Any]:
         return {HASH_KEY: {"S": job_name}, RANGE_KEY: {"S": sk}}
@@ -655,7 +718,9 @@ class Watermarks:
                 self._raise_schema_mismatch(error)
             raise
         except EndpointConnectionError as error:
-            raise WatermarkStoreUnavailable(self.table_name, f"cannot reach DynamoDB: {error}") from None
+            raise WatermarkStoreUnavailable(
+                self.table_name, f"cannot reach DynamoDB: {error}"
+            ) from None
         except NoCredentialsError:
             raise WatermarkStoreUnavailable(
                 self.table_name, "no AWS credentials found (set a profile, role or AWS_* variables)"
@@ -694,7 +759,9 @@ def create_table(table_name: str = DEFAULT_TABLE, *, client: Any = None) -> None
     except ClientError as error:
         if _code(error) != "ResourceInUseException":
             raise
-    dynamodb.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 30})
+    dynamodb.get_waiter("table_exists").wait(
+        TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
+    )
 
 
 def _state_from_item(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -735,4 +802,3 @@ def _whoami() -> str:
         return os.environ.get("GLUE_INCREMENTAL_ACTOR") or getpass.getuser()
     except Exception:
         return "unknown"
-

@@ -7,9 +7,9 @@ as the ``postgres`` system user (created by Debian's ``postgresql`` package).
 from __future__ import annotations
 
 import glob
-import re
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import tempfile
@@ -57,12 +57,25 @@ class Postgres:
         import pg8000.dbapi
 
         return pg8000.dbapi.connect(
-            host=self.host, port=self.port, user=self.user, password=self.password, database=self.database
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            password=self.password,
+            database=self.database,
         )
 
-    def execute(self, sql: str, params: tuple | list | None = None, *, many: bool = False) -> list:
+    def execute(
+        self,
+        sql: str,
+        params: tuple | list | None = None,
+        *,
+        many: bool = False,
+        autocommit: bool = False,
+    ) -> list:
+        """Run one statement; ``autocommit`` for statements that refuse a transaction block."""
         connection = self.connect()
         try:
+            connection.autocommit = autocommit
             cursor = connection.cursor()
             if many:
                 cursor.executemany(sql, params or [])
@@ -96,16 +109,39 @@ def running_postgres() -> Iterator[Postgres]:
                 os.makedirs(path)
             os.chown(path, postgres_user.pw_uid, postgres_user.pw_gid)
     subprocess.run(
-        as_owner([_pg_bin("initdb"), "-D", datadir, "-U", "glue", "--pwfile", pwfile, "-A", "scram-sha-256"]),
+        as_owner(
+            [
+                _pg_bin("initdb"),
+                "-D",
+                datadir,
+                "-U",
+                "glue",
+                "--pwfile",
+                pwfile,
+                "-A",
+                "scram-sha-256",
+            ]
+        ),
         check=True,
         capture_output=True,
     )
     log = os.path.join(workdir, "server.log")
     subprocess.run(
-        as_owner([
-            _pg_bin("pg_ctl"), "-D", datadir, "-l", log, "-w", "-t", "60", "start",
-            "-o", f"-p {port} -h 127.0.0.1 -k {workdir} -c log_statement=all -c fsync=off",
-        ]),
+        as_owner(
+            [
+                _pg_bin("pg_ctl"),
+                "-D",
+                datadir,
+                "-l",
+                log,
+                "-w",
+                "-t",
+                "60",
+                "start",
+                "-o",
+                f"-p {port} -h 127.0.0.1 -k {workdir} -c log_statement=all -c fsync=off",
+            ]
+        ),
         check=True,
         capture_output=True,
     )
@@ -119,11 +155,14 @@ def running_postgres() -> Iterator[Postgres]:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
-    server.execute("create database source")
+    server.execute("create database source", autocommit=True)
     try:
         yield Postgres("127.0.0.1", port, "glue", password, "source", log)
     finally:
-        subprocess.run(as_owner([_pg_bin("pg_ctl"), "-D", datadir, "-m", "immediate", "stop"]), capture_output=True)
+        subprocess.run(
+            as_owner([_pg_bin("pg_ctl"), "-D", datadir, "-m", "immediate", "stop"]),
+            capture_output=True,
+        )
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -1,0 +1,479 @@
+"""Command line: ``python -m glue_incremental <group> <command> ...``.
+
+Command groups are registered in ``COMMAND_GROUPS`` as ``(name, register)``
+pairs. ``register`` is a function ``register(subparsers)`` that adds the
+group's parser to the top-level subparsers, or a string
+``"package.module:function"`` resolved lazily: a module that does not exist
+(yet) is skipped, so groups can be listed before they are written, and a module
+that fails to import leaves the other groups working (its group then reports
+the import error when invoked). Register modules should keep their top-level
+imports light: every group is registered on every invocation.
+
+Each command's parser sets ``handler``, a function ``handler(args) -> int |
+None`` (None means exit code 0). Expected failures (``CommandError``, watermark
+store errors, bad values, AWS errors) print one line ``error: ...`` on stderr
+and exit with code 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+PROG = "python -m glue_incremental"
+TABLE_ENV = "GLUE_WATERMARKS_TABLE"
+EXIT_ERROR = 2
+
+RegisterFn = Callable[[Any], None]
+
+# Groups in the order they appear in --help. Append ("name", "module:function").
+COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
+    ("watermarks", "glue_incremental.cli:register_watermarks"),
+    ("deploy", "glue_incremental.deploy:register"),
+    ("run", "glue_incremental.run:register"),
+    ("demo", "glue_incremental.demo:register"),
+]
+
+
+class CommandError(Exception):
+    """An expected failure of a command: printed as one ``error:`` line, exit code 2."""
+
+
+# -- parser and dispatch ---------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Safe incremental loading for AWS Glue jobs.",
+    )
+    subparsers = parser.add_subparsers(dest="group", metavar="COMMAND")
+    for name, register in COMMAND_GROUPS:
+        _register_group(subparsers, name, register)
+    parser.set_defaults(handler=None, group_parser=parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 success, 2 error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # usage errors and --help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    if args.handler is None:
+        args.group_parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return args.handler(args) or 0
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except _expected_errors() as error:
+        print(f"error: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from glue_incremental.watermarks import WatermarkError
+
+    # ValueError covers InvalidWatermarkValue; LookupError UnknownJob and UnknownRun.
+    return (CommandError, WatermarkError, ValueError, LookupError, ClientError, BotoCoreError)
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) if not isinstance(error, KeyError) else str(error.args[0])
+    return " ".join(text.split()) or type(error).__name__
+
+
+def _register_group(subparsers: Any, name: str, register: RegisterFn | str) -> None:
+    if callable(register):
+        register(subparsers)
+        return
+    module_name, _, function_name = register.partition(":")
+    try:
+        if importlib.util.find_spec(module_name) is None:
+            return  # not written yet
+        module = importlib.import_module(module_name)
+    except Exception as error:  # a broken module must not take the other groups down
+        _register_unavailable(subparsers, name, f"{type(error).__name__}: {error}")
+        return
+    function = getattr(module, function_name or "register", None)
+    if function is None:
+        return  # the module exists but offers no command group
+    function(subparsers)
+
+
+def _register_unavailable(subparsers: Any, name: str, reason: str) -> None:
+    parser = subparsers.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def unavailable(_args: argparse.Namespace) -> int:
+        raise CommandError(f"command group {name!r} is unavailable: {reason}")
+
+    parser.set_defaults(handler=unavailable)
+
+
+# -- watermarks -------------------------------------------------------------------------------
+
+
+def register_watermarks(subparsers: Any) -> None:
+    """Add ``watermarks`` (show, history, set, reset, rewind, create-table)."""
+    group = subparsers.add_parser(
+        "watermarks",
+        help="inspect and control job watermarks (the bookmark store)",
+        description=(
+            "Inspect and control the watermarks table. Every change is recorded in the "
+            "job's history with who and why."
+        ),
+    )
+    _add_common_options(group, suppress=False)
+    group.set_defaults(handler=None, group_parser=group)
+    commands = group.add_subparsers(dest="command", metavar="COMMAND")
+
+    # Common options are accepted before and after the command:
+    # `watermarks --json show J` and `watermarks show J --json`.
+    common = argparse.ArgumentParser(add_help=False)
+    _add_common_options(common, suppress=True)
+
+    show = commands.add_parser(
+        "show", parents=[common], help="current state of a job (every slot by default)"
+    )
+    show.add_argument("job")
+    show.add_argument("--slot", help="only this slot")
+    show.set_defaults(handler=_cmd_show)
+
+    history = commands.add_parser(
+        "history", parents=[common], help="committed changes, newest first"
+    )
+    history.add_argument("job")
+    history.add_argument("--slot", help="slot (default: the job's only slot, or 'default')")
+    history.add_argument("--limit", type=_positive_int, default=20, help="rows per page (20)")
+    history.add_argument("--next-token", help="continue after the page that printed this token")
+    history.set_defaults(handler=_cmd_history)
+
+    set_ = commands.add_parser(
+        "set",
+        parents=[common],
+        help="set watermark values by hand (merged onto the current ones)",
+        description=(
+            "Set values by hand, e.g. to skip ahead or to backfill from a precise point. "
+            "Values are JSON: --value last_id=42 --value region='\"eu\"'. "
+            "Timestamps: --datetime last_modified=2024-05-01T12:00:00Z."
+        ),
+    )
+    set_.add_argument("job")
+    set_.add_argument("--slot", default=None, help="slot (default 'default')")
+    set_.add_argument(
+        "--value",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a value as JSON (repeatable)",
+    )
+    set_.add_argument(
+        "--datetime",
+        action="append",
+        default=[],
+        metavar="NAME=ISO",
+        help="a timezone-aware ISO 8601 timestamp (repeatable)",
+    )
+    set_.add_argument(
+        "--date", action="append", default=[], metavar="NAME=YYYY-MM-DD", help="a date"
+    )
+    set_.add_argument("--why", required=True, help="reason, kept in the history")
+    set_.add_argument("--who", help="who made the change (default: the current user)")
+    set_.add_argument(
+        "--create",
+        action="store_true",
+        help="allow a job with no state yet (its first run then starts from these values)",
+    )
+    set_.set_defaults(handler=_cmd_set)
+
+    reset = commands.add_parser(
+        "reset", parents=[common], help="make the next run start from nothing (a full load)"
+    )
+    reset.add_argument("job")
+    reset.add_argument("--slot", help="only this slot (default: every slot of the job)")
+    reset.add_argument("--why", required=True, help="reason, kept in the history")
+    reset.add_argument("--who", help="who made the change (default: the current user)")
+    reset.set_defaults(handler=_cmd_reset)
+
+    rewind = commands.add_parser(
+        "rewind",
+        parents=[common],
+        help="make the state committed by RUN_ID current again",
+    )
+    rewind.add_argument("job")
+    rewind.add_argument("run_id", metavar="RUN_ID")
+    rewind.add_argument("--slot", help="slot (default: the job's only slot, or 'default')")
+    rewind.add_argument("--why", required=True, help="reason, kept in the history")
+    rewind.add_argument("--who", help="who made the change (default: the current user)")
+    rewind.set_defaults(handler=_cmd_rewind)
+
+    create = commands.add_parser(
+        "create-table",
+        parents=[common],
+        help="create the watermarks table (local endpoints; production uses terraform)",
+    )
+    create.set_defaults(handler=_cmd_create_table)
+
+
+def _add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
+    parser.add_argument(
+        "--table",
+        help=f"watermarks table (default: ${TABLE_ENV}, else glue-watermarks)",
+        **({"default": None} | default),
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON instead of a table",
+        **({"default": False} | default),
+    )
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from glue_incremental.watermarks import DEFAULT_TABLE, Watermarks
+
+    table = args.table or os.environ.get(TABLE_ENV) or DEFAULT_TABLE
+    return Watermarks(table)
+
+
+def _resolve_slot(store: Any, job: str, slot: str | None) -> str:
+    """The slot to use: the given one, else 'default' or the job's only slot."""
+    from glue_incremental.watermarks import DEFAULT_SLOT, UnknownJob
+
+    if slot:
+        return slot
+    slots = store.slots(job)
+    if not slots:
+        raise UnknownJob(job)
+    if DEFAULT_SLOT in slots:
+        return DEFAULT_SLOT
+    if len(slots) == 1:
+        return slots[0]
+    raise CommandError(f"job {job!r} has slots {', '.join(sorted(slots))}: choose one with --slot")
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from glue_incremental.watermarks import UnknownJob
+
+    store = _store(args)
+    slots = [args.slot] if args.slot else sorted(store.slots(args.job))
+    states = [store.current_state(args.job, slot) for slot in slots]
+    if not slots or any(state is None for state in states):
+        raise UnknownJob(args.job, args.slot or "default")
+    _print_states(args, states, with_slot=True)
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from glue_incremental.watermarks import UnknownJob
+
+    store = _store(args)
+    slot = _resolve_slot(store, args.job, args.slot)
+    page = store.history(args.job, slot, limit=args.limit, next_token=args.next_token)
+    if not page.items and not args.next_token:
+        raise UnknownJob(args.job, slot)
+    if args.json:
+        _print_json({"items": page.items, "next_token": page.next_token})
+        return 0
+    print(f"job {args.job}, slot {slot}: newest first")
+    _print_table(page.items, with_slot=False)
+    if page.next_token:
+        print(f"more: --next-token {page.next_token}")
+    return 0
+
+
+def _cmd_set(args: argparse.Namespace) -> int:
+    from glue_incremental.watermarks import DEFAULT_SLOT, UnknownJob
+
+    values = _parse_values(args.value, args.datetime, args.date)
+    if not values:
+        raise CommandError("set needs at least one --value, --datetime or --date")
+    why = _require_why(args.why)
+    store = _store(args)
+    slot = args.slot or DEFAULT_SLOT
+    if not args.create and store.current_state(args.job, slot) is None:
+        raise CommandError(
+            f"{UnknownJob(args.job, slot)}: check the name, or pass --create to give a job "
+            "its first state"
+        )
+    state = store.set(args.job, slot, who=args.who, why=why, **values)
+    _print_states(args, [state], with_slot=True)
+    return 0
+
+
+def _cmd_reset(args: argparse.Namespace) -> int:
+    from glue_incremental.watermarks import UnknownJob
+
+    why = _require_why(args.why)
+    store = _store(args)
+    slots = [args.slot] if args.slot else sorted(store.slots(args.job))
+    if not slots:
+        raise UnknownJob(args.job)
+    store.reset(args.job, args.slot, who=args.who, why=why)
+    states = [store.current_state(args.job, slot) for slot in slots]
+    _print_states(args, [state for state in states if state], with_slot=True)
+    if not args.json:
+        print("the next run starts from nothing (a full load)")
+    return 0
+
+
+def _cmd_rewind(args: argparse.Namespace) -> int:
+    why = _require_why(args.why)
+    store = _store(args)
+    slot = _resolve_slot(store, args.job, args.slot)
+    state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why)
+    _print_states(args, [state], with_slot=True)
+    return 0
+
+
+def _cmd_create_table(args: argparse.Namespace) -> int:
+    from glue_incremental.watermarks import create_table
+
+    store = _store(args)
+    create_table(store.table_name)
+    if args.json:
+        _print_json({"table": store.table_name, "status": "ACTIVE"})
+    else:
+        print(f"table {store.table_name} is ready")
+    return 0
+
+
+# -- values -------------------------------------------------------------------------------------
+
+_RESERVED_NAMES = {"job_name", "slot", "who", "why"}
+
+
+def _parse_values(raw_values: list[str], datetimes: list[str], dates: list[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+
+    def put(option: str, pair: str, parse: Callable[[str], Any], hint: str) -> None:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise CommandError(f"{option} {pair!r}: expected NAME={hint}")
+        if name in _RESERVED_NAMES:
+            raise CommandError(f"{option} {pair!r}: {name!r} is reserved, choose another name")
+        if name in values:
+            raise CommandError(f"{option} {pair!r}: {name!r} is given twice")
+        try:
+            values[name] = parse(text)
+        except ValueError as error:
+            raise CommandError(f"{option} {pair!r}: not {hint} ({error})") from None
+
+    for pair in raw_values:
+        put("--value", pair, json.loads, "JSON (quote strings: name='\"text\"')")
+    for pair in datetimes:
+        put("--datetime", pair, datetime.fromisoformat, "an ISO 8601 timestamp")
+    for pair in dates:
+        put("--date", pair, date.fromisoformat, "a date YYYY-MM-DD")
+    return values
+
+
+def _require_why(why: str) -> str:
+    if not why or not why.strip():
+        raise CommandError("--why must say why (it is kept in the history)")
+    return why.strip()
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def _print_states(args: argparse.Namespace, states: list[dict[str, Any]], with_slot: bool) -> None:
+    if args.json:
+        _print_json(states if len(states) != 1 else states[0])
+    else:
+        _print_table(states, with_slot=with_slot)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, default=_json_default, indent=2, sort_keys=True))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _print_table(states: list[dict[str, Any]], *, with_slot: bool) -> None:
+    headers = ["VERSION", "COMMITTED_AT", "KIND", "RUN ID", "WATERMARKS", "WHO/WHY"]
+    if with_slot:
+        headers.insert(0, "SLOT")
+    rows = []
+    for state in states:
+        row = [
+            str(state["version"]),
+            _short_time(state["committed_at"]),
+            state.get("kind", "run"),
+            state.get("job_run_id", ""),
+            _summary(state.get("watermarks")),
+            _who_why(state),
+        ]
+        if with_slot:
+            row.insert(0, state.get("slot", ""))
+        rows.append(row)
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
+    for line in [headers, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
+        print("  ".join(cells).rstrip())
+
+
+def _short_time(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M:%SZ")
+    except ValueError:
+        return iso
+
+
+def _summary(values: dict[str, Any] | None, width: int = 60) -> str:
+    if values is None:
+        return "(reset: next run loads everything)"
+    parts = []
+    for name in sorted(values):
+        value = values[name]
+        if isinstance(value, datetime | date):
+            text = value.isoformat()
+        elif isinstance(value, Decimal):
+            text = str(value)
+        else:
+            text = json.dumps(value, default=_json_default, separators=(",", ":"))
+        parts.append(f"{name}={text}")
+    summary = ", ".join(parts) or "{}"
+    return summary if len(summary) <= width else summary[: width - 3] + "..."
+
+
+def _who_why(state: dict[str, Any]) -> str:
+    who, why = state.get("who"), state.get("why")
+    if not who and not why:
+        return ""
+    text = f"{who or '?'}: {why or ''}".rstrip()
+    if state.get("rewound_to_run"):
+        text += f" (to run {state['rewound_to_run']})"
+    return text

@@ -1,0 +1,352 @@
+"""The run context every Glue script uses: it owns the order that makes loads safe.
+
+1. Take the job's lease (a second run of the same job stops here, before it
+   reads anything).
+2. Read the committed state (``previous``), honouring ``--job-bookmark-option``:
+
+   ============================  ===========================  ==================
+   option                        starts from                  commits
+   ============================  ===========================  ==================
+   ``job-bookmark-enable``       the latest committed state   yes
+   ``job-bookmark-disable``      nothing (full reload)        no
+   ``job-bookmark-pause``        latest, or ``--job-bookmark-from`` run's state,  no
+                                 up to ``--job-bookmark-to`` run's state
+   ============================  ===========================  ==================
+
+3. The job reads only new data and writes its output durably (the writer calls
+   ``guard`` before publishing: a run whose lease was taken over stops there).
+4. ``commit`` moves the watermark: conditionally, fenced by the lease token,
+   all slots in one transaction. A failure anywhere before it leaves the
+   watermark where it was, and a rerun repairs the output.
+5. On the way out, metrics are published (also when the run read nothing: the
+   zero-record alarm depends on a 0) and one JSON summary line is logged.
+
+On AWS Glue (``awsglue`` importable) the GlueContext's session is used and
+``Job.init``/``Job.commit`` are called; elsewhere a local SparkSession.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from glue_incremental import metrics as run_metrics
+from glue_incremental.args import (
+    ArgumentError,
+    BookmarkOption,
+    parse_bool,
+    parse_positive_int,
+    resolve_options,
+)
+from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks, WatermarkItem
+
+log = logging.getLogger("glue_incremental.runtime")
+
+
+@dataclass(frozen=True)
+class BookmarkControl:
+    """``--job-bookmark-option`` with Glue's optional replay range."""
+
+    option: BookmarkOption = BookmarkOption.ENABLE
+    from_run: str | None = None
+    to_run: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.from_run or self.to_run) and self.option is not BookmarkOption.PAUSE:
+            raise ArgumentError(
+                "job-bookmark-from",
+                "--job-bookmark-from/--job-bookmark-to replay a range and need "
+                "--job-bookmark-option job-bookmark-pause",
+            )
+
+    @property
+    def commits(self) -> bool:
+        return self.option is BookmarkOption.ENABLE
+
+    @property
+    def reads_state(self) -> bool:
+        return self.option is not BookmarkOption.DISABLE
+
+
+@dataclass
+class GlueJob:
+    """The edge to Glue: resolved arguments, the SparkSession and, on Glue, the Job."""
+
+    args: dict[str, str | None]
+    spark: Any
+    glue_job: Any = None
+
+    @property
+    def job_name(self) -> str:
+        return str(self.args["JOB_NAME"])
+
+    @property
+    def run_id(self) -> str:
+        return str(self.args["JOB_RUN_ID"])
+
+    @property
+    def bookmark(self) -> BookmarkControl:
+        return BookmarkControl(
+            BookmarkOption.parse(self.args.get("job-bookmark-option") or BookmarkOption.ENABLE.value),
+            self.args.get("job-bookmark-from"),
+            self.args.get("job-bookmark-to"),
+        )
+
+    @property
+    def dry_run(self) -> bool:
+        return parse_bool("dry_run", self.args.get("dry_run"))
+
+    @classmethod
+    def from_argv(
+        cls,
+        argv: Sequence[str] | None = None,
+        *,
+        required: Sequence[str] = (),
+        optional: Mapping[str, str | None] | None = None,
+        spark: Any = None,
+    ) -> GlueJob:
+        args = resolve_options(list(argv if argv is not None else sys.argv), required, optional)
+        BookmarkOption.parse(args["job-bookmark-option"] or "")
+        if spark is not None:
+            return cls(args, spark)
+        try:
+            from awsglue.context import GlueContext  # type: ignore[import-not-found]
+            from awsglue.job import Job  # type: ignore[import-not-found]
+            from pyspark.context import SparkContext
+        except ImportError:
+            from glue_incremental.spark import local_spark_session
+
+            return cls(args, local_spark_session(app_name=str(args["JOB_NAME"])))
+        from glue_incremental.spark import apply_required_conf
+
+        glue_context = GlueContext(SparkContext.getOrCreate())
+        job = Job(glue_context)
+        job.init(args["JOB_NAME"], args)
+        apply_required_conf(glue_context.spark_session)
+        return cls(args, glue_context.spark_session, job)
+
+    def run(self, **overrides: Any) -> IncrementalRun:
+        """The run context for this job, configured from its arguments."""
+        options = {
+            "spark": self.spark,
+            "job_name": self.job_name,
+            "run_id": self.run_id,
+            "bookmark": self.bookmark,
+            "store": Watermarks(self.args.get("watermarks_table") or "glue-watermarks"),
+            "state_name": self.args.get("watermark_name") or self.job_name,
+            "lease_seconds": parse_positive_int("lease_seconds", self.args.get("lease_seconds") or "900"),
+            "dry_run": self.dry_run,
+            "glue_job": self.glue_job,
+        }
+        options.update(overrides)
+        return IncrementalRun(**options)
+
+
+@dataclass
+class IncrementalRun:
+    """One run of one job; use as a context manager.
+
+    ``state_name`` is where the state lives: the job name by default, or a
+    logical pipeline name (``--watermark_name``) that survives renaming or
+    recreating the Glue job. First run: ``previous`` returns None.
+    """
+
+    spark: Any
+    job_name: str
+    run_id: str
+    store: Watermarks
+    bookmark: BookmarkControl = field(default_factory=BookmarkControl)
+    state_name: str | None = None
+    lease_seconds: int = 900
+    dry_run: bool = False
+    glue_job: Any = None
+    publish_metrics: bool = True
+    clock: Callable[[], float] = time.time
+
+    lease: Lease | None = field(default=None, init=False)
+    started_at: float = field(default=0.0, init=False)
+    summary: dict[str, Any] = field(default_factory=dict, init=False)
+    committed: bool = field(default=False, init=False)
+    _previous: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
+    _counts: dict[str, Any] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.state_name = self.state_name or self.job_name
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def __enter__(self) -> IncrementalRun:
+        self.started_at = self.clock()
+        if not self.dry_run:
+            self.lease = self.store.acquire_lease(self.state_name, self.run_id, seconds=self.lease_seconds)
+            self.lease.start_heartbeat()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, traceback: Any) -> None:
+        try:
+            if exc is None:
+                self._finish_successfully()
+            else:
+                self._log_summary("FAILED", error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        finally:
+            if self.lease is not None:
+                with contextlib.suppress(Exception):
+                    self.lease.release()
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def previous(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+        """The values this run starts from, or None (first run, reset, or bookmarks disabled)."""
+        if slot in self._previous:
+            return self._previous[slot]
+        assert self.state_name
+        values: dict[str, Any] | None
+        if not self.bookmark.reads_state:
+            values = None
+        elif self.bookmark.from_run:
+            values = self.store.state_after_run(self.state_name, self.bookmark.from_run, slot)["watermarks"]
+        else:
+            state = self.store.get_watermark(self.state_name, slot)
+            values = state["watermarks"] if state else None
+        self._previous[slot] = values
+        return values
+
+    def upper_bound(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+        """For a paused replay with ``--job-bookmark-to``: the state after that run, else None."""
+        if not self.bookmark.to_run:
+            return None
+        assert self.state_name
+        return self.store.state_after_run(self.state_name, self.bookmark.to_run, slot)["watermarks"]
+
+    def guard(self) -> None:
+        """Raise LeaseLost if another run took this job over (call before writing)."""
+        if self.lease is not None:
+            self.lease.check()
+
+    def commit(self, values_by_slot: Mapping[str, Mapping[str, Any]]) -> bool:
+        """Move the watermark(s) after the output is durable; all slots or none.
+
+        Does nothing (and returns False) when bookmarks are paused or disabled,
+        or on a dry run. Raises WatermarkConflict or LeaseLost; nothing moves then.
+        """
+        if self.dry_run or not self.bookmark.commits:
+            self.summary["commit_skipped"] = "dry run" if self.dry_run else self.bookmark.option.value
+            return False
+        assert self.state_name
+        items = []
+        for slot, values in values_by_slot.items():
+            if slot not in self._previous:
+                self.previous(slot)
+            item = self.store.create_watermark_item(self.state_name, self.run_id, slot=slot, **values)
+            items.append(item)
+        self.store.commit_many(items, lease=self.lease)
+        self.committed = True
+        self.summary["new_watermark"] = {
+            item.slot: _jsonable(item.watermarks) for item in items if isinstance(item, WatermarkItem)
+        }
+        return True
+
+    def record(
+        self,
+        *,
+        records_read: int,
+        records_written: int,
+        watermark_time: datetime | None = None,
+        late_files_skipped: int = 0,
+        null_watermark_rows: int = 0,
+        **details: Any,
+    ) -> None:
+        """What the run did: feeds the metrics and the summary line."""
+        self._counts = {
+            "records_read": int(records_read),
+            "records_written": int(records_written),
+            "watermark_time": watermark_time,
+            "late_files_skipped": int(late_files_skipped),
+            "null_watermark_rows": int(null_watermark_rows),
+        }
+        self.summary.update({key: _jsonable(value) for key, value in details.items()})
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _finish_successfully(self) -> None:
+        counts = self._counts or {"records_read": 0, "records_written": 0}
+        lag = None
+        watermark_time = counts.get("watermark_time")
+        if isinstance(watermark_time, datetime):
+            lag = self.started_at - watermark_time.timestamp()
+        published = None
+        if self.publish_metrics and not self.dry_run:
+            published = run_metrics.publish(
+                run_metrics.RunMetrics(
+                    job_name=self.job_name,
+                    records_read=counts["records_read"],
+                    records_written=counts["records_written"],
+                    watermark_lag_seconds=lag,
+                    late_files_skipped=counts.get("late_files_skipped", 0),
+                    null_watermark_rows=counts.get("null_watermark_rows", 0),
+                )
+            )
+        self.summary["metrics_published"] = published is not None
+        self.summary["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
+        self._log_summary("SUCCEEDED")
+        if self.glue_job is not None:
+            self.glue_job.commit()
+
+    def _log_summary(self, status: str, **extra: Any) -> None:
+        counts = {key: value for key, value in self._counts.items() if key != "watermark_time"}
+        line = {
+            "job_name": self.job_name,
+            "state_name": self.state_name,
+            "run_id": self.run_id,
+            "status": status,
+            "bookmark_option": self.bookmark.option.value,
+            "dry_run": self.dry_run,
+            "old_watermark": {slot: _jsonable(values) for slot, values in self._previous.items()},
+            "committed": self.committed,
+            "duration_seconds": round(self.clock() - self.started_at, 3),
+            **counts,
+            **self.summary,
+            **extra,
+        }
+        self.summary = line
+        run_metrics.log_summary(line)
+
+
+def run_start(run: IncrementalRun) -> datetime:
+    return datetime.fromtimestamp(run.started_at, UTC)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None = None) -> None:
+    """Run a job's ``main`` as a script: a failure prints one clear line first, then exits 1.
+
+    The traceback follows on stderr for whoever debugs it; the first line is
+    what on-call reads in the Glue console. Glue marks the run FAILED.
+    """
+    try:
+        main(list(argv if argv is not None else sys.argv))
+    except Exception as error:  # noqa: BLE001 - the process boundary
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        if not isinstance(error, ArgumentError):
+            import traceback
+
+            traceback.print_exc()
+        raise SystemExit(1) from None

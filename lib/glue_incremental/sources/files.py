@@ -1,0 +1,904 @@
+"""File-level bookmarks for S3, HDFS and local sources: Glue's S3 job bookmarks, made correct.
+
+Glue's S3 bookmarks (seed 002) pick the objects whose last-modified time is after
+the previous run and then apply a "final filter" that can silently leave out
+files when many of them share one modification time. Modification times are a
+poor high-watermark (seed 003): many files share one, and time can go
+backwards - an S3 multipart upload's object is stamped with the time the upload
+*began* and becomes visible only when it completes, after files with later
+stamps were already read. This module keeps a high mark plus a *band* of
+fingerprints so that every file is read exactly once, and reports what it
+cannot read instead of dropping it.
+
+How a run is planned
+--------------------
+``U`` (the upper bound) is ``run_start_ms``, or ``min(upper_bound_ms, run_start_ms)``
+for a replay. With the stored bookmark ``(H, S, F)`` (high mark, band start,
+band fingerprints), a listed file with modification time ``m`` is
+
+- **new** if ``H < m <= U``: read;
+- **in the band** if ``S < m <= H``: read if its fingerprint is not in ``F``
+  (it became visible late), otherwise already read;
+- **deferred** if ``m > U``: it may still be being written; the next run reads it;
+- **old** if ``m <= S``: never read. If it is newly visible it is a *late file*,
+  counted and reported (see below), never silently skipped.
+
+First run (``H is None``, also after a first run that found no files): every
+file with ``m <= U`` is read, nothing is late.
+
+The next bookmark: ``H' = max(H, max m of the files with m <= U)`` - a property
+of the data, not of the clock running the job (seed 003) - and
+``S' = max(S, H' - band_seconds*1000)``; ``F'`` = fingerprints of every listed
+file with ``S' < m <= H'`` (all of them were read, now or earlier). Files
+sharing one modification time therefore can never be lost or read twice: one
+that appears after a run at exactly ``H`` is in the band and not in ``F``. The
+band must be wider than the longest time between a file's modification time
+and the moment it becomes visible to listings (multipart upload duration,
+rename delay, clock skew between writers and the file system).
+
+Bounded state: if more than ``max_band_files`` files qualify for ``F'``, the
+newest ``max_band_files`` are kept and ``S'`` moves up to the largest modification
+time among the dropped files, so the files of one modification time are either
+all in the band or all below it (the band may then hold fewer files than the
+cap - none at all if every qualifying file shares ``H'``). Effect: files older
+than the shrunk band are treated as already processed; one that becomes
+visible later is a late file (reported, not read). ``FileReadPlan.band_truncated``
+says when this happened.
+
+A fingerprint is a hash of (full URI, modification time, size): a file
+rewritten in place with a new modification time or size is a new file and is
+read again. A file rewritten with the *same* time and size is not.
+
+Late files (older than the band)
+--------------------------------
+With modification times alone, an old file that was already processed cannot
+be told apart from a newly visible file with an old time without unbounded
+state. The bookmark therefore keeps a bounded heuristic: for at most
+``max_tracked_directories`` directories (those listed most recently, newest
+files first) the number of files with ``m <= S'``. When a listed directory's
+count of such files grows, the growth is reported as late files
+(``FileReadPlan.late_file_count`` / ``late_directories``; the job publishes it as
+the ``LateFilesSkipped`` metric). They are NOT read - the band is the knob that
+decides how late a file may be and still be read. A directory without an entry
+is assumed fully processed, except while the tracking is *complete*
+(``dir_counts_complete``: every directory holding files has an entry, i.e. no
+entry was ever dropped by the bound): then a directory without an entry is new
+and all its old files are late. Counts, not names, are kept, so a deletion and
+an addition of old files in one directory between two runs cancel out. Late
+files are reported in the run that first sees them, not again.
+
+Listing and partition pruning
+-----------------------------
+Listing goes through Hadoop's ``FileSystem`` API over py4j, so the same code
+works on ``file:``, ``hdfs:`` and ``s3:``/``s3a:`` (EMRFS/S3A). Names starting with
+``.`` or ``_`` (except ``_key=value`` partition directories), ``*._COPYING_``
+and ``*_$folder$`` markers are skipped, files and directories alike:
+``_SUCCESS``, ``.part.crc``, ``_temporary/``, ``.spark-staging-*/``.
+
+Where directories have modification times (local file systems, HDFS: creating,
+deleting or renaming an entry updates its parent directory's time), a later run
+does not list *leaf* directories (those holding files) whose time is
+``<= S`` - nothing was added to them since the band start, so every file in them
+is old and already accounted for. Intermediate directories are always listed,
+for their sub-directories only matter: adding ``date=X/hour=Y/f`` does not
+change ``date=X``'s time. Whether a level of the tree holds leaves is learnt by
+listing its changed directories (or, if none changed, one probe directory); the
+layout is assumed to have files at one depth, as Spark's partition discovery
+requires anyway. Object stores (``s3``, ``s3a``, ``gs``, ``abfs``, ...) have no
+directory times (S3A reports 0 or the listing time): for them, and whenever a
+directory reports time 0, everything is listed, with one recursive listing.
+
+Limitation of pruning: a file created or overwritten *in place* (no rename)
+keeps changing its modification time while its directory's time stays at the
+creation; if that takes longer than the band, the file's changes can be
+missed. Writers that publish by rename (Spark, Hive, most tools) and S3 are
+not affected; pass ``prune_directories=False`` for other writers.
+
+Reading
+-------
+``read_files`` loads exactly the planned files in one ``spark.read`` with
+``basePath`` = the root, so ``key=value`` directories become partition columns.
+It adds no Spark action of its own (pass ``schema`` to avoid schema inference
+for JSON/CSV). A planned file deleted before the read makes the read fail; it
+is never silently skipped.
+
+Take ``run_start_ms`` before listing. The plan is pure given the listing:
+``plan_from_listing`` and the small functions it uses need no Spark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cached_property
+from typing import Any, Literal
+from urllib.parse import unquote
+
+STATE_VERSION = 1
+DEFAULT_BAND_SECONDS = 900
+DEFAULT_MAX_BAND_FILES = 10_000
+DEFAULT_MAX_TRACKED_DIRECTORIES = 1_000
+FINGERPRINT_HEX_CHARS = 16
+# Schemes whose directories have no modification time worth trusting.
+OBJECT_STORE_SCHEMES = frozenset(
+    {"s3", "s3a", "s3n", "gs", "wasb", "wasbs", "abfs", "abfss", "oss", "cosn"}
+)
+SOURCE_FORMATS = ("parquet", "json", "csv")
+_STATE_KEYS = (
+    "version",
+    "high_mark_ms",
+    "band_start_ms",
+    "band_fingerprints",
+    "dir_old_counts",
+    "dir_counts_complete",
+)
+_HEX = frozenset("0123456789abcdef")
+
+__all__ = [
+    "DEFAULT_BAND_SECONDS",
+    "DEFAULT_MAX_BAND_FILES",
+    "DEFAULT_MAX_TRACKED_DIRECTORIES",
+    "FileBookmark",
+    "FileReadPlan",
+    "InvalidBookmarkState",
+    "ListingStats",
+    "SourceFile",
+    "SourceNotFound",
+    "count_late_files",
+    "fingerprint_of",
+    "list_source_files",
+    "next_band",
+    "next_directory_counts",
+    "plan_file_read",
+    "plan_from_listing",
+    "read_files",
+    "select_files_to_read",
+]
+
+
+class SourceNotFound(ValueError):
+    """The source root does not exist; ``uri`` is the root as given."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        super().__init__(f"source root {uri!r} does not exist")
+
+
+class InvalidBookmarkState(ValueError):
+    """A stored file bookmark that cannot be used; ``field`` names the offending part."""
+
+    def __init__(self, field: str, value: Any, reason: str) -> None:
+        self.field = field
+        self.value = value
+        shown = repr(value)
+        if len(shown) > 120:
+            shown = shown[:117] + "..."
+        super().__init__(f"invalid file bookmark state: {field}: {reason} (got {shown})")
+
+
+def fingerprint_of(uri: str, modified_ms: int, size: int) -> str:
+    """A short stable hash of (full URI, modification time, size): 16 hex characters."""
+    digest = hashlib.sha256(f"{uri}\n{modified_ms}\n{size}".encode()).hexdigest()
+    return digest[:FINGERPRINT_HEX_CHARS]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One listed file. ``partition`` holds the ``key=value`` directories under the root, in order
+    (values unescaped like Spark's: ``%3A`` -> ``:``)."""
+
+    uri: str
+    modified_ms: int
+    size: int
+    partition: tuple[tuple[str, str], ...] = ()
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Hash of (uri, modified_ms, size): a rewritten file (new time or size) is a new file."""
+        return fingerprint_of(self.uri, self.modified_ms, self.size)
+
+    @property
+    def directory(self) -> str:
+        """The URI of the directory holding the file (the key of the late-file counts)."""
+        return self.uri.rsplit("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class FileBookmark:
+    """What a file source keeps between runs (see the module docstring for the semantics).
+
+    ``high_mark_ms`` None means no file was ever read: the next run reads
+    everything up to its start. ``band_fingerprints`` are the files with
+    ``band_start_ms < mtime <= high_mark_ms`` already read (sorted).
+    ``dir_old_counts`` are ``(directory URI, files with mtime <= band_start_ms)``,
+    most recently active first, at most ``max_tracked_directories`` of them.
+    """
+
+    high_mark_ms: int | None = None
+    band_start_ms: int | None = None
+    band_fingerprints: tuple[str, ...] = ()
+    dir_old_counts: tuple[tuple[str, int], ...] = ()
+    dir_counts_complete: bool = True
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @classmethod
+    def initial(cls) -> FileBookmark:
+        """The bookmark of a source never read: the first run reads everything up to its start."""
+        return cls()
+
+    @property
+    def first_run(self) -> bool:
+        return self.high_mark_ms is None
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON-encodable dict (lists, never tuples: JSON would bring them back as lists)."""
+        return {
+            "version": STATE_VERSION,
+            "high_mark_ms": self.high_mark_ms,
+            "band_start_ms": self.band_start_ms,
+            "band_fingerprints": list(self.band_fingerprints),
+            "dir_old_counts": [[directory, count] for directory, count in self.dir_old_counts],
+            "dir_counts_complete": self.dir_counts_complete,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> FileBookmark:
+        """Rebuild from ``to_state()`` output after a JSON (or DynamoDB) round trip.
+
+        None (no state yet, or a reset) is the initial bookmark. Lists stand for
+        tuples and integral ``Decimal`` values (boto3) for ints. Anything else
+        raises ``InvalidBookmarkState`` naming the field.
+        """
+        if state is None:
+            return cls.initial()
+        if not isinstance(state, Mapping):
+            raise InvalidBookmarkState("state", state, "expected a mapping (FileBookmark.to_state())")
+        unknown = sorted(str(key) for key in state if key not in _STATE_KEYS)
+        if unknown:
+            raise InvalidBookmarkState(unknown[0], state[unknown[0]], "unknown field")
+        missing = [key for key in _STATE_KEYS if key not in state]
+        if missing:
+            raise InvalidBookmarkState(missing[0], None, "missing field")
+        version = _as_int(state["version"], "version")
+        if version != STATE_VERSION:
+            raise InvalidBookmarkState(
+                "version", state["version"], f"unsupported version (expected {STATE_VERSION})"
+            )
+        fingerprints = _as_list(state["band_fingerprints"], "band_fingerprints")
+        for index, value in enumerate(fingerprints):
+            if not isinstance(value, str):
+                raise InvalidBookmarkState(f"band_fingerprints[{index}]", value, "expected a string")
+        pairs = []
+        for index, pair in enumerate(_as_list(state["dir_old_counts"], "dir_old_counts")):
+            where = f"dir_old_counts[{index}]"
+            entry = _as_list(pair, where)
+            if len(entry) != 2:
+                raise InvalidBookmarkState(where, pair, "expected [directory, count]")
+            pairs.append((entry[0], _as_int(entry[1], f"{where}[1]")))
+        return cls(
+            high_mark_ms=_as_optional_int(state["high_mark_ms"], "high_mark_ms"),
+            band_start_ms=_as_optional_int(state["band_start_ms"], "band_start_ms"),
+            band_fingerprints=tuple(fingerprints),
+            dir_old_counts=tuple(pairs),
+            dir_counts_complete=state["dir_counts_complete"],
+        )
+
+
+def _validate(bookmark: FileBookmark) -> None:
+    high, start = bookmark.high_mark_ms, bookmark.band_start_ms
+    for name, value in (("high_mark_ms", high), ("band_start_ms", start)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidBookmarkState(name, value, "expected an integer (epoch milliseconds) or null")
+    if (high is None) != (start is None):
+        raise InvalidBookmarkState(
+            "band_start_ms", start, "must be null exactly when high_mark_ms is null"
+        )
+    if high is not None and start > high:
+        raise InvalidBookmarkState("band_start_ms", start, f"must be <= high_mark_ms ({high})")
+    if not isinstance(bookmark.band_fingerprints, tuple):
+        raise InvalidBookmarkState("band_fingerprints", bookmark.band_fingerprints, "expected a tuple")
+    for index, value in enumerate(bookmark.band_fingerprints):
+        if not (isinstance(value, str) and len(value) == FINGERPRINT_HEX_CHARS and set(value) <= _HEX):
+            raise InvalidBookmarkState(
+                f"band_fingerprints[{index}]",
+                value,
+                f"expected {FINGERPRINT_HEX_CHARS} lowercase hex characters",
+            )
+    if not isinstance(bookmark.dir_old_counts, tuple):
+        raise InvalidBookmarkState("dir_old_counts", bookmark.dir_old_counts, "expected a tuple")
+    seen: set[str] = set()
+    for index, pair in enumerate(bookmark.dir_old_counts):
+        where = f"dir_old_counts[{index}]"
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise InvalidBookmarkState(where, pair, "expected (directory, count)")
+        directory, count = pair
+        if not isinstance(directory, str) or not directory:
+            raise InvalidBookmarkState(f"{where}[0]", directory, "expected a directory URI")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InvalidBookmarkState(f"{where}[1]", count, "expected a count >= 0")
+        if directory in seen:
+            raise InvalidBookmarkState(f"{where}[0]", directory, "directory listed twice")
+        seen.add(directory)
+    if high is None and (bookmark.band_fingerprints or bookmark.dir_old_counts):
+        raise InvalidBookmarkState(
+            "high_mark_ms", high, "is null but band_fingerprints/dir_old_counts are not empty"
+        )
+    if not isinstance(bookmark.dir_counts_complete, bool):
+        raise InvalidBookmarkState(
+            "dir_counts_complete", bookmark.dir_counts_complete, "expected true or false"
+        )
+
+
+def _as_int(value: Any, field: str) -> int:
+    if isinstance(value, bool):
+        raise InvalidBookmarkState(field, value, "expected an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return int(value)
+    raise InvalidBookmarkState(field, value, "expected an integer")
+
+
+def _as_optional_int(value: Any, field: str) -> int | None:
+    return None if value is None else _as_int(value, field)
+
+
+def _as_list(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise InvalidBookmarkState(field, value, "expected a list")
+    return list(value)
+
+
+@dataclass(frozen=True)
+class ListingStats:
+    """How a listing went. ``pruned_directories`` are leaf directories not listed (URIs)."""
+
+    root_uri: str
+    files_listed: int
+    directories_listed: int
+    partitions_pruned: int = 0
+    directory_mtimes_usable: bool = True
+    recursive: bool = False
+    pruned_directories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileReadPlan:
+    """What one run reads and the bookmark to commit once the read data is written.
+
+    ``files`` are sorted by (modified_ms, uri). Late files (older than the band,
+    newly visible) are counted in ``late_file_count`` and ``late_directories``
+    ((directory URI, count), largest first) and are not read. Deferred files
+    (modified after the upper bound) are left for the next run.
+    """
+
+    files: tuple[SourceFile, ...]
+    next_bookmark: FileBookmark
+    late_file_count: int = 0
+    late_directories: tuple[tuple[str, int], ...] = ()
+    deferred_file_count: int = 0
+    files_listed: int = 0
+    directories_listed: int = 0
+    partitions_pruned: int = 0
+    first_run: bool = False
+    upper_bound_ms: int = 0
+    band_truncated: bool = False
+    directory_mtimes_usable: bool = True
+
+    @property
+    def bytes_to_read(self) -> int:
+        return sum(source.size for source in self.files)
+
+    def summary(self, *, max_late_directories: int = 10) -> dict[str, Any]:
+        """JSON-friendly figures for the run summary line and ``--dry_run`` output."""
+        bookmark = self.next_bookmark
+        return {
+            "files_to_read": len(self.files),
+            "bytes_to_read": self.bytes_to_read,
+            "late_files": self.late_file_count,
+            "late_directories": [
+                [directory, count]
+                for directory, count in self.late_directories[:max_late_directories]
+            ],
+            "deferred_files": self.deferred_file_count,
+            "files_listed": self.files_listed,
+            "directories_listed": self.directories_listed,
+            "partitions_pruned": self.partitions_pruned,
+            "directory_mtimes_usable": self.directory_mtimes_usable,
+            "first_run": self.first_run,
+            "upper_bound_ms": self.upper_bound_ms,
+            "oldest_modified_ms": self.files[0].modified_ms if self.files else None,
+            "newest_modified_ms": self.files[-1].modified_ms if self.files else None,
+            "next_high_mark_ms": bookmark.high_mark_ms,
+            "next_band_start_ms": bookmark.band_start_ms,
+            "band_files": len(bookmark.band_fingerprints),
+            "band_truncated": self.band_truncated,
+            "tracked_directories": len(bookmark.dir_old_counts),
+            "directory_tracking_complete": bookmark.dir_counts_complete,
+        }
+
+
+# --------------------------------------------------------------------------- pure planning
+
+
+def select_files_to_read(
+    files: Iterable[SourceFile], bookmark: FileBookmark, upper_bound_ms: int
+) -> tuple[list[SourceFile], int]:
+    """(files to read sorted by (modified_ms, uri), number of deferred files).
+
+    Read: ``H < m <= U``, and ``S < m <= H`` when not in the band fingerprints;
+    everything ``<= U`` on the first run. Deferred: ``m > U``.
+    """
+    high, start = bookmark.high_mark_ms, bookmark.band_start_ms
+    band = frozenset(bookmark.band_fingerprints)
+    selected: list[SourceFile] = []
+    deferred = 0
+    for source in files:
+        modified = source.modified_ms
+        if modified > upper_bound_ms:
+            deferred += 1
+        elif high is None or modified > high:
+            selected.append(source)
+        elif modified > start and source.fingerprint not in band:
+            selected.append(source)
+    selected.sort(key=lambda source: (source.modified_ms, source.uri))
+    return selected, deferred
+
+
+def count_late_files(files: Iterable[SourceFile], bookmark: FileBookmark) -> dict[str, int]:
+    """Late files per directory: growth of the count of files with ``m <= S`` since the last run.
+
+    A directory without an entry counts all its old files when the tracking is
+    complete (it is new), none otherwise (assumed processed). Empty on the first run.
+    """
+    start = bookmark.band_start_ms
+    if start is None:
+        return {}
+    old_now: dict[str, int] = defaultdict(int)
+    for source in files:
+        if source.modified_ms <= start:
+            old_now[source.directory] += 1
+    known = dict(bookmark.dir_old_counts)
+    late: dict[str, int] = {}
+    for directory, count in old_now.items():
+        if directory in known:
+            growth = count - known[directory]
+        elif bookmark.dir_counts_complete:
+            growth = count
+        else:
+            growth = 0
+        if growth > 0:
+            late[directory] = growth
+    return late
+
+
+def next_band(
+    candidates: Iterable[tuple[int, str]],
+    *,
+    high_mark_ms: int | None,
+    floor_ms: int | None,
+    band_ms: int,
+    max_band_files: int,
+) -> tuple[int | None, tuple[str, ...], bool]:
+    """(band start, sorted band fingerprints, truncated) from (modified_ms, fingerprint) pairs.
+
+    The band is ``max(floor, H - band_ms) < m <= H``. Over ``max_band_files`` files,
+    the newest are kept and the start moves up to the newest dropped time, so
+    one modification time is never split.
+    """
+    if high_mark_ms is None:
+        return None, (), False
+    start = high_mark_ms - band_ms
+    if floor_ms is not None:
+        start = max(start, floor_ms)
+    inside = sorted(
+        {(modified, fp) for modified, fp in candidates if start < modified <= high_mark_ms},
+        reverse=True,
+    )
+    truncated = len(inside) > max_band_files
+    if truncated:
+        start = inside[max_band_files][0]
+        inside = [(modified, fp) for modified, fp in inside if modified > start]
+    return start, tuple(sorted({fp for _, fp in inside})), truncated
+
+
+def next_directory_counts(
+    files: Iterable[SourceFile],
+    *,
+    band_start_ms: int | None,
+    previous: FileBookmark,
+    pruned_directories: Iterable[str] = (),
+    max_tracked_directories: int = DEFAULT_MAX_TRACKED_DIRECTORIES,
+) -> tuple[tuple[tuple[str, int], ...], bool]:
+    """(dir_old_counts, dir_counts_complete) for the next bookmark.
+
+    Every directory holding listed files gets (its count of files with
+    ``m <= band_start_ms``), most recently modified files first; entries of
+    pruned (unchanged) directories are carried over after them. Over
+    ``max_tracked_directories`` entries the rest are dropped and the tracking
+    is no longer complete. Complete also needs every directory with files to
+    have an entry: the previous tracking was complete, or nothing was pruned.
+    """
+    if band_start_ms is None:
+        return (), True
+    counts: dict[str, int] = defaultdict(int)
+    newest: dict[str, int] = {}
+    for source in files:
+        directory = source.directory
+        counts[directory] += source.modified_ms <= band_start_ms
+        newest[directory] = max(newest.get(directory, source.modified_ms), source.modified_ms)
+    listed = sorted(counts, key=lambda directory: (-newest[directory], directory))
+    entries = [(directory, counts[directory]) for directory in listed]
+    pruned = set(pruned_directories)
+    entries += [
+        (directory, count)
+        for directory, count in previous.dir_old_counts
+        if directory in pruned and directory not in counts
+    ]
+    complete = True
+    if len(entries) > max_tracked_directories:
+        entries = entries[:max_tracked_directories]
+        pass
+    return tuple(entries), complete
+
+
+def plan_from_listing(
+    files: Sequence[SourceFile],
+    bookmark: FileBookmark | None,
+    *,
+    run_start_ms: int,
+    band_seconds: int = DEFAULT_BAND_SECONDS,
+    max_band_files: int = DEFAULT_MAX_BAND_FILES,
+    upper_bound_ms: int | None = None,
+    max_tracked_directories: int = DEFAULT_MAX_TRACKED_DIRECTORIES,
+    stats: ListingStats | None = None,
+) -> FileReadPlan:
+    """The plan for one run, given what the listing returned (pure: no Spark, no I/O).
+
+    ``files`` must be every file in the listed directories, old ones included
+    (late-file counts need them); ``stats`` says which directories were pruned
+    (None: a full listing). ``bookmark`` None is the first run. See the module
+    docstring for the rules.
+    """
+    _check_int("run_start_ms", run_start_ms)
+    if upper_bound_ms is not None:
+        _check_int("upper_bound_ms", upper_bound_ms)
+    for name, value in (
+        ("band_seconds", band_seconds),
+        ("max_band_files", max_band_files),
+        ("max_tracked_directories", max_tracked_directories),
+    ):
+        _check_int(name, value)
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    bookmark = bookmark or FileBookmark.initial()
+    upper = run_start_ms if upper_bound_ms is None else min(upper_bound_ms, run_start_ms)
+    by_uri: dict[str, SourceFile] = {}
+    for source in files:
+        by_uri.setdefault(source.uri, source)
+    listing = list(by_uri.values())
+
+    to_read, deferred = select_files_to_read(listing, bookmark, upper)
+    late = count_late_files(listing, bookmark)
+
+    considered = [source for source in listing if source.modified_ms <= upper]
+    high = bookmark.high_mark_ms
+    if considered:
+        newest = max(source.modified_ms for source in considered)
+        high = newest if high is None else max(high, newest)
+    band_start, fingerprints, truncated = next_band(
+        ((source.modified_ms, source.fingerprint) for source in considered),
+        high_mark_ms=high,
+        floor_ms=bookmark.band_start_ms,
+        band_ms=band_seconds * 1000,
+        max_band_files=max_band_files,
+    )
+    dir_counts, complete = next_directory_counts(
+        listing,
+        band_start_ms=band_start,
+        previous=bookmark,
+        pruned_directories=stats.pruned_directories if stats else (),
+        max_tracked_directories=max_tracked_directories,
+    )
+    next_bookmark = FileBookmark(
+        high_mark_ms=high,
+        band_start_ms=band_start,
+        band_fingerprints=fingerprints,
+        dir_old_counts=dir_counts,
+        dir_counts_complete=complete,
+    )
+    return FileReadPlan(
+        files=tuple(to_read),
+        next_bookmark=next_bookmark,
+        late_file_count=sum(late.values()),
+        late_directories=tuple(sorted(late.items(), key=lambda item: (-item[1], item[0]))),
+        deferred_file_count=deferred,
+        files_listed=stats.files_listed if stats else len(listing),
+        directories_listed=(
+            stats.directories_listed if stats else len({s.directory for s in listing})
+        ),
+        partitions_pruned=stats.partitions_pruned if stats else 0,
+        first_run=bookmark.first_run,
+        upper_bound_ms=upper,
+        band_truncated=truncated,
+        directory_mtimes_usable=stats.directory_mtimes_usable if stats else True,
+    )
+
+
+def _check_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def _is_hidden(name: str) -> bool:
+    return (
+        name.startswith(".")
+        or (name.startswith("_") and "=" not in name)
+        or name.endswith("._COPYING_")
+        or name.endswith("_$folder$")
+    )
+
+
+def _partition_of(name: str) -> tuple[tuple[str, str], ...]:
+    key, sep, value = name.partition("=")
+    if not sep or not key:
+        return ()
+    return ((unquote(key), unquote(value)),)
+
+
+@dataclass
+class _Directory:
+    uri: str
+    modified_ms: int
+    partition: tuple[tuple[str, str], ...]
+    path: Any  # org.apache.hadoop.fs.Path
+
+
+def _is_java_not_found(error: Exception) -> bool:
+    java = getattr(error, "java_exception", None)
+    name = java.getClass().getName() if java is not None else ""
+    return name.endswith("FileNotFoundException")
+
+
+def list_source_files(
+    spark: Any,
+    root_uri: str,
+    *,
+    modified_after_ms: int | None = None,
+    prune_directories: bool = True,
+) -> tuple[list[SourceFile], ListingStats]:
+    """Every visible file under ``root_uri`` (sorted by (modified_ms, uri)) and how listing went.
+
+    ``modified_after_ms`` is the pruning threshold (the bookmark's band start):
+    leaf directories whose modification time is ``<= modified_after_ms`` are not
+    listed (``ListingStats.pruned_directories``). Files of listed directories
+    are returned whatever their time - the planner needs old ones to count late
+    files. None (first run), ``prune_directories=False``, object stores and
+    directories reporting time 0 list everything, recursively.
+
+    Raises ``SourceNotFound`` if the root does not exist and ``ValueError`` if
+    it is not a directory or its URI/scheme is unusable.
+    """
+    from py4j.protocol import Py4JJavaError
+
+    jvm = spark._jvm
+    try:
+        path = jvm.org.apache.hadoop.fs.Path(root_uri)
+        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+        path = fs.makeQualified(path)
+    except Py4JJavaError as error:
+        raise ValueError(f"cannot open source root {root_uri!r}: {error.java_exception}") from error
+    try:
+        root_status = fs.getFileStatus(path)
+    except Py4JJavaError as error:
+        if _is_java_not_found(error):
+            raise SourceNotFound(root_uri) from None
+        raise
+    if not root_status.isDirectory():
+        raise ValueError(f"source root {root_uri!r} is a file; give the directory holding the files")
+    root = path.toString()
+    scheme = (path.toUri().getScheme() or "").lower()
+    usable = scheme not in OBJECT_STORE_SCHEMES and root_status.getModificationTime() > 0
+    if modified_after_ms is None or not prune_directories or not usable:
+        files, directories = _list_recursively(fs, path, root)
+        stats = ListingStats(
+            root_uri=root,
+            files_listed=len(files),
+            directories_listed=directories,
+            directory_mtimes_usable=usable,
+            recursive=True,
+        )
+    else:
+        files, stats = _list_pruning(fs, path, root, root_status, modified_after_ms)
+    files.sort(key=lambda source: (source.modified_ms, source.uri))
+    return files, stats
+
+
+def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], int]:
+    """One recursive listing (a flat, paged LIST on object stores)."""
+    prefix = root if root.endswith("/") else root + "/"
+    files: list[SourceFile] = []
+    directories: set[str] = set()
+    iterator = fs.listFiles(path, True)
+    while iterator.hasNext():
+        status = iterator.next()
+        uri = status.getPath().toString()
+        relative = uri[len(prefix) :] if uri.startswith(prefix) else uri.rsplit("/", 1)[-1]
+        parts = relative.split("/")
+        if any(_is_hidden(part) for part in parts):
+            continue
+        partition = tuple(pair for part in parts[:-1] for pair in _partition_of(part))
+        source = SourceFile(uri, int(status.getModificationTime()), int(status.getLen()), partition)
+        files.append(source)
+        directories.add(source.directory)
+    return files, len(directories)
+
+
+def _list_pruning(
+    fs: Any, path: Any, root: str, root_status: Any, threshold: int
+) -> tuple[list[SourceFile], ListingStats]:
+    """Level by level; unchanged leaf directories are not listed."""
+    from py4j.protocol import Py4JJavaError
+
+    files: list[SourceFile] = []
+    pruned: list[str] = []
+    listed = 0
+    usable = True
+
+    def list_one(directory: _Directory) -> tuple[list[SourceFile], list[_Directory]]:
+        nonlocal listed
+        listed += 1
+        try:
+            statuses = fs.listStatus(directory.path)
+        except Py4JJavaError as error:
+            if _is_java_not_found(error):  # removed since its parent was listed
+                return [], []
+            raise
+        found_files: list[SourceFile] = []
+        found_dirs: list[_Directory] = []
+        for status in statuses:
+            child = status.getPath()
+            uri = child.toString()
+            name = uri.rstrip("/").rsplit("/", 1)[-1]
+            if _is_hidden(name):
+                continue
+            modified = int(status.getModificationTime())
+            if status.isDirectory():
+                found_dirs.append(
+                    _Directory(uri, modified, directory.partition + _partition_of(name), child)
+                )
+            else:
+                found_files.append(SourceFile(uri, modified, int(status.getLen()), directory.partition))
+        return found_files, found_dirs
+
+    level = [_Directory(root, int(root_status.getModificationTime()), (), path)]
+    is_root = True
+    while level:
+        if not is_root and usable and any(d.modified_ms <= 0 for d in level):
+            usable = False  # no usable directory times: list everything from here on
+        if is_root or not usable:
+            changed, unchanged = level, []
+        else:
+            changed = [d for d in level if d.modified_ms > threshold]
+            unchanged = sorted(
+                (d for d in level if d.modified_ms <= threshold),
+                key=lambda d: (-d.modified_ms, d.uri),
+            )
+        next_level: list[_Directory] = []
+        has_files = has_dirs = False
+
+        def take(directory: _Directory) -> None:
+            nonlocal has_files, has_dirs
+            found_files, found_dirs = list_one(directory)
+            files.extend(found_files)
+            next_level.extend(found_dirs)
+            has_files = has_files or bool(found_files)
+            has_dirs = has_dirs or bool(found_dirs)
+
+        for directory in changed:
+            take(directory)
+        while unchanged and not (has_files or has_dirs):
+            take(unchanged.pop(0))  # probe: is this a level of leaves?
+        if has_dirs:
+            for directory in unchanged:  # intermediate level: sub-directories may be new
+                take(directory)
+        else:
+            pruned.extend(directory.uri for directory in unchanged)
+        level = sorted(next_level, key=lambda d: d.uri)
+        is_root = False
+    stats = ListingStats(
+        root_uri=root,
+        files_listed=len(files),
+        directories_listed=listed,
+        partitions_pruned=len(pruned),
+        directory_mtimes_usable=usable,
+        recursive=False,
+        pruned_directories=tuple(pruned),
+    )
+    return files, stats
+
+
+def plan_file_read(
+    spark: Any,
+    root_uri: str,
+    bookmark: FileBookmark | None,
+    *,
+    run_start_ms: int,
+    band_seconds: int = DEFAULT_BAND_SECONDS,
+    max_band_files: int = DEFAULT_MAX_BAND_FILES,
+    upper_bound_ms: int | None = None,
+    prune_directories: bool = True,
+    max_tracked_directories: int = DEFAULT_MAX_TRACKED_DIRECTORIES,
+) -> FileReadPlan:
+    """List ``root_uri`` and plan this run (see the module docstring).
+
+    ``bookmark`` None is the first run: every file modified up to the run start
+    (or ``upper_bound_ms``, for replays) is read. Take ``run_start_ms`` before
+    calling. Commit ``plan.next_bookmark.to_state()`` only after the data read
+    from ``plan.files`` is written.
+    """
+    bookmark = bookmark or FileBookmark.initial()
+    files, stats = list_source_files(
+        spark,
+        root_uri,
+        modified_after_ms=bookmark.band_start_ms,
+        prune_directories=prune_directories,
+    )
+    return plan_from_listing(
+        files,
+        bookmark,
+        run_start_ms=run_start_ms,
+        band_seconds=band_seconds,
+        max_band_files=max_band_files,
+        upper_bound_ms=upper_bound_ms,
+        max_tracked_directories=max_tracked_directories,
+        stats=stats,
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+_GLOB_CHARS = "\\[]{}*?"
+
+
+def _literal_path(uri: str) -> str:
+    """Escape Hadoop glob characters: ``load`` globs its paths, a file name is literal."""
+    return "".join("\\" + char if char in _GLOB_CHARS else char for char in uri)
+
+
+def read_files(
+    spark: Any,
+    files: Sequence[SourceFile],
+    *,
+    root_uri: str,
+    source_format: Literal["parquet", "json", "csv"],
+    schema: Any = None,
+    options: Mapping[str, str] | None = None,
+) -> Any:
+    """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when empty.
+
+    ``key=value`` directories under the root become partition columns (types
+    inferred unless ``schema`` names them). No Spark action is added here;
+    without ``schema``, JSON/CSV (and Parquet footers) are inferred by Spark.
+    An empty ``files`` returns None: the caller decides the empty schema.
+    """
+    if source_format not in SOURCE_FORMATS:
+        raise ValueError(f"source_format must be one of {SOURCE_FORMATS}, got {source_format!r}")
+    uris = list(dict.fromkeys(source.uri for source in files))
+    if not uris:
+        return None
+    reader = spark.read.format(source_format)
+    if options:
+        reader = reader.options(**{str(key): str(value) for key, value in options.items()})
+    reader = reader.option("basePath", root_uri)
+    if schema is not None:
+        reader = reader.schema(schema)
+    return reader.load([_literal_path(uri) for uri in uris])

@@ -1,0 +1,34 @@
+output "watermarks_table_name" {
+  description = "Name of the watermarks table."
+  value       = module.pipeline.watermarks_table_name
+}
+
+output "scripts_bucket_name" {
+  description = "Name of the scripts bucket."
+  value       = module.pipeline.scripts_bucket_name
+}
+
+output "data_bucket_name" {
+  description = "Name of the demo data bucket."
+  value       = aws_s3_bucket.data.bucket
+}
+
+output "job_names" {
+  description = "Glue job names keyed incremental_load and incremental_join."
+  value       = module.pipeline.job_names
+}
+
+output "oncall_topic_arn" {
+  description = "ARN of the on-call topic."
+  value       = module.pipeline.oncall_topic_arn
+}
+
+output "oncall_queue_url" {
+  description = "URL of the SQS queue subscribed to the on-call topic (where pages can be read)."
+  value       = aws_sqs_queue.pages.id
+}
+
+output "alarm_names" {
+  description = "Alarm names per job: {incremental_load = {zero_records, missed_run, watermark_stale}, incremental_join = {...}}."
+  value       = module.pipeline.alarm_names
+}

@@ -1,0 +1,81 @@
+variable "aws_endpoint_url" {
+  description = "The LocalStack-compatible endpoint every service is sent to (LocalStack, or moto's standalone server in tests)."
+  type        = string
+  default     = "http://localhost:4566"
+
+  validation {
+    condition     = can(regex("^https?://[^/\\s]+/?$", var.aws_endpoint_url))
+    error_message = "aws_endpoint_url must be an http(s)://host[:port] URL; got \"${var.aws_endpoint_url}\"."
+  }
+}
+
+variable "region" {
+  description = "Region the emulator pretends to be."
+  type        = string
+  default     = "us-east-1"
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.region))
+    error_message = "region must look like us-east-1; got \"${var.region}\"."
+  }
+}
+
+variable "name_prefix" {
+  description = "Prefix of every named resource; change it to run two copies against one endpoint."
+  type        = string
+  default     = "gi-local"
+}
+
+variable "watermarks_table_name" {
+  description = "Name of the watermarks table."
+  type        = string
+  default     = "glue-watermarks"
+}
+
+variable "scripts_bucket_name" {
+  description = "Name of the scripts bucket."
+  type        = string
+  default     = "gi-local-scripts"
+}
+
+variable "data_bucket_name" {
+  description = "Bucket the local jobs read from and write to (created here so the demo has somewhere to put data)."
+  type        = string
+  default     = "gi-local-data"
+}
+
+variable "load_schedule" {
+  description = "AWS cron schedule of the load job."
+  type        = string
+  default     = "cron(0 * * * ? *)"
+}
+
+variable "point_in_time_recovery_enabled" {
+  description = "Continuous backups of the watermarks table (toggle for emulators that cannot serve them)."
+  type        = bool
+  default     = true
+}
+
+variable "job_run_queuing_enabled" {
+  description = "Set job_run_queuing_enabled on the Glue jobs. moto 5.2.5 does not store it, so the next plan would always want to change it."
+  type        = bool
+  default     = false
+}
+
+variable "triggers_enabled" {
+  description = "Create the Glue scheduled/conditional triggers."
+  type        = bool
+  default     = true
+}
+
+variable "workflow_enabled" {
+  description = "Group the triggers in a Glue workflow."
+  type        = bool
+  default     = true
+}
+
+variable "failure_events_enabled" {
+  description = "Create the EventBridge rules paging on failed runs."
+  type        = bool
+  default     = true
+}

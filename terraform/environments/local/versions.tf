@@ -1,0 +1,13 @@
+terraform {
+  required_version = ">= 1.7"
+
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.60, < 6.0"
+    }
+  }
+
+  # Local state on purpose: the endpoint is disposable and so is its state.
+  backend "local" {}
+}

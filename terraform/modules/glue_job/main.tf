@@ -1,0 +1,230 @@
+data "aws_partition" "current" {}
+
+locals {
+  partition  = data.aws_partition.current.partition
+  state_name = coalesce(var.watermark_name, var.name)
+  role_name  = coalesce(var.role_name, "glue-${var.name}")
+
+  # Glue 5 writes to <prefix>/error and <prefix>/output when given a custom
+  # prefix; a per-job prefix is what lets the role's log permissions name
+  # this job's groups instead of every /aws-glue/jobs/* group.
+  log_group_prefix = "/aws-glue/jobs/${var.name}"
+  log_group_names  = { error = "${local.log_group_prefix}/error", output = "${local.log_group_prefix}/output" }
+
+  default_arguments = merge(
+    {
+      "--job-language"           = "python"
+      "--job-bookmark-option"    = "job-bookmark-${var.bookmark_option}"
+      "--TempDir"                = var.temp_dir
+      "--extra-py-files"         = var.library_location
+      "--custom-logGroup-prefix" = local.log_group_prefix
+      "--metrics_namespace"      = var.metrics_namespace
+    },
+    var.enable_glue_metrics ? {
+      "--enable-metrics"               = "true"
+      "--enable-observability-metrics" = "true"
+      "--enable-job-insights"          = "true"
+    } : {},
+  )
+
+  # Run-time overrides of these would point a run at another job's state or
+  # let two runs hold leases of different lengths.
+  non_overridable_arguments = {
+    "--watermarks_table" = var.watermarks_table_name
+    "--watermark_name"   = local.state_name
+    "--lease_seconds"    = tostring(var.lease_seconds)
+  }
+
+  # s3://bucket[/prefix] -> {bucket, prefix}; the prefix loses its slashes at
+  # either end so ARNs and s3:prefix conditions can be built uniformly.
+  s3_uri_pattern = "^s3://([^/]+)/?(.*)$"
+  script_object  = regex(local.s3_uri_pattern, var.script_location)
+  library_object = regex(local.s3_uri_pattern, var.library_location)
+
+  read_locations  = [for u in var.read_s3_uris : { bucket = regex(local.s3_uri_pattern, u)[0], prefix = trim(regex(local.s3_uri_pattern, u)[1], "/") }]
+  write_locations = [for u in concat(var.write_s3_uris, [var.temp_dir]) : { bucket = regex(local.s3_uri_pattern, u)[0], prefix = trim(regex(local.s3_uri_pattern, u)[1], "/") }]
+
+  read_object_arns  = [for l in local.read_locations : l.prefix == "" ? "arn:${local.partition}:s3:::${l.bucket}/*" : "arn:${local.partition}:s3:::${l.bucket}/${l.prefix}/*"]
+  write_object_arns = [for l in local.write_locations : "arn:${local.partition}:s3:::${l.bucket}/${l.prefix}/*"]
+
+  # ListBucket cannot be limited by object ARN, only by the s3:prefix key.
+  list_prefixes_by_bucket = { for l in concat(local.read_locations, local.write_locations) : l.bucket => l.prefix... }
+
+  list_statements = [
+    for bucket, prefixes in local.list_prefixes_by_bucket : merge(
+      {
+        Sid      = "ListDataBucket${index(keys(local.list_prefixes_by_bucket), bucket)}"
+        Effect   = "Allow"
+        Action   = ["s3:ListBucket"]
+        Resource = "arn:${local.partition}:s3:::${bucket}"
+      },
+      contains(prefixes, "") ? {} : {
+        Condition = {
+          StringLike = {
+            "s3:prefix" = sort(distinct(flatten([for p in prefixes : [p, "${p}/*"]])))
+          }
+        }
+      },
+    )
+  ]
+
+  read_state_names = distinct(concat([local.state_name], var.upstream_state_names))
+
+  policy_statements = concat(
+    [
+      {
+        Sid    = "ReadOwnScriptAndLibrary"
+        Effect = "Allow"
+        Action = ["s3:GetObject"]
+        Resource = [
+          "arn:${local.partition}:s3:::${local.script_object[0]}/${local.script_object[1]}",
+          "arn:${local.partition}:s3:::${local.library_object[0]}/${local.library_object[1]}",
+        ]
+      },
+    ],
+    length(local.read_object_arns) == 0 ? [] : [
+      {
+        Sid      = "ReadDataPrefixes"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = local.read_object_arns
+      },
+    ],
+    [
+      {
+        Sid      = "ReadWriteOwnPrefixes"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"]
+        Resource = local.write_object_arns
+      },
+    ],
+    local.list_statements,
+    [
+      {
+        # TransactWriteItems has no IAM action of its own: each Put, Update,
+        # Delete and ConditionCheck in it is authorised as that action, so
+        # the LeadingKeys condition covers transactional commits too.
+        Sid      = "WriteOwnWatermarkItems"
+        Effect   = "Allow"
+        Action   = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
+        Resource = var.watermarks_table_arn
+        Condition = {
+          "ForAllValues:StringEquals" = { "dynamodb:LeadingKeys" = [local.state_name] }
+        }
+      },
+      {
+        Sid      = "ReadOwnAndUpstreamWatermarkItems"
+        Effect   = "Allow"
+        Action   = ["dynamodb:GetItem", "dynamodb:Query"]
+        Resource = var.watermarks_table_arn
+        Condition = {
+          "ForAllValues:StringEquals" = { "dynamodb:LeadingKeys" = local.read_state_names }
+        }
+      },
+      {
+        # DescribeTable carries no key, so a LeadingKeys condition would be
+        # vacuous here; it is granted on the table alone.
+        Sid      = "DescribeWatermarksTable"
+        Effect   = "Allow"
+        Action   = ["dynamodb:DescribeTable"]
+        Resource = var.watermarks_table_arn
+      },
+      {
+        # PutMetricData has no resource-level permissions; the namespace
+        # condition is the only available scope. `Glue` is where Glue's own
+        # job and observability metrics go when they are enabled.
+        Sid      = "PublishRunMetrics"
+        Effect   = "Allow"
+        Action   = ["cloudwatch:PutMetricData"]
+        Resource = "*"
+        Condition = {
+          StringEquals = { "cloudwatch:namespace" = var.enable_glue_metrics ? [var.metrics_namespace, "Glue"] : [var.metrics_namespace] }
+        }
+      },
+      {
+        Sid      = "WriteOwnLogGroups"
+        Effect   = "Allow"
+        Action   = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
+        Resource = flatten([for g in aws_cloudwatch_log_group.this : [g.arn, "${g.arn}:log-stream:*"]])
+      },
+    ],
+    length(var.kms_key_arns) == 0 ? [] : [
+      {
+        Sid      = "UseDataKeys"
+        Effect   = "Allow"
+        Action   = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
+        Resource = var.kms_key_arns
+      },
+    ],
+  )
+}
+
+resource "aws_cloudwatch_log_group" "this" {
+  #checkov:skip=CKV_AWS_158:CloudWatch Logs encrypts at rest by default; a CMK is opt-in through var.log_kms_key_arn because its key policy must be written for the logs service of each region.
+  for_each = local.log_group_names
+
+  name              = each.value
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.log_kms_key_arn
+  tags              = var.tags
+}
+
+resource "aws_iam_role" "this" {
+  name                 = local.role_name
+  description          = "Runs Glue job ${var.name}: its own script, data prefixes, watermark items and logs only."
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = var.tags
+
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Effect    = "Allow"
+        Principal = { Service = "glue.amazonaws.com" }
+        Action    = "sts:AssumeRole"
+      },
+    ]
+  })
+}
+
+resource "aws_iam_role_policy" "this" {
+  name = "least-privilege"
+  role = aws_iam_role.this.id
+
+  # jsonencode rather than aws_iam_policy_document keeps the document known
+  # at plan time, which is what lets the module's tests assert on it.
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = local.policy_statements
+  })
+}
+
+resource "aws_glue_job" "this" {
+  #checkov:skip=CKV_AWS_195:Data at rest is encrypted by the buckets' and the table's own settings; a Glue security configuration (CMK for S3, logs and bookmarks) is opt-in through var.security_configuration.
+  name                      = var.name
+  description               = var.description
+  role_arn                  = aws_iam_role.this.arn
+  glue_version              = var.glue_version
+  worker_type               = var.worker_type
+  number_of_workers         = var.number_of_workers
+  timeout                   = var.timeout
+  max_retries               = var.max_retries
+  security_configuration    = var.security_configuration
+  job_run_queuing_enabled   = var.job_run_queuing_enabled
+  default_arguments         = merge(local.default_arguments, var.default_arguments)
+  non_overridable_arguments = local.non_overridable_arguments
+  tags                      = var.tags
+
+  command {
+    name            = "glueetl"
+    script_location = var.script_location
+    python_version  = "3"
+  }
+
+  execution_property {
+    max_concurrent_runs = var.max_concurrent_runs
+  }
+
+  # A run that starts before its role can act fails on its first S3 read.
+  depends_on = [aws_iam_role_policy.this, aws_cloudwatch_log_group.this]
+}

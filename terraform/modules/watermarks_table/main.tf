@@ -1,0 +1,41 @@
+resource "aws_dynamodb_table" "this" {
+  name                        = var.name
+  billing_mode                = var.billing_mode
+  read_capacity               = var.billing_mode == "PROVISIONED" ? var.read_capacity : null
+  write_capacity              = var.billing_mode == "PROVISIONED" ? var.write_capacity : null
+  deletion_protection_enabled = var.deletion_protection_enabled
+
+  # Fixed by glue_incremental.watermarks: one partition per job or logical
+  # pipeline (the state name), so IAM can confine a job to its own items
+  # with dynamodb:LeadingKeys.
+  hash_key  = "job_name"
+  range_key = "sk"
+
+  attribute {
+    name = "job_name"
+    type = "S"
+  }
+
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+
+  point_in_time_recovery {
+    enabled = var.point_in_time_recovery_enabled
+  }
+
+  server_side_encryption {
+    enabled     = true
+    kms_key_arn = var.kms_key_arn
+  }
+
+  tags = var.tags
+
+  lifecycle {
+    precondition {
+      condition     = var.billing_mode != "PROVISIONED" || (var.read_capacity != null && var.write_capacity != null)
+      error_message = "billing_mode PROVISIONED needs both read_capacity and write_capacity."
+    }
+  }
+}

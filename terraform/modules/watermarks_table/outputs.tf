@@ -1,0 +1,9 @@
+output "name" {
+  description = "Name of the watermarks table (pass it to jobs as --watermarks_table)."
+  value       = aws_dynamodb_table.this.name
+}
+
+output "arn" {
+  description = "ARN of the watermarks table, the only DynamoDB resource job roles are granted."
+  value       = aws_dynamodb_table.this.arn
+}

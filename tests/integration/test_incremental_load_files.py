@@ -1,0 +1,384 @@
+"""The incremental load over file sources: the central guarantee and its edge cases."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pyspark.testing import assertDataFrameEqual
+
+from glue_incremental.args import BookmarkOption
+from glue_incremental.load import FaultInjection, LoadConfig, SchemaError
+from glue_incremental.watermarks import LeaseHeld, Watermarks, WatermarkConflict, create_table
+from glue_incremental.writer import SimulatedCrash
+from tests.harness.loads import (
+    FixedClock,
+    partition_file_snapshot,
+    read_parquet,
+    run_load_at,
+    write_json_file,
+)
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000.0
+COLUMNS = ["id", "part", "updated", "value"]
+
+
+def config_for(tmp: Path, **overrides) -> LoadConfig:
+    options = {
+        "source": (tmp / "source").as_uri(),
+        "source_format": "json",
+        "watermark_column": "updated",
+        "primary_key": ("id",),
+        "target_path": (tmp / "target").as_uri(),
+        "partition_by": ("part",),
+    }
+    options.update(overrides)
+    return LoadConfig(**options)
+
+
+def row(key: int, part: str, updated: int, value: str) -> dict:
+    return {"id": key, "part": part, "updated": updated, "value": value}
+
+
+@pytest.fixture
+def store(aws):
+    create_table()
+    return Watermarks()
+
+
+def full_refresh(spark, tmp: Path, config: LoadConfig, clock: FixedClock, store: Watermarks):
+    """The reference: a bookmark-disabled run of the same job over the whole source."""
+    reference = LoadConfig(**{**config.__dict__, "target_path": (tmp / "reference").as_uri()})
+    run_load_at(
+        spark, reference, job_name="reference", run_id="jr_reference", clock=clock, store=store,
+        option=BookmarkOption.DISABLE,
+    )
+    return read_parquet(spark, reference.target_path, COLUMNS)
+
+
+def test_first_run_loads_everything_and_commits_the_bookmark(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    write_json_file(tmp_path / "source", [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100)
+
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+
+    assert summary["records_read"] == 2
+    assert summary["committed"] is True
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS),
+        spark.createDataFrame([(1, "a", 10, "x"), (2, "b", 11, "y")], "id long, part string, updated long, value string"),
+    )
+    state = store.get_watermark("orders")
+    assert state["watermarks"]["cursor"] == 11
+    assert state["watermarks"]["files"]["high_mark_ms"] == int((T0 - 100) * 1000)
+
+
+def test_second_run_reads_only_new_files_and_rewrites_only_their_partitions(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    untouched = {k: v for k, v in partition_file_snapshot(tmp_path / "target").items() if k.startswith("part=b")}
+
+    write_json_file(source, [row(1, "a", 20, "x2"), row(3, "a", 21, "z")], mtime=T0 + 10)
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert summary["records_read"] == 2
+    assert summary["files_read"] == 1
+    assert [p["part"] for p in summary["partitions_written"]] == ["a"]
+    after = partition_file_snapshot(tmp_path / "target")
+    assert {k: v for k, v in after.items() if k.startswith("part=b")} == untouched
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS),
+        spark.createDataFrame(
+            [(1, "a", 20, "x2"), (2, "b", 11, "y"), (3, "a", 21, "z")], "id long, part string, updated long, value string"
+        ),
+    )
+
+
+def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, tmp_path, store, aws):
+    import boto3  # noqa: F401  (the endpoint fixture exported the endpoint)
+
+    from glue_incremental import aws as aws_clients
+    from glue_incremental import metrics
+
+    config = config_for(tmp_path)
+    write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    before = store.get_watermark("orders")
+
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert summary["records_read"] == 0
+    assert store.get_watermark("orders")["version"] == before["version"]
+    cloudwatch = aws_clients.client("cloudwatch")
+    listed = cloudwatch.list_metrics(Namespace=metrics.NAMESPACE, MetricName=metrics.RECORDS_READ)["Metrics"]
+    assert {"Name": metrics.DIMENSION, "Value": "orders"} in listed[0]["Dimensions"]
+
+
+def test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x"), row(2, "a", 10, "y")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+
+    write_json_file(source, [row(1, "b", 20, "moved")], mtime=T0 + 10)
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert sorted(p["part"] for p in summary["partitions_written"]) == ["a", "b"]
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS),
+        spark.createDataFrame([(1, "b", 20, "moved"), (2, "a", 10, "y")], "id long, part string, updated long, value string"),
+    )
+
+
+def test_a_partition_whose_rows_all_moved_away_is_removed(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(source, [row(1, "b", 20, "moved")], mtime=T0 + 10)
+
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert summary["partitions_removed"] == [{"part": "a"}]
+    assert not (tmp_path / "target" / "part=a").exists()
+
+
+def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(source, [row(2, "b", 20, "y"), row(3, "c", 21, "z")], mtime=T0 + 10)
+
+    def crash(_partition):
+        raise SimulatedCrash("between partitions")
+
+    with pytest.raises(SimulatedCrash):
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store,
+            faults=FaultInjection(after_partition_published=crash),
+        )
+
+    assert store.get_watermark("orders")["job_run_id"] == "jr_1"
+
+
+@pytest.mark.parametrize("crash_point", ["between_partitions", "between_write_and_commit"])
+def test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row(spark, tmp_path, store, crash_point):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    clock = FixedClock(T0)
+    write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 10, "y")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=clock, store=store)
+    write_json_file(source, [row(1, "c", 20, "x2"), row(3, "b", 21, "z"), row(4, "d", 22, "w")], mtime=T0 + 10)
+
+    def crash(*_args):
+        raise SimulatedCrash(crash_point)
+
+    faults = (
+        FaultInjection(after_partition_published=crash)
+        if crash_point == "between_partitions"
+        else FaultInjection(before_commit=crash)
+    )
+    clock.now = T0 + 60
+    with pytest.raises(SimulatedCrash):
+        run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, faults=faults)
+    clock.now = T0 + 120
+    run_load_at(spark, config, job_name="orders", run_id="jr_3", clock=clock, store=store)
+
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, tmp_path, config, clock, store)
+    )
+
+
+def test_a_second_concurrent_run_stops_before_reading_and_names_the_holder(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
+    holder = store.acquire_lease("orders", "jr_running", seconds=300)
+
+    with pytest.raises(LeaseHeld, match="jr_running"):
+        run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0), store=store)
+
+    assert not (tmp_path / "target").exists()
+    holder.release()
+
+
+def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_consistent(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(source, [row(2, "a", 20, "y")], mtime=T0 + 10)
+    other = Watermarks()
+
+    def commit_from_another_run():
+        # Another process commits while this run is between its write and its commit.
+        other.get_watermark("orders")
+        other.add_watermark(other.create_watermark_item("orders", "jr_other", cursor=99))
+
+    with pytest.raises(WatermarkConflict):
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store,
+            faults=FaultInjection(before_commit=commit_from_another_run),
+        )
+    assert store.get_watermark("orders")["job_run_id"] == "jr_other"
+    frame = read_parquet(spark, config.target_path, COLUMNS)
+    assert frame.count() == frame.select("id").distinct().count()
+
+
+def test_missing_watermark_column_fails_before_anything_is_written(spark, tmp_path, store):
+    config = config_for(tmp_path, watermark_column="modified_at")
+    write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
+
+    with pytest.raises(SchemaError, match="modified_at"):
+        run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+
+    assert not (tmp_path / "target").exists()
+    assert store.get_watermark("orders") is None
+
+
+def test_a_source_schema_change_fails_naming_the_column(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(source, [{**row(2, "a", 20, "y"), "discount": 5}], mtime=T0 + 10)
+
+    with pytest.raises(SchemaError, match="discount"):
+        run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert store.get_watermark("orders")["job_run_id"] == "jr_1"
+
+
+def test_null_watermarks_are_counted_and_loaded(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    write_json_file(
+        tmp_path / "source", [row(1, "a", 10, "x"), {"id": 2, "part": "a", "updated": None, "value": "n"}], mtime=T0 - 100
+    )
+
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+
+    assert summary["null_watermark_rows"] == 1
+    assert read_parquet(spark, config.target_path, COLUMNS).count() == 2
+
+
+def test_null_watermarks_fail_the_run_when_the_policy_says_so(spark, tmp_path, store):
+    config = config_for(tmp_path, null_watermarks="fail")
+    write_json_file(tmp_path / "source", [{"id": 2, "part": "a", "updated": None, "value": "n"}], mtime=T0 - 100)
+
+    with pytest.raises(SchemaError, match="null 'updated'"):
+        run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+
+    assert not (tmp_path / "target").exists()
+
+
+def test_a_dry_run_prints_the_plan_and_writes_nothing(spark, tmp_path, store, capsys):
+    config = config_for(tmp_path)
+    write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
+
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store, dry_run=True)
+
+    assert '"event": "dry_run"' in capsys.readouterr().out
+    assert not (tmp_path / "target").exists()
+    assert store.get_watermark("orders") is None
+
+
+def test_rewind_then_rerun_equals_a_full_refresh(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    clock = FixedClock(T0)
+    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=clock, store=store)
+    write_json_file(source, [row(2, "b", 20, "y"), row(1, "a", 21, "x2")], mtime=T0 + 10)
+    clock.now = T0 + 60
+    run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store)
+
+    store.rewind("orders", "jr_1", why="reprocess with fixed transform")
+    clock.now = T0 + 120
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_3", clock=clock, store=store)
+
+    assert summary["records_read"] == 2
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, tmp_path, config, clock, store)
+    )
+
+
+def test_pause_reads_state_but_never_commits(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(source, [row(2, "a", 20, "y")], mtime=T0 + 10)
+
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store,
+        option=BookmarkOption.PAUSE,
+    )
+
+    assert summary["records_read"] == 1
+    assert summary["committed"] is False
+    assert store.get_watermark("orders")["job_run_id"] == "jr_1"
+
+
+# -- the central property ------------------------------------------------------------------------
+
+KEYS = st.integers(min_value=1, max_value=6)
+PARTS = st.sampled_from(["a", "b", "c"])
+
+
+@st.composite
+def histories(draw):
+    """Steps: land a batch (maybe late, maybe a duplicate delivery, maybe equal timestamps) or run."""
+    first = [row(1, "a", 1, "first")]
+    steps = [("batch", first, 0)]
+    delivered = [first]
+    for _ in range(draw(st.integers(min_value=2, max_value=7))):
+        kind = draw(st.sampled_from(["batch", "batch", "late", "duplicate", "run"]))
+        if kind == "duplicate" and delivered:
+            steps.append(("batch", draw(st.sampled_from(delivered)), draw(st.integers(0, 1))))
+            continue
+        if kind in {"batch", "late"}:
+            rows = draw(
+                st.lists(
+                    st.tuples(KEYS, PARTS, st.integers(min_value=1, max_value=40), st.sampled_from("pqrs")),
+                    min_size=1,
+                    max_size=4,
+                )
+            )
+            batch = [row(k, p, u, f"{v}{u}") for k, p, u, v in rows]
+            delivered.append(batch)
+            # A "late" file carries a modification time before the last run, inside the band.
+            steps.append(("batch", batch, 1 if kind == "late" else 0))
+        else:
+            steps.append(("run", None, 0))
+    steps.append(("run", None, 0))
+    return steps
+
+
+@given(histories())
+def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory, aws, history):
+    create_table()
+    store = Watermarks()
+    tmp = tmp_path_factory.mktemp("history")
+    config = config_for(tmp, lookback=timedelta(seconds=600))
+    clock = FixedClock(T0)
+    runs = 0
+    for kind, batch, late in history:
+        clock.now += 30
+        if kind == "batch":
+            # Late files are stamped before the previous run started, like a multipart upload.
+            write_json_file(tmp / "source", batch, mtime=clock.now - (200 if late else 0))
+        else:
+            clock.now += 1
+            runs += 1
+            run_load_at(spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store)
+
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, tmp, config, clock, store)
+    )
