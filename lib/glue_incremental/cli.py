@@ -40,7 +40,7 @@ RegisterFn = Callable[[Any], None]
 COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("watermarks", "glue_incremental.cli:register_watermarks"),
     ("deploy", "glue_incremental.deploy:register"),
-    ("run", "glue_incremental.run:register"),
+    ("run", "glue_incremental.runner:register"),
     ("demo", "glue_incremental.demo:register"),
 ]
 

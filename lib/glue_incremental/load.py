@@ -172,7 +172,8 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -
     cursor = previous.get("cursor") if previous else None
     lower = _minus(cursor, config.lookback) if cursor is not None else None
     upper_state = run.upper_bound()
-    upper = upper_state.get("cursor") if upper_state else None
+    # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
+    upper = _just_after(upper_state.get("cursor")) if upper_state else None
     include_nulls = config.null_watermarks == "load"
     query = jdbc.incremental_query(
         source,
@@ -389,6 +390,18 @@ def _minus(cursor: Any, lookback: timedelta) -> Any:
     raise ArgumentError(
         "lookback", f"--lookback applies to time watermarks; the stored cursor {cursor!r} is not a time"
     )
+
+
+def _just_after(cursor: Any) -> Any:
+    if cursor is None:
+        return None
+    if isinstance(cursor, datetime):
+        return cursor + timedelta(microseconds=1)
+    if isinstance(cursor, date):
+        return cursor + timedelta(days=1)
+    if isinstance(cursor, int):
+        return cursor + 1
+    raise ArgumentError("job-bookmark-to", f"cannot replay up to a cursor of type {type(cursor).__name__}")
 
 
 def _as_time(cursor: Any) -> datetime | None:

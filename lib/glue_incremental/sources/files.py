@@ -61,11 +61,12 @@ count of such files grows, the growth is reported as late files
 the ``LateFilesSkipped`` metric). They are NOT read - the band is the knob that
 decides how late a file may be and still be read. A directory without an entry
 is assumed fully processed, except while the tracking is *complete*
-(``dir_counts_complete``: every directory holding files has an entry, i.e. no
-entry was ever dropped by the bound): then a directory without an entry is new
-and all its old files are late. Counts, not names, are kept, so a deletion and
-an addition of old files in one directory between two runs cancel out. Late
-files are reported in the run that first sees them, not again.
+(``dir_counts_complete``: every directory holding files has an entry - no entry
+was dropped by the bound since the last unpruned listing): then a directory
+without an entry is new and all its old files are late. Counts, not names, are
+kept, so a deletion and an addition of old files in one directory between two
+runs cancel out. Late files are reported in the run that first sees them, not
+again.
 
 Listing and partition pruning
 -----------------------------
@@ -76,23 +77,42 @@ and ``*_$folder$`` markers are skipped, files and directories alike:
 ``_SUCCESS``, ``.part.crc``, ``_temporary/``, ``.spark-staging-*/``.
 
 Where directories have modification times (local file systems, HDFS: creating,
-deleting or renaming an entry updates its parent directory's time), a later run
+deleting or renaming an entry updates its parent directory's time), the tree is
+walked level by level without entering hidden directories, and a later run
 does not list *leaf* directories (those holding files) whose time is
 ``<= S`` - nothing was added to them since the band start, so every file in them
 is old and already accounted for. Intermediate directories are always listed,
-for their sub-directories only matter: adding ``date=X/hour=Y/f`` does not
-change ``date=X``'s time. Whether a level of the tree holds leaves is learnt by
+for their sub-directories: adding ``date=X/hour=Y/f`` does not change
+``date=X``'s time. Whether a level of the tree holds leaves is learnt by
 listing its changed directories (or, if none changed, one probe directory); the
 layout is assumed to have files at one depth, as Spark's partition discovery
-requires anyway. Object stores (``s3``, ``s3a``, ``gs``, ``abfs``, ...) have no
-directory times (S3A reports 0 or the listing time): for them, and whenever a
-directory reports time 0, everything is listed, with one recursive listing.
+requires anyway. The first run lists everything. Object stores (``s3``,
+``s3a``, ``gs``, ``abfs``, ...) have no directory times (S3A reports 0 or the
+listing time): they are always listed in full, with one recursive (flat, paged)
+listing. Any directory reporting time 0 also turns pruning off for the rest of
+the walk.
 
 Limitation of pruning: a file created or overwritten *in place* (no rename)
 keeps changing its modification time while its directory's time stays at the
 creation; if that takes longer than the band, the file's changes can be
 missed. Writers that publish by rename (Spark, Hive, most tools) and S3 are
 not affected; pass ``prune_directories=False`` for other writers.
+
+State
+-----
+``FileBookmark.to_state()`` (lists, never tuples; ``from_state`` validates it)::
+
+    {"version": 1,
+     "high_mark_ms": 1700000100000,            # null before any file was read
+     "band_start_ms": 1700000040000,           # null exactly when high_mark_ms is
+     "band_fingerprints": ["3f1c0d9a2b7e4c11", ...],          # sorted, <= max_band_files
+     "dir_old_counts": [["s3://bucket/t/dt=2024-01-01", 42], ...],  # newest first
+     "dir_counts_complete": true}
+
+Size: about 20 bytes per band fingerprint and a directory URI plus a count per
+tracked directory - at the defaults (10,000 and 1,000) roughly 200 KB plus
+100 KB for 90-character URIs, inside DynamoDB's 400 KB item. Lower
+``max_band_files`` / ``max_tracked_directories`` for long URIs.
 
 Reading
 -------
@@ -257,7 +277,9 @@ class FileBookmark:
         if state is None:
             return cls.initial()
         if not isinstance(state, Mapping):
-            raise InvalidBookmarkState("state", state, "expected a mapping (FileBookmark.to_state())")
+            raise InvalidBookmarkState(
+                "state", state, "expected a mapping (FileBookmark.to_state())"
+            )
         unknown = sorted(str(key) for key in state if key not in _STATE_KEYS)
         if unknown:
             raise InvalidBookmarkState(unknown[0], state[unknown[0]], "unknown field")
@@ -272,7 +294,9 @@ class FileBookmark:
         fingerprints = _as_list(state["band_fingerprints"], "band_fingerprints")
         for index, value in enumerate(fingerprints):
             if not isinstance(value, str):
-                raise InvalidBookmarkState(f"band_fingerprints[{index}]", value, "expected a string")
+                raise InvalidBookmarkState(
+                    f"band_fingerprints[{index}]", value, "expected a string"
+                )
         pairs = []
         for index, pair in enumerate(_as_list(state["dir_old_counts"], "dir_old_counts")):
             where = f"dir_old_counts[{index}]"
@@ -293,7 +317,9 @@ def _validate(bookmark: FileBookmark) -> None:
     high, start = bookmark.high_mark_ms, bookmark.band_start_ms
     for name, value in (("high_mark_ms", high), ("band_start_ms", start)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidBookmarkState(name, value, "expected an integer (epoch milliseconds) or null")
+            raise InvalidBookmarkState(
+                name, value, "expected an integer (epoch milliseconds) or null"
+            )
     if (high is None) != (start is None):
         raise InvalidBookmarkState(
             "band_start_ms", start, "must be null exactly when high_mark_ms is null"
@@ -301,9 +327,13 @@ def _validate(bookmark: FileBookmark) -> None:
     if high is not None and start > high:
         raise InvalidBookmarkState("band_start_ms", start, f"must be <= high_mark_ms ({high})")
     if not isinstance(bookmark.band_fingerprints, tuple):
-        raise InvalidBookmarkState("band_fingerprints", bookmark.band_fingerprints, "expected a tuple")
+        raise InvalidBookmarkState(
+            "band_fingerprints", bookmark.band_fingerprints, "expected a tuple"
+        )
     for index, value in enumerate(bookmark.band_fingerprints):
-        if not (isinstance(value, str) and len(value) == FINGERPRINT_HEX_CHARS and set(value) <= _HEX):
+        if not (
+            isinstance(value, str) and len(value) == FINGERPRINT_HEX_CHARS and set(value) <= _HEX
+        ):
             raise InvalidBookmarkState(
                 f"band_fingerprints[{index}]",
                 value,
@@ -443,9 +473,11 @@ def select_files_to_read(
         if modified > upper_bound_ms:
             deferred += 1
         elif high is None or modified > high:
-            selected.append(source)
-        elif modified > start and source.fingerprint not in band:
-            selected.append(source)
+            selected.append(source)  # new (or first run)
+        elif modified <= start:
+            continue  # old: already processed, or late (count_late_files)
+        elif source.fingerprint not in band:
+            selected.append(source)  # in the band, visible late
     selected.sort(key=lambda source: (source.modified_ms, source.uri))
     return selected, deferred
 
@@ -540,10 +572,10 @@ def next_directory_counts(
         for directory, count in previous.dir_old_counts
         if directory in pruned and directory not in counts
     ]
-    complete = True
+    complete = previous.dir_counts_complete or not pruned
     if len(entries) > max_tracked_directories:
         entries = entries[:max_tracked_directories]
-        pass
+        complete = False
     return tuple(entries), complete
 
 
@@ -681,8 +713,9 @@ def list_source_files(
     leaf directories whose modification time is ``<= modified_after_ms`` are not
     listed (``ListingStats.pruned_directories``). Files of listed directories
     are returned whatever their time - the planner needs old ones to count late
-    files. None (first run), ``prune_directories=False``, object stores and
-    directories reporting time 0 list everything, recursively.
+    files. None (first run), ``prune_directories=False`` and directories
+    reporting time 0 list everything; object stores are listed in full with one
+    recursive listing.
 
     Raises ``SourceNotFound`` if the root does not exist and ``ValueError`` if
     it is not a directory or its URI/scheme is unusable.
@@ -703,21 +736,23 @@ def list_source_files(
             raise SourceNotFound(root_uri) from None
         raise
     if not root_status.isDirectory():
-        raise ValueError(f"source root {root_uri!r} is a file; give the directory holding the files")
+        raise ValueError(
+            f"source root {root_uri!r} is a file; give the directory holding the files"
+        )
     root = path.toString()
     scheme = (path.toUri().getScheme() or "").lower()
-    usable = scheme not in OBJECT_STORE_SCHEMES and root_status.getModificationTime() > 0
-    if modified_after_ms is None or not prune_directories or not usable:
+    if scheme in OBJECT_STORE_SCHEMES:
         files, directories = _list_recursively(fs, path, root)
         stats = ListingStats(
             root_uri=root,
             files_listed=len(files),
             directories_listed=directories,
-            directory_mtimes_usable=usable,
+            directory_mtimes_usable=False,
             recursive=True,
         )
     else:
-        files, stats = _list_pruning(fs, path, root, root_status, modified_after_ms)
+        threshold = modified_after_ms if prune_directories else None
+        files, stats = _list_by_directory(fs, path, root, root_status, threshold)
     files.sort(key=lambda source: (source.modified_ms, source.uri))
     return files, stats
 
@@ -742,16 +777,16 @@ def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], 
     return files, len(directories)
 
 
-def _list_pruning(
-    fs: Any, path: Any, root: str, root_status: Any, threshold: int
+def _list_by_directory(
+    fs: Any, path: Any, root: str, root_status: Any, threshold: int | None
 ) -> tuple[list[SourceFile], ListingStats]:
-    """Level by level; unchanged leaf directories are not listed."""
+    """Level by level, hidden directories not entered; with a threshold, unchanged leaves
+    are not listed. A directory removed while listing (``_temporary``, ...) is empty."""
     from py4j.protocol import Py4JJavaError
 
     files: list[SourceFile] = []
     pruned: list[str] = []
     listed = 0
-    usable = True
 
     def list_one(directory: _Directory) -> tuple[list[SourceFile], list[_Directory]]:
         nonlocal listed
@@ -776,15 +811,19 @@ def _list_pruning(
                     _Directory(uri, modified, directory.partition + _partition_of(name), child)
                 )
             else:
-                found_files.append(SourceFile(uri, modified, int(status.getLen()), directory.partition))
+                found_files.append(
+                    SourceFile(uri, modified, int(status.getLen()), directory.partition)
+                )
         return found_files, found_dirs
 
-    level = [_Directory(root, int(root_status.getModificationTime()), (), path)]
+    root_modified = int(root_status.getModificationTime())
+    usable = root_modified > 0
+    level = [_Directory(root, root_modified, (), path)]
     is_root = True
     while level:
         if not is_root and usable and any(d.modified_ms <= 0 for d in level):
             usable = False  # no usable directory times: list everything from here on
-        if is_root or not usable:
+        if is_root or not usable or threshold is None:
             changed, unchanged = level, []
         else:
             changed = [d for d in level if d.modified_ms > threshold]
@@ -794,24 +833,22 @@ def _list_pruning(
             )
         next_level: list[_Directory] = []
         has_files = has_dirs = False
-
-        def take(directory: _Directory) -> None:
-            nonlocal has_files, has_dirs
-            found_files, found_dirs = list_one(directory)
+        to_list = list(changed)
+        if not to_list and unchanged:
+            to_list = [unchanged.pop(0)]  # probe: is this a level of leaves?
+        while to_list:
+            found_files, found_dirs = list_one(to_list.pop(0))
             files.extend(found_files)
             next_level.extend(found_dirs)
             has_files = has_files or bool(found_files)
             has_dirs = has_dirs or bool(found_dirs)
-
-        for directory in changed:
-            take(directory)
-        while unchanged and not (has_files or has_dirs):
-            take(unchanged.pop(0))  # probe: is this a level of leaves?
-        if has_dirs:
-            for directory in unchanged:  # intermediate level: sub-directories may be new
-                take(directory)
-        else:
-            pruned.extend(directory.uri for directory in unchanged)
+            if not to_list and unchanged:
+                if has_dirs:  # an intermediate level: its sub-directories may be new
+                    to_list, unchanged = unchanged, []
+                elif not has_files:  # only empty directories so far: probe another
+                    to_list = [unchanged.pop(0)]
+        # What is left is a level of leaves unchanged since the band start.
+        pruned.extend(directory.uri for directory in unchanged)
         level = sorted(next_level, key=lambda d: d.uri)
         is_root = False
     stats = ListingStats(

@@ -77,8 +77,8 @@ _SESSION_INIT = {"postgresql": "SET TIME ZONE 'UTC'"}
 
 _URL = re.compile(r"^jdbc:([A-Za-z0-9][A-Za-z0-9_+.-]*):", re.ASCII)
 _BARE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*", re.ASCII)
-# SQLSTATEs that mean "this table (or schema/database) is not there".
-_MISSING_RELATION_STATES = {"42P01", "3F000", "3D000", "42S02"}
+# SQLSTATEs that mean "this table is not there" (PostgreSQL, ODBC/SQL standard).
+_MISSING_TABLE_STATES = {"42P01", "42S02"}
 
 
 class SourceUnavailable(RuntimeError):
@@ -510,7 +510,7 @@ def _translate(error: BaseException, source: JdbcSource) -> SourceUnavailable | 
             sqlstate = str(state)
             break
     reason = _one_line(_message(chain[-1]))
-    if sqlstate in _MISSING_RELATION_STATES:
+    if sqlstate in _MISSING_TABLE_STATES:
         reason = f"table {source.table} not found ({reason})"
     if source.password:
         reason = reason.replace(source.password, "***")

@@ -1,0 +1,564 @@
+"""Deploy the Glue scripts and the library to an environment's bucket, then verify its jobs.
+
+``python -m glue_incremental deploy --env ENV [--dry-run]`` (``make deploy ENV=...``):
+
+1. Compile every script in ``glue_scripts/`` and every library module
+   (``py_compile``). One that does not compile stops the deploy before
+   anything is uploaded.
+2. Build the library ONCE into ``glue_incremental.zip`` for Glue's
+   ``--extra-py-files``: every ``lib/glue_incremental/**.py`` in sorted order with
+   fixed timestamps and permissions, so the same sources give the same bytes
+   and the same checksum.
+3. Upload each file under a content-addressed key, ``lib/<sha256[:16]>/glue_incremental.zip``
+   and ``scripts/<sha256[:16]>/<name>.py``. A key that already holds that content
+   (HEAD: ``x-amz-meta-sha256``) is not uploaded again.
+4. Point the stable aliases the Glue jobs run at, ``lib/current/glue_incremental.zip``
+   and ``scripts/current/<name>.py``, at the new content (server-side copy, skipped
+   when the alias already holds it).
+5. Write the manifest (every file's name, sha256, key, alias and version) as
+   ``manifests/<version>.json`` and then ``manifests/current.json`` - LAST, so a
+   deploy that stopped half-way never looks current. It is printed.
+6. Verify the environment: every job's ``Command.ScriptLocation`` and the
+   ``glue_incremental.zip`` in ``DefaultArguments["--extra-py-files"]`` must be
+   objects whose content matches the manifest. A mismatch exits non-zero
+   naming the job.
+
+Why aliases: Terraform owns the jobs and points them at the alias keys
+(``artifact_version = "current"`` in ``modules/incremental_pipeline``), so a
+deploy changes no job definition and the next ``terraform plan`` stays clean.
+The content-addressed keys keep every version for rollback and audit; the
+manifest says which one each alias holds, and verification proves it.
+
+The environment's bucket and jobs come from ``terraform output -json`` of
+``terraform/environments/<env>`` (outputs ``scripts_bucket_name`` and
+``job_names``); ``--bucket`` and ``--jobs a,b`` override them (then Terraform
+is not needed). Terraform honours ``TF_DATA_DIR`` as usual, which is how the
+demo points it at its own state under ``.demo/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import py_compile
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+from glue_incremental import aws
+
+PACKAGE = "glue_incremental"
+LIBRARY_ZIP = "glue_incremental.zip"
+ALIAS = "current"
+MANIFEST_PREFIX = "manifests/"
+CURRENT_MANIFEST = f"{MANIFEST_PREFIX}{ALIAS}.json"
+SHA_METADATA = "sha256"
+VERSION_CHARS = 16
+# 1980-01-01 is the earliest time a zip entry can carry.
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def project_root() -> Path:
+    """The repository holding ``glue_scripts/`` and ``lib/glue_incremental``."""
+    return Path(__file__).resolve().parents[2]
+
+
+class DeployError(Exception):
+    """An expected deploy failure: printed as one ``error:`` line, exit code 2."""
+
+
+# -- artifacts -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One deployable file: its bytes and where they go."""
+
+    name: str  # glue_incremental.zip, incremental_load.py
+    kind: str  # "library" | "script"
+    data: bytes = field(repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def version(self) -> str:
+        return self.sha256[:VERSION_CHARS]
+
+    @property
+    def folder(self) -> str:
+        return "lib" if self.kind == "library" else "scripts"
+
+    @property
+    def key(self) -> str:
+        return f"{self.folder}/{self.version}/{self.name}"
+
+    @property
+    def alias_key(self) -> str:
+        return f"{self.folder}/{ALIAS}/{self.name}"
+
+
+def library_sources(root: Path) -> list[Path]:
+    package = root / "lib" / PACKAGE
+    if not (package / "__init__.py").is_file():
+        raise DeployError(f"{package} is not the {PACKAGE} package (no __init__.py)")
+    return sorted(
+        (path for path in package.rglob("*.py") if "__pycache__" not in path.parts),
+        key=lambda path: path.relative_to(package).as_posix(),
+    )
+
+
+def script_sources(root: Path) -> list[Path]:
+    scripts = sorted((root / "glue_scripts").glob("*.py"))
+    if not scripts:
+        raise DeployError(f"no scripts in {root / 'glue_scripts'}: nothing to deploy")
+    return scripts
+
+
+def compile_all(paths: Sequence[Path], root: Path) -> None:
+    """``py_compile`` every file; the first that fails stops everything (nothing uploaded yet)."""
+    with tempfile.TemporaryDirectory(prefix="gi-compile-") as scratch:
+        for index, path in enumerate(paths):
+            try:
+                py_compile.compile(str(path), cfile=os.path.join(scratch, f"{index}.pyc"), doraise=True)
+            except py_compile.PyCompileError as error:
+                detail = error.exc_value
+                where = _relative(path, root)
+                if isinstance(detail, SyntaxError):
+                    message = f"{detail.msg} (line {detail.lineno})"
+                else:
+                    message = " ".join(str(detail).split())
+                raise DeployError(f"{where} does not compile: {message}; nothing was uploaded") from None
+
+
+def build_library_zip(root: Path) -> bytes:
+    """The library as a zip for ``--extra-py-files``: same sources, same bytes."""
+    package = root / "lib" / PACKAGE
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in library_sources(root):
+            info = zipfile.ZipInfo(f"{PACKAGE}/{path.relative_to(package).as_posix()}", ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # unix, whatever machine builds it
+            info.external_attr = 0o100644 << 16
+            archive.writestr(info, path.read_bytes(), compresslevel=9)
+    return buffer.getvalue()
+
+
+def build_artifacts(root: Path | None = None) -> list[Artifact]:
+    """Compile everything, then build the zip and read the scripts (library first)."""
+    root = root or project_root()
+    scripts = script_sources(root)
+    compile_all([*scripts, *library_sources(root)], root)
+    artifacts = [Artifact(LIBRARY_ZIP, "library", build_library_zip(root))]
+    artifacts += [Artifact(path.name, "script", path.read_bytes()) for path in scripts]
+    return artifacts
+
+
+def deployment_version(artifacts: Sequence[Artifact]) -> str:
+    """One version for the set: a hash of every file's name and checksum."""
+    canonical = json.dumps(sorted((a.name, a.sha256) for a in artifacts), separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:VERSION_CHARS]
+
+
+def build_manifest(artifacts: Sequence[Artifact], bucket: str, *, environment: str | None = None) -> dict[str, Any]:
+    return {
+        "version": deployment_version(artifacts),
+        "bucket": bucket,
+        "environment": environment,
+        "deployed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "git_commit": _git_commit(),
+        "files": [
+            {
+                "file": a.name,
+                "kind": a.kind,
+                "sha256": a.sha256,
+                "version": a.version,
+                "size": len(a.data),
+                "key": a.key,
+                "uri": f"s3://{bucket}/{a.key}",
+                "alias_key": a.alias_key,
+                "alias_uri": f"s3://{bucket}/{a.alias_key}",
+            }
+            for a in artifacts
+        ],
+    }
+
+
+# -- environment -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str | None
+    bucket: str
+    jobs: tuple[str, ...]
+
+
+def resolve_environment(
+    env: str | None,
+    *,
+    bucket: str | None = None,
+    jobs: Sequence[str] | None = None,
+    root: Path | None = None,
+    terraform_env: Mapping[str, str] | None = None,
+) -> Environment:
+    """The bucket and job names: flags first, else ``terraform output -json`` of the environment."""
+    if bucket and jobs is not None:
+        return Environment(env, bucket, tuple(jobs))
+    if not env:
+        raise DeployError("say which environment: --env ENV (or both --bucket and --jobs)")
+    outputs = terraform_outputs(env, root=root, terraform_env=terraform_env)
+    if bucket is None:
+        bucket = _output(outputs, "scripts_bucket_name", env)
+    if jobs is None:
+        names = _output(outputs, "job_names", env)
+        jobs = list(names.values()) if isinstance(names, Mapping) else list(names)
+    return Environment(env, str(bucket), tuple(str(job) for job in jobs))
+
+
+def terraform_outputs(
+    env: str, *, root: Path | None = None, terraform_env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    directory = (root or project_root()) / "terraform" / "environments" / env
+    if not any(directory.glob("*.tf")):
+        raise DeployError(
+            f"unknown environment {env!r}: no terraform/environments/{env}; pass --bucket and --jobs"
+        )
+    terraform = shutil.which("terraform")
+    if terraform is None:
+        raise DeployError("terraform is not installed (run `make setup`), or pass --bucket and --jobs")
+    completed = subprocess.run(
+        [terraform, f"-chdir={directory}", "output", "-json", "-no-color"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(terraform_env or {})},
+        check=False,
+    )
+    if completed.returncode != 0:
+        detail = _first_error_line(completed.stderr) or f"exit code {completed.returncode}"
+        raise DeployError(f"terraform output of environments/{env} failed: {detail}")
+    outputs = json.loads(completed.stdout or "{}")
+    if not outputs:
+        raise DeployError(
+            f"terraform/environments/{env} has no outputs (not applied, or another TF_DATA_DIR): "
+            "apply it first, or pass --bucket and --jobs"
+        )
+    return {name: value.get("value") for name, value in outputs.items()}
+
+
+def _output(outputs: Mapping[str, Any], name: str, env: str) -> Any:
+    value = outputs.get(name)
+    if value in (None, "", [], {}):
+        raise DeployError(f"terraform/environments/{env} has no output {name!r}; pass it by flag")
+    return value
+
+
+# -- upload ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class DeployResult:
+    manifest: dict[str, Any]
+    uploaded: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    aliased: list[str] = field(default_factory=list)
+    manifest_keys: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+
+def upload(
+    artifacts: Sequence[Artifact],
+    bucket: str,
+    *,
+    environment: str | None = None,
+    dry_run: bool = False,
+    log: Any = print,
+) -> DeployResult:
+    """Content-addressed objects, then the aliases, then the manifests (last)."""
+    s3 = aws.client("s3")
+    check_bucket(bucket)
+    manifest = build_manifest(artifacts, bucket, environment=environment)
+    result = DeployResult(manifest, dry_run=dry_run)
+    verb = "would upload" if dry_run else "uploaded"
+    for artifact in artifacts:
+        if _holds(s3, bucket, artifact.key, artifact.sha256):
+            result.unchanged.append(artifact.key)
+            log(f"  unchanged     {artifact.key}")
+            continue
+        if not dry_run:
+            s3.put_object(
+                Bucket=bucket,
+                Key=artifact.key,
+                Body=artifact.data,
+                ContentType="application/zip" if artifact.kind == "library" else "text/x-python",
+                Metadata={SHA_METADATA: artifact.sha256},
+            )
+        result.uploaded.append(artifact.key)
+        log(f"  {verb:<13} {artifact.key}  ({len(artifact.data):,} bytes)")
+    for artifact in artifacts:
+        if _holds(s3, bucket, artifact.alias_key, artifact.sha256):
+            continue
+        if not dry_run:
+            s3.copy_object(
+                Bucket=bucket,
+                Key=artifact.alias_key,
+                CopySource={"Bucket": bucket, "Key": artifact.key},
+                MetadataDirective="COPY",
+            )
+        result.aliased.append(artifact.alias_key)
+        log(f"  {'would alias' if dry_run else 'aliased':<13} {artifact.alias_key} -> {artifact.key}")
+    body = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    for key in (f"{MANIFEST_PREFIX}{manifest['version']}.json", CURRENT_MANIFEST):
+        if not dry_run:
+            s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
+        result.manifest_keys.append(key)
+    log(
+        f"  {'would write' if dry_run else 'manifest':<13} s3://{bucket}/{MANIFEST_PREFIX}"
+        f"{manifest['version']}.json and {CURRENT_MANIFEST}"
+    )
+    return result
+
+
+def check_bucket(bucket: str) -> None:
+    try:
+        aws.client("s3").head_bucket(Bucket=bucket)
+    except ClientError as error:
+        code = _code(error)
+        where = aws.endpoint_url("s3") or "AWS"
+        if code in {"404", "NoSuchBucket", "NotFound"}:
+            raise DeployError(
+                f"bucket {bucket!r} does not exist at {where}: apply the environment's terraform first "
+                "(or pass --bucket)"
+            ) from None
+        if code in {"403", "AccessDenied", "Forbidden"}:
+            raise DeployError(f"access to bucket {bucket!r} at {where} denied: check the credentials' role") from None
+        raise
+
+
+def _holds(s3: Any, bucket: str, key: str, sha256: str) -> bool:
+    try:
+        head = s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if _code(error) in {"404", "NoSuchKey", "NotFound"}:
+            return False
+        raise
+    return head.get("Metadata", {}).get(SHA_METADATA) == sha256
+
+
+# -- verification ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobCheck:
+    job: str
+    script: str | None
+    library: str | None
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def read_manifest(bucket: str, key: str = CURRENT_MANIFEST) -> dict[str, Any]:
+    check_bucket(bucket)
+    try:
+        body = aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    except ClientError as error:
+        if _code(error) in {"404", "NoSuchKey", "NotFound"}:
+            raise DeployError(f"s3://{bucket}/{key} does not exist: nothing was deployed yet") from None
+        raise
+    return json.loads(body)
+
+
+def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
+    """Check that every job runs exactly the manifest's script and library."""
+    glue = aws.client("glue")
+    by_name = {entry["file"]: entry for entry in manifest["files"]}
+    checks = []
+    for job in jobs:
+        try:
+            definition = glue.get_job(JobName=job)["Job"]
+        except ClientError as error:
+            if _code(error) == "EntityNotFoundException":
+                checks.append(JobCheck(job, None, None, ("the job does not exist",)))
+                continue
+            raise
+        problems: list[str] = []
+        script = (definition.get("Command") or {}).get("ScriptLocation")
+        if not script:
+            problems.append("it has no Command.ScriptLocation")
+        else:
+            problems += _check_object("ScriptLocation", script, by_name)
+        extra = [uri.strip() for uri in (definition.get("DefaultArguments") or {}).get("--extra-py-files", "").split(",")]
+        libraries = [uri for uri in extra if uri.rsplit("/", 1)[-1] == LIBRARY_ZIP]
+        library = libraries[0] if libraries else None
+        if library is None:
+            problems.append(f"--extra-py-files does not include {LIBRARY_ZIP} (it is {','.join(filter(None, extra)) or 'unset'!r})")
+        else:
+            problems += _check_object("--extra-py-files", library, by_name)
+        checks.append(JobCheck(job, script, library, tuple(problems)))
+    return checks
+
+
+def _check_object(role: str, uri: str, by_name: Mapping[str, Any]) -> list[str]:
+    if not uri.startswith("s3://") or "/" not in uri[5:]:
+        return [f"{role} {uri} is not an s3://bucket/key URI"]
+    bucket, key = uri[5:].split("/", 1)
+    name = key.rsplit("/", 1)[-1]
+    entry = by_name.get(name)
+    if entry is None:
+        return [f"{role} {uri} is not a deployed file (the manifest has {', '.join(sorted(by_name))})"]
+    try:
+        body = aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    except ClientError as error:
+        if _code(error) in {"404", "NoSuchKey", "NotFound", "NoSuchBucket"}:
+            return [f"{role} {uri} does not exist"]
+        raise
+    actual = hashlib.sha256(body).hexdigest()
+    if actual != entry["sha256"]:
+        return [f"{role} {uri} has sha256 {actual[:16]}, the manifest says {entry['sha256'][:16]}"]
+    return []
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+
+def deploy(
+    env: str | None,
+    *,
+    bucket: str | None = None,
+    jobs: Sequence[str] | None = None,
+    dry_run: bool = False,
+    verify_only: bool = False,
+    root: Path | None = None,
+    terraform_env: Mapping[str, str] | None = None,
+    log: Any = print,
+) -> DeployResult | None:
+    """Everything ``deploy`` does; raises DeployError on any problem (verification included).
+
+    Returns the upload result (None with ``verify_only``).
+    """
+    root = root or project_root()
+    try:
+        artifacts = None if verify_only else build_artifacts(root)  # compile before any request
+        target = resolve_environment(env, bucket=bucket, jobs=jobs, root=root, terraform_env=terraform_env)
+        where = aws.endpoint_url("s3") or "AWS"
+        log(f"deploy: environment {target.name or '-'}, bucket {target.bucket} ({where})")
+        result = None
+        if artifacts is not None:
+            result = upload(artifacts, target.bucket, environment=target.name, dry_run=dry_run, log=log)
+            log(json.dumps(result.manifest, indent=2, sort_keys=True))
+            if dry_run:
+                log("dry run: nothing was written, the jobs were not verified")
+                return result
+            manifest = result.manifest
+        else:
+            manifest = read_manifest(target.bucket)
+        checks = verify(target.jobs, manifest)
+        for check in checks:
+            status = "ok" if check.ok else "MISMATCH: " + "; ".join(check.problems)
+            log(f"  verify {check.job}: {status}")
+        failed = [check for check in checks if not check.ok]
+        if failed:
+            detail = "; ".join(f"job {check.job}: {', '.join(check.problems)}" for check in failed)
+            raise DeployError(f"verification failed: {detail}")
+        log(f"deployed version {manifest['version']}: {len(checks)} job(s) run it")
+        return result
+    except NoCredentialsError:
+        raise DeployError(
+            "no AWS credentials: configure a profile, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
+            "or the CI role (OIDC)"
+        ) from None
+    except (ClientError, BotoCoreError) as error:
+        raise DeployError(f"AWS request failed: {' '.join(str(error).split())}") from None
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``deploy`` command group."""
+    parser = subparsers.add_parser(
+        "deploy",
+        help="upload the Glue scripts and the library, then verify the jobs",
+        description=(
+            "Compile, build the library zip, upload scripts and library under content-addressed keys, "
+            "point the 'current' aliases the jobs run at them, write manifests/current.json last, "
+            "then check that every job of the environment runs exactly that."
+        ),
+    )
+    parser.add_argument("--env", help="environment: terraform/environments/<ENV> (bucket and job names from its outputs)")
+    parser.add_argument("--bucket", help="the scripts bucket (default: terraform output scripts_bucket_name)")
+    parser.add_argument(
+        "--jobs",
+        type=lambda text: [name.strip() for name in text.split(",") if name.strip()],
+        help="comma-separated Glue jobs to verify (default: terraform output job_names)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="build and show what would change; write nothing")
+    parser.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="upload nothing: check the jobs against the bucket's manifests/current.json",
+    )
+    parser.set_defaults(handler=_cmd_deploy)
+
+
+def _cmd_deploy(args: argparse.Namespace) -> int:
+    from glue_incremental.cli import CommandError
+
+    try:
+        deploy(
+            args.env,
+            bucket=args.bucket,
+            jobs=args.jobs,
+            dry_run=args.dry_run,
+            verify_only=args.verify_only,
+        )
+    except DeployError as error:
+        raise CommandError(str(error)) from None
+    return 0
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _first_error_line(text: str) -> str:
+    for line in text.splitlines():
+        cleaned = line.strip(" │╷╵\t")
+        if cleaned and not cleaned.startswith("Warning"):
+            return cleaned.removeprefix("Error: ")
+    return ""
+
+
+def _git_commit() -> str | None:
+    if os.environ.get("GITHUB_SHA"):
+        return os.environ["GITHUB_SHA"]
+    try:
+        completed = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return completed.stdout.strip() or None

@@ -1,0 +1,618 @@
+"""Partition predicates for a list of affected partitions, built safely and compactly.
+
+A *partition* is a tuple of values aligned to the partition columns, for
+example ``("2024-01-01", "03")`` for columns ``("date", "hour")``. This module
+turns a list of them into
+
+- a Spark SQL string for Glue's ``push_down_predicate`` (``to_sql_predicate``),
+- a ``Column`` (``partition_filter``) or a filtered DataFrame
+  (``filter_partitions``) whose pruning shows in the scan's ``PartitionFilters``.
+
+It replaces the loop of seed 001, which ran one Spark job per first-level
+partition, built the second table's list from the first table's values, and
+pasted raw values into the predicate string (a value containing ``'`` broke or
+changed the predicate).
+
+Grouping
+    Partitions are grouped by their leading levels and the last level becomes
+    an ``IN`` list; leading values whose sub-lists are identical are merged::
+
+        (`date` = '2024-01-01' AND `hour` IN ('01','02'))
+            OR (`date` = '2024-01-02' AND `hour` = '05')         -- one line in practice
+        `date` IN ('2024-01-01','2024-01-02') AND `hour` IN ('00','01')  -- same hours
+
+    A null partition value (Hive's ``__HIVE_DEFAULT_PARTITION__``) is matched
+    with ``IS NULL``. An empty partition list gives ``false`` (load nothing).
+
+Quoting (Spark SQL, as Glue evaluates ``push_down_predicate``)
+    Identifiers are quoted with backticks (a backtick doubled). Every value is
+    rendered as a string literal; Spark casts it to the column's type. With
+    the default ``spark.sql.parser.escapedStringLiterals=false`` Spark
+    interprets backslash escapes inside literals, so backslashes are doubled
+    and quotes written as ``\\'``. Doubling the quote (``'it''s'``) is *not*
+    an escape in Spark SQL: adjacent literals are concatenated, so it would
+    silently match ``its``. For sessions that set
+    ``escapedStringLiterals=true`` pass ``escaped_string_literals=True``:
+    values containing a quote or backslash are then written as
+    ``CAST(X'<utf-8 hex>' AS STRING)``, which needs no escaping at all.
+
+Length limit
+    ``DEFAULT_MAX_PREDICATE_LENGTH = 2048``: the Glue Data Catalog's
+    ``GetPartitions`` ``Expression`` is capped at 2048 characters, the one
+    hard limit on a partition predicate Glue is known to enforce (Glue may
+    forward a pushdown predicate to the catalog, and the same string is often
+    reused as ``catalogPartitionPredicate``). A longer predicate raises
+    ``PredicateTooLarge``; load the table as a DataFrame and use
+    ``filter_partitions`` instead, which has no length limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from functools import reduce
+from typing import Any
+
+__all__ = [
+    "DEFAULT_LITERAL_LIMIT",
+    "DEFAULT_MAX_PREDICATE_LENGTH",
+    "FileScan",
+    "InvalidPartitionValue",
+    "MissingPartitionColumn",
+    "PartitionError",
+    "PartitionTypeMismatch",
+    "PredicateTooLarge",
+    "affected_partitions",
+    "filter_partitions",
+    "normalise_partitions",
+    "partition_filter",
+    "quote_identifier",
+    "scanned_files",
+    "sql_string_literal",
+    "to_sql_predicate",
+    "validate_partition_values",
+]
+
+# See the module docstring: Glue Data Catalog's GetPartitions Expression limit.
+DEFAULT_MAX_PREDICATE_LENGTH = 2048
+# filter_partitions: up to this many partitions become a literal predicate.
+# Each literal costs a py4j round trip (~0.3 ms) and grows the plan; above it
+# a broadcast semi-join prunes as exactly, through Dynamic Partition Pruning.
+DEFAULT_LITERAL_LIMIT = 500
+
+_SCALAR_TYPES = (str, int, float, Decimal, date, bool)
+_MARKER = "__glue_incremental_keep"
+_KEY = "__glue_incremental_partition"
+
+
+class PartitionError(ValueError):
+    """Base class of this module's errors."""
+
+
+class MissingPartitionColumn(PartitionError):
+    def __init__(self, side: str, column: str, available: Sequence[str]) -> None:
+        self.side, self.column, self.available = side, column, list(available)
+        hint = ""
+        folded = [name for name in available if name.lower() == column.lower()]
+        if folded:
+            hint = f" (did you mean {folded[0]!r}? names are case-sensitive here)"
+        super().__init__(
+            f"{side}: partition column {column!r} is missing{hint}; "
+            f"available columns: {', '.join(map(repr, available)) or 'none'}"
+        )
+
+
+class PartitionTypeMismatch(PartitionError):
+    def __init__(self, column: str, types: dict[str, str]) -> None:
+        self.column, self.types = column, dict(types)
+        sides = ", ".join(f"{side}: {kind}" for side, kind in types.items())
+        super().__init__(
+            f"partition column {column!r} has different types ({sides}); "
+            "cast one side so both agree"
+        )
+
+
+class InvalidPartitionValue(PartitionError):
+    """A partition value that its column's type cannot hold."""
+
+    def __init__(self, column: str, value: Any, type: Any, reason: str = "") -> None:
+        self.column, self.value = column, value
+        self.type = type.simpleString() if hasattr(type, "simpleString") else str(type)
+        detail = f": {reason}" if reason else ""
+        super().__init__(
+            f"invalid partition value {value!r} for column {column!r} of type {self.type}{detail}"
+        )
+
+
+class PredicateTooLarge(PartitionError):
+    def __init__(self, length: int, limit: int) -> None:
+        self.length, self.limit = length, limit
+        super().__init__(
+            f"partition predicate is {length} characters, over the limit of {limit}; "
+            "load the table as a DataFrame and use filter_partitions (no length limit), "
+            "or split the partitions into several loads"
+        )
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def normalise_partitions(partitions: Iterable[Any], columns: Sequence[str]) -> list[tuple]:
+    """Distinct partition tuples in a deterministic order (nulls last per level).
+
+    With one partition column a bare scalar is accepted for ``(scalar,)``.
+    """
+    columns = _check_columns(columns)
+    seen: dict[tuple, None] = {}
+    for raw in partitions:
+        if isinstance(raw, tuple | list):
+            row = tuple(raw)
+        elif len(columns) == 1 and (raw is None or isinstance(raw, _SCALAR_TYPES)):
+            row = (raw,)
+        else:
+            raise PartitionError(
+                f"partition {raw!r} is not a tuple of {len(columns)} values for {list(columns)}"
+            )
+        if len(row) != len(columns):
+            raise PartitionError(
+                f"partition {row!r} has {len(row)} values, expected {len(columns)} "
+                f"for columns {list(columns)}"
+            )
+        for column, value in zip(columns, row, strict=True):
+            if value is not None and not isinstance(value, _SCALAR_TYPES):
+                raise InvalidPartitionValue(
+                    column, value, type(value).__name__, "not a scalar partition value"
+                )
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InvalidPartitionValue(column, value, "double", "NaN/infinity")
+        seen.setdefault(row, None)
+    return sorted(seen, key=lambda row: tuple(_sort_key(value) for value in row))
+
+
+def _sort_key(value: Any) -> tuple:
+    if value is None:
+        return (1, "", "")
+    if isinstance(value, datetime):
+        return (0, "datetime", value.isoformat())
+    return (0, type(value).__name__, value)
+
+
+def _check_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(columns, str):
+        columns = (columns,)
+    columns = tuple(columns)
+    if not columns:
+        raise PartitionError("at least one partition column is required")
+    for column in columns:
+        if not isinstance(column, str) or not column:
+            raise PartitionError(f"partition column names must be non-empty strings: {column!r}")
+    if len(set(columns)) != len(columns):
+        raise PartitionError(f"partition columns repeat a name: {list(columns)}")
+    return columns
+
+
+def affected_partitions(
+    *frames: Any, columns: Sequence[str], names: Sequence[str] | None = None
+) -> list[tuple]:
+    """The distinct partition tuples touched by any of ``frames``, sorted.
+
+    One Spark action in total, whatever the number of frames or partitions:
+    the frames' partition columns are unioned, de-duplicated and collected.
+    Every frame must have every column, with the same type in all frames
+    (``MissingPartitionColumn`` / ``PartitionTypeMismatch`` name the side;
+    ``names`` labels the frames, default ``frame 0``, ``frame 1``...).
+    """
+    columns = _check_columns(columns)
+    if names is not None and len(names) != len(frames):
+        raise PartitionError(f"{len(names)} names given for {len(frames)} frames")
+    labels = list(names) if names is not None else [f"frame {i}" for i in range(len(frames))]
+    if not frames:
+        return []
+    types: dict[str, dict[str, str]] = {column: {} for column in columns}
+    for label, frame in zip(labels, frames, strict=True):
+        fields = {field.name: field.dataType for field in frame.schema.fields}
+        for column in columns:
+            if column not in fields:
+                raise MissingPartitionColumn(label, column, list(fields))
+            types[column][label] = fields[column].simpleString()
+    for column, by_side in types.items():
+        if len(set(by_side.values())) > 1:
+            raise PartitionTypeMismatch(column, by_side)
+    selected = [frame.select(*[_col(column) for column in columns]) for frame in frames]
+    rows = reduce(lambda a, b: a.union(b), selected).distinct().collect()
+    return normalise_partitions((tuple(row) for row in rows), columns)
+
+
+# --------------------------------------------------------------------------- validation
+
+_INT_RE = re.compile(r"[+-]?\d+")
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_INT_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+
+
+def validate_partition_values(
+    partitions: Iterable[Any], columns: Sequence[str], schema: Any
+) -> list[tuple]:
+    """Check every value against its column's type in ``schema``; return them typed.
+
+    ``schema`` is a ``StructType`` (or anything with ``.schema``, a DataFrame).
+    A value the type cannot hold (``"2024-13-45"`` for a date, ``"abc"`` for an
+    int) raises ``InvalidPartitionValue(column, value, type)``. Strings that do
+    parse are converted (``"03"`` -> ``3`` for an int column) so literals
+    compare in the column's own type. ``None`` is always allowed.
+    """
+    columns = _check_columns(columns)
+    schema = getattr(schema, "schema", schema)
+    fields = {field.name: field.dataType for field in schema.fields}
+    for column in columns:
+        if column not in fields:
+            raise MissingPartitionColumn("schema", column, list(fields))
+    typed = [
+        tuple(
+            _coerce(column, value, fields[column])
+            for column, value in zip(columns, row, strict=True)
+        )
+        for row in normalise_partitions(partitions, columns)
+    ]
+    return normalise_partitions(typed, columns)
+
+
+def _coerce(column: str, value: Any, data_type: Any) -> Any:
+    if value is None:
+        return None
+    kind = data_type.simpleString()
+
+    def bad(reason: str) -> InvalidPartitionValue:
+        return InvalidPartitionValue(column, value, data_type, reason)
+
+    if kind == "string" or kind.startswith(("varchar", "char")):
+        if not isinstance(value, str):
+            raise bad("expected a string")
+        return value
+    if kind in _INT_BITS:
+        if isinstance(value, bool):
+            raise bad("expected an integer")
+        if isinstance(value, str):
+            if not _INT_RE.fullmatch(value.strip()):
+                raise bad("not an integer")
+            value_int = int(value)
+        elif isinstance(value, int):
+            value_int = value
+        else:
+            raise bad("expected an integer")
+        bits = _INT_BITS[kind]
+        if not -(2 ** (bits - 1)) <= value_int < 2 ** (bits - 1):
+            raise bad("out of range")
+        return value_int
+    if kind == "date":
+        if isinstance(value, datetime):
+            raise bad("expected a date, not a datetime")
+        if isinstance(value, date):
+            return value
+        if isinstance(value, str) and _DATE_RE.fullmatch(value):
+            try:
+                return date.fromisoformat(value)
+            except ValueError as error:
+                raise bad(str(error)) from None
+        raise bad("not a valid date (YYYY-MM-DD)")
+    if kind in ("timestamp", "timestamp_ntz"):
+        if isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value)
+            except ValueError:
+                raise bad("not a valid ISO-8601 timestamp") from None
+        elif isinstance(value, datetime):
+            parsed = value
+        else:
+            raise bad("expected a timestamp")
+        if kind == "timestamp":
+            # Sessions run in UTC (glue_incremental.spark): a naive value means UTC.
+            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+        if parsed.tzinfo is not None:
+            raise bad("timestamp_ntz cannot hold a time zone")
+        return parsed
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise bad("expected true or false")
+    if kind in ("float", "double"):
+        if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
+            raise bad("expected a number")
+        try:
+            number = float(value)
+        except ValueError:
+            raise bad("not a number") from None
+        if not math.isfinite(number):
+            raise bad("NaN and infinity are not partition values")
+        return number
+    if kind.startswith("decimal"):
+        if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+            raise bad("expected a decimal")
+        try:
+            number = Decimal(str(value).strip())
+        except InvalidOperation:
+            raise bad("not a decimal") from None
+        if not number.is_finite():
+            raise bad("not a finite decimal")
+        precision, scale = data_type.precision, data_type.scale
+        exponent = number.as_tuple().exponent
+        if isinstance(exponent, int) and -exponent > scale:
+            raise bad(f"more than {scale} decimal places")
+        if abs(number) >= Decimal(10) ** (precision - scale):
+            raise bad(f"does not fit decimal({precision},{scale})")
+        return number
+    raise bad("unsupported partition column type")
+
+
+# --------------------------------------------------------------------------- predicate plan
+
+
+@dataclass(frozen=True)
+class _In:
+    column: str
+    values: tuple  # non-null values, sorted
+    has_null: bool
+
+
+@dataclass(frozen=True)
+class _And:
+    parts: tuple
+
+
+@dataclass(frozen=True)
+class _Or:
+    parts: tuple
+
+
+_FALSE = _Or(())
+
+
+def _plan(partitions: Iterable[Any], columns: Sequence[str]) -> Any:
+    columns = _check_columns(columns)
+    rows = normalise_partitions(partitions, columns)
+    if not rows:
+        return _FALSE
+    return _group(rows, columns, 0)
+
+
+def _group(rows: list[tuple], columns: tuple[str, ...], level: int) -> Any:
+    column = columns[level]
+    if level == len(columns) - 1:
+        values = tuple(dict.fromkeys(row[level] for row in rows if row[level] is not None))
+        return _In(column, values, any(row[level] is None for row in rows))
+    children: dict[Any, list[tuple]] = {}
+    for row in rows:  # rows are sorted, so values come in order
+        children.setdefault(row[level], []).append(row)
+    by_subtree: dict[Any, list[Any]] = {}
+    for value, child_rows in children.items():
+        by_subtree.setdefault(_group(child_rows, columns, level + 1), []).append(value)
+    terms = []
+    for subtree, values in by_subtree.items():
+        present = tuple(value for value in values if value is not None)
+        head = _In(column, present, len(present) != len(values))
+        tail = subtree.parts if isinstance(subtree, _And) else (subtree,)
+        terms.append(_And((head, *tail)))
+    return terms[0] if len(terms) == 1 else _Or(tuple(terms))
+
+
+# --------------------------------------------------------------------------- SQL text
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as a Spark SQL identifier: backticks, inner backticks doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def sql_string_literal(value: Any, *, escaped_string_literals: bool = False) -> str:
+    """``value`` as a Spark SQL string literal that means exactly ``value``.
+
+    See the module docstring for the escaping rules. Dates, numbers and
+    booleans are rendered as text; Spark casts the literal to the column type.
+    """
+    text = _as_text(value)
+    if escaped_string_literals:
+        if "'" in text or "\\" in text:
+            return f"CAST(X'{text.encode('utf-8').hex().upper()}' AS STRING)"
+        return f"'{text}'"
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | Decimal):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise PartitionError(f"{value!r} cannot be a partition value")
+        return repr(value)
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date):
+        return value.isoformat()
+    raise PartitionError(f"{value!r} ({type(value).__name__}) cannot be a partition value")
+
+
+def to_sql_predicate(
+    partitions: Iterable[Any],
+    columns: Sequence[str],
+    *,
+    max_length: int | None = DEFAULT_MAX_PREDICATE_LENGTH,
+    escaped_string_literals: bool = False,
+) -> str:
+    """A Spark SQL predicate matching exactly ``partitions`` (for ``push_down_predicate``).
+
+    Raises ``PredicateTooLarge(length, limit)`` past ``max_length`` characters
+    (``None``: no limit).
+    """
+    text = _sql(_plan(partitions, columns), escaped_string_literals, top=True)
+    if max_length is not None and len(text) > max_length:
+        raise PredicateTooLarge(len(text), max_length)
+    return text
+
+
+def _sql(node: Any, escaped: bool, *, top: bool = False) -> str:
+    if isinstance(node, _In):
+        name = quote_identifier(node.column)
+        values = [sql_string_literal(v, escaped_string_literals=escaped) for v in node.values]
+        terms = []
+        if len(values) == 1:
+            terms.append(f"{name} = {values[0]}")
+        elif values:
+            terms.append(f"{name} IN ({','.join(values)})")
+        if node.has_null:
+            terms.append(f"{name} IS NULL")
+        return terms[0] if len(terms) == 1 else f"({' OR '.join(terms)})"
+    if isinstance(node, _And):
+        text = " AND ".join(_sql(part, escaped) for part in node.parts)
+        return text if top else f"({text})"
+    if not node.parts:
+        return "false"
+    text = " OR ".join(_sql(part, escaped) for part in node.parts)
+    return text if top else f"({text})"
+
+
+# --------------------------------------------------------------------------- Columns
+
+
+def _col(name: str) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.col(quote_identifier(name))
+
+
+def partition_filter(
+    partitions: Iterable[Any], columns: Sequence[str], *, schema: Any = None
+) -> Any:
+    """The same predicate as ``to_sql_predicate``, as a ``Column`` (no SQL text).
+
+    With ``schema`` (a StructType or DataFrame) values are first checked and
+    converted to their column's type (``validate_partition_values``).
+    """
+    if schema is not None:
+        partitions = validate_partition_values(partitions, columns, schema)
+    return _column(_plan(partitions, columns))
+
+
+def _column(node: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    if isinstance(node, _In):
+        column = _col(node.column)
+        terms = []
+        if len(node.values) == 1:
+            terms.append(column == F.lit(node.values[0]))
+        elif node.values:
+            terms.append(column.isin(list(node.values)))
+        if node.has_null:
+            terms.append(column.isNull())
+        return reduce(lambda a, b: a | b, terms)
+    if isinstance(node, _And):
+        return reduce(lambda a, b: a & b, (_column(part) for part in node.parts))
+    if not node.parts:
+        return F.lit(False)
+    return reduce(lambda a, b: a | b, (_column(part) for part in node.parts))
+
+
+def filter_partitions(
+    df: Any,
+    partitions: Iterable[Any],
+    columns: Sequence[str],
+    *,
+    literal_limit: int = DEFAULT_LITERAL_LIMIT,
+) -> Any:
+    """``df`` restricted to ``partitions``, pruned at the file scan.
+
+    Values are validated against ``df``'s partition column types first
+    (``InvalidPartitionValue``). Up to ``literal_limit`` partitions: a literal
+    predicate, shown in the scan's ``PartitionFilters`` and pruned while
+    planning. Above it: a left semi-join with a broadcast DataFrame of the
+    partition tuples, keyed on ``struct(<partition columns>)``, which Spark's
+    Dynamic Partition Pruning turns into
+    ``PartitionFilters: [dynamicpruningexpression(struct(...) IN dynamicpruning#..)]``
+    so only those partitions' files are read (exactly those: one struct key,
+    not a cross product of per-column value sets). Rows are the same either way.
+    Null partition values match null partitions in both paths.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    columns = _check_columns(columns)
+    typed = validate_partition_values(partitions, columns, df.schema)
+    if len(typed) <= literal_limit:
+        return df.where(_column(_plan(typed, columns)))
+    fields = {field.name: field for field in df.schema.fields}
+    schema = StructType(
+        [StructField(f"p{i}", fields[column].dataType, True) for i, column in enumerate(columns)]
+        + [StructField(_MARKER, IntegerType(), False)]
+    )
+    wanted = (
+        df.sparkSession.createDataFrame([(*row, 1) for row in typed], schema)
+        # A comparison on data Spark cannot fold: DPP only prunes from a side
+        # with a "likely selective" filter (PartitionPruning.hasSelectivePredicate).
+        .where(F.col(_MARKER) == 1)
+        .select(F.struct(*[F.col(f"p{i}") for i in range(len(columns))]).alias(_KEY))
+    )
+    key = F.struct(*[_col(column).alias(f"p{i}") for i, column in enumerate(columns)])
+    return df.join(F.broadcast(wanted), key == F.col(_KEY), "left_semi")
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """One file scan of an executed plan: its partition filters and what it read."""
+
+    partition_filters: tuple[str, ...]
+    partitions: int
+    files: tuple[str, ...]
+
+
+def scanned_files(df: Any) -> list[FileScan]:
+    """The file scans of ``df``'s executed plan and the partitions/files they read.
+
+    Call it after an action on this same DataFrame (``df.collect()``), so
+    dynamic pruning has run. ``df.inputFiles()`` is no substitute: for a
+    path-based table it lists every file of the location, pruned or not.
+    """
+    scans: list[FileScan] = []
+
+    def walk(plan: Any) -> None:
+        name = plan.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            walk(plan.executedPlan())
+            return
+        if name.endswith("QueryStageExec"):
+            walk(plan.plan())
+            return
+        if name == "FileSourceScanExec":
+            directories = plan.dynamicallySelectedPartitions()
+            files = []
+            for i in range(len(directories)):
+                statuses = directories[i].files()
+                files.extend(statuses.apply(j).getPath().toString() for j in range(statuses.size()))
+            filters = plan.partitionFilters()
+            scans.append(
+                FileScan(
+                    partition_filters=tuple(
+                        filters.apply(i).toString() for i in range(filters.size())
+                    ),
+                    partitions=len(directories),
+                    files=tuple(sorted(files)),
+                )
+            )
+        children = plan.children()
+        for i in range(children.size()):
+            walk(children.apply(i))
+
+    walk(df._jdf.queryExecution().executedPlan())
+    return scans

@@ -1,0 +1,429 @@
+"""1. File ingestion: one incremental run with a fixed delta as the history grows.
+
+Three ways to take ``delta`` new files into a Parquet target partitioned by ``date``:
+
+- ``ours``: the project's load job (``glue_incremental.load.main``) with its file
+  bookmarks, bookmark enabled; primed by a first (full) run over the history.
+- ``available_now``: Spark Structured Streaming's file source with
+  ``Trigger.AvailableNow`` and a checkpoint, Spark's built-in incremental file
+  ingestion; primed by a first run over the history, so the timed run only has
+  the new files to take.
+- ``full_reload``: the same load job with ``--job-bookmark-option
+  job-bookmark-disable`` (read every file, replace the target), and, as a
+  second reference, plain Spark (``spark.read.json(root)``, overwrite).
+
+The source is ``date=YYYY-MM-DD/`` directories of ``files_per_directory`` tiny
+JSON-lines files written with plain Python; files and directories carry the
+modification time they would have had if written on their day (``os.utime``).
+Each incremental run adds ``delta`` files in a new day's directory, stamped
+now. Every timed incremental run is repeated ``file_repeats`` times (a new
+delta each time; the two incremental methods alternate who goes first) and
+the median is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from glue_incremental import aws
+from glue_incremental.load import main as load_main
+
+from tests.benchmarks.common import (
+    Context,
+    IoCounters,
+    MemorySampler,
+    RequestCounter,
+    SparkJobs,
+    Timer,
+    median,
+    quiet,
+    ratio,
+)
+
+DAY0 = date(2023, 1, 1)
+DAY_SECONDS = 86_400
+
+
+@dataclass
+class FileSource:
+    root: Path
+    files_per_directory: int
+    rows_per_file: int
+    days: int = 0
+    files: int = 0
+    bytes: int = 0
+    rows: int = 0
+    next_id: int = 1
+    new_batches: list[list[Path]] = field(default_factory=list)
+
+    @property
+    def uri(self) -> str:
+        return self.root.as_uri()
+
+    def _write(self, directory: Path, index: int, mtime: float) -> Path:
+        path = directory / f"part-{index:05d}.json"
+        stamp = int(mtime * 1000)
+        lines = []
+        for _ in range(self.rows_per_file):
+            row = {"id": self.next_id, "updated": stamp, "value": f"value-{self.next_id:09d}"}
+            lines.append(json.dumps(row))
+            self.next_id += 1
+        text = "\n".join(lines) + "\n"
+        path.write_text(text)
+        os.utime(path, (mtime, mtime))
+        self.files += 1
+        self.rows += self.rows_per_file
+        self.bytes += len(text)
+        return path
+
+    def _new_directory(self) -> Path:
+        directory = self.root / f"date={DAY0 + timedelta(days=self.days)}"
+        directory.mkdir(parents=True)
+        self.days += 1
+        return directory
+
+    def write_history(self, files: int, now: float) -> None:
+        """``files`` files, ``files_per_directory`` per day, on the days before ``now``."""
+        days = math.ceil(files / self.files_per_directory)
+        last = 0.0
+        for day in range(days):
+            directory = self._new_directory()
+            start = now - (days - day + 1) * DAY_SECONDS
+            count = min(self.files_per_directory, files - day * self.files_per_directory)
+            for index in range(count):
+                last = start + index * 60.0
+                self._write(directory, index, last)
+            os.utime(directory, (last, last))  # the directory changed when its last file landed
+        os.utime(self.root, (last, last))
+
+    def add_delta(self, files: int, now: float) -> list[Path]:
+        """``files`` new files in a new day's directory, stamped just before ``now``."""
+        directory = self._new_directory()
+        batch = [self._write(directory, index, now - 2.0 + index / 1000) for index in range(files)]
+        self.new_batches.append(batch)
+        return batch
+
+
+def _schema() -> Any:
+    from pyspark.sql.types import DateType, LongType, StringType, StructField, StructType
+
+    return StructType(
+        [
+            StructField("id", LongType()),
+            StructField("updated", LongType()),
+            StructField("value", StringType()),
+            StructField("date", DateType()),
+        ]
+    )
+
+
+def _load_argv(job: str, source: FileSource, target: Path, table: str, *extra: str) -> list[str]:
+    return [
+        "incremental_load.py",
+        "--JOB_NAME",
+        job,
+        "--source",
+        source.uri,
+        "--source_format",
+        "json",
+        "--watermark_column",
+        "updated",
+        "--primary_key",
+        "id",
+        "--partition_by",
+        "date",
+        "--target_path",
+        target.as_uri(),
+        "--watermarks_table",
+        table,
+        *extra,
+    ]
+
+
+def _measured(ctx: Context, label: str, action: Any, *, memory: bool = False) -> dict[str, Any]:
+    """Run ``action()`` under every instrument; returns the figures plus ``result``."""
+    requests = _dynamodb_requests()
+    with (
+        MemorySampler(ctx.spark, enabled=memory) as sampler,
+        IoCounters(ctx.spark) as io_counters,
+        SparkJobs(ctx.spark, label) as jobs,
+        requests.measure() as sent,
+        Timer() as timer,
+        quiet(),
+    ):
+        result = action()
+    figures = {
+        "seconds": round(timer.seconds, 3),
+        "spark_jobs": jobs.count,
+        "fs_bytes_read": io_counters.delta.fs_bytes_read,
+        "spark_files_discovered": io_counters.delta.files_discovered,
+        "spark_parallel_listing_jobs": io_counters.delta.parallel_listing_jobs,
+        "dynamodb_requests": sum(sent.values()),
+        "result": result,
+    }
+    if memory:
+        figures["memory"] = sampler.peak.as_dict()
+    return figures
+
+
+_REQUESTS: RequestCounter | None = None
+
+
+def _dynamodb_requests() -> RequestCounter:
+    """Counts requests on the client the jobs' ``Watermarks()`` use (``aws.client``)."""
+    global _REQUESTS
+    client = aws.client("dynamodb")
+    if _REQUESTS is None or _REQUESTS.client is not client:
+        _REQUESTS = RequestCounter(client)
+    return _REQUESTS
+
+
+def run_ours(
+    ctx: Context, job: str, source: FileSource, target: Path, *extra: str, memory: bool = False
+) -> dict[str, Any]:
+    argv = _load_argv(job, source, target, ctx.watermarks_table, *extra)
+    figures = _measured(ctx, job, lambda: load_main(argv, spark=ctx.spark), memory=memory)
+    summary = figures.pop("result")
+    plan = summary.get("file_plan") or summary.get("plan") or {}
+    figures.update(
+        files_listed=plan.get("files_listed"),
+        directories_listed=plan.get("directories_listed"),
+        partitions_pruned=plan.get("partitions_pruned"),
+        files_read=summary.get("files_read", plan.get("files_to_read")),
+        source_bytes_read=plan.get("bytes_to_read"),
+        records_read=summary.get("records_read"),
+        records_written=summary.get("records_written"),
+        partitions_written=len(summary.get("partitions_written") or []),
+        committed=summary.get("committed"),
+        status=summary.get("status"),
+    )
+    return figures
+
+
+def _checkpoint_entries(checkpoint: Path, batch_ids: list[int]) -> list[dict[str, Any]]:
+    """The file source's log entries (path, timestamp, batchId) for ``batch_ids``."""
+    log = checkpoint / "sources" / "0"
+    entries = []
+    for batch in batch_ids:
+        path = log / str(batch)
+        if not path.exists():
+            path = log / f"{batch}.compact"
+        for line in path.read_text().splitlines()[1:]:  # first line: log version
+            if line.strip():
+                entry = json.loads(line)
+                if entry.get("batchId", batch) == batch:
+                    entries.append(entry)
+    return entries
+
+
+def run_available_now(
+    ctx: Context, source: FileSource, checkpoint: Path, sink: Path, *, memory: bool = False
+) -> dict[str, Any]:
+    spark = ctx.spark
+
+    def action() -> Any:
+        query = (
+            spark.readStream.schema(_schema())
+            .format("json")
+            .load(source.uri)
+            .writeStream.format("parquet")
+            .partitionBy("date")
+            .option("checkpointLocation", checkpoint.as_uri())
+            .trigger(availableNow=True)
+            .start(sink.as_uri())
+        )
+        query.awaitTermination()
+        if query.exception() is not None:
+            raise RuntimeError(f"AvailableNow query failed: {query.exception()}")
+        return query.recentProgress
+
+    figures = _measured(ctx, "available-now", action, memory=memory)
+    progress = figures.pop("result")
+    batches = [p["batchId"] for p in progress if p.get("numInputRows", 0) > 0]
+    entries = _checkpoint_entries(checkpoint, batches)
+    figures.update(
+        # FileStreamSource.fetchAllFiles lists the whole path through an
+        # InMemoryFileIndex on every micro-batch: its count is spark_files_discovered.
+        files_listed=figures["spark_files_discovered"],
+        files_read=len(entries),
+        source_bytes_read=sum(os.path.getsize(_local(entry["path"])) for entry in entries),
+        records_read=sum(int(p.get("numInputRows", 0)) for p in progress),
+        batches=len(batches),
+        source_metrics=[
+            {key: value for key, value in p["sources"][0].items() if key != "description"}
+            for p in progress
+            if p.get("numInputRows", 0) > 0
+        ],
+    )
+    return figures
+
+
+def _local(uri: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path)
+
+
+def run_plain_full_reload(
+    ctx: Context, source: FileSource, target: Path, *, memory: bool = False
+) -> dict[str, Any]:
+    spark = ctx.spark
+
+    def action() -> None:
+        frame = spark.read.schema(_schema()).json(source.uri)
+        frame.write.mode("overwrite").partitionBy("date").parquet(target.as_uri())
+
+    figures = _measured(ctx, "plain-full", action, memory=memory)
+    figures.pop("result")
+    figures.update(
+        files_listed=figures["spark_files_discovered"],
+        files_read=source.files,
+        source_bytes_read=source.bytes,
+    )
+    return figures
+
+
+def _incremental_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "seconds_median": round(median([run["seconds"] for run in runs]), 3),
+        "seconds_all": [run["seconds"] for run in runs],
+        "files_read": [run["files_read"] for run in runs],
+        "files_listed": [run["files_listed"] for run in runs],
+        "source_bytes_read": [run["source_bytes_read"] for run in runs],
+        "fs_bytes_read_median": median([run["fs_bytes_read"] for run in runs]),
+        "spark_jobs": [run["spark_jobs"] for run in runs],
+    }
+
+
+def _count_rows(ctx: Context, path: Path) -> int:
+    return ctx.spark.read.parquet(path.as_uri()).count()
+
+
+def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> dict[str, Any]:
+    scale = ctx.scale
+    base = ctx.section_dir(f"files/h{history}")
+    source = FileSource(base / "source", scale.files_per_directory, scale.rows_per_file)
+    target, checkpoint, sink = base / "target", base / "checkpoint", base / "stream_sink"
+    job = f"bench_files_{history}"
+    with Timer() as generation:
+        source.write_history(history, now)
+    ctx.log(f"files: history {history} ({source.days} directories) in {generation.seconds:.1f}s")
+
+    first_ours = run_ours(ctx, job, source, target)
+    first_stream = run_available_now(ctx, source, checkpoint, sink)
+    ctx.log(
+        f"files: first runs over {history}: ours {first_ours['seconds']:.1f}s, "
+        f"AvailableNow {first_stream['seconds']:.1f}s"
+    )
+
+    ours_runs, stream_runs, plan_only = [], [], None
+    for repeat in range(scale.file_repeats):
+        source.add_delta(scale.file_delta, time.time())
+        if plan_only is None:  # listing + planning alone: a dry run of the same job
+            plan_only = run_ours(ctx, job, source, target, "--dry_run", "true")
+        order = ["ours", "stream"] if repeat % 2 == 0 else ["stream", "ours"]
+        for method in order:
+            if method == "ours":
+                ours_runs.append(run_ours(ctx, job, source, target, memory=largest))
+            else:
+                stream_runs.append(run_available_now(ctx, source, checkpoint, sink, memory=largest))
+        ctx.log(
+            f"files: history {history} run {repeat + 1}: ours {ours_runs[-1]['seconds']:.2f}s "
+            f"({ours_runs[-1]['files_read']} files), AvailableNow "
+            f"{stream_runs[-1]['seconds']:.2f}s ({stream_runs[-1]['files_read']} files)"
+        )
+
+    full_job = run_ours(
+        ctx, job, source, target, "--job-bookmark-option", "job-bookmark-disable", memory=largest
+    )
+    plain = run_plain_full_reload(ctx, source, base / "plain_target", memory=largest)
+    ctx.log(
+        f"files: full reloads over {source.files}: job {full_job['seconds']:.1f}s, "
+        f"plain Spark {plain['seconds']:.1f}s"
+    )
+    check = {
+        "source_rows": source.rows,
+        "ours_target_rows": _count_rows(ctx, target),
+        "available_now_sink_rows": _count_rows(ctx, sink),
+        "plain_full_reload_rows": _count_rows(ctx, base / "plain_target"),
+    }
+    ours = _incremental_summary(ours_runs)
+    stream = _incremental_summary(stream_runs)
+    full_reference = min(full_job["seconds"], plain["seconds"])
+    result = {
+        "history_files": history,
+        "delta_files": scale.file_delta,
+        "directories": source.days - scale.file_repeats,
+        "history_bytes": source.bytes,
+        "generation_seconds": round(generation.seconds, 2),
+        "first_run": {"ours": _strip(first_ours), "available_now": _strip(first_stream)},
+        "ours_plan_only": _strip(plan_only),
+        "incremental": {
+            "ours": [_strip(run) for run in ours_runs],
+            "available_now": [_strip(run) for run in stream_runs],
+        },
+        "full_reload": {"job_bookmark_disabled": _strip(full_job), "plain_spark": _strip(plain)},
+        "summary": {
+            "ours": ours,
+            "available_now": stream,
+            "full_reload_job_seconds": full_job["seconds"],
+            "full_reload_plain_seconds": plain["seconds"],
+            "full_reload_files_read": full_job["files_read"],
+            "ours_vs_available_now_time": _round(
+                ratio(ours["seconds_median"], stream["seconds_median"])
+            ),
+            "full_reload_vs_ours_speedup": _round(ratio(full_reference, ours["seconds_median"])),
+            "full_reload_job_vs_ours_speedup": _round(
+                ratio(full_job["seconds"], ours["seconds_median"])
+            ),
+        },
+        "row_check": check,
+        "row_check_ok": check["ours_target_rows"]
+        == check["source_rows"]
+        == check["available_now_sink_rows"]
+        == check["plain_full_reload_rows"],
+    }
+    if largest:
+        result["memory"] = {
+            "ours_incremental": ours_runs[-1].get("memory"),
+            "available_now_incremental": stream_runs[-1].get("memory"),
+            "full_reload_job": full_job.get("memory"),
+            "full_reload_plain": plain.get("memory"),
+        }
+    shutil.rmtree(base, ignore_errors=True)
+    return result
+
+
+def _strip(run: dict[str, Any] | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {key: value for key, value in run.items() if key != "memory"}
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    histories = sorted(ctx.scale.file_histories)
+    points = [
+        bench_history(ctx, history, largest=history == histories[-1], now=time.time())
+        for history in histories
+    ]
+    return {
+        "description": (
+            f"One incremental run taking {ctx.scale.file_delta} new JSON files "
+            f"({ctx.scale.rows_per_file} rows each) into a Parquet target partitioned by date, "
+            "as the history grows; median of "
+            f"{ctx.scale.file_repeats} runs per method"
+        ),
+        "points": points,
+    }

@@ -1,0 +1,81 @@
+"""How big each benchmark is: ``full`` for ``make bench``, ``smoke`` for the test suite."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    # 1. file ingestion: existing files, new files per incremental run, layout
+    file_histories: tuple[int, ...]
+    file_delta: int
+    files_per_directory: int
+    rows_per_file: int
+    file_repeats: int
+    # 2. JDBC: table sizes, share of rows changed per run, lookback window
+    jdbc_rows: tuple[int, ...]
+    jdbc_changed_fraction: float
+    jdbc_days: int
+    jdbc_lookback_hours: int
+    jdbc_repeats: int
+    # 3. incremental join: partitions per side, rows per partition and side, share affected
+    join_partitions: tuple[int, ...]
+    join_rows_per_partition: int
+    join_affected_fraction: float
+    # 4. watermark store: history items, timed calls per case
+    watermark_histories: tuple[int, ...]
+    watermark_samples: int
+    # 5. predicates: affected partitions, second-level partitions per first-level one
+    predicate_partitions: tuple[int, ...]
+    predicate_second_level: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+FULL = Scale(
+    name="full",
+    file_histories=(1_000, 5_000, 20_000),
+    file_delta=20,
+    files_per_directory=25,
+    rows_per_file=5,
+    file_repeats=3,
+    jdbc_rows=(100_000, 1_000_000),
+    jdbc_changed_fraction=0.01,
+    jdbc_days=100,
+    jdbc_lookback_hours=1,
+    jdbc_repeats=2,
+    join_partitions=(100, 400, 1_000),
+    join_rows_per_partition=1_000,
+    join_affected_fraction=0.01,
+    watermark_histories=(1, 10_000),
+    watermark_samples=200,
+    predicate_partitions=(100, 1_000, 10_000),
+    predicate_second_level=100,
+)
+
+SMOKE = Scale(
+    name="smoke",
+    file_histories=(50, 100),
+    file_delta=20,
+    files_per_directory=25,
+    rows_per_file=2,
+    file_repeats=1,
+    jdbc_rows=(10_000,),
+    jdbc_changed_fraction=0.01,
+    jdbc_days=10,
+    jdbc_lookback_hours=1,
+    jdbc_repeats=1,
+    join_partitions=(100,),
+    join_rows_per_partition=20,
+    join_affected_fraction=0.01,
+    watermark_histories=(1, 50),
+    watermark_samples=20,
+    predicate_partitions=(20, 100),
+    predicate_second_level=10,
+)
+
+SCALES = {scale.name: scale for scale in (FULL, SMOKE)}

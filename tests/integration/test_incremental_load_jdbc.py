@@ -1,0 +1,174 @@
+"""The incremental load from a real PostgreSQL table."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyspark.testing import assertDataFrameEqual
+
+from glue_incremental.args import BookmarkOption
+from glue_incremental.load import LoadConfig, SchemaError
+from glue_incremental.sources.jdbc import SourceUnavailable
+from glue_incremental.watermarks import Watermarks, create_table
+from tests.harness.loads import FixedClock, read_parquet, run_load_at
+from tests.harness.postgres import statements_since
+
+pytestmark = [pytest.mark.spark, pytest.mark.postgres]
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+COLUMNS = ["id", "part", "updated_at", "value"]
+
+
+@pytest.fixture
+def store(aws):
+    create_table()
+    return Watermarks()
+
+
+@pytest.fixture
+def table(postgres):
+    name = f"orders_{uuid.uuid4().hex[:8]}"
+    postgres.execute(
+        f"create table {name} (id bigint primary key, part text not null, "
+        "updated_at timestamptz, value text)"
+    )
+    yield name
+    postgres.execute(f"drop table {name}")
+
+
+def upsert(postgres, table, rows):
+    postgres.execute(
+        f"insert into {table} (id, part, updated_at, value) values (%s, %s, %s, %s) "
+        "on conflict (id) do update set part = excluded.part, updated_at = excluded.updated_at, "
+        "value = excluded.value",
+        rows,
+        many=True,
+    )
+
+
+def config_for(postgres, table, tmp_path, **overrides) -> LoadConfig:
+    options = {
+        "source": postgres.jdbc_url,
+        "source_table": table,
+        "source_user": postgres.user,
+        "source_password": postgres.password,
+        "watermark_column": "updated_at",
+        "primary_key": ("id",),
+        "target_path": (tmp_path / "target").as_uri(),
+        "partition_by": ("part",),
+        "lookback": timedelta(minutes=30),
+    }
+    options.update(overrides)
+    return LoadConfig(**options)
+
+
+def full_refresh(spark, config, tmp_path, store):
+    reference = LoadConfig(**{**config.__dict__, "target_path": (tmp_path / "reference").as_uri()})
+    run_load_at(
+        spark, reference, job_name=f"ref-{uuid.uuid4().hex[:6]}", run_id="jr_ref",
+        clock=FixedClock(T0.timestamp()), store=store, option=BookmarkOption.DISABLE,
+    )
+    return read_parquet(spark, reference.target_path, COLUMNS)
+
+
+def test_incremental_run_pushes_the_watermark_predicate_down_to_the_database(spark, postgres, table, tmp_path, store):
+    config = config_for(postgres, table, tmp_path)
+    upsert(postgres, table, [(1, "a", T0, "x")])
+    run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+    _, offset = statements_since(postgres, 0)
+
+    run_load_at(spark, config, job_name="pg", run_id="jr_2", clock=FixedClock(T0.timestamp() + 60), store=store)
+
+    received, _ = statements_since(postgres, offset)
+    reads = [sql for sql in received if table in sql and "WHERE" in sql and "1=0" not in sql]
+    assert reads, received
+    assert any('"updated_at" >= TIMESTAMP WITH TIME ZONE \'2024-05-01 11:30:00' in sql for sql in reads), reads
+
+
+def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_lost(spark, postgres, table, tmp_path, store):
+    config = config_for(postgres, table, tmp_path)
+    upsert(postgres, table, [(1, "a", T0, "x"), (2, "b", T0 - timedelta(hours=1), "y")])
+    run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+
+    upsert(
+        postgres,
+        table,
+        [
+            (3, "a", T0, "same-timestamp-as-the-cursor"),
+            (4, "b", T0 - timedelta(minutes=10), "late-but-inside-the-lookback"),
+            (2, "c", T0 + timedelta(seconds=1), "updated-and-moved"),
+        ],
+    )
+    summary = run_load_at(spark, config, job_name="pg", run_id="jr_2", clock=FixedClock(T0.timestamp() + 60), store=store)
+
+    assert summary["records_read"] == 4  # 1 re-read at the boundary + 3 changes
+    assertDataFrameEqual(read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, config, tmp_path, store))
+    assert store.get_watermark("pg")["watermarks"]["cursor"] == T0 + timedelta(seconds=1)
+
+
+def test_the_cursor_keeps_microseconds(spark, postgres, table, tmp_path, store):
+    config = config_for(postgres, table, tmp_path, lookback=timedelta(0))
+    moment = T0 + timedelta(microseconds=123456)
+    upsert(postgres, table, [(1, "a", moment, "x")])
+
+    run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+
+    assert store.get_watermark("pg")["watermarks"]["cursor"] == moment
+
+
+def test_a_missing_key_column_fails_before_reading_with_its_name(spark, postgres, table, tmp_path, store):
+    config = config_for(postgres, table, tmp_path, primary_key=("order_id",))
+
+    with pytest.raises(SchemaError, match="order_id"):
+        run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+
+    assert not (tmp_path / "target").exists()
+
+
+def test_bad_credentials_give_one_clear_error(spark, postgres, table, tmp_path, store):
+    config = config_for(postgres, table, tmp_path, source_password="wrong")
+
+    with pytest.raises(SourceUnavailable) as raised:
+        run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+
+    assert "password authentication failed" in str(raised.value)
+    assert "wrong" not in str(raised.value)
+    assert store.get_watermark("pg") is None
+
+
+ROWS = st.lists(
+    st.tuples(
+        st.integers(min_value=1, max_value=8),
+        st.sampled_from(["a", "b"]),
+        # Minutes relative to "now" at the time of the change: negative = late commit.
+        st.integers(min_value=-20, max_value=5),
+        st.sampled_from(["p", "q", "r"]),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=max(3, settings().max_examples // 4))
+@given(st.lists(ROWS, min_size=1, max_size=3))
+def test_property_jdbc_incremental_runs_equal_a_full_refresh(spark, postgres, tmp_path_factory, aws, batches):
+    create_table()
+    store = Watermarks()
+    table = f"prop_{uuid.uuid4().hex[:8]}"
+    postgres.execute(f"create table {table} (id bigint primary key, part text, updated_at timestamptz, value text)")
+    tmp = tmp_path_factory.mktemp("jdbc")
+    config = config_for(postgres, table, tmp)
+    now = T0
+    try:
+        for number, batch in enumerate(batches, start=1):
+            now += timedelta(hours=1)
+            # Late commits stay inside the 30-minute lookback; equal timestamps are common.
+            upsert(postgres, table, [(k, p, now + timedelta(minutes=m), f"{v}{number}") for k, p, m, v in batch])
+            run_load_at(spark, config, job_name=table, run_id=f"jr_{number}", clock=FixedClock(now.timestamp()), store=store)
+        assertDataFrameEqual(read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, config, tmp, store))
+    finally:
+        postgres.execute(f"drop table {table}")
