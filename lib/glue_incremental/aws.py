@@ -21,7 +21,11 @@ LOCALSTACK_DEFAULT_ENDPOINT = "http://localhost:4566"
 # Throttling is retried with back-off by botocore's adaptive mode; what is left
 # after the attempts surfaces as a domain error in the caller.
 RETRY_CONFIG = Config(
-    retries={"max_attempts": int(os.environ.get("GLUE_INCREMENTAL_MAX_ATTEMPTS", "8")), "mode": "adaptive"},
+    retries={
+        # total_max_attempts counts the first request too (max_attempts counts retries).
+        "total_max_attempts": int(os.environ.get("GLUE_INCREMENTAL_MAX_ATTEMPTS", "8")),
+        "mode": "adaptive",
+    },
     connect_timeout=5,
     read_timeout=30,
 )

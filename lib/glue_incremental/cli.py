@@ -87,13 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _expected_errors() -> tuple[type[BaseException], ...]:
     from glue_incremental.watermarks import WatermarkError
 
-    # ValueError covers InvalidWatermarkValue; LookupError UnknownJob and UnknownRun.
-    return (CommandError, WatermarkError, ValueError, LookupError, ClientError, BotoCoreError)
+    # ValueError: InvalidWatermarkValue, bad names and arguments, unreadable stored values.
+    return (CommandError, WatermarkError, ValueError, ClientError, BotoCoreError)
 
 
 def _one_line(error: BaseException) -> str:
-    text = str(error) if not isinstance(error, KeyError) else str(error.args[0])
-    return " ".join(text.split()) or type(error).__name__
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def _register_group(subparsers: Any, name: str, register: RegisterFn | str) -> None:
@@ -115,7 +114,10 @@ def _register_group(subparsers: Any, name: str, register: RegisterFn | str) -> N
 
 
 def _register_unavailable(subparsers: Any, name: str, reason: str) -> None:
-    parser = subparsers.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
+    # No options: whatever follows the group name is swallowed, the error reported.
+    parser = subparsers.add_parser(
+        name, help=f"(unavailable: {reason})", add_help=False, prefix_chars="+"
+    )
     parser.add_argument("rest", nargs=argparse.REMAINDER)
 
     def unavailable(_args: argparse.Namespace) -> int:
@@ -452,7 +454,7 @@ def _short_time(iso: str) -> str:
         return iso
 
 
-def _summary(values: dict[str, Any] | None, width: int = 60) -> str:
+def _summary(values: dict[str, Any] | None, width: int = 80) -> str:
     if values is None:
         return "(reset: next run loads everything)"
     parts = []

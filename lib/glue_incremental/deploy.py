@@ -132,7 +132,9 @@ def compile_all(paths: Sequence[Path], root: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="gi-compile-") as scratch:
         for index, path in enumerate(paths):
             try:
-                py_compile.compile(str(path), cfile=os.path.join(scratch, f"{index}.pyc"), doraise=True)
+                py_compile.compile(
+                    str(path), cfile=os.path.join(scratch, f"{index}.pyc"), doraise=True
+                )
             except py_compile.PyCompileError as error:
                 detail = error.exc_value
                 where = _relative(path, root)
@@ -140,7 +142,9 @@ def compile_all(paths: Sequence[Path], root: Path) -> None:
                     message = f"{detail.msg} (line {detail.lineno})"
                 else:
                     message = " ".join(str(detail).split())
-                raise DeployError(f"{where} does not compile: {message}; nothing was uploaded") from None
+                raise DeployError(
+                    f"{where} does not compile: {message}; nothing was uploaded"
+                ) from None
 
 
 def build_library_zip(root: Path) -> bytes:
@@ -173,7 +177,9 @@ def deployment_version(artifacts: Sequence[Artifact]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:VERSION_CHARS]
 
 
-def build_manifest(artifacts: Sequence[Artifact], bucket: str, *, environment: str | None = None) -> dict[str, Any]:
+def build_manifest(
+    artifacts: Sequence[Artifact], bucket: str, *, environment: str | None = None
+) -> dict[str, Any]:
     return {
         "version": deployment_version(artifacts),
         "bucket": bucket,
@@ -235,11 +241,14 @@ def terraform_outputs(
     directory = (root or project_root()) / "terraform" / "environments" / env
     if not any(directory.glob("*.tf")):
         raise DeployError(
-            f"unknown environment {env!r}: no terraform/environments/{env}; pass --bucket and --jobs"
+            f"unknown environment {env!r}: no terraform/environments/{env}; "
+            "pass --bucket and --jobs"
         )
     terraform = shutil.which("terraform")
     if terraform is None:
-        raise DeployError("terraform is not installed (run `make setup`), or pass --bucket and --jobs")
+        raise DeployError(
+            "terraform is not installed (run `make setup`), or pass --bucket and --jobs"
+        )
     completed = subprocess.run(
         [terraform, f"-chdir={directory}", "output", "-json", "-no-color"],
         capture_output=True,
@@ -319,7 +328,10 @@ def upload(
                 MetadataDirective="COPY",
             )
         result.aliased.append(artifact.alias_key)
-        log(f"  {'would alias' if dry_run else 'aliased':<13} {artifact.alias_key} -> {artifact.key}")
+        log(
+            f"  {'would alias' if dry_run else 'aliased':<13} "
+            f"{artifact.alias_key} -> {artifact.key}"
+        )
     body = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     for key in (f"{MANIFEST_PREFIX}{manifest['version']}.json", CURRENT_MANIFEST):
         if not dry_run:
@@ -340,11 +352,14 @@ def check_bucket(bucket: str) -> None:
         where = aws.endpoint_url("s3") or "AWS"
         if code in {"404", "NoSuchBucket", "NotFound"}:
             raise DeployError(
-                f"bucket {bucket!r} does not exist at {where}: apply the environment's terraform first "
+                f"bucket {bucket!r} does not exist at {where}: "
+                "apply the environment's terraform first "
                 "(or pass --bucket)"
             ) from None
         if code in {"403", "AccessDenied", "Forbidden"}:
-            raise DeployError(f"access to bucket {bucket!r} at {where} denied: check the credentials' role") from None
+            raise DeployError(
+                f"access to bucket {bucket!r} at {where} denied: check the credentials' role"
+            ) from None
         raise
 
 
@@ -379,7 +394,9 @@ def read_manifest(bucket: str, key: str = CURRENT_MANIFEST) -> dict[str, Any]:
         body = aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as error:
         if _code(error) in {"404", "NoSuchKey", "NotFound"}:
-            raise DeployError(f"s3://{bucket}/{key} does not exist: nothing was deployed yet") from None
+            raise DeployError(
+                f"s3://{bucket}/{key} does not exist: nothing was deployed yet"
+            ) from None
         raise
     return json.loads(body)
 
@@ -403,11 +420,19 @@ def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
             problems.append("it has no Command.ScriptLocation")
         else:
             problems += _check_object("ScriptLocation", script, by_name)
-        extra = [uri.strip() for uri in (definition.get("DefaultArguments") or {}).get("--extra-py-files", "").split(",")]
+        extra = [
+            uri.strip()
+            for uri in (definition.get("DefaultArguments") or {})
+            .get("--extra-py-files", "")
+            .split(",")
+        ]
         libraries = [uri for uri in extra if uri.rsplit("/", 1)[-1] == LIBRARY_ZIP]
         library = libraries[0] if libraries else None
         if library is None:
-            problems.append(f"--extra-py-files does not include {LIBRARY_ZIP} (it is {','.join(filter(None, extra)) or 'unset'!r})")
+            problems.append(
+                f"--extra-py-files does not include {LIBRARY_ZIP} "
+                f"(it is {','.join(filter(None, extra)) or 'unset'!r})"
+            )
         else:
             problems += _check_object("--extra-py-files", library, by_name)
         checks.append(JobCheck(job, script, library, tuple(problems)))
@@ -421,7 +446,9 @@ def _check_object(role: str, uri: str, by_name: Mapping[str, Any]) -> list[str]:
     name = key.rsplit("/", 1)[-1]
     entry = by_name.get(name)
     if entry is None:
-        return [f"{role} {uri} is not a deployed file (the manifest has {', '.join(sorted(by_name))})"]
+        return [
+            f"{role} {uri} is not a deployed file (the manifest has {', '.join(sorted(by_name))})"
+        ]
     try:
         body = aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as error:
@@ -455,12 +482,16 @@ def deploy(
     root = root or project_root()
     try:
         artifacts = None if verify_only else build_artifacts(root)  # compile before any request
-        target = resolve_environment(env, bucket=bucket, jobs=jobs, root=root, terraform_env=terraform_env)
+        target = resolve_environment(
+            env, bucket=bucket, jobs=jobs, root=root, terraform_env=terraform_env
+        )
         where = aws.endpoint_url("s3") or "AWS"
         log(f"deploy: environment {target.name or '-'}, bucket {target.bucket} ({where})")
         result = None
         if artifacts is not None:
-            result = upload(artifacts, target.bucket, environment=target.name, dry_run=dry_run, log=log)
+            result = upload(
+                artifacts, target.bucket, environment=target.name, dry_run=dry_run, log=log
+            )
             log(json.dumps(result.manifest, indent=2, sort_keys=True))
             if dry_run:
                 log("dry run: nothing was written, the jobs were not verified")
@@ -493,19 +524,27 @@ def register(subparsers: Any) -> None:
         "deploy",
         help="upload the Glue scripts and the library, then verify the jobs",
         description=(
-            "Compile, build the library zip, upload scripts and library under content-addressed keys, "
+            "Compile, build the library zip, upload scripts and library under "
+            "content-addressed keys, "
             "point the 'current' aliases the jobs run at them, write manifests/current.json last, "
             "then check that every job of the environment runs exactly that."
         ),
     )
-    parser.add_argument("--env", help="environment: terraform/environments/<ENV> (bucket and job names from its outputs)")
-    parser.add_argument("--bucket", help="the scripts bucket (default: terraform output scripts_bucket_name)")
+    parser.add_argument(
+        "--env",
+        help="environment: terraform/environments/<ENV> (bucket and job names from its outputs)",
+    )
+    parser.add_argument(
+        "--bucket", help="the scripts bucket (default: terraform output scripts_bucket_name)"
+    )
     parser.add_argument(
         "--jobs",
         type=lambda text: [name.strip() for name in text.split(",") if name.strip()],
         help="comma-separated Glue jobs to verify (default: terraform output job_names)",
     )
-    parser.add_argument("--dry-run", action="store_true", help="build and show what would change; write nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="build and show what would change; write nothing"
+    )
     parser.add_argument(
         "--verify-only",
         action="store_true",
@@ -557,7 +596,12 @@ def _git_commit() -> str | None:
         return os.environ["GITHUB_SHA"]
     try:
         completed = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=5, check=False
+            ["git", "rev-parse", "HEAD"],
+            cwd=project_root(),
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -203,15 +203,14 @@ def validate_sides(left_df: Any, right_df: Any, spec: JoinSpec) -> JoinLayout:
     seen: dict[str, tuple[str, str, str]] = {}
     for entry in columns:
         out, side, name = entry
-        if out.lower() in seen:
-            first = seen[out.lower()]
+        first = seen.setdefault(out.lower(), entry)
+        if first is not entry:
             raise JoinInputError(
-                side if side != "both" else first[1],
+                side,
                 name,
                 f"output column {out!r} would collide with {first[0]!r} "
                 f"(from the {first[1]} side's {first[2]!r}); rename one of them",
             )
-        seen[out.lower()] = entry
     return JoinLayout(tuple(columns))
 
 

@@ -150,7 +150,9 @@ def _route_eventbridge_to_sns() -> None:
         topics = [target for target in self.targets if parse_arn(target["Arn"]).service == "sns"]
         if topics and self.event_pattern.matches_event(original_event):
             for target in topics:
-                message = _transform(target.get("InputTransformer"), target.get("Input"), original_event)
+                message = _transform(
+                    target.get("InputTransformer"), target.get("Input"), original_event
+                )
                 _publish(target["Arn"], message)
         others = [target for target in self.targets if target not in topics]
         if not others:
@@ -165,7 +167,9 @@ def _route_eventbridge_to_sns() -> None:
     Rule.send_to_targets = send_to_targets
 
 
-def _transform(transformer: dict[str, Any] | None, constant: str | None, event: dict[str, Any]) -> str:
+def _transform(
+    transformer: dict[str, Any] | None, constant: str | None, event: dict[str, Any]
+) -> str:
     """EventBridge's target input: constant ``Input``, an ``InputTransformer``, or the event."""
     if constant is not None:
         return constant
@@ -176,10 +180,8 @@ def _transform(transformer: dict[str, Any] | None, constant: str | None, event: 
         value: Any = event
         for part in path.removeprefix("$.").split(".") if path != "$" else []:
             value = value.get(part) if isinstance(value, dict) else None
-        if isinstance(value, str):
-            text = json.dumps(value)[1:-1]  # escaped, so it can sit inside a JSON string
-        else:
-            text = json.dumps(value, default=str)
+        # A string is escaped so that it can sit inside a JSON string of the template.
+        text = json.dumps(value)[1:-1] if isinstance(value, str) else json.dumps(value, default=str)
         template = template.replace(f"<{name}>", text)
     try:
         rendered = json.loads(template)
@@ -264,7 +266,10 @@ def _subject(alarm: Any) -> str:
 def _cw_time(value: Any) -> str:
     if isinstance(value, datetime):
         when = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}+0000"
+        return (
+            when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+            + f"{when.microsecond // 1000:03d}+0000"
+        )
     return str(value)
 
 

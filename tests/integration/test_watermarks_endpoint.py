@@ -16,11 +16,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import boto3
-import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 import glue_incremental.watermarks as watermarks_module
+import pytest
 from glue_incremental.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks import (
     LeaseHeld,
@@ -34,6 +31,8 @@ from glue_incremental.watermarks import (
     WatermarkTableSchemaMismatch,
     create_table,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 TABLE = "glue-watermarks"
 JOB = "orders_incremental"
@@ -255,7 +254,9 @@ def test_racing_runs_in_threads_exactly_one_commit_wins_each_round(table, linear
         all_read = threading.Barrier(racers, timeout=30)
         results: list[object] = [None] * racers
 
-        def race(index: int, stores=stores, all_read=all_read, results=results) -> None:
+        def race(
+            index: int, stores=stores, all_read=all_read, results=results, round_number=round_number
+        ) -> None:
             store = stores[index]
             store.get_watermark(JOB)
             all_read.wait()

@@ -8,10 +8,9 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
+from glue_incremental.encoding import ENCODING_VERSION, InvalidWatermarkValue, decode, encode
 from hypothesis import given
 from hypothesis import strategies as st
-
-from glue_incremental.encoding import ENCODING_VERSION, InvalidWatermarkValue, decode, encode
 
 # -- strategies (any value JSON can carry back, plus the tagged types) -----------------------
 

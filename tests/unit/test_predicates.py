@@ -148,9 +148,12 @@ def test_ten_thousand_partitions_build_in_well_under_a_second():
     worst = [(f"2024-{i:05d}", f"{i * 7 % 24:02d}") for i in range(10_000)]  # nothing merges
     hourly = [(f"day-{i // 24:04d}", f"{i % 24:02d}") for i in range(10_000)]
     for partitions in (worst, hourly):
-        started = time.perf_counter()
-        text = to_sql_predicate(partitions, ["date", "hour"], max_length=None)
-        assert time.perf_counter() - started < 0.5
+        timings = []
+        for _ in range(3):  # best of 3: the shared machine can stall any single attempt
+            started = time.perf_counter()
+            text = to_sql_predicate(partitions, ["date", "hour"], max_length=None)
+            timings.append(time.perf_counter() - started)
+        assert min(timings) < 0.5, timings
         assert text.count("'") >= 2 * 417
     # a day with all 24 hours collapses into one IN list
     assert len(to_sql_predicate(hourly, ["date", "hour"], max_length=None)) < 10_000

@@ -16,10 +16,6 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.retries.standard import ExponentialBackoff
-from hypothesis import given
-from hypothesis import strategies as st
-from moto import mock_aws
-
 from glue_incremental.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks import (
     UnknownRun,
@@ -29,6 +25,9 @@ from glue_incremental.watermarks import (
     WatermarkStoreUnavailable,
     create_table,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+from moto import mock_aws
 
 TABLE = "glue-watermarks"
 REGION = "us-east-1"
@@ -250,10 +249,13 @@ def racer_clients(client):
 
 @given(rounds=racing_rounds())
 def test_property_racers_commit_exactly_once_per_round_with_no_gaps(racer_clients, rounds):
-    job = f"race-{uuid.uuid4().hex[:8]}"
+    job = "orders"
+    # A table per example: moto copies the whole table on every transaction.
+    table = f"race-{uuid.uuid4().hex[:8]}"
+    create_table(table, client=racer_clients[0])
     winners = []
     for round_number, (racers, schedule) in enumerate(rounds, start=1):
-        stores = [Watermarks(TABLE, client=racer_clients[i]) for i in range(racers)]
+        stores = [Watermarks(table, client=racer_clients[i]) for i in range(racers)]
         runs = [run_id() for _ in range(racers)]
         items: dict[int, object] = {}
         outcome: dict[int, str] = {}
@@ -282,7 +284,7 @@ def test_property_racers_commit_exactly_once_per_round_with_no_gaps(racer_client
                 with pytest.raises(UnknownRun):
                     stores[0].state_after_run(job, runs[racer])
 
-    observer = Watermarks(TABLE, client=racer_clients[0])
+    observer = Watermarks(table, client=racer_clients[0])
     latest = observer.get_watermark(job)
     assert latest["version"] == len(rounds)
     assert latest["watermarks"] == {"round": len(rounds), "racer": winners[-1][1]}

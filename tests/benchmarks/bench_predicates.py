@@ -1,0 +1,149 @@
+"""5. Building the partition predicate for N affected partitions: Spark jobs and time.
+
+Two "new data" tables (``partition1``, ``partition2``, ``value``; Parquet, like
+the data a bookmarked read returns) together touch ``N`` partitions:
+``N / predicate_second_level`` first-level values with ``predicate_second_level``
+second-level values each; the first table covers the first three quarters of
+them, the second the last three quarters.
+
+- ``seed_001``: the loop of seed 001 as written: one ``distinct().collect()``
+  of ``partition1`` per table, then, for every first-level value, one
+  ``where().select('partition2').distinct().collect()`` per table, and the
+  predicate strings concatenated. Two copy-paste slips of the seed are fixed
+  (it selects ``partition2`` for table2's first level and rebuilds table2's
+  list from table1's), because as written it drops partitions only table2
+  touches; the job structure is unchanged.
+- ``ours``: ``predicates.affected_partitions(t1, t2, columns=...)`` (one Spark
+  action) and ``predicates.to_sql_predicate(..., max_length=None)``.
+
+Jobs are counted with ``setJobGroup`` + ``statusTracker().getJobIdsForGroup``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from glue_incremental.predicates import affected_partitions, to_sql_predicate
+
+from tests.benchmarks.common import Context, SparkJobs, Timer
+
+COLUMNS = ["partition1", "partition2"]
+
+
+def seed_001_predicates(table1_new_df: Any, table2_new_df: Any) -> tuple[str, str, set]:
+    """Seed 001's step 2, faithfully (see the module docstring for the two fixed slips).
+
+    Returns both predicate strings and the partitions the loop visited.
+    """
+    table1_partition1 = table1_new_df.select("partition1").distinct().collect()
+    table1_partition1 = [x[0] for x in table1_partition1]
+
+    table2_partition1 = table2_new_df.select("partition1").distinct().collect()
+    table2_partition1 = [x[0] for x in table2_partition1]
+
+    partition1 = list(set(table1_partition1).union(set(table2_partition1)))
+
+    visited = set()
+    table1_predicate = ""
+    table2_predicate = ""
+    for p1 in partition1:
+        table1_partition2 = (
+            table1_new_df.where(table1_new_df["partition1"] == p1)
+            .select("partition2")
+            .distinct()
+            .collect()
+        )
+        table1_partition2 = [x[0] for x in table1_partition2]
+
+        table2_partition2 = (
+            table2_new_df.where(table2_new_df["partition1"] == p1)
+            .select("partition2")
+            .distinct()
+            .collect()
+        )
+        table2_partition2 = [x[0] for x in table2_partition2]
+
+        partition2 = list(set(table1_partition2).union(set(table2_partition2)))
+
+        table1_query = ""
+        table2_query = ""
+        for p2 in partition2:
+            table1_query += f"(partition1=='{p1}' and partition2=='{p2}') or "
+            table2_query += f"(partition1=='{p1}' and partition2=='{p2}') or "
+            visited.add((p1, p2))
+
+        table1_predicate += table1_query
+        table2_predicate += table2_query
+
+    table1_predicate = table1_predicate[:-4]
+    table2_predicate = table2_predicate[:-4]
+    return table1_predicate, table2_predicate, visited
+
+
+def _tables(ctx: Context, partitions: int) -> tuple[Any, Any]:
+    """Write and read back the two new-data tables touching ``partitions`` partitions."""
+    from pyspark.sql import functions as F
+
+    second = ctx.scale.predicate_second_level
+    base = ctx.section_dir(f"predicates/{partitions}")
+    quarter = partitions // 4
+    frames = []
+    for name, first, last in (("t1", 0, partitions - quarter), ("t2", quarter, partitions)):
+        rows = ctx.spark.range(first, last, numPartitions=2).select(
+            F.date_format(
+                F.date_add(F.lit("2024-01-01").cast("date"), (F.col("id") / second).cast("int")),
+                "yyyy-MM-dd",
+            ).alias("partition1"),
+            F.format_string("h%03d", F.col("id") % second).alias("partition2"),
+            F.col("id").alias("value"),
+        )
+        path = (base / name).as_uri()
+        rows.write.mode("overwrite").parquet(path)
+        frames.append(ctx.spark.read.parquet(path))
+    return frames[0], frames[1]
+
+
+def bench_partitions(ctx: Context, partitions: int) -> dict[str, Any]:
+    table1, table2 = _tables(ctx, partitions)
+    with SparkJobs(ctx.spark, "seed001") as seed_jobs, Timer() as seed_timer:
+        seed_t1, _, seed_visited = seed_001_predicates(table1, table2)
+    with SparkJobs(ctx.spark, "ours") as our_jobs, Timer() as our_timer:
+        found = affected_partitions(table1, table2, columns=COLUMNS)
+        predicate = to_sql_predicate(found, COLUMNS, max_length=None)
+    first_level = math.ceil(partitions / ctx.scale.predicate_second_level)
+    ctx.log(
+        f"predicates: {partitions} partitions: seed 001 {seed_jobs.count} jobs "
+        f"{seed_timer.seconds:.1f}s, ours {our_jobs.count} jobs {our_timer.seconds:.2f}s"
+    )
+    return {
+        "partitions": partitions,
+        "first_level_values": first_level,
+        "seed_001": {
+            "spark_jobs": seed_jobs.count,
+            "collects": 2 + 2 * first_level,
+            "seconds": round(seed_timer.seconds, 3),
+            "predicate_chars": len(seed_t1),
+            "partitions": len(seed_visited),
+        },
+        "ours": {
+            "spark_jobs": our_jobs.count,
+            "collects": 1,
+            "seconds": round(our_timer.seconds, 3),
+            "predicate_chars": len(predicate),
+            "partitions": len(found),
+        },
+        "same_partitions": set(found) == seed_visited and len(found) == partitions,
+        "speedup": round(seed_timer.seconds / our_timer.seconds, 2) if our_timer.seconds else None,
+    }
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    return {
+        "description": (
+            "Building the pushdown predicate for N affected partitions (two levels, "
+            f"{ctx.scale.predicate_second_level} second-level values per first-level value): "
+            "seed 001's loop vs predicates.affected_partitions + to_sql_predicate"
+        ),
+        "points": [bench_partitions(ctx, n) for n in sorted(ctx.scale.predicate_partitions)],
+    }

@@ -1,0 +1,650 @@
+"""``README.md`` (tables, verdicts, scaling) and PNG plots from one run's results."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PLOTS = {
+    "file_ingestion": "file_ingestion.png",
+    "jdbc": "jdbc.png",
+    "join": "join.png",
+    "watermarks": "watermarks.png",
+    "predicates": "predicates.png",
+}
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def scaling(sizes: Sequence[float], values: Sequence[float | None]) -> str:
+    """How ``values`` grow with ``sizes``: the log-log slope from the first to the last point."""
+    pairs = [(s, v) for s, v in zip(sizes, values, strict=True) if v is not None]
+    if len(pairs) < 2:
+        return "one size only"
+    (s0, v0), (s1, v1) = pairs[0], pairs[-1]
+    if v0 == v1:
+        return "constant"
+    if v0 <= 0 or v1 <= 0 or s1 == s0:
+        return f"{v0:g} -> {v1:g}"
+    slope = math.log(v1 / v0) / math.log(s1 / s0)
+    growth = f"x{v1 / v0:.2g} for x{s1 / s0:.3g} size"
+    if slope < 0.15:
+        kind = "~constant"
+    elif slope < 0.75:
+        kind = "sublinear"
+    elif slope < 1.25:
+        kind = "~linear"
+    else:
+        kind = "superlinear"
+    return f"{kind} ({growth}, slope {slope:.2f})"
+
+
+def _fmt_seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _fmt_int(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return "/".join(_fmt_int(item) for item in value)
+    return f"{value:,}"
+
+
+def _fmt_bytes(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return "/".join(_fmt_bytes(item) for item in value)
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:.1f} {unit}"
+    return f"{value} B"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def _ok(section: dict[str, Any] | None) -> bool:
+    return bool(section) and section.get("status") == "ok" and bool(section.get("points"))
+
+
+def _verdict_word(met: bool | None) -> str:
+    return {True: "**met**", False: "**MISSED**", None: "pending / no figure"}[met]
+
+
+def target_lines(results: dict[str, Any]) -> list[str]:
+    return [
+        f"[{_verdict_word(v['met']).strip('*')}] {v['section']}: {v['target']} -- {v['measured']}"
+        for v in results.get("targets", [])
+    ]
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _files_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    points = section["points"]
+    sizes = [p["history_files"] for p in points]
+    out.append(section["description"] + ".")
+    out.append("")
+    rows = []
+    for p in points:
+        s = p["summary"]
+        inc = p["incremental"]
+        for label, runs, method in (
+            ("ours (file bookmarks)", inc["ours"], "ours"),
+            ("Spark AvailableNow", inc["available_now"], "available_now"),
+        ):
+            rows.append(
+                [
+                    _fmt_int(p["history_files"]),
+                    label,
+                    _fmt_seconds(s[method]["seconds_median"]),
+                    _fmt_int(runs[-1]["files_listed"]),
+                    _fmt_int([run["files_read"] for run in runs]),
+                    _fmt_bytes(runs[-1]["source_bytes_read"]),
+                    _fmt_bytes(s[method]["fs_bytes_read_median"]),
+                    _fmt_int(runs[-1]["spark_jobs"]),
+                ]
+            )
+        full = p["full_reload"]
+        for label, run in (
+            ("full reload (job, bookmark disabled)", full["job_bookmark_disabled"]),
+            ("full reload (plain Spark read + overwrite)", full["plain_spark"]),
+        ):
+            rows.append(
+                [
+                    _fmt_int(p["history_files"]),
+                    label,
+                    _fmt_seconds(run["seconds"]),
+                    _fmt_int(run["files_listed"]),
+                    _fmt_int(run["files_read"]),
+                    _fmt_bytes(run["source_bytes_read"]),
+                    _fmt_bytes(run["fs_bytes_read"]),
+                    _fmt_int(run["spark_jobs"]),
+                ]
+            )
+    out += _table(
+        [
+            "history files",
+            "method",
+            "wall s (median)",
+            "files listed",
+            "files read (per run)",
+            "source bytes read",
+            "all bytes read (JVM fs)",
+            "Spark jobs",
+        ],
+        rows,
+    )
+    ratio_rows = [
+        [
+            _fmt_int(p["history_files"]),
+            _fmt_seconds(p["ours_plan_only"]["seconds"]),
+            f"{p['summary']['ours_vs_available_now_time']:.2f}x",
+            f"{p['summary']['full_reload_vs_ours_speedup']:.1f}x",
+            f"{p['summary']['full_reload_job_vs_ours_speedup']:.1f}x",
+            _fmt_seconds(p["first_run"]["ours"]["seconds"]),
+            _fmt_seconds(p["first_run"]["available_now"]["seconds"]),
+            "ok" if p["row_check_ok"] else f"MISMATCH {p['row_check']}",
+        ]
+        for p in points
+    ]
+    out += _table(
+        [
+            "history files",
+            "ours: listing + planning only (dry run) s",
+            "ours / AvailableNow time",
+            "full reload (faster one) / ours",
+            "full reload (job) / ours",
+            "first run ours s",
+            "first run AvailableNow s",
+            "row counts (source = target = sink)",
+        ],
+        ratio_rows,
+    )
+    memory = points[-1].get("memory")
+    if memory:
+        out.append(f"Driver memory at history {points[-1]['history_files']:,} (one run each):")
+        out.append("")
+        out += _memory_table(memory)
+    ours = [p["summary"]["ours"]["seconds_median"] for p in points]
+    stream = [p["summary"]["available_now"]["seconds_median"] for p in points]
+    full = [p["summary"]["full_reload_job_seconds"] for p in points]
+    plain = [p["summary"]["full_reload_plain_seconds"] for p in points]
+    listed = [p["incremental"]["ours"][-1]["files_listed"] for p in points]
+    stream_listed = [p["incremental"]["available_now"][-1]["files_listed"] for p in points]
+    read = [p["incremental"]["ours"][-1]["files_read"] for p in points]
+    label = "history " + " / ".join(f"{n:,}" for n in sizes)
+    summary += [
+        ["1", "ours: files read per run", f"{label}: {_fmt_int(read)}", scaling(sizes, read)],
+        ["1", "ours: files listed per run", _fmt_int(listed), scaling(sizes, listed)],
+        [
+            "1",
+            "AvailableNow: files listed per run",
+            _fmt_int(stream_listed),
+            scaling(sizes, stream_listed),
+        ],
+        ["1", "ours: wall s per run", _series(ours), scaling(sizes, ours)],
+        ["1", "AvailableNow: wall s per run", _series(stream), scaling(sizes, stream)],
+        ["1", "full reload (job): wall s", _series(full), scaling(sizes, full)],
+        ["1", "full reload (plain Spark): wall s", _series(plain), scaling(sizes, plain)],
+    ]
+
+
+def _series(values: Sequence[float | None]) -> str:
+    return " / ".join(_fmt_seconds(value) for value in values)
+
+
+def _memory_table(memory: dict[str, Any]) -> list[str]:
+    rows = []
+    method = ""
+    for name, figures in memory.items():
+        if not figures:
+            continue
+        method = figures["method"]
+        rows.append(
+            [
+                name.replace("_", " "),
+                f"{figures['jvm_heap_peak_mib']:.0f}",
+                f"{figures['jvm_heap_growth_mib']:.0f}",
+                f"{figures['python_rss_peak_mib']:.0f}",
+                f"{figures['python_rss_growth_mib']:.0f}",
+            ]
+        )
+    lines = _table(
+        [
+            "run",
+            "JVM heap peak MiB",
+            "JVM heap growth MiB",
+            "Python RSS peak MiB",
+            "Python RSS growth MiB",
+        ],
+        rows,
+    )
+    return [*lines, f"Method: {method}.", ""]
+
+
+def _jdbc_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    points = section["points"]
+    out.append(section["description"] + ".")
+    out.append("")
+    rows = []
+    for p in points:
+        for index, run in enumerate(p["incremental"], 1):
+            rows.append(
+                [
+                    _fmt_int(p["table_rows"]),
+                    f"incremental #{index}",
+                    _fmt_seconds(run["seconds"]),
+                    _fmt_int(run["records_read"]),
+                    _fmt_int(run["expected_rows"]),
+                    _fmt_int(run["changed_rows"]),
+                    _fmt_int(run["lookback_window_rows"]),
+                    f"{run['records_read'] / run['table_rows']:.2%}",
+                    _fmt_int(run["partitions_written"]),
+                ]
+            )
+        full = p["full_reload"]
+        rows.append(
+            [
+                _fmt_int(p["table_rows"]),
+                "full reload (bookmark disabled)",
+                _fmt_seconds(full["seconds"]),
+                _fmt_int(full["records_read"]),
+                _fmt_int(full["table_rows"]),
+                "-",
+                "-",
+                f"{full['records_read'] / full['table_rows']:.0%}",
+                _fmt_int(full["partitions_written"]),
+            ]
+        )
+    out += _table(
+        [
+            "table rows",
+            "run",
+            "wall s",
+            "rows read",
+            "rows PostgreSQL counted",
+            "changed",
+            "in lookback",
+            "share of table",
+            "partitions written",
+        ],
+        rows,
+    )
+    query = points[-1]["incremental"][-1].get("query")
+    if query:
+        out += ["Query the database received for the last incremental run:", "", f"    {query}", ""]
+    sizes = [p["table_rows"] for p in points]
+    read = [p["summary"]["rows_read"][-1] for p in points]
+    inc = [p["summary"]["incremental_seconds_median"] for p in points]
+    full_s = [p["summary"]["full_reload_seconds"] for p in points]
+    summary += [
+        [
+            "2",
+            "rows read per incremental run",
+            "table " + " / ".join(f"{n:,}" for n in sizes) + f": {_fmt_int(read)}",
+            scaling(sizes, read) + " (= changed + lookback: linear in the delta)",
+        ],
+        ["2", "incremental: wall s", _series(inc), scaling(sizes, inc)],
+        ["2", "full reload: wall s", _series(full_s), scaling(sizes, full_s)],
+        [
+            "2",
+            "full reload / incremental",
+            " / ".join(f"{p['summary']['full_reload_vs_incremental_speedup']:.1f}x" for p in points),
+            "",
+        ],
+    ]
+
+
+def _join_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    points = section["points"]
+    out.append(section["description"] + ".")
+    out.append("")
+    rows = [
+        [
+            _fmt_int(p["partitions"]),
+            _fmt_int(p["affected_partitions"]),
+            _fmt_seconds(p["incremental"]["seconds"]),
+            _fmt_seconds(p["full"]["seconds"]),
+            f"{p['summary']['speedup']:.1f}x",
+            _fmt_bytes(p["incremental"]["input_bytes"]),
+            _fmt_bytes(p["full"]["input_bytes"]),
+            f"{p['summary']['bytes_share']:.2%}",
+            "identical" if p["output_identical"] else "DIFFERENT",
+        ]
+        for p in points
+    ]
+    out += _table(
+        [
+            "partitions per side",
+            "affected",
+            "incremental s",
+            "full recompute s",
+            "speedup",
+            "incremental input bytes",
+            "full input bytes",
+            "bytes share",
+            "output",
+        ],
+        rows,
+    )
+    if section.get("method"):
+        out += [section["method"], ""]
+    memory = points[-1].get("memory")
+    if memory:
+        out.append(f"Driver memory at {points[-1]['partitions']:,} partitions:")
+        out.append("")
+        out += _memory_table(memory)
+    sizes = [p["partitions"] for p in points]
+    inc = [p["incremental"]["seconds"] for p in points]
+    full = [p["full"]["seconds"] for p in points]
+    inc_bytes = [p["incremental"]["input_bytes"] for p in points]
+    summary += [
+        ["3", "incremental join: wall s", _series(inc), scaling(sizes, inc)],
+        ["3", "full recompute: wall s", _series(full), scaling(sizes, full)],
+        ["3", "incremental input bytes", _fmt_bytes(inc_bytes), scaling(sizes, inc_bytes)],
+    ]
+
+
+def _watermarks_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    points = section["points"]
+    out.append(section["description"] + ".")
+    out.append("")
+    rows = []
+    for p in points:
+        for call in ("get_watermark", "commit"):
+            figures = p[call]
+            rows.append(
+                [
+                    _fmt_int(p["history_items_stored"]),
+                    call,
+                    "/".join(str(v) for v in figures["requests_per_call"]),
+                    ", ".join(figures["operations"]),
+                    f"{figures['latency_ms_p50']:.1f}",
+                    f"{figures['latency_ms_p99']:.1f}",
+                    figures["samples"],
+                ]
+            )
+    out += _table(
+        ["history items", "call", "requests per call", "operations", "p50 ms", "p99 ms", "calls"],
+        rows,
+    )
+    sizes = [p["history_items"] for p in points]
+    gets = [p["get_watermark"]["requests_per_call_max"] for p in points]
+    commits = [p["commit"]["requests_per_call_max"] for p in points]
+    p50 = [p["get_watermark"]["latency_ms_p50"] for p in points]
+    summary += [
+        [
+            "4",
+            "requests per get_watermark",
+            "history " + " / ".join(f"{n:,}" for n in sizes) + f": {_fmt_int(gets)}",
+            scaling(sizes, gets),
+        ],
+        ["4", "requests per commit", _fmt_int(commits), scaling(sizes, commits)],
+        [
+            "4",
+            "get_watermark p50 ms",
+            " / ".join(f"{v:.1f}" for v in p50),
+            scaling(sizes, p50),
+        ],
+    ]
+
+
+def _predicates_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    points = section["points"]
+    out.append(section["description"] + ".")
+    out.append("")
+    rows = []
+    for p in points:
+        for label, key in (("seed 001 loop", "seed_001"), ("ours", "ours")):
+            figures = p[key]
+            rows.append(
+                [
+                    _fmt_int(p["partitions"]),
+                    label,
+                    figures["spark_jobs"],
+                    figures["collects"],
+                    _fmt_seconds(figures["seconds"]),
+                    _fmt_int(figures["predicate_chars"]),
+                    "yes" if p["same_partitions"] else "NO",
+                ]
+            )
+    out += _table(
+        [
+            "affected partitions",
+            "method",
+            "Spark jobs",
+            "collects",
+            "wall s",
+            "predicate chars",
+            "same partitions",
+        ],
+        rows,
+    )
+    sizes = [p["partitions"] for p in points]
+    ours_jobs = [p["ours"]["spark_jobs"] for p in points]
+    seed_jobs = [p["seed_001"]["spark_jobs"] for p in points]
+    ours_s = [p["ours"]["seconds"] for p in points]
+    seed_s = [p["seed_001"]["seconds"] for p in points]
+    label = "partitions " + " / ".join(f"{n:,}" for n in sizes)
+    summary += [
+        ["5", "ours: Spark jobs", f"{label}: {_fmt_int(ours_jobs)}", scaling(sizes, ours_jobs)],
+        [
+            "5",
+            "seed 001 loop: Spark jobs",
+            _fmt_int(seed_jobs),
+            scaling(sizes, seed_jobs) + " (linear in first-level partitions)",
+        ],
+        ["5", "ours: wall s", _series(ours_s), scaling(sizes, ours_s)],
+        ["5", "seed 001 loop: wall s", _series(seed_s), scaling(sizes, seed_s)],
+    ]
+
+
+RENDERERS = {
+    "file_ingestion": ("1. File ingestion", _files_section),
+    "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
+    "join": ("3. Incremental join", _join_section),
+    "watermarks": ("4. Watermark store", _watermarks_section),
+    "predicates": ("5. Predicate building", _predicates_section),
+}
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def _plots(results: dict[str, Any], output: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    sections = results["sections"]
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        fig.savefig(output / PLOTS[name], dpi=110)
+        plt.close(fig)
+        written.append(PLOTS[name])
+
+    files = sections.get("file_ingestion")
+    if _ok(files):
+        points = files["points"]
+        sizes = [p["history_files"] for p in points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        for label, values in (
+            ("ours (incremental)", [p["summary"]["ours"]["seconds_median"] for p in points]),
+            ("AvailableNow", [p["summary"]["available_now"]["seconds_median"] for p in points]),
+            ("full reload (job)", [p["summary"]["full_reload_job_seconds"] for p in points]),
+            ("full reload (plain)", [p["summary"]["full_reload_plain_seconds"] for p in points]),
+        ):
+            left.plot(sizes, values, marker="o", label=label)
+        left.set(xscale="log", yscale="log", xlabel="history files", ylabel="wall seconds")
+        left.set_title(f"Run taking {points[0]['delta_files']} new files")
+        left.legend()
+        for label, values in (
+            ("ours: listed", [p["incremental"]["ours"][-1]["files_listed"] for p in points]),
+            ("ours: read", [p["incremental"]["ours"][-1]["files_read"] for p in points]),
+            (
+                "AvailableNow: listed",
+                [p["incremental"]["available_now"][-1]["files_listed"] for p in points],
+            ),
+            (
+                "AvailableNow: read",
+                [p["incremental"]["available_now"][-1]["files_read"] for p in points],
+            ),
+            ("full reload: read", [p["full_reload"]["job_bookmark_disabled"]["files_read"] for p in points]),
+        ):
+            right.plot(sizes, values, marker="o", label=label)
+        right.set(xscale="log", yscale="log", xlabel="history files", ylabel="files")
+        right.set_title("Files listed / read per run")
+        right.legend()
+        save(fig, "file_ingestion")
+
+    jdbc = sections.get("jdbc")
+    if _ok(jdbc):
+        points = jdbc["points"]
+        sizes = [p["table_rows"] for p in points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        left.plot(sizes, [p["summary"]["rows_read"][-1] for p in points], marker="o", label="incremental")
+        left.plot(sizes, [p["summary"]["full_reload_rows_read"] for p in points], marker="o", label="full reload")
+        left.set(xscale="log", yscale="log", xlabel="table rows", ylabel="rows read")
+        left.set_title("Rows read per run")
+        left.legend()
+        right.plot(sizes, [p["summary"]["incremental_seconds_median"] for p in points], marker="o", label="incremental")
+        right.plot(sizes, [p["summary"]["full_reload_seconds"] for p in points], marker="o", label="full reload")
+        right.set(xscale="log", yscale="log", xlabel="table rows", ylabel="wall seconds")
+        right.set_title("Time per run")
+        right.legend()
+        save(fig, "jdbc")
+
+    join = sections.get("join")
+    if _ok(join):
+        points = join["points"]
+        sizes = [p["partitions"] for p in points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        left.plot(sizes, [p["incremental"]["seconds"] for p in points], marker="o", label="incremental")
+        left.plot(sizes, [p["full"]["seconds"] for p in points], marker="o", label="full recompute")
+        left.set(xscale="log", yscale="log", xlabel="partitions per side", ylabel="wall seconds")
+        left.legend()
+        right.plot(sizes, [p["incremental"]["input_bytes"] for p in points], marker="o", label="incremental")
+        right.plot(sizes, [p["full"]["input_bytes"] for p in points], marker="o", label="full recompute")
+        right.set(xscale="log", yscale="log", xlabel="partitions per side", ylabel="input bytes")
+        right.legend()
+        save(fig, "join")
+
+    marks = sections.get("watermarks")
+    if _ok(marks):
+        points = marks["points"]
+        sizes = [p["history_items"] for p in points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        for call in ("get_watermark", "commit"):
+            left.plot(sizes, [p[call]["requests_per_call_max"] for p in points], marker="o", label=call)
+            right.plot(sizes, [p[call]["latency_ms_p50"] for p in points], marker="o", label=f"{call} p50")
+            right.plot(sizes, [p[call]["latency_ms_p99"] for p in points], marker="x", linestyle="--", label=f"{call} p99")
+        left.set(xscale="log", xlabel="history items", ylabel="HTTP requests per call", ylim=(0, 3))
+        left.legend()
+        right.set(xscale="log", xlabel="history items", ylabel="latency ms (local moto)")
+        right.legend()
+        save(fig, "watermarks")
+
+    preds = sections.get("predicates")
+    if _ok(preds):
+        points = preds["points"]
+        sizes = [p["partitions"] for p in points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+        for label, key in (("seed 001 loop", "seed_001"), ("ours", "ours")):
+            left.plot(sizes, [p[key]["spark_jobs"] for p in points], marker="o", label=label)
+            right.plot(sizes, [p[key]["seconds"] for p in points], marker="o", label=label)
+        left.set(xscale="log", yscale="log", xlabel="affected partitions", ylabel="Spark jobs")
+        left.legend()
+        right.set(xscale="log", yscale="log", xlabel="affected partitions", ylabel="wall seconds")
+        right.legend()
+        save(fig, "predicates")
+    return written
+
+
+# --------------------------------------------------------------------------- README
+
+
+def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
+    meta = results["meta"]
+    scale = meta["scale"]["name"]
+    machine = meta["machine"]
+    minutes = meta["total_wall_seconds"] / 60
+    out = [
+        "# Benchmarks",
+        "",
+        f"Generated by `make bench` (`python -m tests.benchmarks.run --scale {scale}`) on "
+        f"{meta['started_at']} at commit `{meta.get('git_commit') or '?'}`; "
+        f"total wall time **{minutes:.1f} min**. Everything is in "
+        "[`results.json`](results.json); this file and the plots are generated from it.",
+        "",
+        f"Machine: {machine['cpus']} CPUs, {machine['memory_gib']} GiB, shared with other "
+        "test runs (load average at start "
+        f"{machine['load_average_at_start']}, at end {meta.get('load_average_at_end')}). "
+        f"One SparkSession ({meta['spark']['master']}, Spark {meta['spark']['version']}, "
+        f"{meta['spark']['shuffle_partitions']} shuffle partitions, UI off), "
+        f"the {meta.get('endpoint', 'local')} endpoint and a local PostgreSQL 15. "
+        "**Ratios measured in the same run are the result; absolute seconds are context "
+        "only** (a shared 2-core machine).",
+        "",
+        "## Targets",
+        "",
+    ]
+    out += _table(
+        ["section", "target", "measured", "verdict", "why (if missed)"],
+        [
+            [v["section"], v["target"], v["measured"], _verdict_word(v["met"]), v["why"]]
+            for v in results.get("targets", [])
+        ],
+    )
+    body: list[str] = []
+    summary: list[list[str]] = []
+    for name, (title, renderer) in RENDERERS.items():
+        section = results["sections"].get(name)
+        body += [f"## {title}", ""]
+        if section is None:
+            body += ["Not run.", ""]
+            continue
+        if section.get("status") == "pending":
+            body += [f"**Pending**: {section.get('reason', '')}.", ""]
+            summary.append([title[0], "(pending)", section.get("reason", ""), ""])
+            continue
+        if not _ok(section):
+            body += [f"**Error**: `{section.get('error', 'no points')}`", ""]
+            summary.append([title[0], "(error)", section.get("error", ""), ""])
+            continue
+        renderer(section, body, summary)
+        if PLOTS[name] in plots:
+            body += [f"![{title}]({PLOTS[name]})", ""]
+        body += [f"Section wall time: {section.get('section_seconds', 0):.0f} s.", ""]
+    out += ["## Summary and scaling", ""]
+    out += [
+        "Scaling is measured: the log-log slope of the figure between the smallest and the "
+        "largest size (0 = constant, 1 = linear in the size).",
+        "",
+    ]
+    out += _table(["#", "figure", "measured", "scaling"], summary)
+    out += body
+    notes = results.get("notes") or []
+    if notes:
+        out += ["## Notes", ""] + [f"- {note}" for note in notes] + [""]
+    return "\n".join(out)
+
+
+def write(results: dict[str, Any], output: Path) -> None:
+    output.mkdir(parents=True, exist_ok=True)
+    for stale in PLOTS.values():
+        (output / stale).unlink(missing_ok=True)
+    plots = _plots(results, output)
+    (output / "README.md").write_text(render(results, plots))

@@ -1,0 +1,194 @@
+"""Run every benchmark in one process and write ``tests/benchmarks/results/``.
+
+    python -m tests.benchmarks.run                 # make bench: full scale
+    python -m tests.benchmarks.run --smoke         # make bench-smoke: tiny, < 60 s
+    python -m tests.benchmarks.run --sections files,watermarks --output /tmp/bench
+
+One SparkSession (``glue_incremental.spark.local_spark_session``: local[2], UI
+off, few shuffle partitions), one AWS-compatible endpoint and one PostgreSQL
+server (``tests.harness``) serve every section. Each section records what it
+measured; ``targets.evaluate`` turns the figures into met/missed verdicts and
+``report`` writes ``results.json``, ``README.md`` and the plots. A section that
+fails is recorded as an error (the others still run) and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tests.benchmarks.common import Context, Timer
+from tests.benchmarks.scales import SCALES, SMOKE, Scale
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+SMOKE_DIR = ROOT / "build" / "bench-smoke"
+
+# Section name -> module with ``run(ctx) -> dict``, in the order they run.
+SECTIONS: dict[str, str] = {
+    "file_ingestion": "tests.benchmarks.bench_files",
+    "jdbc": "tests.benchmarks.bench_jdbc",
+    "join": "tests.benchmarks.bench_join",
+    "watermarks": "tests.benchmarks.bench_watermarks",
+    "predicates": "tests.benchmarks.bench_predicates",
+}
+NEEDS_POSTGRES = {"jdbc"}
+
+
+def _log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def run_benchmarks(
+    scale: Scale,
+    output: Path,
+    sections: Sequence[str] = tuple(SECTIONS),
+    *,
+    spark: Any = None,
+    postgres: Any = None,
+    manage_endpoint: bool = True,
+    log: Any = _log,
+) -> dict[str, Any]:
+    """Run ``sections`` at ``scale`` and write the results under ``output``.
+
+    ``spark``/``postgres`` reuse running ones (the test suite's session
+    fixtures); ``manage_endpoint=False`` uses the endpoint already exported in
+    ``AWS_ENDPOINT_URL``. Returns the results dict also written as JSON.
+    """
+    from glue_incremental.watermarks import create_table
+
+    from tests.benchmarks import report, targets
+
+    unknown = [name for name in sections if name not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown sections {unknown}; choose from {list(SECTIONS)}")
+    started = datetime.now(UTC)
+    workdir = Path(tempfile.mkdtemp(prefix="gi-bench-"))
+    results: dict[str, Any] = {
+        "meta": {
+            "scale": scale.as_dict(),
+            "started_at": started.isoformat(timespec="seconds"),
+            "git_commit": _git_commit(),
+            "python": platform.python_version(),
+            "machine": {
+                "cpus": os.cpu_count(),
+                "platform": platform.platform(),
+                "memory_gib": round(
+                    os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1
+                ),
+                "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
+            },
+        },
+        "sections": {},
+    }
+    with Timer() as total, contextlib.ExitStack() as stack:
+        if manage_endpoint:
+            from tests.harness.endpoint import running_endpoint
+
+            endpoint = stack.enter_context(running_endpoint())
+            results["meta"]["endpoint"] = endpoint.kind
+        if postgres is None and NEEDS_POSTGRES & set(sections):
+            from tests.harness.postgres import running_postgres
+
+            postgres = stack.enter_context(running_postgres())
+        if spark is None:
+            from glue_incremental.spark import local_spark_session
+
+            spark = local_spark_session(app_name="glue-incremental-bench")
+            stack.callback(spark.stop)
+        stack.callback(shutil.rmtree, workdir, True)
+        results["meta"]["spark"] = {
+            "version": spark.version,
+            "master": spark.sparkContext.master,
+            "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
+            "driver_memory": spark.sparkContext.getConf().get("spark.driver.memory", None),
+        }
+        table = f"bench-watermarks-{uuid.uuid4().hex[:8]}"
+        create_table(table)
+        ctx = Context(spark, scale, workdir, table, postgres, log)
+        for name in sections:
+            log(f"section {name}: start")
+            with Timer() as timer:
+                try:
+                    section = importlib.import_module(SECTIONS[name]).run(ctx)
+                except Exception as error:
+                    log(f"section {name}: FAILED: {type(error).__name__}: {error}")
+                    section = {
+                        "status": "error",
+                        "error": f"{type(error).__name__}: {error}",
+                        "traceback": traceback.format_exc(),
+                    }
+            section.setdefault("status", "ok")
+            section["section_seconds"] = round(timer.seconds, 1)
+            results["sections"][name] = section
+            log(f"section {name}: {section['status']} in {timer.seconds:.1f}s")
+    results["meta"]["total_wall_seconds"] = round(total.seconds, 1)
+    results["meta"]["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
+    results["targets"] = targets.evaluate(results)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "results.json").write_text(json.dumps(results, indent=2, sort_keys=False) + "\n")
+    report.write(results, output)
+    log(f"results written to {output} ({total.seconds:.0f}s)")
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.run", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="tiny scale (same as --scale smoke)")
+    parser.add_argument("--scale", choices=sorted(SCALES), default="full")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"where to write results (default {RESULTS_DIR.relative_to(ROOT)}, "
+        f"or {SMOKE_DIR.relative_to(ROOT)} for --smoke)",
+    )
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated subset of {','.join(SECTIONS)}",
+    )
+    args = parser.parse_args(argv)
+    from tests.benchmarks import report
+
+    scale = SMOKE if args.smoke else SCALES[args.scale]
+    output = args.output or (RESULTS_DIR if scale.name == "full" else SMOKE_DIR)
+    sections = [name.strip() for name in args.sections.split(",") if name.strip()]
+    results = run_benchmarks(scale, output, sections)
+    failed = [name for name, body in results["sections"].items() if body["status"] == "error"]
+    for line in report.target_lines(results):
+        print(line)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
