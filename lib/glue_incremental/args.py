@@ -75,7 +75,9 @@ def resolve_options(
     while index < len(tokens):
         token = tokens[index]
         if not token.startswith("--"):
-            raise ArgumentError(token, f"unexpected argument {token!r}: arguments come as --name value")
+            raise ArgumentError(
+                token, f"unexpected argument {token!r}: arguments come as --name value"
+            )
         name, has_equals, inline = token[2:].partition("=")
         if has_equals:
             value = inline
@@ -97,8 +99,10 @@ def resolve_options(
     missing = [name for name in wanted if not values.get(name)]
     if missing:
         raise ArgumentError(
-            missing[0], "missing required argument" + ("s " if len(missing) > 1 else " ")
-            + ", ".join(f"--{name}" for name in missing)
+            missing[0],
+            "missing required argument"
+            + ("s " if len(missing) > 1 else " ")
+            + ", ".join(f"--{name}" for name in missing),
         )
     for name, default in declared.items():
         values.setdefault(name, default)
@@ -167,6 +171,7 @@ def parse_duration(name: str, value: str | None) -> timedelta:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-z]+)", text)
     if not match or match.group(2) not in _UNITS:
         raise ArgumentError(
-            name, f"--{name} {value!r} is not a duration such as '2 hours', '30 minutes' or '900 seconds'"
+            name,
+            f"--{name} {value!r} is not a duration such as '2 hours', '30 minutes' or '900 seconds'",
         )
     return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])

@@ -348,13 +348,18 @@ class Demo:
         created = 0
         started = last = time.monotonic()
         assert process.stdout is not None
+        log_path = self.workdir / "terraform" / f"{args[0]}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_file = log_path.open("w")
         for line in process.stdout:
             output.append(line)
+            log_file.write(f"{time.monotonic() - started:7.1f} {line}")
             if "Creation complete" in line:
                 created += 1
                 if progress and time.monotonic() - last > 10:
                     last = time.monotonic()
                     self.log(f"... {created} created ({last - started:.0f} s)")
+        log_file.close()
         if process.wait() != 0:
             tail = "".join(output[-30:])
             raise deploy.DeployError(f"terraform {args[0]} failed:\n{tail}")

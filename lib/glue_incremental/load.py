@@ -84,20 +84,26 @@ class LoadConfig:
 
     def __post_init__(self) -> None:
         if self.is_jdbc and not self.source_table:
-            raise ArgumentError("source_table", "--source is a JDBC URL: --source_table is required")
+            raise ArgumentError(
+                "source_table", "--source is a JDBC URL: --source_table is required"
+            )
         if not self.is_jdbc and self.source_format not in SOURCE_FORMATS:
             raise ArgumentError(
-                "source_format", f"--source_format {self.source_format!r} is not one of {', '.join(SOURCE_FORMATS)}"
+                "source_format",
+                f"--source_format {self.source_format!r} is not one of {', '.join(SOURCE_FORMATS)}",
             )
         if self.null_watermarks not in NULL_POLICIES:
             raise ArgumentError(
-                "null_watermarks", f"--null_watermarks {self.null_watermarks!r} is not one of {', '.join(NULL_POLICIES)}"
+                "null_watermarks",
+                f"--null_watermarks {self.null_watermarks!r} is not one of {', '.join(NULL_POLICIES)}",
             )
         if not self.primary_key:
             raise ArgumentError("primary_key", "--primary_key needs at least one column")
         overlap = set(self.partition_by) & {self.watermark_column}
         if overlap:
-            raise ArgumentError("partition_by", f"--partition_by cannot include the watermark column {overlap}")
+            raise ArgumentError(
+                "partition_by", f"--partition_by cannot include the watermark column {overlap}"
+            )
 
     @property
     def is_jdbc(self) -> bool:
@@ -130,17 +136,23 @@ class FaultInjection:
     before_commit: Callable[[], None] | None = None
 
 
-def main(argv: Sequence[str] | None = None, *, spark: Any = None, faults: FaultInjection | None = None) -> dict:
+NO_FAULTS = FaultInjection()
+
+
+def main(
+    argv: Sequence[str] | None = None, *, spark: Any = None, faults: FaultInjection | None = None
+) -> dict:
     """Entry point of ``glue_scripts/incremental_load.py``; returns the run summary."""
     job = GlueJob.from_argv(argv, required=REQUIRED_ARGS, optional=OPTIONAL_ARGS, spark=spark)
     config = LoadConfig.from_args(job.args)
     with job.run() as run:
-        run_load(run, config, faults=faults or FaultInjection())
+        run_load(run, config, faults=faults)
     return run.summary
 
 
-def run_load(run: IncrementalRun, config: LoadConfig, *, faults: FaultInjection = FaultInjection()) -> None:
+def run_load(run: IncrementalRun, config: LoadConfig, *, faults: FaultInjection | None = None) -> None:
     """Read what is new since the state, merge it into the target, then commit."""
+    faults = faults or NO_FAULTS
     if config.is_jdbc:
         _run_jdbc(run, config, faults)
     else:
@@ -167,7 +179,9 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -
     from glue_incremental.sources import jdbc
 
     source = _jdbc_source(config)
-    _require_columns(jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table))
+    _require_columns(
+        jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
+    )
     previous = run.previous()
     cursor = previous.get("cursor") if previous else None
     lower = _minus(cursor, config.lookback) if cursor is not None else None
@@ -183,7 +197,10 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -
         include_null_watermarks=include_nulls,
     )
     if run.dry_run:
-        _print_plan(run, {"source": "jdbc", "table": config.source_table, "lower_bound": lower, "query": query})
+        _print_plan(
+            run,
+            {"source": "jdbc", "table": config.source_table, "lower_bound": lower, "query": query},
+        )
         return
     rows = jdbc.read_incremental(
         run.spark,
@@ -193,7 +210,9 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -
         upper_bound=upper,
         include_null_watermarks=include_nulls,
     )
-    _load_rows(run, config, rows, faults, previous_cursor=cursor, state_extra={}, details={"query": query})
+    _load_rows(
+        run, config, rows, faults, previous_cursor=cursor, state_extra={}, details={"query": query}
+    )
 
 
 # -- files ------------------------------------------------------------------------------------
@@ -220,7 +239,9 @@ def _run_files(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) 
     if run.dry_run:
         _print_plan(run, {"source": "files", **plan.summary()})
         return
-    rows = files.read_files(run.spark, plan.files, root_uri=config.source, source_format=config.source_format)
+    rows = files.read_files(
+        run.spark, plan.files, root_uri=config.source, source_format=config.source_format
+    )
     cursor = previous.get("cursor") if previous else None
     _load_rows(
         run,
@@ -292,7 +313,9 @@ def _load_rows(
     if faults.before_commit is not None:
         faults.before_commit()
     state = {"cursor": new_cursor, "published_at_ms": published_at_ms, **state_extra}
-    changed = records_read > 0 or state_extra != _without(run.previous(), "cursor", "published_at_ms")
+    changed = records_read > 0 or state_extra != _without(
+        run.previous(), "cursor", "published_at_ms"
+    )
     if changed:
         run.commit({"default": state})
     watermark_time = _as_time(new_cursor)
@@ -311,7 +334,11 @@ def _load_rows(
 
 
 def _write(
-    run: IncrementalRun, config: LoadConfig, rows: DataFrame, target: DataFrame | None, faults: FaultInjection
+    run: IncrementalRun,
+    config: LoadConfig,
+    rows: DataFrame,
+    target: DataFrame | None,
+    faults: FaultInjection,
 ) -> writer.WriteResult:
     full_reload = not run.bookmark.reads_state or run.previous() is None
     return writer.upsert(
@@ -339,7 +366,8 @@ def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> 
         for name in names:
             if name not in present:
                 raise SchemaError(
-                    name, f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})"
+                    name,
+                    f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})",
                 )
 
 
@@ -348,9 +376,15 @@ def _require_same_shape(rows: DataFrame, target: DataFrame, config: LoadConfig) 
     target_types = {field.name: field.dataType for field in target.schema.fields}
     for name in sorted(set(source_types) | set(target_types)):
         if name not in target_types:
-            raise SchemaError(name, f"source schema changed: column {name!r} is new (not in the target); nothing was written")
+            raise SchemaError(
+                name,
+                f"source schema changed: column {name!r} is new (not in the target); nothing was written",
+            )
         if name not in source_types:
-            raise SchemaError(name, f"source schema changed: column {name!r} is gone from the source; nothing was written")
+            raise SchemaError(
+                name,
+                f"source schema changed: column {name!r} is gone from the source; nothing was written",
+            )
         if name not in config.partition_by and source_types[name] != target_types[name]:
             raise SchemaError(
                 name,
@@ -367,7 +401,7 @@ def _to_cursor(value: Any, data_type: Any) -> Any:
         return value.replace(tzinfo=UTC)
     if isinstance(data_type, TimestampType):
         # PySpark builds naive datetimes in the Python process's local zone.
-        return value.astimezone(UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.astimezone(UTC)
     if isinstance(data_type, DateType):
         return value
     return value
@@ -388,7 +422,8 @@ def _minus(cursor: Any, lookback: timedelta) -> Any:
     if isinstance(cursor, datetime | date):
         return cursor - lookback
     raise ArgumentError(
-        "lookback", f"--lookback applies to time watermarks; the stored cursor {cursor!r} is not a time"
+        "lookback",
+        f"--lookback applies to time watermarks; the stored cursor {cursor!r} is not a time",
     )
 
 
@@ -401,7 +436,9 @@ def _just_after(cursor: Any) -> Any:
         return cursor + timedelta(days=1)
     if isinstance(cursor, int):
         return cursor + 1
-    raise ArgumentError("job-bookmark-to", f"cannot replay up to a cursor of type {type(cursor).__name__}")
+    raise ArgumentError(
+        "job-bookmark-to", f"cannot replay up to a cursor of type {type(cursor).__name__}"
+    )
 
 
 def _as_time(cursor: Any) -> datetime | None:
@@ -418,4 +455,8 @@ def _without(values: dict[str, Any] | None, *keys: str) -> dict[str, Any]:
 
 def _print_plan(run: IncrementalRun, plan: dict[str, Any]) -> None:
     run.record(records_read=0, records_written=0, plan=plan)
-    print(json.dumps({"event": "dry_run", "job_name": run.job_name, **plan}, default=str, sort_keys=True))
+    print(
+        json.dumps(
+            {"event": "dry_run", "job_name": run.job_name, **plan}, default=str, sort_keys=True
+        )
+    )

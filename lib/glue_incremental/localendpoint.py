@@ -16,6 +16,12 @@ LocalStack does them natively, so nothing is added there:
   (``SetAlarmState``) the alarm's ``AlarmActions``/``OKActions``/
   ``InsufficientDataActions`` topics receive the notification CloudWatch sends,
   in its documented JSON format and subject line.
+- Bucket policies: moto evaluates only ``StringEquals`` conditions and applies a
+  statement whose condition it cannot evaluate as if it had none, so a TLS-only
+  policy (``Deny`` when ``aws:SecureTransport`` is ``false``, the scripts
+  bucket's) denies every object read. ``Bool`` conditions are evaluated here,
+  and the endpoint's requests count as secure transport: it stands in for
+  AWS's HTTPS endpoints.
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ MOTO_GAPS = (
     "the local endpoint routes them, InputTransformer applied",
     "moto does not run CloudWatch alarm actions: on a state change the local endpoint publishes "
     "CloudWatch's documented alarm notification to the alarm's SNS actions",
+    "moto ignores bucket-policy conditions other than StringEquals (a TLS-only Deny would deny "
+    "every read): the local endpoint evaluates Bool conditions, its requests counting as TLS",
 )
 
 
@@ -137,6 +145,7 @@ def fill_moto_gaps() -> None:
             return
         _route_eventbridge_to_sns()
         _run_alarm_actions()
+        _evaluate_bool_conditions()
         _patched = True
 
 
@@ -188,6 +197,51 @@ def _transform(
     except ValueError:
         return template
     return rendered if isinstance(rendered, str) else json.dumps(rendered)
+
+
+# The request context a bucket policy sees: the endpoint stands in for AWS's HTTPS endpoints.
+SECURE_CONTEXT = {"aws:SecureTransport": "true"}
+
+
+def _evaluate_bool_conditions() -> None:
+    from moto.iam.access_control import IAMPolicy, PermissionResult
+    from moto.s3.models import FakeBucket
+
+    def get_permission(self: Any, action: str, resource: str) -> Any:
+        if self.policy is None:
+            return PermissionResult.NEUTRAL
+        document = json.loads(self.policy.decode())
+        statements = document.get("Statement", [])
+        statements = statements if isinstance(statements, list) else [statements]
+        applying = [
+            {key: value for key, value in statement.items() if key != "Condition"}
+            for statement in statements
+            if _conditions_hold(statement.get("Condition") or {})
+        ]
+        if not applying:
+            return PermissionResult.NEUTRAL
+        policy = IAMPolicy(json.dumps({**document, "Statement": applying}))
+        return policy.is_action_permitted(action, resource)
+
+    FakeBucket.get_permission = get_permission
+
+
+def _conditions_hold(conditions: dict[str, Any]) -> bool:
+    """``Bool``/``StringEquals`` on the keys of ``SECURE_CONTEXT``; anything else holds (as in moto)."""
+    for operator, tests in conditions.items():
+        if operator not in {"Bool", "StringEquals"}:
+            continue
+        for key, expected in tests.items():
+            if key not in SECURE_CONTEXT:
+                continue
+            values = expected if isinstance(expected, list) else [expected]
+            actual = SECURE_CONTEXT[key]
+            if operator == "Bool":
+                if actual.lower() not in {str(value).lower() for value in values}:
+                    return False
+            elif actual not in values:
+                return False
+    return True
 
 
 _REGION_NAMES = {

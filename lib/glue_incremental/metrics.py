@@ -62,15 +62,23 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
     if metrics.watermark_lag_seconds is not None:
         values.append((WATERMARK_LAG, max(0.0, metrics.watermark_lag_seconds), "Seconds"))
     return [
-        {"MetricName": name, "Dimensions": dims, "Timestamp": when, "Value": float(value), "Unit": unit}
+        {
+            "MetricName": name,
+            "Dimensions": dims,
+            "Timestamp": when,
+            "Value": float(value),
+            "Unit": unit,
+        }
         for name, value, unit in values
     ]
 
 
-def publish(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
+def publish(
+    metrics: RunMetrics, timestamp: datetime | None = None, *, namespace: str = NAMESPACE
+) -> list[dict[str, Any]]:
     """Send the run's metrics to CloudWatch in one request and return what was sent."""
     data = metric_data(metrics, timestamp)
-    aws.client("cloudwatch").put_metric_data(Namespace=NAMESPACE, MetricData=data)
+    aws.client("cloudwatch").put_metric_data(Namespace=namespace, MetricData=data)
     return data
 
 

@@ -69,6 +69,7 @@ __all__ = [
     "affected_partitions",
     "filter_partitions",
     "normalise_partitions",
+    "partition_counts",
     "partition_filter",
     "quote_identifier",
     "scanned_files",
@@ -206,12 +207,30 @@ def affected_partitions(
     (``MissingPartitionColumn`` / ``PartitionTypeMismatch`` name the side;
     ``names`` labels the frames, default ``frame 0``, ``frame 1``...).
     """
+    counts = partition_counts(*frames, columns=columns, names=names)
+    return normalise_partitions(
+        (partition for by_partition in counts.values() for partition in by_partition), columns
+    )
+
+
+def partition_counts(
+    *frames: Any, columns: Sequence[str], names: Sequence[str] | None = None
+) -> dict[str, dict[tuple, int]]:
+    """Rows per partition tuple, per frame label; one Spark action in total.
+
+    Same checks and labels as ``affected_partitions`` (which is the union of
+    the keys); frames with no rows map to ``{}``.
+    """
+    from pyspark.sql import functions as F
+
     columns = _check_columns(columns)
     if names is not None and len(names) != len(frames):
         raise PartitionError(f"{len(names)} names given for {len(frames)} frames")
     labels = list(names) if names is not None else [f"frame {i}" for i in range(len(frames))]
+    if len(set(labels)) != len(labels):
+        raise PartitionError(f"frame names repeat: {labels}")
     if not frames:
-        return []
+        return {}
     types: dict[str, dict[str, str]] = {column: {} for column in columns}
     for label, frame in zip(labels, frames, strict=True):
         fields = {field.name: field.dataType for field in frame.schema.fields}
@@ -222,9 +241,25 @@ def affected_partitions(
     for column, by_side in types.items():
         if len(set(by_side.values())) > 1:
             raise PartitionTypeMismatch(column, by_side)
-    selected = [frame.select(*[_col(column) for column in columns]) for frame in frames]
-    rows = reduce(lambda a, b: a.union(b), selected).distinct().collect()
-    return normalise_partitions((tuple(row) for row in rows), columns)
+    side = "__glue_incremental_frame"
+    selected = [
+        frame.select(F.lit(index).alias(side), *[_col(column) for column in columns])
+        for index, frame in enumerate(frames)
+    ]
+    rows = (
+        reduce(lambda a, b: a.union(b), selected)
+        .groupBy(side, *[_col(column) for column in columns])
+        .count()
+        .collect()
+    )
+    counts: dict[str, dict[tuple, int]] = {label: {} for label in labels}
+    for row in rows:
+        values = tuple(row[1 : 1 + len(columns)])
+        counts[labels[row[0]]][values] = int(row[-1])
+    return {
+        label: {p: by_partition[p] for p in normalise_partitions(by_partition, columns)}
+        for label, by_partition in counts.items()
+    }
 
 
 # --------------------------------------------------------------------------- validation

@@ -44,7 +44,7 @@ from glue_incremental.args import (
     parse_positive_int,
     resolve_options,
 )
-from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks, WatermarkItem
+from glue_incremental.watermarks import DEFAULT_SLOT, Lease, WatermarkItem, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
 
@@ -93,7 +93,9 @@ class GlueJob:
     @property
     def bookmark(self) -> BookmarkControl:
         return BookmarkControl(
-            BookmarkOption.parse(self.args.get("job-bookmark-option") or BookmarkOption.ENABLE.value),
+            BookmarkOption.parse(
+                self.args.get("job-bookmark-option") or BookmarkOption.ENABLE.value
+            ),
             self.args.get("job-bookmark-from"),
             self.args.get("job-bookmark-to"),
         )
@@ -140,9 +142,12 @@ class GlueJob:
             "bookmark": self.bookmark,
             "store": Watermarks(self.args.get("watermarks_table") or "glue-watermarks"),
             "state_name": self.args.get("watermark_name") or self.job_name,
-            "lease_seconds": parse_positive_int("lease_seconds", self.args.get("lease_seconds") or "900"),
+            "lease_seconds": parse_positive_int(
+                "lease_seconds", self.args.get("lease_seconds") or "900"
+            ),
             "dry_run": self.dry_run,
             "glue_job": self.glue_job,
+            "metrics_namespace": self.args.get("metrics_namespace") or run_metrics.NAMESPACE,
         }
         options.update(overrides)
         return IncrementalRun(**options)
@@ -167,6 +172,7 @@ class IncrementalRun:
     dry_run: bool = False
     glue_job: Any = None
     publish_metrics: bool = True
+    metrics_namespace: str = run_metrics.NAMESPACE
     clock: Callable[[], float] = time.time
 
     lease: Lease | None = field(default=None, init=False)
@@ -184,7 +190,9 @@ class IncrementalRun:
     def __enter__(self) -> IncrementalRun:
         self.started_at = self.clock()
         if not self.dry_run:
-            self.lease = self.store.acquire_lease(self.state_name, self.run_id, seconds=self.lease_seconds)
+            self.lease = self.store.acquire_lease(
+                self.state_name, self.run_id, seconds=self.lease_seconds
+            )
             self.lease.start_heartbeat()
         return self
 
@@ -193,7 +201,10 @@ class IncrementalRun:
             if exc is None:
                 self._finish_successfully()
             else:
-                self._log_summary("FAILED", error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                self._log_summary(
+                    "FAILED",
+                    error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                )
         finally:
             if self.lease is not None:
                 with contextlib.suppress(Exception):
@@ -210,7 +221,9 @@ class IncrementalRun:
         if not self.bookmark.reads_state:
             values = None
         elif self.bookmark.from_run:
-            values = self.store.state_after_run(self.state_name, self.bookmark.from_run, slot)["watermarks"]
+            values = self.store.state_after_run(self.state_name, self.bookmark.from_run, slot)[
+                "watermarks"
+            ]
         else:
             state = self.store.get_watermark(self.state_name, slot)
             values = state["watermarks"] if state else None
@@ -236,19 +249,25 @@ class IncrementalRun:
         or on a dry run. Raises WatermarkConflict or LeaseLost; nothing moves then.
         """
         if self.dry_run or not self.bookmark.commits:
-            self.summary["commit_skipped"] = "dry run" if self.dry_run else self.bookmark.option.value
+            self.summary["commit_skipped"] = (
+                "dry run" if self.dry_run else self.bookmark.option.value
+            )
             return False
         assert self.state_name
         items = []
         for slot, values in values_by_slot.items():
             if slot not in self._previous:
                 self.previous(slot)
-            item = self.store.create_watermark_item(self.state_name, self.run_id, slot=slot, **values)
+            item = self.store.create_watermark_item(
+                self.state_name, self.run_id, slot=slot, **values
+            )
             items.append(item)
         self.store.commit_many(items, lease=self.lease)
         self.committed = True
         self.summary["new_watermark"] = {
-            item.slot: _jsonable(item.watermarks) for item in items if isinstance(item, WatermarkItem)
+            item.slot: _jsonable(item.watermarks)
+            for item in items
+            if isinstance(item, WatermarkItem)
         }
         return True
 
@@ -290,7 +309,8 @@ class IncrementalRun:
                     watermark_lag_seconds=lag,
                     late_files_skipped=counts.get("late_files_skipped", 0),
                     null_watermark_rows=counts.get("null_watermark_rows", 0),
-                )
+                ),
+                namespace=self.metrics_namespace,
             )
         self.summary["metrics_published"] = published is not None
         self.summary["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
@@ -342,7 +362,7 @@ def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None 
     """
     try:
         main(list(argv if argv is not None else sys.argv))
-    except Exception as error:  # noqa: BLE001 - the process boundary
+    except Exception as error:  # the process boundary: one line for on-call, then the trace
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"error: {message}", file=sys.stderr, flush=True)
         if not isinstance(error, ArgumentError):

@@ -79,7 +79,9 @@ def merge_latest(
     if order_by:
         ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
         if prefer:
-            ordering.append(F.when(F.col(f"`{order_by}`").isNull(), F.col(prefer)).otherwise(0).desc())
+            ordering.append(
+                F.when(F.col(f"`{order_by}`").isNull(), F.col(prefer)).otherwise(0).desc()
+            )
     ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in data_columns]).desc())
     window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
     rank = "__glue_incremental_rank"
@@ -126,7 +128,8 @@ def upsert(
     if partition_by:
         moved_from = target.join(keys, list(primary_key), "left_semi")
         affected = sorted(
-            set(_distinct_partitions(incoming, partition_by)) | set(_distinct_partitions(moved_from, partition_by)),
+            set(_distinct_partitions(incoming, partition_by))
+            | set(_distinct_partitions(moved_from, partition_by)),
             key=_sort_key,
         )
         from glue_incremental.predicates import filter_partitions
@@ -136,8 +139,10 @@ def upsert(
         affected = [UNPARTITIONED]
         existing = target
     prefer = "__glue_incremental_incoming"
-    candidates = existing.select(*incoming.columns).withColumn(prefer, F.lit(0)).unionByName(
-        incoming.withColumn(prefer, F.lit(1))
+    candidates = (
+        existing.select(*incoming.columns)
+        .withColumn(prefer, F.lit(0))
+        .unionByName(incoming.withColumn(prefer, F.lit(1)))
     )
     merged = merge_latest(candidates, primary_key, order_by, prefer=prefer)
     return replace_partitions(
@@ -155,7 +160,11 @@ def upsert(
 def _distinct_partitions(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
     if not partition_by:
         return [UNPARTITIONED]
-    rows = df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by]).distinct().collect()
+    rows = (
+        df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by])
+        .distinct()
+        .collect()
+    )
     return sorted((tuple(row) for row in rows), key=_sort_key)
 
 
@@ -167,13 +176,17 @@ def partition_values_as_strings(df: DataFrame, partition_by: Sequence[str]) -> D
     """Cast partition columns to strings: the form Spark writes into directory names."""
     return df.select(
         *[
-            F.col(f"`{name}`").cast(StringType()).alias(name) if name in partition_by else F.col(f"`{name}`")
+            F.col(f"`{name}`").cast(StringType()).alias(name)
+            if name in partition_by
+            else F.col(f"`{name}`")
             for name in df.columns
         ]
     )
 
 
-def read_target(spark: SparkSession, target_uri: str, partition_by: Sequence[str]) -> DataFrame | None:
+def read_target(
+    spark: SparkSession, target_uri: str, partition_by: Sequence[str]
+) -> DataFrame | None:
     """The current target with partition columns as strings, or None if there is none yet."""
     if not _data_exists(spark, target_uri):
         return None
@@ -267,7 +280,9 @@ def recover(spark: SparkSession, target_uri: str) -> list[str]:
     return restored
 
 
-def _publish_one(fs: _FileSystem, target_uri: str, stage_uri: str, relative: str, *, has_rows: bool) -> None:
+def _publish_one(
+    fs: _FileSystem, target_uri: str, stage_uri: str, relative: str, *, has_rows: bool
+) -> None:
     live = _join(target_uri, relative)
     aside = _join(f"{stage_uri}/{PREVIOUS_DIR}", relative)
     if relative == "":
@@ -323,7 +338,7 @@ def _dir_to_values(relative: str, partition_by: Sequence[str]) -> dict[str, str 
 
 
 # Hive's escaping of path names, as Spark's ExternalCatalogUtils applies it.
-_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(code) for code in range(0x20)}
+_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^") | {chr(code) for code in range(0x20)}
 
 
 def _escape(value: str) -> str:
@@ -333,7 +348,11 @@ def _escape(value: str) -> str:
 def _unescape(value: str) -> str:
     out, index = [], 0
     while index < len(value):
-        if value[index] == "%" and index + 2 < len(value) + 0 and _is_hex(value[index + 1 : index + 3]):
+        if (
+            value[index] == "%"
+            and index + 2 < len(value) + 0
+            and _is_hex(value[index + 1 : index + 3])
+        ):
             out.append(chr(int(value[index + 1 : index + 3], 16)))
             index += 3
         else:
@@ -417,7 +436,8 @@ class _FileSystem:
                 (f"{relative}/{status.getPath().getName()}".lstrip("/"), str(status.getPath()))
                 for relative, path in level
                 for status in self._statuses(path)
-                if status.isDirectory() and "=" in status.getPath().getName()
+                if status.isDirectory()
+                and "=" in status.getPath().getName()
                 and not _hidden(status.getPath().getName())
             ]
         return [relative for relative, _ in level]

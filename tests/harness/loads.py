@@ -17,7 +17,9 @@ from glue_incremental.watermarks import Watermarks
 _counter = itertools.count()
 
 
-def write_json_file(directory: Path, rows: Iterable[Mapping[str, Any]], *, mtime: float, name: str | None = None) -> Path:
+def write_json_file(
+    directory: Path, rows: Iterable[Mapping[str, Any]], *, mtime: float, name: str | None = None
+) -> Path:
     """One JSON-lines file whose modification time is exactly ``mtime`` (epoch seconds)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (name or f"batch-{next(_counter):05d}.json")
@@ -47,7 +49,7 @@ def run_load_at(
     option: BookmarkOption = BookmarkOption.ENABLE,
     from_run: str | None = None,
     to_run: str | None = None,
-    faults: FaultInjection = FaultInjection(),
+    faults: FaultInjection | None = None,
     dry_run: bool = False,
 ) -> dict[str, Any]:
     """One run of the load job with the clock at ``clock.now``; returns its summary."""
@@ -74,7 +76,9 @@ def partition_file_snapshot(root: Path) -> dict[str, tuple[int, int]]:
     """Every data file under ``root`` with its size and modification time (byte-identity check)."""
     snapshot = {}
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not any(part.startswith(("_", ".")) for part in path.relative_to(root).parts):
+        if path.is_file() and not any(
+            part.startswith(("_", ".")) for part in path.relative_to(root).parts
+        ):
             stat = path.stat()
             snapshot[str(path.relative_to(root))] = (stat.st_size, stat.st_mtime_ns)
     return snapshot

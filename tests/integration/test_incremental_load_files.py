@@ -6,14 +6,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from glue_incremental.args import BookmarkOption
+from glue_incremental.load import FaultInjection, LoadConfig, SchemaError
+from glue_incremental.watermarks import LeaseHeld, WatermarkConflict, Watermarks, create_table
+from glue_incremental.writer import SimulatedCrash
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
-from glue_incremental.args import BookmarkOption
-from glue_incremental.load import FaultInjection, LoadConfig, SchemaError
-from glue_incremental.watermarks import LeaseHeld, Watermarks, WatermarkConflict, create_table
-from glue_incremental.writer import SimulatedCrash
 from tests.harness.loads import (
     FixedClock,
     partition_file_snapshot,
@@ -55,7 +55,12 @@ def full_refresh(spark, tmp: Path, config: LoadConfig, clock: FixedClock, store:
     """The reference: a bookmark-disabled run of the same job over the whole source."""
     reference = LoadConfig(**{**config.__dict__, "target_path": (tmp / "reference").as_uri()})
     run_load_at(
-        spark, reference, job_name="reference", run_id="jr_reference", clock=clock, store=store,
+        spark,
+        reference,
+        job_name="reference",
+        run_id="jr_reference",
+        clock=clock,
+        store=store,
         option=BookmarkOption.DISABLE,
     )
     return read_parquet(spark, reference.target_path, COLUMNS)
@@ -63,15 +68,22 @@ def full_refresh(spark, tmp: Path, config: LoadConfig, clock: FixedClock, store:
 
 def test_first_run_loads_everything_and_commits_the_bookmark(spark, tmp_path, store):
     config = config_for(tmp_path)
-    write_json_file(tmp_path / "source", [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100)
+    write_json_file(
+        tmp_path / "source", [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100
+    )
 
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
+    )
 
     assert summary["records_read"] == 2
     assert summary["committed"] is True
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),
-        spark.createDataFrame([(1, "a", 10, "x"), (2, "b", 11, "y")], "id long, part string, updated long, value string"),
+        spark.createDataFrame(
+            [(1, "a", 10, "x"), (2, "b", 11, "y")],
+            "id long, part string, updated long, value string",
+        ),
     )
     state = store.get_watermark("orders")
     assert state["watermarks"]["cursor"] == 11
@@ -83,10 +95,16 @@ def test_second_run_reads_only_new_files_and_rewrites_only_their_partitions(spar
     source = tmp_path / "source"
     write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100)
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-    untouched = {k: v for k, v in partition_file_snapshot(tmp_path / "target").items() if k.startswith("part=b")}
+    untouched = {
+        k: v
+        for k, v in partition_file_snapshot(tmp_path / "target").items()
+        if k.startswith("part=b")
+    }
 
     write_json_file(source, [row(1, "a", 20, "x2"), row(3, "a", 21, "z")], mtime=T0 + 10)
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
 
     assert summary["records_read"] == 2
     assert summary["files_read"] == 1
@@ -96,13 +114,14 @@ def test_second_run_reads_only_new_files_and_rewrites_only_their_partitions(spar
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),
         spark.createDataFrame(
-            [(1, "a", 20, "x2"), (2, "b", 11, "y"), (3, "a", 21, "z")], "id long, part string, updated long, value string"
+            [(1, "a", 20, "x2"), (2, "b", 11, "y"), (3, "a", 21, "z")],
+            "id long, part string, updated long, value string",
         ),
     )
 
 
-def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, tmp_path, store, aws):
-    import boto3  # noqa: F401  (the endpoint fixture exported the endpoint)
+def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, tmp_path, store):
+    from datetime import UTC, datetime, timedelta
 
     from glue_incremental import aws as aws_clients
     from glue_incremental import metrics
@@ -112,13 +131,25 @@ def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, 
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
     before = store.get_watermark("orders")
 
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
 
     assert summary["records_read"] == 0
+    assert summary["metrics_published"] is True
     assert store.get_watermark("orders")["version"] == before["version"]
-    cloudwatch = aws_clients.client("cloudwatch")
-    listed = cloudwatch.list_metrics(Namespace=metrics.NAMESPACE, MetricName=metrics.RECORDS_READ)["Metrics"]
-    assert {"Name": metrics.DIMENSION, "Value": "orders"} in listed[0]["Dimensions"]
+    now = datetime.now(UTC)
+    datapoints = aws_clients.client("cloudwatch").get_metric_statistics(
+        Namespace=metrics.NAMESPACE,
+        MetricName=metrics.RECORDS_READ,
+        Dimensions=[{"Name": metrics.DIMENSION, "Value": "orders"}],
+        StartTime=now - timedelta(minutes=10),
+        EndTime=now + timedelta(minutes=1),
+        Period=60,
+        Statistics=["Minimum", "Maximum", "SampleCount"],
+    )["Datapoints"]
+    assert sum(point["SampleCount"] for point in datapoints) == 2  # one per run, the empty one too
+    assert min(point["Minimum"] for point in datapoints) == 0.0
 
 
 def test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition(spark, tmp_path, store):
@@ -128,12 +159,17 @@ def test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition(spark, t
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
 
     write_json_file(source, [row(1, "b", 20, "moved")], mtime=T0 + 10)
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
 
     assert sorted(p["part"] for p in summary["partitions_written"]) == ["a", "b"]
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),
-        spark.createDataFrame([(1, "b", 20, "moved"), (2, "a", 10, "y")], "id long, part string, updated long, value string"),
+        spark.createDataFrame(
+            [(1, "b", 20, "moved"), (2, "a", 10, "y")],
+            "id long, part string, updated long, value string",
+        ),
     )
 
 
@@ -144,7 +180,9 @@ def test_a_partition_whose_rows_all_moved_away_is_removed(spark, tmp_path, store
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
     write_json_file(source, [row(1, "b", 20, "moved")], mtime=T0 + 10)
 
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
 
     assert summary["partitions_removed"] == [{"part": "a"}]
     assert not (tmp_path / "target" / "part=a").exists()
@@ -162,7 +200,12 @@ def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
 
     with pytest.raises(SimulatedCrash):
         run_load_at(
-            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store,
+            spark,
+            config,
+            job_name="orders",
+            run_id="jr_2",
+            clock=FixedClock(T0 + 60),
+            store=store,
             faults=FaultInjection(after_partition_published=crash),
         )
 
@@ -170,13 +213,17 @@ def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
 
 
 @pytest.mark.parametrize("crash_point", ["between_partitions", "between_write_and_commit"])
-def test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row(spark, tmp_path, store, crash_point):
+def test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row(
+    spark, tmp_path, store, crash_point
+):
     config = config_for(tmp_path)
     source = tmp_path / "source"
     clock = FixedClock(T0)
     write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 10, "y")], mtime=T0 - 100)
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=clock, store=store)
-    write_json_file(source, [row(1, "c", 20, "x2"), row(3, "b", 21, "z"), row(4, "d", 22, "w")], mtime=T0 + 10)
+    write_json_file(
+        source, [row(1, "c", 20, "x2"), row(3, "b", 21, "z"), row(4, "d", 22, "w")], mtime=T0 + 10
+    )
 
     def crash(*_args):
         raise SimulatedCrash(crash_point)
@@ -188,12 +235,15 @@ def test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row(spark, tmp_path,
     )
     clock.now = T0 + 60
     with pytest.raises(SimulatedCrash):
-        run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, faults=faults)
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, faults=faults
+        )
     clock.now = T0 + 120
     run_load_at(spark, config, job_name="orders", run_id="jr_3", clock=clock, store=store)
 
     assertDataFrameEqual(
-        read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, tmp_path, config, clock, store)
+        read_parquet(spark, config.target_path, COLUMNS),
+        full_refresh(spark, tmp_path, config, clock, store),
     )
 
 
@@ -203,13 +253,17 @@ def test_a_second_concurrent_run_stops_before_reading_and_names_the_holder(spark
     holder = store.acquire_lease("orders", "jr_running", seconds=300)
 
     with pytest.raises(LeaseHeld, match="jr_running"):
-        run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0), store=store)
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0), store=store
+        )
 
     assert not (tmp_path / "target").exists()
     holder.release()
 
 
-def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_consistent(spark, tmp_path, store):
+def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_consistent(
+    spark, tmp_path, store
+):
     config = config_for(tmp_path)
     source = tmp_path / "source"
     write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
@@ -224,7 +278,12 @@ def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_c
 
     with pytest.raises(WatermarkConflict):
         run_load_at(
-            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store,
+            spark,
+            config,
+            job_name="orders",
+            run_id="jr_2",
+            clock=FixedClock(T0 + 60),
+            store=store,
             faults=FaultInjection(before_commit=commit_from_another_run),
         )
     assert store.get_watermark("orders")["job_run_id"] == "jr_other"
@@ -237,7 +296,9 @@ def test_missing_watermark_column_fails_before_anything_is_written(spark, tmp_pa
     write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
 
     with pytest.raises(SchemaError, match="modified_at"):
-        run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
+        )
 
     assert not (tmp_path / "target").exists()
     assert store.get_watermark("orders") is None
@@ -251,7 +312,9 @@ def test_a_source_schema_change_fails_naming_the_column(spark, tmp_path, store):
     write_json_file(source, [{**row(2, "a", 20, "y"), "discount": 5}], mtime=T0 + 10)
 
     with pytest.raises(SchemaError, match="discount"):
-        run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+        )
 
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
 
@@ -259,10 +322,14 @@ def test_a_source_schema_change_fails_naming_the_column(spark, tmp_path, store):
 def test_null_watermarks_are_counted_and_loaded(spark, tmp_path, store):
     config = config_for(tmp_path)
     write_json_file(
-        tmp_path / "source", [row(1, "a", 10, "x"), {"id": 2, "part": "a", "updated": None, "value": "n"}], mtime=T0 - 100
+        tmp_path / "source",
+        [row(1, "a", 10, "x"), {"id": 2, "part": "a", "updated": None, "value": "n"}],
+        mtime=T0 - 100,
     )
 
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
+    )
 
     assert summary["null_watermark_rows"] == 1
     assert read_parquet(spark, config.target_path, COLUMNS).count() == 2
@@ -270,10 +337,14 @@ def test_null_watermarks_are_counted_and_loaded(spark, tmp_path, store):
 
 def test_null_watermarks_fail_the_run_when_the_policy_says_so(spark, tmp_path, store):
     config = config_for(tmp_path, null_watermarks="fail")
-    write_json_file(tmp_path / "source", [{"id": 2, "part": "a", "updated": None, "value": "n"}], mtime=T0 - 100)
+    write_json_file(
+        tmp_path / "source", [{"id": 2, "part": "a", "updated": None, "value": "n"}], mtime=T0 - 100
+    )
 
     with pytest.raises(SchemaError, match="null 'updated'"):
-        run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
+        )
 
     assert not (tmp_path / "target").exists()
 
@@ -282,7 +353,15 @@ def test_a_dry_run_prints_the_plan_and_writes_nothing(spark, tmp_path, store, ca
     config = config_for(tmp_path)
     write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
 
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store, dry_run=True)
+    run_load_at(
+        spark,
+        config,
+        job_name="orders",
+        run_id="jr_1",
+        clock=FixedClock(T0),
+        store=store,
+        dry_run=True,
+    )
 
     assert '"event": "dry_run"' in capsys.readouterr().out
     assert not (tmp_path / "target").exists()
@@ -305,7 +384,8 @@ def test_rewind_then_rerun_equals_a_full_refresh(spark, tmp_path, store):
 
     assert summary["records_read"] == 2
     assertDataFrameEqual(
-        read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, tmp_path, config, clock, store)
+        read_parquet(spark, config.target_path, COLUMNS),
+        full_refresh(spark, tmp_path, config, clock, store),
     )
 
 
@@ -317,7 +397,12 @@ def test_pause_reads_state_but_never_commits(spark, tmp_path, store):
     write_json_file(source, [row(2, "a", 20, "y")], mtime=T0 + 10)
 
     summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store,
+        spark,
+        config,
+        job_name="orders",
+        run_id="jr_2",
+        clock=FixedClock(T0 + 60),
+        store=store,
         option=BookmarkOption.PAUSE,
     )
 
@@ -346,7 +431,9 @@ def histories(draw):
         if kind in {"batch", "late"}:
             rows = draw(
                 st.lists(
-                    st.tuples(KEYS, PARTS, st.integers(min_value=1, max_value=40), st.sampled_from("pqrs")),
+                    st.tuples(
+                        KEYS, PARTS, st.integers(min_value=1, max_value=40), st.sampled_from("pqrs")
+                    ),
                     min_size=1,
                     max_size=4,
                 )
@@ -377,8 +464,11 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
         else:
             clock.now += 1
             runs += 1
-            run_load_at(spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store)
+            run_load_at(
+                spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store
+            )
 
     assertDataFrameEqual(
-        read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, tmp, config, clock, store)
+        read_parquet(spark, config.target_path, COLUMNS),
+        full_refresh(spark, tmp, config, clock, store),
     )

@@ -6,14 +6,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from pyspark.testing import assertDataFrameEqual
-
 from glue_incremental.args import BookmarkOption
 from glue_incremental.load import LoadConfig, SchemaError
 from glue_incremental.sources.jdbc import SourceUnavailable
 from glue_incremental.watermarks import Watermarks, create_table
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyspark.testing import assertDataFrameEqual
+
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.postgres import statements_since
 
@@ -69,30 +69,52 @@ def config_for(postgres, table, tmp_path, **overrides) -> LoadConfig:
 def full_refresh(spark, config, tmp_path, store):
     reference = LoadConfig(**{**config.__dict__, "target_path": (tmp_path / "reference").as_uri()})
     run_load_at(
-        spark, reference, job_name=f"ref-{uuid.uuid4().hex[:6]}", run_id="jr_ref",
-        clock=FixedClock(T0.timestamp()), store=store, option=BookmarkOption.DISABLE,
+        spark,
+        reference,
+        job_name=f"ref-{uuid.uuid4().hex[:6]}",
+        run_id="jr_ref",
+        clock=FixedClock(T0.timestamp()),
+        store=store,
+        option=BookmarkOption.DISABLE,
     )
     return read_parquet(spark, reference.target_path, COLUMNS)
 
 
-def test_incremental_run_pushes_the_watermark_predicate_down_to_the_database(spark, postgres, table, tmp_path, store):
+def test_incremental_run_pushes_the_watermark_predicate_down_to_the_database(
+    spark, postgres, table, tmp_path, store
+):
     config = config_for(postgres, table, tmp_path)
     upsert(postgres, table, [(1, "a", T0, "x")])
-    run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+    run_load_at(
+        spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
+    )
     _, offset = statements_since(postgres, 0)
 
-    run_load_at(spark, config, job_name="pg", run_id="jr_2", clock=FixedClock(T0.timestamp() + 60), store=store)
+    run_load_at(
+        spark,
+        config,
+        job_name="pg",
+        run_id="jr_2",
+        clock=FixedClock(T0.timestamp() + 60),
+        store=store,
+    )
 
     received, _ = statements_since(postgres, offset)
     reads = [sql for sql in received if table in sql and "WHERE" in sql and "1=0" not in sql]
     assert reads, received
-    assert any('"updated_at" >= TIMESTAMP WITH TIME ZONE \'2024-05-01 11:30:00' in sql for sql in reads), reads
+    assert any(
+        '"updated_at" >= TIMESTAMP WITH TIME ZONE \'2024-05-01 11:30:00' in sql for sql in reads
+    ), reads
 
 
-def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_lost(spark, postgres, table, tmp_path, store):
+def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_lost(
+    spark, postgres, table, tmp_path, store
+):
     config = config_for(postgres, table, tmp_path)
     upsert(postgres, table, [(1, "a", T0, "x"), (2, "b", T0 - timedelta(hours=1), "y")])
-    run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+    run_load_at(
+        spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
+    )
 
     upsert(
         postgres,
@@ -103,10 +125,20 @@ def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_l
             (2, "c", T0 + timedelta(seconds=1), "updated-and-moved"),
         ],
     )
-    summary = run_load_at(spark, config, job_name="pg", run_id="jr_2", clock=FixedClock(T0.timestamp() + 60), store=store)
+    summary = run_load_at(
+        spark,
+        config,
+        job_name="pg",
+        run_id="jr_2",
+        clock=FixedClock(T0.timestamp() + 60),
+        store=store,
+    )
 
     assert summary["records_read"] == 4  # 1 re-read at the boundary + 3 changes
-    assertDataFrameEqual(read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, config, tmp_path, store))
+    assertDataFrameEqual(
+        read_parquet(spark, config.target_path, COLUMNS),
+        full_refresh(spark, config, tmp_path, store),
+    )
     assert store.get_watermark("pg")["watermarks"]["cursor"] == T0 + timedelta(seconds=1)
 
 
@@ -115,16 +147,27 @@ def test_the_cursor_keeps_microseconds(spark, postgres, table, tmp_path, store):
     moment = T0 + timedelta(microseconds=123456)
     upsert(postgres, table, [(1, "a", moment, "x")])
 
-    run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+    run_load_at(
+        spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
+    )
 
     assert store.get_watermark("pg")["watermarks"]["cursor"] == moment
 
 
-def test_a_missing_key_column_fails_before_reading_with_its_name(spark, postgres, table, tmp_path, store):
+def test_a_missing_key_column_fails_before_reading_with_its_name(
+    spark, postgres, table, tmp_path, store
+):
     config = config_for(postgres, table, tmp_path, primary_key=("order_id",))
 
     with pytest.raises(SchemaError, match="order_id"):
-        run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+        run_load_at(
+            spark,
+            config,
+            job_name="pg",
+            run_id="jr_1",
+            clock=FixedClock(T0.timestamp()),
+            store=store,
+        )
 
     assert not (tmp_path / "target").exists()
 
@@ -133,7 +176,14 @@ def test_bad_credentials_give_one_clear_error(spark, postgres, table, tmp_path, 
     config = config_for(postgres, table, tmp_path, source_password="wrong")
 
     with pytest.raises(SourceUnavailable) as raised:
-        run_load_at(spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store)
+        run_load_at(
+            spark,
+            config,
+            job_name="pg",
+            run_id="jr_1",
+            clock=FixedClock(T0.timestamp()),
+            store=store,
+        )
 
     assert "password authentication failed" in str(raised.value)
     assert "wrong" not in str(raised.value)
@@ -155,11 +205,15 @@ ROWS = st.lists(
 
 @settings(max_examples=max(3, settings().max_examples // 4))
 @given(st.lists(ROWS, min_size=1, max_size=3))
-def test_property_jdbc_incremental_runs_equal_a_full_refresh(spark, postgres, tmp_path_factory, aws, batches):
+def test_property_jdbc_incremental_runs_equal_a_full_refresh(
+    spark, postgres, tmp_path_factory, aws, batches
+):
     create_table()
     store = Watermarks()
     table = f"prop_{uuid.uuid4().hex[:8]}"
-    postgres.execute(f"create table {table} (id bigint primary key, part text, updated_at timestamptz, value text)")
+    postgres.execute(
+        f"create table {table} (id bigint primary key, part text, updated_at timestamptz, value text)"
+    )
     tmp = tmp_path_factory.mktemp("jdbc")
     config = config_for(postgres, table, tmp)
     now = T0
@@ -167,8 +221,22 @@ def test_property_jdbc_incremental_runs_equal_a_full_refresh(spark, postgres, tm
         for number, batch in enumerate(batches, start=1):
             now += timedelta(hours=1)
             # Late commits stay inside the 30-minute lookback; equal timestamps are common.
-            upsert(postgres, table, [(k, p, now + timedelta(minutes=m), f"{v}{number}") for k, p, m, v in batch])
-            run_load_at(spark, config, job_name=table, run_id=f"jr_{number}", clock=FixedClock(now.timestamp()), store=store)
-        assertDataFrameEqual(read_parquet(spark, config.target_path, COLUMNS), full_refresh(spark, config, tmp, store))
+            upsert(
+                postgres,
+                table,
+                [(k, p, now + timedelta(minutes=m), f"{v}{number}") for k, p, m, v in batch],
+            )
+            run_load_at(
+                spark,
+                config,
+                job_name=table,
+                run_id=f"jr_{number}",
+                clock=FixedClock(now.timestamp()),
+                store=store,
+            )
+        assertDataFrameEqual(
+            read_parquet(spark, config.target_path, COLUMNS),
+            full_refresh(spark, config, tmp, store),
+        )
     finally:
         postgres.execute(f"drop table {table}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-
 from glue_incremental.args import (
     ArgumentError,
     BookmarkOption,
@@ -35,7 +34,17 @@ def test_a_run_id_is_generated_when_running_locally():
 
 def test_arguments_glue_adds_itself_are_ignored():
     args = resolve_options(
-        ["script.py", "--JOB_NAME", "j", "--TempDir", "s3://t", "--enable-metrics", "true", "--JOB_ID", "x"],
+        [
+            "script.py",
+            "--JOB_NAME",
+            "j",
+            "--TempDir",
+            "s3://t",
+            "--enable-metrics",
+            "true",
+            "--JOB_ID",
+            "x",
+        ],
         [],
     )
     assert "TempDir" not in args
@@ -47,17 +56,23 @@ def test_a_missing_required_argument_is_named():
 
 
 def test_an_unknown_argument_is_named_with_a_suggestion():
-    with pytest.raises(ArgumentError, match=r"unknown argument --target_pth \(did you mean --target_path\?\)"):
+    with pytest.raises(
+        ArgumentError, match=r"unknown argument --target_pth \(did you mean --target_path\?\)"
+    ):
         resolve_options(["script.py", "--JOB_NAME", "j", "--target_pth", "x"], ["target_path"])
 
 
 def test_equals_form_is_accepted():
-    args = resolve_options(["script.py", "--JOB_NAME=j", "--lookback=2 hours"], [], {"lookback": "0"})
+    args = resolve_options(
+        ["script.py", "--JOB_NAME=j", "--lookback=2 hours"], [], {"lookback": "0"}
+    )
     assert args["lookback"] == "2 hours"
 
 
 def test_an_unknown_bookmark_option_is_rejected_with_the_valid_ones():
-    with pytest.raises(ArgumentError, match="job-bookmark-enable, job-bookmark-disable, job-bookmark-pause"):
+    with pytest.raises(
+        ArgumentError, match="job-bookmark-enable, job-bookmark-disable, job-bookmark-pause"
+    ):
         BookmarkOption.parse("job-bookmark-on")
 
 
@@ -68,7 +83,12 @@ def test_a_replay_range_needs_pause():
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("2 hours", timedelta(hours=2)), ("90 minutes", timedelta(minutes=90)), ("15m", timedelta(minutes=15)), ("0", timedelta(0))],
+    [
+        ("2 hours", timedelta(hours=2)),
+        ("90 minutes", timedelta(minutes=90)),
+        ("15m", timedelta(minutes=15)),
+        ("0", timedelta(0)),
+    ],
 )
 def test_durations_read_as_people_write_them(text, expected):
     assert parse_duration("lookback", text) == expected
