@@ -38,18 +38,26 @@ which rows match, so the caller casts explicitly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import reduce
 from typing import Any, Literal, get_args
 
 __all__ = [
     "JOIN_TYPES",
+    "JoinHooks",
     "JoinInputError",
+    "JoinJobConfig",
     "JoinLayout",
     "JoinSpec",
     "JoinSpecError",
     "JoinType",
+    "UpstreamChanged",
+    "UpstreamContractError",
     "join_partitions",
+    "main",
+    "run_join",
     "validate_sides",
 ]
 
@@ -155,15 +163,15 @@ def validate_sides(left_df: Any, right_df: Any, spec: JoinSpec) -> JoinLayout:
     types: dict[str, dict[str, Any]] = {}
     for side, schema in schemas.items():
         fields: dict[str, Any] = {}
-        for field in schema.fields:
-            folded = [name for name in fields if name.lower() == field.name.lower()]
+        for column in schema.fields:
+            folded = [name for name in fields if name.lower() == column.name.lower()]
             if folded:
                 raise JoinInputError(
                     side,
-                    field.name,
+                    column.name,
                     f"appears twice (as {folded[0]!r}; Spark resolves names case-insensitively)",
                 )
-            fields[field.name] = field.dataType
+            fields[column.name] = column.dataType
         for kind, columns in (
             ("partition column", spec.partition_by),
             ("join key", spec.join_keys),
@@ -268,3 +276,676 @@ def join_partitions(left_df: Any, right_df: Any, spec: JoinSpec) -> Any:
             value = side(which, name)
         selected.append(value.alias(out))
     return joined.select(*selected)
+
+
+# =========================================================================== the job
+#
+# ``glue_scripts/incremental_join.py`` runs ``main``. One run:
+#
+# 1. Per side ("left", "right"; one watermark slot each): list the side's
+#    files and plan the new ones since the side's own file bookmark
+#    (``sources.files``). For a side produced by an upstream job of this
+#    platform (``--upstream_jobs left=<job>``) only committed output is read:
+#    see ``UPSTREAM RULE`` below.
+# 2. Affected partitions = the union of both sides' new partitions (one Spark
+#    action for both, ``predicates.partition_counts``), plus partitions left
+#    pending by earlier runs; minus partitions an upstream is still writing
+#    (they stay pending, in the state, until a committed upstream run covers
+#    them).
+# 3. Checks before anything is written: partition columns present (same type)
+#    on both sides' new data, values valid for ``--partition_types``, join
+#    keys and partition columns on both full sides (``validate_sides``).
+# 4. Both full datasets are read restricted to the affected partitions
+#    (``predicates.filter_partitions``: pruned at the scan), joined per
+#    partition (``join_partitions``), and exactly the affected output
+#    partitions are replaced (``writer.replace_partitions``); an affected
+#    partition with no joined rows is removed. Others stay byte-identical.
+# 5. Both slots are committed in one transaction (``IncrementalRun.commit`` ->
+#    ``Watermarks.commit_many``): a conflict on either aborts both. A crash
+#    before it leaves both bookmarks where they were; the rerun recomputes the
+#    same partitions (plus any new ones), so the output converges on a full
+#    recompute.
+#
+# Until both sides have data (or a declared ``--left_schema``/``--right_schema``),
+# the output columns are unknown: the run writes and commits nothing and says
+# so in its summary (``waiting_for``); the next run starts from the same place.
+#
+# UPSTREAM RULE. An upstream job commits ``published_at_ms`` (its clock after
+# its output was published, before its commit) in the state it commits; runs
+# of one job are serialised by its lease. Let ``U`` be ``published_at_ms`` of
+# the upstream's latest committed state. Then for that side:
+#
+# - files modified after ``U`` are not read (the plan's upper bound is ``U``):
+#   they were written by a run that is still running or that failed before
+#   committing. They are read once a committed run's ``U`` covers them.
+# - a partition is *unsettled* if it holds such a file, or if it appears under
+#   the upstream's ``_staging/<run>/`` (staged, or set aside mid-swap by
+#   ``writer.replace_partitions``; after a crash it stays there until the
+#   upstream's next write recovers it). Unsettled partitions are not read at
+#   all: an affected one is deferred (kept in ``pending_partitions``) and
+#   recomputed by the first run that finds it settled. Its output keeps what
+#   the last committed upstream data gave.
+# - just before committing, the upstream is listed again; if an affected
+#   partition became unsettled while it was being read, the run fails with
+#   ``UpstreamChanged`` and commits nothing (the rerun redoes it).
+# - the run summary lists, per side, the upstream run ids committed since the
+#   last consumed version (``upstream_runs_consumed``).
+#
+# The join commits ``published_at_ms`` in both slots too, so a join can be the
+# upstream of another join. ``U`` compares the upstream driver's clock with
+# file modification times: the rule assumes clocks agree to well within the
+# time between an upstream commit and its next run's first write.
+#
+# Limitation (as with Glue bookmarks): deleting a side's partition or files is
+# not seen; the sides are append / replace-partition datasets.
+
+REQUIRED_ARGS = ("left_path", "right_path", "join_keys", "partition_by", "target_path")
+OPTIONAL_ARGS: dict[str, str | None] = {
+    "join_type": "inner",
+    "left_format": "parquet",
+    "right_format": "parquet",
+    "upstream_jobs": "",
+    "partition_types": "",
+    "left_schema": None,
+    "right_schema": None,
+    "lookback": "0",
+}
+SOURCE_FORMATS = ("parquet", "json", "csv")
+# --partition_types: the values a partition column may hold (checked before writing).
+PARTITION_TYPES = ("string", "int", "bigint", "date")
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+STAGING_DIR = "_staging"
+PREVIOUS_DIR = "_previous"
+DEFAULT_BAND_SECONDS = 900
+MAX_UPSTREAM_RUNS_LISTED = 100
+
+
+class UpstreamChanged(RuntimeError):
+    """An upstream job published into partitions this run was reading; nothing was committed."""
+
+    def __init__(self, side: str, job: str, partitions: Sequence[tuple]) -> None:
+        self.side, self.job, self.partitions = side, job, list(partitions)
+        shown = ", ".join(map(str, self.partitions[:5]))
+        super().__init__(
+            f"{side} side: upstream job {job!r} published into partition(s) {shown} while this "
+            "run read them; nothing was committed: rerun"
+        )
+
+
+class UpstreamContractError(ValueError):
+    """The upstream job's committed state does not say when its output was published."""
+
+
+@dataclass(frozen=True)
+class JoinHooks:
+    """Test hooks (never set in production): crash points and a look at the frames."""
+
+    after_partition_published: Callable[[tuple], None] | None = None
+    before_commit: Callable[[], None] | None = None
+    inspect: Callable[[dict[str, Any]], None] | None = None
+
+
+@dataclass(frozen=True)
+class JoinJobConfig:
+    """The job's arguments, validated."""
+
+    left_path: str
+    right_path: str
+    spec: JoinSpec
+    target_path: str
+    left_format: str = "parquet"
+    right_format: str = "parquet"
+    upstream_jobs: Mapping[str, str] = field(default_factory=dict)
+    partition_types: Mapping[str, str] = field(default_factory=dict)
+    left_schema: str | None = None
+    right_schema: str | None = None
+    lookback: timedelta = timedelta(0)
+
+    def __post_init__(self) -> None:
+        from glue_incremental.args import ArgumentError
+
+        for side in SIDES:
+            fmt = self.format(side)
+            if fmt not in SOURCE_FORMATS:
+                raise ArgumentError(
+                    f"{side}_format",
+                    f"--{side}_format {fmt!r} is not one of {', '.join(SOURCE_FORMATS)}",
+                )
+        for side in self.upstream_jobs:
+            if side not in SIDES:
+                raise ArgumentError("upstream_jobs", f"--upstream_jobs: unknown side {side!r}")
+        for column, kind in self.partition_types.items():
+            if column not in self.spec.partition_by:
+                raise ArgumentError(
+                    "partition_types",
+                    f"--partition_types names {column!r}, which is not in --partition_by",
+                )
+            if kind not in PARTITION_TYPES:
+                raise ArgumentError(
+                    "partition_types",
+                    f"--partition_types {column}:{kind}: type must be one of "
+                    f"{', '.join(PARTITION_TYPES)}",
+                )
+        if self.target_path.rstrip("/") in (
+            self.left_path.rstrip("/"),
+            self.right_path.rstrip("/"),
+        ):
+            raise ArgumentError("target_path", "--target_path must differ from both sides' paths")
+
+    def path(self, side: str) -> str:
+        return self.left_path if side == "left" else self.right_path
+
+    def format(self, side: str) -> str:
+        return (self.left_format if side == "left" else self.right_format).lower()
+
+    def schema(self, side: str) -> str | None:
+        return self.left_schema if side == "left" else self.right_schema
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, str | None]) -> JoinJobConfig:
+        from glue_incremental.args import ArgumentError, parse_duration, parse_list
+
+        keys = parse_list("join_keys", args.get("join_keys"), required=True)
+        partitions = parse_list("partition_by", args.get("partition_by"), required=True)
+        try:
+            spec = JoinSpec(keys, args.get("join_type") or "inner", partitions)
+        except JoinSpecError as error:
+            raise ArgumentError(str(error).split(" ", 1)[0], f"--{error}") from None
+        return cls(
+            left_path=str(args["left_path"]),
+            right_path=str(args["right_path"]),
+            spec=spec,
+            target_path=str(args["target_path"]),
+            left_format=(args.get("left_format") or "parquet").lower(),
+            right_format=(args.get("right_format") or "parquet").lower(),
+            upstream_jobs=_parse_upstream(args.get("upstream_jobs")),
+            partition_types=_parse_pairs("partition_types", args.get("partition_types")),
+            left_schema=args.get("left_schema"),
+            right_schema=args.get("right_schema"),
+            lookback=parse_duration("lookback", args.get("lookback")),
+        )
+
+
+def _parse_pairs(name: str, value: str | None, separator: str = ":") -> dict[str, str]:
+    from glue_incremental.args import ArgumentError
+
+    pairs: dict[str, str] = {}
+    for item in (value or "").split(","):
+        if not item.strip():
+            continue
+        key, found, kind = item.partition(separator)
+        if not found or not key.strip() or not kind.strip():
+            raise ArgumentError(name, f"--{name}: expected name{separator}value, got {item!r}")
+        if key.strip() in pairs:
+            raise ArgumentError(name, f"--{name} names {key.strip()!r} twice")
+        pairs[key.strip()] = kind.strip().lower()
+    return pairs
+
+
+def _parse_upstream(value: str | None) -> dict[str, str]:
+    """``left=orders_load,right=payments_load``: which side is which upstream job's output."""
+    from glue_incremental.args import ArgumentError
+
+    pairs = {}
+    for item in (value or "").split(","):
+        if not item.strip():
+            continue
+        side, found, job = item.partition("=")
+        side, job = side.strip().lower(), job.strip()
+        if not found or side not in SIDES or not job:
+            raise ArgumentError(
+                "upstream_jobs",
+                f"--upstream_jobs entries are side=job (side left or right), got {item.strip()!r}",
+            )
+        if side in pairs:
+            raise ArgumentError("upstream_jobs", f"--upstream_jobs names the {side} side twice")
+        pairs[side] = job
+    return pairs
+
+
+def main(
+    argv: Sequence[str] | None = None, *, spark: Any = None, hooks: JoinHooks | None = None
+) -> dict:
+    """Entry point of ``glue_scripts/incremental_join.py``; returns the run summary."""
+    from glue_incremental.runtime import GlueJob
+
+    job = GlueJob.from_argv(argv, required=REQUIRED_ARGS, optional=OPTIONAL_ARGS, spark=spark)
+    config = JoinJobConfig.from_args(job.args)
+    with job.run() as run:
+        run_join(run, config, hooks=hooks)
+    return run.summary
+
+
+@dataclass
+class _Upstream:
+    job: str
+    slot: str | None
+    version: int | None
+    run_id: str | None
+    published_at_ms: int | None
+    runs_consumed: list[str]
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "job": self.job,
+            "version": self.version,
+            "run_id": self.run_id,
+            "published_at_ms": self.published_at_ms,
+        }
+
+
+@dataclass
+class _Side:
+    name: str
+    root: str
+    fmt: str
+    declared_schema: Any  # StructType (partition columns as strings) or None
+    previous: dict[str, Any] | None
+    band_start_ms: int | None
+    exists: bool
+    listing: list[Any]
+    pruned_partitions: set[tuple]
+    plan: Any
+    upstream: _Upstream | None
+    unsettled: set[tuple]
+    new_rows: Any
+
+    @property
+    def has_schema(self) -> bool:
+        return bool(self.declared_schema) or bool(self.listing) or bool(self.pruned_partitions)
+
+    def existing_partitions(self, columns: Sequence[str]) -> set[tuple]:
+        return {_partition_of(f, columns) for f in self.listing} | self.pruned_partitions
+
+
+def run_join(run: Any, config: JoinJobConfig, *, hooks: JoinHooks | None = None) -> None:
+    """One run of the incremental join inside ``run`` (an entered ``IncrementalRun``)."""
+    spark = run.spark
+    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    before = spark.conf.get(key)
+    # Partition values stay strings, exactly as named in paths: a directory
+    # ``hour=03`` is the partition "03" on both sides and in the output.
+    spark.conf.set(key, "false")
+    try:
+        _run_join(run, config, hooks or JoinHooks())
+    finally:
+        spark.conf.set(key, before)
+
+
+def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
+    from glue_incremental import writer
+    from glue_incremental.predicates import (
+        filter_partitions,
+        normalise_partitions,
+        partition_counts,
+        validate_partition_values,
+    )
+
+    spark, spec = run.spark, config.spec
+    columns = spec.partition_by
+    sides = {name: _plan_side(run, config, name) for name in SIDES}
+
+    new = {name: side.new_rows for name, side in sides.items() if side.new_rows is not None}
+    counts = partition_counts(*new.values(), columns=columns, names=list(new)) if new else {}
+    touched = normalise_partitions((p for c in counts.values() for p in c), columns)
+    if config.partition_types:
+        validate_partition_values(touched, columns, _declared_types(config, columns))
+
+    pending_before = [
+        tuple(values)
+        for side in sides.values()
+        for values in ((side.previous or {}).get("pending_partitions") or [])
+    ]
+    candidates = normalise_partitions([*touched, *pending_before], columns)
+    affected = [p for p in candidates if not any(p in s.unsettled for s in sides.values())]
+    pending = {name: [p for p in candidates if p in side.unsettled] for name, side in sides.items()}
+    waiting = [name for name, side in sides.items() if not side.has_schema]
+    full_reload = not run.bookmark.reads_state and not any(pending.values())
+
+    details: dict[str, Any] = {
+        "affected_partitions": len(affected),
+        "pending_partitions": {name: [list(p) for p in ps] for name, ps in pending.items()},
+        "files_read": {name: len(side.plan.files) for name, side in sides.items()},
+        "records_read_by_side": {name: sum(c.values()) for name, c in counts.items()},
+        "file_plans": {name: side.plan.summary() for name, side in sides.items()},
+        "upstream_runs_consumed": {
+            name: side.upstream.runs_consumed for name, side in sides.items() if side.upstream
+        },
+    }
+    records_read = sum(sum(c.values()) for c in counts.values())
+    late = sum(side.plan.late_file_count for side in sides.values())
+    if run.dry_run:
+        run.record(records_read=0, records_written=0, plan=details)
+        return
+    if waiting:
+        run.record(
+            records_read=0,
+            records_written=0,
+            late_files_skipped=late,
+            waiting_for=waiting,
+            **details,
+        )
+        return
+
+    result = writer.WriteResult(0)
+    wrote = False
+    if affected:
+        full = {name: _read_full(spark, side, affected, columns) for name, side in sides.items()}
+        validate_sides(full["left"], full["right"], spec)
+        filtered = {
+            name: filter_partitions(frame, affected, columns) for name, frame in full.items()
+        }
+        joined = join_partitions(filtered["left"], filtered["right"], spec)
+        if hooks.inspect is not None:
+            hooks.inspect({**filtered, "joined": joined, "affected": list(affected)})
+        result = writer.replace_partitions(
+            spark,
+            joined,
+            config.target_path,
+            partition_by=columns,
+            affected=None if full_reload else affected,
+            run_id=run.run_id,
+            before_publish=run.guard,
+            after_partition_published=hooks.after_partition_published,
+        )
+        wrote = True
+
+    published_at_ms = int(run.clock() * 1000)
+    if hooks.before_commit is not None:
+        hooks.before_commit()
+    for side in sides.values():
+        if side.upstream is not None and affected:
+            _recheck_upstream(spark, side, affected, columns)
+    states = {
+        name: {
+            "files": side.plan.next_bookmark.to_state(),
+            "pending_partitions": [list(p) for p in pending[name]],
+            "upstream": side.upstream.state() if side.upstream else None,
+            "published_at_ms": published_at_ms,
+        }
+        for name, side in sides.items()
+    }
+    changed = wrote or any(
+        _without(states[name], "published_at_ms") != _without(side.previous, "published_at_ms")
+        for name, side in sides.items()
+    )
+    if changed:
+        run.commit(states)
+    high_marks = [s.plan.next_bookmark.high_mark_ms for s in sides.values()]
+    known = [mark for mark in high_marks if mark is not None]
+    run.record(
+        records_read=records_read,
+        records_written=result.records_written,
+        watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
+        late_files_skipped=late,
+        partitions_written=result.partitions_written,
+        partitions_removed=result.partitions_removed,
+        **details,
+    )
+
+
+def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
+    return {key: value for key, value in (values or {}).items() if key not in keys}
+
+
+def _declared_types(config: JoinJobConfig, columns: Sequence[str]) -> Any:
+    from pyspark.sql.types import StructField, StructType, _parse_datatype_string
+
+    return StructType(
+        [
+            StructField(c, _parse_datatype_string(config.partition_types.get(c, "string")))
+            for c in columns
+        ]
+    )
+
+
+def _partition_of(source: Any, columns: Sequence[str]) -> tuple:
+    values = dict(source.partition) if hasattr(source, "partition") else dict(source)
+    return tuple(None if values.get(c) == HIVE_NULL else values.get(c) for c in columns)
+
+
+def _plan_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
+    from glue_incremental.sources import files as file_source
+
+    spark = run.spark
+    root = config.path(name)
+    columns = config.spec.partition_by
+    previous = run.previous(name)
+    bookmark = file_source.FileBookmark.from_state(previous.get("files") if previous else None)
+    upstream = None
+    upper_ms = None
+    if name in config.upstream_jobs:
+        upstream = _upstream_view(run.store, config.upstream_jobs[name], previous)
+        # Nothing committed upstream yet: nothing of it is visible.
+        upper_ms = upstream.published_at_ms if upstream.published_at_ms is not None else -1
+    replay_to = run.upper_bound(name)
+    if replay_to:
+        to_mark = file_source.FileBookmark.from_state(replay_to.get("files")).high_mark_ms
+        if to_mark is not None:
+            upper_ms = to_mark if upper_ms is None else min(upper_ms, to_mark)
+    try:
+        listing, stats = file_source.list_source_files(
+            spark, root, modified_after_ms=bookmark.band_start_ms
+        )
+        exists = True
+    except file_source.SourceNotFound:
+        listing, stats, exists = [], None, False
+    pruned = {
+        _partition_of(_dir_partition(stats.root_uri, uri), columns)
+        for uri in (stats.pruned_directories if stats else ())
+    }
+    band = config.lookback.total_seconds() or DEFAULT_BAND_SECONDS
+    plan = file_source.plan_from_listing(
+        listing,
+        bookmark,
+        run_start_ms=int(run.started_at * 1000),
+        band_seconds=int(band),
+        upper_bound_ms=upper_ms,
+        stats=stats,
+    )
+    unsettled: set[tuple] = set()
+    if upstream is not None:
+        unsettled = _unsettled(spark, root, listing, upper_ms, columns)
+    declared = None
+    if config.schema(name):
+        from pyspark.sql.types import _parse_datatype_string
+
+        declared = _string_partitions(_parse_datatype_string(config.schema(name)), columns)
+    new_rows = None
+    if plan.files:
+        new_rows = file_source.read_files(
+            spark,
+            plan.files,
+            root_uri=root,
+            source_format=config.format(name),
+            schema=declared,
+            options=_read_options(config.format(name)),
+        )
+        new_rows = _partition_strings(new_rows, columns)
+    return _Side(
+        name=name,
+        root=root,
+        fmt=config.format(name),
+        declared_schema=declared,
+        previous=previous,
+        band_start_ms=bookmark.band_start_ms,
+        exists=exists,
+        listing=listing,
+        pruned_partitions=pruned,
+        plan=plan,
+        upstream=upstream,
+        unsettled=unsettled,
+        new_rows=new_rows,
+    )
+
+
+def _read_options(fmt: str) -> dict[str, str]:
+    return {"header": "true"} if fmt == "csv" else {}
+
+
+def _dir_partition(root: str, uri: str) -> tuple[tuple[str, str], ...]:
+    from urllib.parse import unquote
+
+    relative = uri[len(root.rstrip("/")) :] if uri.startswith(root.rstrip("/")) else uri
+    pairs = []
+    for part in relative.strip("/").split("/"):
+        key, found, value = part.partition("=")
+        if found and key:
+            pairs.append((unquote(key), unquote(value)))
+    return tuple(pairs)
+
+
+def _unsettled(
+    spark: Any, root: str, listing: Sequence[Any], upper_ms: int | None, columns: Sequence[str]
+) -> set[tuple]:
+    """Partitions holding a file newer than the upstream's commit, or caught mid-publish."""
+    from glue_incremental.sources import files as file_source
+
+    found = {
+        _partition_of(source, columns)
+        for source in listing
+        if upper_ms is not None and source.modified_ms > upper_ms
+    }
+    jvm = spark.sparkContext._jvm
+    staging = jvm.org.apache.hadoop.fs.Path(f"{root.rstrip('/')}/{STAGING_DIR}")
+    fs = staging.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(staging):
+        return found
+    for status in fs.listStatus(staging):
+        if not status.isDirectory():
+            continue
+        run_dir = status.getPath().toString()
+        for directory in (run_dir, f"{run_dir}/{PREVIOUS_DIR}"):
+            try:
+                staged, _ = file_source.list_source_files(spark, directory)
+            except (file_source.SourceNotFound, ValueError):
+                continue
+            found |= {_partition_of(source, columns) for source in staged}
+    return found
+
+
+def _recheck_upstream(spark: Any, side: _Side, affected: Sequence[tuple], columns: Any) -> None:
+    from glue_incremental.sources import files as file_source
+
+    assert side.upstream is not None
+    try:
+        listing, _ = file_source.list_source_files(
+            spark, side.root, modified_after_ms=side.band_start_ms
+        )
+    except file_source.SourceNotFound:
+        listing = []
+    upper = side.upstream.published_at_ms if side.upstream.published_at_ms is not None else -1
+    now = _unsettled(spark, side.root, listing, upper, columns)
+    changed = sorted((p for p in affected if p in now), key=str)
+    if changed:
+        raise UpstreamChanged(side.name, side.upstream.job, changed)
+
+
+def _upstream_view(store: Any, job: str, previous: Mapping[str, Any] | None) -> _Upstream:
+    """The upstream job's latest committed state and the runs committed since the last one read."""
+    slots = store.slots(job)
+    slot = "default" if "default" in slots else (sorted(slots)[0] if slots else None)
+    if slot is None:
+        return _Upstream(job, None, None, None, None, [])
+    state = store.current_state(job, slot)
+    chosen = state if state and state.get("watermarks") is not None else None
+    if chosen is None:  # reset: the output of its last committed run is still there
+        chosen = next(
+            (
+                item
+                for item in store.iter_history(job, slot)
+                if isinstance(item.get("watermarks"), Mapping)
+                and "published_at_ms" in item["watermarks"]
+            ),
+            None,
+        )
+    if chosen is None:
+        return _Upstream(job, slot, None, None, None, [])
+    published = chosen["watermarks"].get("published_at_ms")
+    if not isinstance(published, int) or isinstance(published, bool):
+        raise UpstreamContractError(
+            f"upstream job {job!r} (slot {slot!r}) committed no integer 'published_at_ms' "
+            "in its state: it is not a job of this platform, or too old to be an upstream"
+        )
+    seen = previous.get("upstream") if previous else None
+    since = seen.get("version") if isinstance(seen, Mapping) and seen.get("job") == job else None
+    consumed = []
+    current = state["version"] if state else chosen["version"]
+    for item in store.iter_history(job, slot):
+        if since is not None and item["version"] <= since:
+            break
+        if item["version"] <= current:
+            consumed.append(item["job_run_id"])
+        if len(consumed) >= MAX_UPSTREAM_RUNS_LISTED:
+            break
+    return _Upstream(job, slot, current, chosen["job_run_id"], published, consumed[::-1])
+
+
+def _read_full(spark: Any, side: _Side, affected: Sequence[tuple], columns: Sequence[str]) -> Any:
+    """The side's whole dataset (lazily; the caller prunes it to ``affected``)."""
+    from glue_incremental.writer import partition_dir
+
+    options = _read_options(side.fmt)
+    if not side.exists or not (side.listing or side.pruned_partitions):
+        # has_schema guarantees a declared schema here
+        return spark.createDataFrame([], side.declared_schema)
+    reader = spark.read.format(side.fmt).options(**options)
+    if side.declared_schema:
+        reader = reader.schema(side.declared_schema)
+    elif side.fmt != "parquet":
+        # JSON/CSV: infer from the partitions about to be read, not the whole history.
+        present = side.existing_partitions(columns)
+        wanted = [p for p in affected if p in present]
+        if wanted:
+            paths = [
+                f"{side.root.rstrip('/')}/{partition_dir(columns, _as_text(p))}" for p in wanted
+            ]
+        else:
+            paths = [(side.listing[0].uri if side.listing else side.root)]
+        sample = spark.read.format(side.fmt).options(**options).option("basePath", side.root)
+        reader = reader.schema(_string_partitions(sample.load(paths).schema, columns))
+    return _partition_strings(reader.load(side.root), columns)
+
+
+def _string_partitions(schema: Any, columns: Sequence[str]) -> Any:
+    """``schema`` with the partition columns as strings (appended if absent).
+
+    A schema handed to the reader decides how directory values are parsed: a
+    partition column typed ``void`` (inferred from files whose partition is
+    all null) would turn every other partition's value into null.
+    """
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    fields = [
+        StructField(f.name, StringType(), True) if f.name in columns else f for f in schema.fields
+    ]
+    names = {f.name for f in fields}
+    fields += [StructField(c, StringType(), True) for c in columns if c not in names]
+    return StructType(fields)
+
+
+def _partition_strings(df: Any, columns: Sequence[str]) -> Any:
+    """Partition columns as strings, as in paths. Spark types a partition column whose
+    values are all null (``__HIVE_DEFAULT_PARTITION__``) as ``void``; a declared schema
+    may type it too. Other columns are untouched; a missing column is left for the
+    validation to report."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
+
+    from glue_incremental.predicates import quote_identifier
+
+    types = {f.name: f.dataType for f in df.schema.fields}
+    if all(isinstance(types.get(c, StringType()), StringType) for c in columns):
+        return df
+    return df.select(
+        *[
+            F.col(quote_identifier(name)).cast(StringType()).alias(name)
+            if name in columns and not isinstance(types[name], StringType)
+            else F.col(quote_identifier(name))
+            for name in df.columns
+        ]
+    )
+
+
+def _as_text(values: tuple) -> tuple:
+    return tuple(None if v is None else str(v) for v in values)

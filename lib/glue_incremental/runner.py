@@ -80,6 +80,7 @@ class JobRun:
     completed_on: datetime
     error_message: str | None = None
     summary: dict[str, Any] | None = None
+    script_location: str | None = None
     record_uri: str | None = None
     log_path: str | None = None
     event_id: str | None = None
@@ -267,6 +268,7 @@ def _run_job(
             completed_on=completed,
             error_message=_error_message(state, exit_code, lines, timeout_seconds),
             summary=_summary(lines),
+            script_location=script_uri,
             log_path=str(log_path) if log_dir else None,
             warnings=warnings,
         )

@@ -145,5 +145,12 @@ def run(ctx: Context) -> dict[str, Any]:
             f"{ctx.scale.predicate_second_level} second-level values per first-level value): "
             "seed 001's loop vs predicates.affected_partitions + to_sql_predicate"
         ),
+        "method": (
+            "Jobs counted with setJobGroup + statusTracker().getJobIdsForGroup. The seed's "
+            "loop is re-implemented as written (2 collects + 2 per first-level value), with "
+            "its two copy-paste slips fixed (table2's first level selected 'partition2' and "
+            "its list was rebuilt from table1's), which would otherwise drop partitions only "
+            "table2 touches. Both read the same two Parquet tables."
+        ),
         "points": [bench_partitions(ctx, n) for n in sorted(ctx.scale.predicate_partitions)],
     }

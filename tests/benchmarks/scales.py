@@ -25,12 +25,17 @@ class Scale:
     join_partitions: tuple[int, ...]
     join_rows_per_partition: int
     join_affected_fraction: float
-    # 4. watermark store: history items, timed calls per case
+    join_repeats: int
+    # 4. watermark store: history items, timed calls per case (commits: fewer on long
+    # histories, where moto's TransactWriteItems copies the whole table per item)
     watermark_histories: tuple[int, ...]
     watermark_samples: int
+    watermark_long_history_commit_samples: int
     # 5. predicates: affected partitions, second-level partitions per first-level one
     predicate_partitions: tuple[int, ...]
     predicate_second_level: int
+    # run every code path once, unmeasured, before the first measurement
+    warm_up: bool
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -42,40 +47,46 @@ FULL = Scale(
     file_delta=20,
     files_per_directory=25,
     rows_per_file=5,
-    file_repeats=3,
+    file_repeats=5,
     jdbc_rows=(100_000, 1_000_000),
     jdbc_changed_fraction=0.01,
     jdbc_days=100,
     jdbc_lookback_hours=1,
     jdbc_repeats=2,
-    join_partitions=(100, 400, 1_000),
-    join_rows_per_partition=1_000,
+    join_partitions=(100, 300, 1_000),
+    join_rows_per_partition=2_500,
     join_affected_fraction=0.01,
+    join_repeats=3,
     watermark_histories=(1, 10_000),
     watermark_samples=200,
+    watermark_long_history_commit_samples=20,
     predicate_partitions=(100, 1_000, 10_000),
     predicate_second_level=100,
+    warm_up=True,
 )
 
 SMOKE = Scale(
     name="smoke",
-    file_histories=(50, 100),
+    file_histories=(25, 50),
     file_delta=20,
     files_per_directory=25,
     rows_per_file=2,
     file_repeats=1,
-    jdbc_rows=(10_000,),
+    jdbc_rows=(5_000,),
     jdbc_changed_fraction=0.01,
     jdbc_days=10,
     jdbc_lookback_hours=1,
     jdbc_repeats=1,
-    join_partitions=(100,),
+    join_partitions=(20,),
     join_rows_per_partition=20,
     join_affected_fraction=0.01,
-    watermark_histories=(1, 50),
-    watermark_samples=20,
-    predicate_partitions=(20, 100),
+    join_repeats=1,
+    watermark_histories=(1, 20),
+    watermark_samples=10,
+    watermark_long_history_commit_samples=5,
+    predicate_partitions=(10, 40),
     predicate_second_level=10,
+    warm_up=False,
 )
 
 SCALES = {scale.name: scale for scale in (FULL, SMOKE)}

@@ -18,9 +18,17 @@ JOIN_SPEEDUP_MIN = 10.0
 
 
 def _verdict(
-    section: str, target: str, measured: str, met: bool | None, why: str = ""
+    section: str, target: str, measured: str, met: bool | None, why: str = "", kind: str = "target"
 ) -> dict[str, Any]:
-    return {"section": section, "target": target, "measured": measured, "met": met, "why": why}
+    """``kind`` "target" is judged; "report" is a figure the issue asks for without a threshold."""
+    return {
+        "section": section,
+        "target": target,
+        "measured": measured,
+        "met": met,
+        "why": why,
+        "kind": kind,
+    }
 
 
 def _points(results: dict[str, Any], name: str) -> list[dict[str, Any]] | None:
@@ -69,22 +77,30 @@ def files(results: dict[str, Any]) -> list[dict[str, Any]]:
     plan = largest["ours_plan_only"]["seconds"]
     ours = summary["ours"]["seconds_median"]
     stream = summary["available_now"]["seconds_median"]
+    ours_run = largest["incremental"]["ours"][-1]
+    stream_run = largest["incremental"]["available_now"][-1]
     why = ""
     if share is None or share > FILES_VS_STREAM_MAX:
         why = (
-            f"ours took {ours:.2f}s (median), of which listing and planning (a dry run of the "
-            f"same job) {plan:.2f}s; the rest is the Spark read of the new files (schema "
-            "inference + read), the merge by primary key against the target's affected "
-            "partitions, the staged write and publish, lease and watermark requests. "
-            f"AvailableNow took {stream:.2f}s: it lists every file too but appends without "
-            "merging, so its fixed cost per run is lower."
+            f"ours took {ours:.2f}s (median) with {ours_run['spark_jobs']} Spark jobs; listing "
+            f"and planning alone (a dry run) took {plan:.2f}s for {ours_run['files_listed']} "
+            f"files listed. The rest is the load's merge: it reads the new files (inferring "
+            "their schema), scans the whole target for older versions of the incoming keys "
+            f"({summary['ours']['fs_bytes_read_median']:,} bytes read in all vs "
+            f"{ours_run['source_bytes_read']:,} of new files; Spark listed "
+            f"{ours_run['spark_files_discovered']:,} target files), de-duplicates, stages, "
+            "publishes and commits under a lease. AvailableNow "
+            f"({stream:.2f}s, {stream_run['spark_jobs']} Spark jobs) listed "
+            f"{stream_run['files_listed']:,} files but only appends: no merge, no target read."
         )
     out.append(
         _verdict(
             "file_ingestion",
             targets[1],
             f"history {largest['history_files']}: ours {ours:.2f}s vs AvailableNow "
-            f"{stream:.2f}s = {share:.2f}x" if share is not None else "no figure",
+            f"{stream:.2f}s = {share:.2f}x"
+            if share is not None
+            else "no figure",
             None if share is None else share <= FILES_VS_STREAM_MAX,
             why,
         )
@@ -117,7 +133,7 @@ def files(results: dict[str, Any]) -> list[dict[str, Any]]:
 def jdbc(results: dict[str, Any]) -> list[dict[str, Any]]:
     targets = [
         "rows read per incremental run == new/changed rows + lookback window, not the table",
-        "incremental run faster than a full reload (reported ratio)",
+        "time of an incremental run vs a full reload (bookmark disabled)",
     ]
     points = _points(results, "jdbc")
     if points is None:
@@ -150,8 +166,8 @@ def jdbc(results: dict[str, Any]) -> list[dict[str, Any]]:
             targets[1],
             f"{points[-1]['table_rows']:,} rows: full reload {largest['full_reload_seconds']:.1f}s"
             f" / incremental {largest['incremental_seconds_median']:.1f}s = {speedup:.1f}x",
-            speedup > 1,
-            "" if speedup > 1 else "the incremental run was not faster than the full reload",
+            None,
+            kind="report",
         )
     )
     return out
@@ -168,24 +184,47 @@ def join(results: dict[str, Any]) -> list[dict[str, Any]]:
         return _unavailable(results, "join", targets)
     shares = [(point["partitions"], point["summary"]["bytes_share"]) for point in points]
     bytes_ok = all(share <= JOIN_BYTES_MAX_SHARE for _, share in shares)
-    largest = points[-1]["summary"]
+    last = points[-1]
+    largest = last["summary"]
     speedup = largest["speedup"]
     identical = all(point["output_identical"] for point in points)
+    ideal = last["affected_partitions"] / last["partitions"]
+    jobs = last["incremental"]["runs"][-1].get("spark_jobs")
+    bytes_why = (
+        ""
+        if bytes_ok
+        else (
+            "the affected partitions alone are "
+            f"{ideal:.1%} of the data at the largest size; the rest is per-run overhead that "
+            "does not shrink with the data: the new files are read twice (to find the affected "
+            "partitions, then in the join), Parquet footers for schema inference, the staged "
+            "output's footers; at small sizes it dominates"
+        )
+    )
+    time_why = (
+        ""
+        if speedup >= JOIN_SPEEDUP_MIN
+        else (
+            f"the incremental run's fixed cost ({largest['incremental_seconds']:.1f}s: listing "
+            f"both sides' {last['partitions']} directories, {jobs} Spark jobs, lease and "
+            "watermark requests) is large next to a full recompute of this much data"
+        )
+    )
     return [
         _verdict(
             "join",
             targets[0],
             ", ".join(f"{n} partitions: {share:.2%}" for n, share in shares),
             bytes_ok,
-            "" if bytes_ok else largest.get("bytes_why", "see the join section"),
+            bytes_why,
         ),
         _verdict(
             "join",
             targets[1],
-            f"{points[-1]['partitions']} partitions: full {largest['full_seconds']:.1f}s / "
+            f"{last['partitions']} partitions: full {largest['full_seconds']:.1f}s / "
             f"incremental {largest['incremental_seconds']:.2f}s = {speedup:.1f}x",
             speedup >= JOIN_SPEEDUP_MIN,
-            "" if speedup >= JOIN_SPEEDUP_MIN else largest.get("time_why", ""),
+            time_why,
         ),
         _verdict(
             "join",
@@ -253,6 +292,12 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
             verdicts.extend(judge(results))
         except (KeyError, TypeError, IndexError) as error:
             verdicts.append(
-                _verdict(judge.__name__, "(evaluation)", "error", None, f"{type(error).__name__}: {error}")
+                _verdict(
+                    judge.__name__,
+                    "(evaluation)",
+                    "error",
+                    None,
+                    f"{type(error).__name__}: {error}",
+                )
             )
     return verdicts

@@ -35,7 +35,13 @@ def test_every_section_reports(results):
         expected = {"ok", "pending"} if name == "join" else {"ok"}
         assert section["status"] in expected, (name, section.get("traceback"))
     readme = (output / "README.md").read_text()
-    for title in ("File ingestion", "PostgreSQL", "Incremental join", "Watermark store", "Predicate"):
+    for title in (
+        "File ingestion",
+        "PostgreSQL",
+        "Incremental join",
+        "Watermark store",
+        "Predicate",
+    ):
         assert title in readme
     for name in ("file_ingestion.png", "jdbc.png", "watermarks.png", "predicates.png"):
         assert (output / name).stat().st_size > 0

@@ -1,3 +1,5 @@
+data "aws_caller_identity" "current" {}
+
 locals {
   data = "s3://${aws_s3_bucket.data.bucket}"
 }
@@ -70,11 +72,9 @@ module "pipeline" {
 resource "aws_sqs_queue" "pages" {
   name                    = "${var.name_prefix}-oncall-pages"
   sqs_managed_sse_enabled = true
-}
 
-resource "aws_sqs_queue_policy" "pages" {
-  queue_url = aws_sqs_queue.pages.id
-
+  # Inline rather than aws_sqs_queue_policy: the provider waits ~25 s for
+  # each queue attribute write to settle, and one write is half the wait.
   policy = jsonencode({
     Version = "2012-10-17"
     Statement = [
@@ -83,7 +83,7 @@ resource "aws_sqs_queue_policy" "pages" {
         Effect    = "Allow"
         Principal = { Service = "sns.amazonaws.com" }
         Action    = "sqs:SendMessage"
-        Resource  = aws_sqs_queue.pages.arn
+        Resource  = "arn:aws:sqs:${var.region}:${data.aws_caller_identity.current.account_id}:${var.name_prefix}-oncall-pages"
         Condition = { ArnEquals = { "aws:SourceArn" = module.pipeline.oncall_topic_arn } }
       },
     ]

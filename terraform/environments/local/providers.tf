@@ -24,11 +24,7 @@ provider "aws" {
     sts            = var.aws_endpoint_url
   }
 
-  default_tags {
-    tags = {
-      Project     = "glue-incremental"
-      Environment = "local"
-      ManagedBy   = "terraform"
-    }
-  }
+  # No default_tags: with skip_requesting_account_id the provider builds Glue
+  # ARNs without an account id, cannot read Glue tags back, and every plan
+  # would then want to re-tag the jobs, triggers and workflow.
 }

@@ -207,6 +207,7 @@ resource "aws_glue_job" "this" {
   glue_version              = var.glue_version
   worker_type               = var.worker_type
   number_of_workers         = var.number_of_workers
+  execution_class           = var.execution_class
   timeout                   = var.timeout
   max_retries               = var.max_retries
   security_configuration    = var.security_configuration

@@ -77,6 +77,17 @@ variable "number_of_workers" {
   }
 }
 
+variable "execution_class" {
+  description = "STANDARD for time-sensitive runs, FLEX for cheaper runs on spare capacity (start times vary)."
+  type        = string
+  default     = "STANDARD"
+
+  validation {
+    condition     = contains(["STANDARD", "FLEX"], var.execution_class)
+    error_message = "execution_class must be STANDARD or FLEX; got \"${var.execution_class}\"."
+  }
+}
+
 variable "timeout" {
   description = "Minutes after which Glue stops a run with TIMEOUT (which pages via the failure event rule)."
   type        = number
@@ -138,8 +149,8 @@ variable "default_arguments" {
   }
 
   validation {
-    condition     = length(setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix"])) == 0
-    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix"]))}: use the module variables (watermarks_table_name, watermark_name, lease_seconds, bookmark_option, metrics_namespace), which the IAM policy is scoped to."
+    condition     = length(setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files"])) == 0
+    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files"]))}: use the module variables (watermarks_table_name, watermark_name, lease_seconds, bookmark_option, metrics_namespace, temp_dir, library_location), which the IAM policy is scoped to."
   }
 
   validation {

@@ -8,6 +8,11 @@ output "watermarks_table_arn" {
   value       = module.watermarks_table.arn
 }
 
+output "watermarks_table_deletion_protection_enabled" {
+  description = "Whether the watermarks table refuses deletion."
+  value       = module.watermarks_table.deletion_protection_enabled
+}
+
 output "scripts_bucket_name" {
   description = "Name of the scripts bucket CI deploys to."
   value       = module.scripts_bucket.bucket_name

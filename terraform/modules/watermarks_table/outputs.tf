@@ -7,3 +7,8 @@ output "arn" {
   description = "ARN of the watermarks table, the only DynamoDB resource job roles are granted."
   value       = aws_dynamodb_table.this.arn
 }
+
+output "deletion_protection_enabled" {
+  description = "Whether DeleteTable is refused (so environment tests can assert it without reaching into the module)."
+  value       = aws_dynamodb_table.this.deletion_protection_enabled
+}

@@ -1,0 +1,11 @@
+provider "aws" {
+  region = var.region
+
+  default_tags {
+    tags = {
+      Project     = "glue-incremental"
+      Environment = var.environment
+      ManagedBy   = "terraform"
+    }
+  }
+}

@@ -1,0 +1,13 @@
+module "pipeline" {
+  source = "../../modules/incremental_pipeline"
+
+  name_prefix                 = var.name_prefix
+  watermarks_table_name       = var.watermarks_table_name
+  deletion_protection_enabled = var.deletion_protection_enabled
+  scripts_bucket_name         = var.scripts_bucket_name
+  artifact_version            = var.artifact_version
+  load_job                    = var.load_job
+  join_job                    = var.join_job
+  alarms                      = var.alarms
+  oncall_subscriptions        = var.oncall_subscriptions
+}

@@ -1,0 +1,253 @@
+mock_provider "aws" {
+  mock_data "aws_partition" {
+    defaults = { partition = "aws" }
+  }
+
+  mock_resource "aws_iam_role" {
+    defaults = { arn = "arn:aws:iam::123456789012:role/glue-orders-load" }
+  }
+
+  mock_resource "aws_cloudwatch_log_group" {
+    defaults = { arn = "arn:aws:logs:eu-west-1:123456789012:log-group:/aws-glue/jobs/orders-load/mock" }
+  }
+}
+
+variables {
+  name                  = "orders-load"
+  script_location       = "s3://gi-scripts/scripts/current/incremental_load.py"
+  library_location      = "s3://gi-scripts/lib/current/glue_incremental.zip"
+  temp_dir              = "s3://gi-scripts/tmp/orders-load/"
+  watermarks_table_name = "glue-watermarks"
+  watermarks_table_arn  = "arn:aws:dynamodb:eu-west-1:123456789012:table/glue-watermarks"
+  read_s3_uris          = ["s3://gi-lake/raw/orders/"]
+  write_s3_uris         = ["s3://gi-lake/curated/orders/"]
+  default_arguments = {
+    "--source"      = "s3://gi-lake/raw/orders/"
+    "--target_path" = "s3://gi-lake/curated/orders/"
+  }
+}
+
+run "bookmarks_enabled_by_default" {
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--job-bookmark-option"] == "job-bookmark-enable"
+    error_message = "Jobs must default to --job-bookmark-option job-bookmark-enable."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.glue_version == "5.1" && aws_glue_job.this.worker_type == "G.1X" && aws_glue_job.this.command[0].name == "glueetl"
+    error_message = "Defaults must be a Glue 5.1 Spark job on G.1X workers."
+  }
+}
+
+run "bookmark_option_maps_to_glue_value" {
+  variables {
+    bookmark_option = "pause"
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--job-bookmark-option"] == "job-bookmark-pause"
+    error_message = "bookmark_option pause must become job-bookmark-pause."
+  }
+}
+
+run "runs_one_at_a_time_and_queues_the_rest" {
+  assert {
+    condition     = aws_glue_job.this.execution_property[0].max_concurrent_runs == 1
+    error_message = "Two runs of one job would race on its watermark: max_concurrent_runs must default to 1."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.job_run_queuing_enabled == true
+    error_message = "Runs beyond the concurrency limit must queue, not fail."
+  }
+}
+
+run "module_defaults_survive_caller_arguments" {
+  variables {
+    default_arguments = {
+      "--source"              = "s3://gi-lake/raw/orders/"
+      "--enable-job-insights" = "false"
+    }
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--source"] == "s3://gi-lake/raw/orders/"
+    error_message = "The job's own arguments must be passed through."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--enable-job-insights"] == "false"
+    error_message = "A caller argument must override the module default of the same name."
+  }
+
+  assert {
+    condition = alltrue([for k in ["--job-language", "--job-bookmark-option", "--extra-py-files", "--enable-metrics", "--enable-observability-metrics", "--enable-job-insights", "--metrics_namespace"] :
+    contains(keys(aws_glue_job.this.default_arguments), k)])
+    error_message = "Caller arguments must be merged over the module defaults, not replace them."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/lib/current/glue_incremental.zip" && aws_glue_job.this.default_arguments["--enable-metrics"] == "true"
+    error_message = "Defaults not overridden by the caller must keep their values."
+  }
+
+  assert {
+    condition     = length(setintersection(keys(aws_glue_job.this.default_arguments), ["--enable-continuous-cloudwatch-log", "--enable-continuous-log-filter", "--continuous-log-logGroup"])) == 0
+    error_message = "Glue 5 logs in real time; continuous-logging arguments must not be set."
+  }
+
+  assert {
+    condition = aws_glue_job.this.non_overridable_arguments == tomap({
+      "--watermarks_table" = "glue-watermarks"
+      "--watermark_name"   = "orders-load"
+      "--lease_seconds"    = "900"
+    })
+    error_message = "--watermarks_table, --watermark_name (the job name by default) and --lease_seconds must be non-overridable."
+  }
+}
+
+run "watermark_writes_are_confined_to_own_state" {
+  assert {
+    condition = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "WriteOwnWatermarkItems"]) == {
+      Sid       = "WriteOwnWatermarkItems"
+      Effect    = "Allow"
+      Action    = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
+      Resource  = "arn:aws:dynamodb:eu-west-1:123456789012:table/glue-watermarks"
+      Condition = { "ForAllValues:StringEquals" = { "dynamodb:LeadingKeys" = ["orders-load"] } }
+    }
+    error_message = "Writes must be limited to the watermarks table and to items whose leading key is the job's own state name."
+  }
+
+  assert {
+    condition = alltrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement :
+    s.Resource == "arn:aws:dynamodb:eu-west-1:123456789012:table/glue-watermarks" if anytrue([for a in flatten([s.Action]) : startswith(a, "dynamodb:")])])
+    error_message = "Every DynamoDB action must be granted on the watermarks table ARN only."
+  }
+}
+
+run "reads_cover_own_and_declared_upstream_states_only" {
+  variables {
+    watermark_name       = "orders-enriched"
+    upstream_state_names = ["orders-load", "customers-load"]
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadOwnAndUpstreamWatermarkItems"]).Condition["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"] == ["orders-enriched", "orders-load", "customers-load"]
+    error_message = "Reads must be limited to the job's own state and its declared upstream states."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "WriteOwnWatermarkItems"]).Condition["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"] == ["orders-enriched"]
+    error_message = "Upstream states must never become writable."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.non_overridable_arguments["--watermark_name"] == "orders-enriched"
+    error_message = "watermark_name must be passed as the non-overridable --watermark_name."
+  }
+}
+
+run "role_reaches_only_its_namespace_log_groups_and_prefixes" {
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "PublishRunMetrics"]).Condition.StringEquals["cloudwatch:namespace"] == ["GlueIncremental", "Glue"]
+    error_message = "With Glue metrics on, only the Glue namespace may be added to the project namespace."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--custom-logGroup-prefix"] == "/aws-glue/jobs/orders-load"
+    error_message = "The job must log under its own prefix so the role can be scoped to it."
+  }
+
+  assert {
+    condition     = toset([for g in aws_cloudwatch_log_group.this : g.name]) == toset(["/aws-glue/jobs/orders-load/error", "/aws-glue/jobs/orders-load/output"])
+    error_message = "The module must create exactly the job's error and output log groups."
+  }
+
+  assert {
+    condition     = toset(one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "WriteOwnLogGroups"]).Resource) == toset(flatten([for g in aws_cloudwatch_log_group.this : [g.arn, "${g.arn}:log-stream:*"]]))
+    error_message = "Log permissions must name only the job's own log groups."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadOwnScriptAndLibrary"]).Resource == ["arn:aws:s3:::gi-scripts/scripts/current/incremental_load.py", "arn:aws:s3:::gi-scripts/lib/current/glue_incremental.zip"]
+    error_message = "The role may read exactly its script and the library zip."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadDataPrefixes"]).Resource == ["arn:aws:s3:::gi-lake/raw/orders/*"]
+    error_message = "Reads must be limited to the declared read prefixes."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadWriteOwnPrefixes"]).Resource == ["arn:aws:s3:::gi-lake/curated/orders/*", "arn:aws:s3:::gi-scripts/tmp/orders-load/*"]
+    error_message = "Writes must be limited to the declared write prefixes and the job's TempDir."
+  }
+
+  assert {
+    condition = alltrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement :
+    length(s.Condition.StringLike["s3:prefix"]) > 0 if contains(flatten([s.Action]), "s3:ListBucket")])
+    error_message = "ListBucket must be conditioned on the declared prefixes."
+  }
+
+  assert {
+    condition     = !anytrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : contains(flatten([s.Resource]), "*") if s.Sid != "PublishRunMetrics"])
+    error_message = "Only PutMetricData (which has no resource-level permissions) may use Resource \"*\"."
+  }
+
+  assert {
+    condition     = jsondecode(aws_iam_role.this.assume_role_policy).Statement[0].Principal == { Service = "glue.amazonaws.com" }
+    error_message = "Only the Glue service may assume the job role."
+  }
+}
+
+run "metrics_only_to_the_project_namespace" {
+  variables {
+    enable_glue_metrics = false
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "PublishRunMetrics"]).Condition == { StringEquals = { "cloudwatch:namespace" = ["GlueIncremental"] } }
+    error_message = "cloudwatch:PutMetricData must be conditioned on cloudwatch:namespace = GlueIncremental."
+  }
+}
+
+run "rejects_unknown_worker_type" {
+  command = plan
+
+  variables {
+    worker_type = "G.3X"
+  }
+
+  expect_failures = [var.worker_type]
+}
+
+run "rejects_invalid_bookmark_option" {
+  command = plan
+
+  variables {
+    bookmark_option = "job-bookmark-enable"
+  }
+
+  expect_failures = [var.bookmark_option]
+}
+
+run "rejects_arguments_that_would_escape_the_role_scoping" {
+  command = plan
+
+  variables {
+    default_arguments = { "--watermark_name" = "someone-elses-state" }
+  }
+
+  expect_failures = [var.default_arguments]
+}
+
+run "rejects_glue_4_and_whole_bucket_writes" {
+  command = plan
+
+  variables {
+    glue_version  = "4.0"
+    write_s3_uris = ["s3://gi-lake"]
+  }
+
+  expect_failures = [var.glue_version, var.write_s3_uris]
+}

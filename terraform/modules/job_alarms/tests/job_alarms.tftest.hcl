@@ -1,0 +1,92 @@
+mock_provider "aws" {}
+
+variables {
+  job_name                        = "orders-load"
+  alarm_topic_arn                 = "arn:aws:sns:eu-west-1:123456789012:gi-oncall"
+  schedule_period_seconds         = 3600
+  watermark_lag_threshold_seconds = 10800
+}
+
+run "every_alarm_pages_the_on_call_topic" {
+  assert {
+    condition = alltrue([for a in [aws_cloudwatch_metric_alarm.zero_records, aws_cloudwatch_metric_alarm.missed_run, aws_cloudwatch_metric_alarm.watermark_stale] :
+    a.alarm_actions == toset(["arn:aws:sns:eu-west-1:123456789012:gi-oncall"]) && a.ok_actions == toset(["arn:aws:sns:eu-west-1:123456789012:gi-oncall"])])
+    error_message = "Every alarm's alarm_actions and ok_actions must be exactly the on-call topic."
+  }
+
+  assert {
+    condition     = aws_cloudwatch_event_target.run_failed[0].arn == "arn:aws:sns:eu-west-1:123456789012:gi-oncall"
+    error_message = "Failed runs must be routed to the on-call topic."
+  }
+}
+
+run "zero_record_alarm_follows_the_metric_contract" {
+  assert {
+    condition = (aws_cloudwatch_metric_alarm.zero_records.namespace == "GlueIncremental" &&
+      aws_cloudwatch_metric_alarm.zero_records.metric_name == "RecordsRead" &&
+      aws_cloudwatch_metric_alarm.zero_records.dimensions == tomap({ JobName = "orders-load" }) &&
+    aws_cloudwatch_metric_alarm.zero_records.statistic == "Maximum")
+    error_message = "The zero-record alarm must watch GlueIncremental/RecordsRead{JobName=<job>} with Maximum."
+  }
+
+  assert {
+    condition = (aws_cloudwatch_metric_alarm.zero_records.comparison_operator == "LessThanOrEqualToThreshold" &&
+      aws_cloudwatch_metric_alarm.zero_records.threshold == 0 &&
+      aws_cloudwatch_metric_alarm.zero_records.period == 3600 &&
+    aws_cloudwatch_metric_alarm.zero_records.treat_missing_data == "notBreaching")
+    error_message = "The zero-record alarm must fire on RecordsRead <= 0 per schedule period and leave missing data to the missed-run alarm."
+  }
+}
+
+run "missed_run_alarm_treats_silence_as_breaching" {
+  assert {
+    condition = (aws_cloudwatch_metric_alarm.missed_run.statistic == "SampleCount" &&
+      aws_cloudwatch_metric_alarm.missed_run.comparison_operator == "LessThanThreshold" &&
+      aws_cloudwatch_metric_alarm.missed_run.threshold == 1 &&
+      aws_cloudwatch_metric_alarm.missed_run.period == 3600 + 3600 &&
+    aws_cloudwatch_metric_alarm.missed_run.treat_missing_data == "breaching")
+    error_message = "The missed-run alarm must count RecordsRead samples over schedule + grace and treat no data as a missed run."
+  }
+}
+
+run "stale_watermark_alarm_uses_the_lag_threshold" {
+  assert {
+    condition = (aws_cloudwatch_metric_alarm.watermark_stale.metric_name == "WatermarkLagSeconds" &&
+      aws_cloudwatch_metric_alarm.watermark_stale.statistic == "Maximum" &&
+      aws_cloudwatch_metric_alarm.watermark_stale.comparison_operator == "GreaterThanThreshold" &&
+    aws_cloudwatch_metric_alarm.watermark_stale.threshold == 10800)
+    error_message = "The staleness alarm must fire when WatermarkLagSeconds (Maximum) exceeds the threshold."
+  }
+}
+
+run "failed_timed_out_and_stopped_runs_page" {
+  assert {
+    condition = jsondecode(aws_cloudwatch_event_rule.run_failed[0].event_pattern) == {
+      source        = ["aws.glue"]
+      "detail-type" = ["Glue Job State Change"]
+      detail        = { jobName = ["orders-load"], state = ["FAILED", "TIMEOUT", "STOPPED", "ERROR"] }
+    }
+    error_message = "The rule must match this job's FAILED, TIMEOUT, STOPPED and ERROR state changes."
+  }
+}
+
+run "failure_events_can_be_turned_off_for_emulators" {
+  variables {
+    enable_failure_events = false
+  }
+
+  assert {
+    condition     = length(aws_cloudwatch_event_rule.run_failed) == 0 && length(aws_cloudwatch_event_target.run_failed) == 0
+    error_message = "enable_failure_events = false must drop the rule and its target."
+  }
+}
+
+run "rejects_period_cloudwatch_cannot_evaluate" {
+  command = plan
+
+  variables {
+    schedule_period_seconds = 90
+  }
+
+  expect_failures = [var.schedule_period_seconds]
+}

@@ -1,0 +1,168 @@
+"""The platform end to end, as ``make demo`` runs it, asserting every step.
+
+terraform apply of environments/local on the endpoint -> deploy -> source ->
+full load -> new and late data -> incremental load -> incremental join ->
+a run with no new data -> a failing run -> alarms -> pages on the on-call queue.
+Each step is a ``glue_incremental.demo.Demo`` method: the demo and this test
+share one chain.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from glue_incremental import aws, deploy
+from glue_incremental.demo import BAD_ARGUMENTS, DAYS, JOIN, LOAD, ORDERS_PER_DAY, Demo
+from glue_incremental.metrics import NAMESPACE, RECORDS_READ
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def demo(aws, tmp_path):
+    return Demo(tmp_path / "demo", aws, log=lambda _line: None)
+
+
+def rows(uri: str) -> list[dict]:
+    path = Path(uri.removeprefix("file://"))
+    files = [
+        f
+        for f in path.rglob("*.parquet")
+        if not any(p.startswith(("_", ".")) for p in f.relative_to(path).parts)
+    ]
+    return [row for file in files for row in pq.read_table(file, partitioning=None).to_pylist()]
+
+
+def records_read_datapoints(job: str) -> list[float]:
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    stats = aws.client("cloudwatch").get_metric_statistics(
+        Namespace=NAMESPACE,
+        MetricName=RECORDS_READ,
+        Dimensions=[{"Name": "JobName", "Value": job}],
+        StartTime=now - timedelta(hours=1),
+        EndTime=now + timedelta(minutes=1),
+        Period=60,
+        Statistics=["Minimum", "Maximum", "SampleCount"],
+    )["Datapoints"]
+    return sorted(point["Minimum"] for point in stats) + sorted(point["Maximum"] for point in stats)
+
+
+def test_the_platform_end_to_end(demo):
+    # -- terraform apply: the environment exists on the endpoint ---------------------------------
+    outputs = demo.terraform_apply()
+    load, join = demo.job(LOAD), demo.job(JOIN)
+    bucket = outputs["scripts_bucket_name"]
+    glue = aws.client("glue")
+    for job, script in ((load, "incremental_load"), (join, "incremental_join")):
+        definition = glue.get_job(JobName=job)["Job"]
+        assert (
+            definition["Command"]["ScriptLocation"] == f"s3://{bucket}/scripts/current/{script}.py"
+        )
+        assert (
+            definition["DefaultArguments"]["--extra-py-files"]
+            == f"s3://{bucket}/lib/current/glue_incremental.zip"
+        )
+
+    # -- deploy: content-addressed objects, aliases, manifest, verified jobs ---------------------
+    result = demo.deploy()
+    assert len(result.uploaded) == 3 and len(result.aliased) == 3
+    s3 = aws.client("s3")
+    current = json.loads(s3.get_object(Bucket=bucket, Key="manifests/current.json")["Body"].read())
+    assert current["version"] == result.manifest["version"]
+    for entry in current["files"]:
+        assert (
+            s3.head_object(Bucket=bucket, Key=entry["key"])["Metadata"]["sha256"] == entry["sha256"]
+        )
+    assert (
+        deploy.deploy(
+            "local", verify_only=True, terraform_env=demo.terraform_env, log=lambda _: None
+        )
+        is None
+    )
+    # The deploy changed no job definition: a second plan leaves every Glue job alone.
+    assert not [change for change in demo.terraform_plan() if "aws_glue_job" in change]
+
+    # -- the source, then the full load through the runner ---------------------------------------
+    source = demo.generate_source()
+    assert source == {"orders": DAYS * ORDERS_PER_DAY, "files": DAYS, "customers": DAYS * 8}
+    full = demo.run(LOAD, "full load")
+    assert full.state == "SUCCEEDED", full.error_message
+    assert full.summary["records_read"] == 60 and full.summary["records_written"] == 60
+    # Glue's argument precedence: the job's defaults, the run's file:// paths, locked state name.
+    assert full.arguments["--watermark_column"] == "updated_at"
+    assert full.arguments["--primary_key"] == "order_id"
+    assert full.arguments["--source"].startswith("file://")
+    assert full.arguments["--watermark_name"] == load
+    assert full.arguments["--extra-py-files"] == f"s3://{bucket}/lib/current/glue_incremental.zip"
+    first = demo.watermarks(load)["default"]
+    assert first["watermarks"]["cursor"] == "2024-05-03T17:13:00Z"
+    assert first["job_run_id"] == full.run_id
+    target = demo.local_arguments(LOAD)["--target_path"]
+    assert len(rows(target)) == 60
+
+    # -- new and late data: only the new files are read, the late corrections win ---------------
+    assert demo.land_new_and_late_data() == {"new": 10, "late": 3}
+    incremental = demo.run(LOAD, "incremental")
+    assert incremental.state == "SUCCEEDED", incremental.error_message
+    assert incremental.summary["records_read"] == 13
+    second = demo.watermarks(load)["default"]
+    assert second["version"] == first["version"] + 1
+    assert second["watermarks"]["cursor"] == "2024-05-04T17:03:00Z"
+    loaded = rows(target)
+    assert len(loaded) == 70 and len({row["order_id"] for row in loaded}) == 70
+    corrected = sorted(row["order_id"] for row in loaded if row["status"] == "corrected")
+    assert corrected == ["20240501-001", "20240501-002", "20240501-003"]
+
+    # -- the incremental join reads what the load committed --------------------------------------
+    joined = demo.run(JOIN, "join")
+    assert joined.state == "SUCCEEDED", joined.error_message
+    enriched = rows(demo.local_arguments(JOIN)["--target_path"])
+    assert len(enriched) == 70 and all(row["customer_name"] for row in enriched)
+    assert set(demo.watermarks(join)) == {"left", "right"}
+
+    # -- no new data: nothing read, the watermark stays, RecordsRead 0 is published --------------
+    empty = demo.run(LOAD, "no new data")
+    assert empty.state == "SUCCEEDED", empty.error_message
+    assert empty.summary["records_read"] == 0
+    assert demo.watermarks(load)["default"]["version"] == second["version"]
+    assert 0.0 in records_read_datapoints(load)
+
+    # -- a failing run: FAILED recorded, Glue's state change event emitted -----------------------
+    failed = demo.run(LOAD, "bad argument", BAD_ARGUMENTS)
+    assert failed.state == "FAILED"
+    assert failed.error_message == "unknown argument --primary_keys (did you mean --primary_key?)"
+    assert failed.event_id
+    from glue_incremental.runner import get_run_record
+
+    assert get_run_record(load, failed.run_id)["JobRunState"] == "FAILED"
+
+    # -- alarms: the zero-record run drives the load's alarm to ALARM, nothing else fires --------
+    states = demo.evaluate_alarms()
+    names = outputs["alarm_names"]
+    assert states[names["incremental_load"]["zero_records"]] == "ALARM"
+    assert {name: state for name, state in states.items() if state != "OK"} == {
+        names["incremental_load"]["zero_records"]: "ALARM"
+    }
+
+    # -- pages on the on-call queue: the alarm and the failed run, both naming the job -----------
+    pages = demo.read_pages(expected=2)
+    assert sorted(page["kind"] for page in pages) == ["alarm", "event"]
+    alarm = next(page for page in pages if page["kind"] == "alarm")
+    assert alarm["alarm"] == names["incremental_load"]["zero_records"]
+    assert alarm["state"] == "ALARM" and alarm["job"] == load
+    assert alarm["message"]["OldStateValue"] == "OK"
+    assert alarm["message"]["Trigger"]["MetricName"] == RECORDS_READ
+    event = next(page for page in pages if page["kind"] == "event")
+    assert event["message"] == (
+        f"Glue job {load} run {failed.run_id} ended FAILED: "
+        "unknown argument --primary_keys (did you mean --primary_key?)"
+    )
+
+    summary = demo.summary()
+    for text in ("full load", "incremental", "join", "no new data", "bad argument", "ALARM"):
+        assert text in summary

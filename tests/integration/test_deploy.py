@@ -1,0 +1,248 @@
+"""``python -m glue_incremental deploy`` against the local endpoint (boto3-created bucket and jobs)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+from glue_incremental import aws, deploy
+from glue_incremental.cli import main
+
+BUCKET = "gi-test-scripts"
+LOAD, JOIN = "t-incremental-load", "t-incremental-join"
+
+
+@pytest.fixture
+def env(aws):
+    """A scripts bucket and two jobs pointing at the deploy's alias keys, as Terraform makes them."""
+    aws_s3().create_bucket(Bucket=BUCKET)
+    for job, script in ((LOAD, "incremental_load"), (JOIN, "incremental_join")):
+        create_job(job, f"s3://{BUCKET}/scripts/current/{script}.py")
+    return aws
+
+
+def aws_s3():
+    return aws.client("s3")
+
+
+def create_job(
+    name: str, script: str, library: str = f"s3://{BUCKET}/lib/current/glue_incremental.zip"
+):
+    aws.client("glue").create_job(
+        Name=name,
+        Role="arn:aws:iam::123456789012:role/glue",
+        Command={"Name": "glueetl", "ScriptLocation": script, "PythonVersion": "3"},
+        DefaultArguments={"--extra-py-files": library, "--job-language": "python"},
+    )
+
+
+@pytest.fixture
+def writes():
+    """Every PutObject/CopyObject the deploy makes, in order (botocore event hooks)."""
+    made: list[tuple[str, str]] = []
+
+    def record(params, **kwargs):
+        made.append((kwargs["event_name"].rsplit(".", 1)[-1], params["Key"]))
+
+    events = aws_s3().meta.events
+    events.register("provide-client-params.s3.PutObject", record)
+    events.register("provide-client-params.s3.CopyObject", record)
+    yield made
+    events.unregister("provide-client-params.s3.PutObject", record)
+    events.unregister("provide-client-params.s3.CopyObject", record)
+
+
+def run_deploy(*args: str) -> int:
+    return main(["deploy", "--bucket", BUCKET, "--jobs", f"{LOAD},{JOIN}", *args])
+
+
+def body(key: str) -> bytes:
+    return aws_s3().get_object(Bucket=BUCKET, Key=key)["Body"].read()
+
+
+def test_uploads_content_addressed_objects_points_the_aliases_and_verifies(env, capsys):
+    assert run_deploy() == 0
+
+    out = capsys.readouterr().out
+    manifest = json.loads(body("manifests/current.json"))
+    assert body(f"manifests/{manifest['version']}.json") == body("manifests/current.json")
+    names = {entry["file"] for entry in manifest["files"]}
+    assert names == {"glue_incremental.zip", "incremental_load.py", "incremental_join.py"}
+    for entry in manifest["files"]:
+        data = body(entry["key"])
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+        assert (
+            entry["key"] == f"{entry['key'].split('/')[0]}/{entry['sha256'][:16]}/{entry['file']}"
+        )
+        assert entry["version"] == entry["sha256"][:16]
+        assert body(entry["alias_key"]) == data
+        head = aws_s3().head_object(Bucket=BUCKET, Key=entry["key"])
+        assert head["Metadata"]["sha256"] == entry["sha256"]
+    script = next(e for e in manifest["files"] if e["file"] == "incremental_load.py")
+    assert (
+        body(script["key"])
+        == Path(deploy.project_root(), "glue_scripts/incremental_load.py").read_bytes()
+    )
+    assert f"verify {LOAD}: ok" in out and f"verify {JOIN}: ok" in out
+    assert f'"version": "{manifest["version"]}"' in out  # the manifest is printed
+
+
+def test_the_library_zip_is_deterministic_and_importable(tmp_path):
+    first = deploy.build_library_zip(deploy.project_root())
+    second = deploy.build_library_zip(deploy.project_root())
+    assert first == second
+
+    archive = zipfile.ZipFile(io.BytesIO(first))
+    names = archive.namelist()
+    assert names == sorted(names, key=lambda n: n.removeprefix("glue_incremental/"))
+    assert "glue_incremental/__init__.py" in names and "glue_incremental/sources/files.py" in names
+    assert not any("__pycache__" in name or not name.endswith(".py") for name in names)
+    assert {info.date_time for info in archive.infolist()} == {deploy.ZIP_EPOCH}
+    assert {stat.S_IMODE(info.external_attr >> 16) for info in archive.infolist()} == {0o644}
+
+
+def test_unchanged_objects_are_not_uploaded_again(env, writes):
+    assert run_deploy() == 0
+    first = list(writes)
+    writes.clear()
+
+    assert run_deploy() == 0
+
+    assert [kind for kind, _ in first].count("PutObject") == 3 + 2  # 3 files + 2 manifests
+    assert [kind for kind, _ in first].count("CopyObject") == 3  # 3 aliases
+    assert all(key.startswith("manifests/") for _, key in writes), writes
+    assert [kind for kind, _ in writes] == ["PutObject", "PutObject"]
+
+
+def test_the_manifests_are_written_last(env, writes):
+    assert run_deploy() == 0
+
+    keys = [key for _, key in writes]
+    version = json.loads(body("manifests/current.json"))["version"]
+    assert keys[-2:] == [f"manifests/{version}.json", "manifests/current.json"]
+    assert not any(key.startswith("manifests/") for key in keys[:-2])
+    aliases = [i for i, key in enumerate(keys) if "/current/" in key]
+    contents = [
+        i
+        for i, key in enumerate(keys)
+        if "/current/" not in key and not key.startswith("manifests/")
+    ]
+    assert max(contents) < min(aliases)  # nothing goes live before every version is uploaded
+
+
+def test_a_job_running_something_else_fails_verification_naming_it(env, capsys):
+    assert run_deploy() == 0
+    capsys.readouterr()
+    # Someone hand-edits the live script: the alias no longer holds what the manifest says.
+    aws_s3().put_object(
+        Bucket=BUCKET, Key="scripts/current/incremental_load.py", Body=b"print('hot fix')\n"
+    )
+
+    assert run_deploy("--verify-only") == 2
+
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: verification failed: job t-incremental-load:")
+    assert "s3://gi-test-scripts/scripts/current/incremental_load.py has sha256" in err
+    assert JOIN not in err
+    assert len(err.splitlines()) == 1
+
+
+def test_verification_names_jobs_pointing_elsewhere_or_missing(env, capsys):
+    create_job(
+        "t-other", f"s3://{BUCKET}/scripts/current/not_deployed.py", library="s3://x/lib/other.zip"
+    )
+
+    assert main(["deploy", "--bucket", BUCKET, "--jobs", f"{LOAD},t-other,t-gone"]) == 2
+
+    err = capsys.readouterr().err
+    assert (
+        "job t-other: ScriptLocation s3://gi-test-scripts/scripts/current/not_deployed.py is not a deployed file"
+        in err
+    )
+    assert "--extra-py-files does not include glue_incremental.zip" in err
+    assert "job t-gone: the job does not exist" in err
+    assert f"job {LOAD}" not in err
+
+
+def test_a_script_that_does_not_compile_uploads_nothing(env, tmp_path, writes, capsys):
+    root = tmp_path / "repo"
+    (root / "glue_scripts").mkdir(parents=True)
+    (root / "lib").mkdir()
+    (root / "lib" / "glue_incremental").symlink_to(
+        Path(deploy.project_root(), "lib", "glue_incremental")
+    )
+    (root / "glue_scripts" / "good.py").write_text("print('ok')\n")
+    (root / "glue_scripts" / "broken.py").write_text("def main(:\n    pass\n")
+
+    with pytest.raises(
+        deploy.DeployError, match=r"glue_scripts/broken.py does not compile: .*line 1"
+    ):
+        deploy.deploy(None, bucket=BUCKET, jobs=[LOAD], root=root, log=lambda _: None)
+
+    assert writes == []
+    assert aws_s3().list_objects_v2(Bucket=BUCKET).get("KeyCount", 0) == 0
+
+
+def test_a_missing_bucket_is_one_clear_error(env, capsys):
+    assert main(["deploy", "--bucket", "gi-no-such-bucket", "--jobs", LOAD]) == 2
+
+    err = capsys.readouterr().err
+    assert err.startswith("error: bucket 'gi-no-such-bucket' does not exist at http://")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_no_credentials_is_one_clear_error(env, monkeypatch, capsys):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    aws.reset_client_cache()
+    try:
+        assert run_deploy() == 2
+    finally:
+        monkeypatch.undo()
+        aws.reset_client_cache()
+
+    assert capsys.readouterr().err.startswith("error: no AWS credentials")
+
+
+def test_dry_run_writes_nothing(env, writes, capsys):
+    assert run_deploy("--dry-run") == 0
+
+    assert writes == []
+    out = capsys.readouterr().out
+    assert "would upload" in out and "would alias" in out and "dry run: nothing was written" in out
+
+
+def test_bucket_and_jobs_come_from_terraform_outputs(env, tmp_path, monkeypatch, capsys):
+    """``--env`` reads ``terraform output -json`` of terraform/environments/<env>."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    outputs = {
+        "scripts_bucket_name": {"value": BUCKET},
+        "job_names": {"value": {"incremental_load": LOAD, "incremental_join": JOIN}},
+    }
+    fake = bin_dir / "terraform"
+    fake.write_text(
+        f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\ncat <<'EOF'\n{json.dumps(outputs)}\nEOF\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    assert main(["deploy", "--env", "local"]) == 0
+
+    assert (
+        "-chdir=" in (tmp_path / "args").read_text()
+        and "terraform/environments/local" in (tmp_path / "args").read_text()
+    )
+    out = capsys.readouterr().out
+    assert f"bucket {BUCKET}" in out and f"verify {LOAD}: ok" in out
+
+
+def test_an_unknown_environment_is_one_clear_error(capsys):
+    assert main(["deploy", "--env", "nowhere"]) == 2
+    assert "unknown environment 'nowhere'" in capsys.readouterr().err

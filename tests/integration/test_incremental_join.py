@@ -1,0 +1,474 @@
+"""The incremental join job: after every run the output equals a full recompute.
+
+Sides are JSON-lines files in ``date=<p>`` directories whose modification
+times the tests set (``os.utime``), and runs start at chosen clock times, so
+which files a run sees is exact. The reference is a pure-Python join of
+everything landed so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from glue_incremental.args import ArgumentError, BookmarkOption
+from glue_incremental.join import (
+    JoinHooks,
+    JoinInputError,
+    JoinJobConfig,
+    JoinSpec,
+    main,
+    run_join,
+)
+from glue_incremental.predicates import (
+    InvalidPartitionValue,
+    MissingPartitionColumn,
+    scanned_files,
+)
+from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.watermarks import Watermarks, create_table
+from glue_incremental.writer import SimulatedCrash
+from hypothesis import given
+from hypothesis import strategies as st
+from pyspark.testing import assertDataFrameEqual
+
+from tests.harness.loads import FixedClock, partition_file_snapshot
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000.0
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+OUT_COLUMNS = ["date", "id", "left_value", "amount", "right_value", "label"]
+OUT_SCHEMA = (
+    "date string, id long, left_value string, amount long, right_value string, label string"
+)
+_files = itertools.count()
+
+
+@pytest.fixture
+def store(aws):
+    create_table()
+    return Watermarks()
+
+
+def land(root: Path, partition: str | None, rows: Iterable[Mapping[str, Any]], mtime: float):
+    """One JSON-lines file in ``root/date=<partition>/`` modified exactly at ``mtime``."""
+    directory = root / f"date={HIVE_NULL if partition is None else partition}"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"part-{next(_files):06d}.json"
+    path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def config_for(tmp: Path, join_type: str = "inner", **overrides: Any) -> JoinJobConfig:
+    options: dict[str, Any] = {
+        "left_path": (tmp / "left").as_uri(),
+        "right_path": (tmp / "right").as_uri(),
+        "left_format": "json",
+        "right_format": "json",
+        "spec": JoinSpec(("id",), join_type, ("date",)),
+        "target_path": (tmp / "target").as_uri(),
+    }
+    options.update(overrides)
+    return JoinJobConfig(**options)
+
+
+def run_at(
+    spark,
+    config: JoinJobConfig,
+    store: Watermarks,
+    *,
+    job_name: str,
+    run_id: str,
+    now: float,
+    hooks: JoinHooks | None = None,
+    option: BookmarkOption = BookmarkOption.ENABLE,
+    clock=None,
+) -> dict[str, Any]:
+    run = IncrementalRun(
+        spark=spark,
+        job_name=job_name,
+        run_id=run_id,
+        store=store,
+        bookmark=BookmarkControl(option),
+        clock=clock or FixedClock(now),
+        publish_metrics=False,
+    )
+    with run:
+        run_join(run, config, hooks=hooks)
+    return run.summary
+
+
+def read_output(spark, uri: str):
+    """The target as written (partition values as strings), or None if nothing is there."""
+    path = Path(uri.removeprefix("file://"))
+    if not any(p.suffix == ".parquet" for p in path.rglob("*") if "_staging" not in p.parts):
+        return None
+    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    spark.conf.set(key, "false")
+    try:
+        return spark.read.parquet(uri).select(*OUT_COLUMNS).collect()
+    finally:
+        spark.conf.set(key, "true")
+
+
+def reference(left: list[tuple], right: list[tuple], join_type: str) -> list[tuple]:
+    """Pure-Python full recompute: (date, id, value, own) rows per side; dates null-safe."""
+    out, matched = [], set()
+    for ld, lid, lv, amount in left:
+        hits = [(j, r) for j, r in enumerate(right) if r[0] == ld and r[1] == lid]
+        for j, (_, _, rv, label) in hits:
+            matched.add(j)
+            out.append((ld, lid, lv, amount, rv, label))
+        if not hits and join_type in ("left", "full"):
+            out.append((ld, lid, lv, amount, None, None))
+    if join_type == "full":
+        out += [
+            (d, i, None, None, rv, lb) for j, (d, i, rv, lb) in enumerate(right) if j not in matched
+        ]
+    return out
+
+
+def assert_output(spark, config: JoinJobConfig, left, right, join_type) -> None:
+    actual = read_output(spark, config.target_path)
+    expected = reference(left, right, join_type) if left and right else []
+    if actual is None:
+        assert expected == [], "no output, but the full recompute has rows"
+        return
+    assertDataFrameEqual(actual, spark.createDataFrame(expected, OUT_SCHEMA).collect())
+
+
+def left_row(key: int, value: str, amount: int) -> dict:
+    return {"id": key, "value": value, "amount": amount}
+
+
+def right_row(key: int, value: str, label: str) -> dict:
+    return {"id": key, "value": value, "label": label}
+
+
+# --------------------------------------------------------------------------- the property
+
+_batch = st.tuples(
+    st.sampled_from(["left", "right"]),
+    st.sampled_from(["2024-01-01", "2024-01-02", "2024-01-03", None]),
+    st.lists(st.tuples(st.integers(1, 3), st.integers(0, 9)), min_size=1, max_size=3),
+)
+_history = st.lists(st.lists(_batch, max_size=3), min_size=1, max_size=4)
+
+
+@given(
+    history=_history,
+    join_type=st.sampled_from(["inner", "left", "full"]),
+    crash_at=st.none() | st.integers(0, 3),
+)
+def test_property_every_run_equals_a_full_recompute(spark, store, history, join_type, crash_at):
+    """Random arrival orders: either side first, partitions touched again, late
+    partitions, empty runs, and optionally a crash between write and commit."""
+    tmp = Path(tempfile.mkdtemp(prefix="join-property-"))
+    config = config_for(tmp, join_type)
+    job = f"join-{uuid.uuid4().hex[:8]}"
+    landed: dict[str, list[tuple]] = {"left": [], "right": []}
+    for number, batches in enumerate(history):
+        base = T0 + number * 100
+        for offset, (side, partition, rows) in enumerate(batches):
+            if side == "left":
+                payload = [left_row(k, f"l{v}", v) for k, v in rows]
+                landed["left"] += [(partition, k, f"l{v}", v) for k, v in rows]
+            else:
+                payload = [right_row(k, f"r{v}", f"x{v}") for k, v in rows]
+                landed["right"] += [(partition, k, f"r{v}", f"x{v}") for k, v in rows]
+            land(tmp / side, partition, payload, base + offset)
+        now = base + 50
+        if crash_at == number:
+
+            def crash() -> None:
+                raise SimulatedCrash("between write and commit")
+
+            # a run with nothing to commit (or waiting for a side) never reaches the crash
+            with contextlib.suppress(SimulatedCrash):
+                run_at(
+                    spark,
+                    config,
+                    store,
+                    job_name=job,
+                    run_id=f"jr_{number}_crashed",
+                    now=now,
+                    hooks=JoinHooks(before_commit=crash),
+                )
+            now += 1
+        run_at(spark, config, store, job_name=job, run_id=f"jr_{number}", now=now)
+        assert_output(spark, config, landed["left"], landed["right"], join_type)
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def test_only_affected_partitions_are_read_and_rewritten(spark, tmp_path, store):
+    config = config_for(tmp_path, "left")
+    for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        land(tmp_path / "left", day, [left_row(1, f"l-{day}", 1)], T0 - 100)
+        land(tmp_path / "right", day, [right_row(1, f"r-{day}", "a")], T0 - 100)
+    run_at(spark, config, store, job_name="sales", run_id="jr_1", now=T0)
+    before = partition_file_snapshot(tmp_path / "target")
+
+    land(tmp_path / "right", "2024-01-02", [right_row(1, "late", "b")], T0 + 10)
+    seen: dict[str, Any] = {}
+    summary = run_at(
+        spark,
+        config,
+        store,
+        job_name="sales",
+        run_id="jr_2",
+        now=T0 + 60,
+        hooks=JoinHooks(inspect=seen.update),
+    )
+
+    assert summary["affected_partitions"] == 1
+    assert [p["date"] for p in summary["partitions_written"]] == ["2024-01-02"]
+    after = partition_file_snapshot(tmp_path / "target")
+    for name, stamp in before.items():
+        if not name.startswith("date=2024-01-02"):
+            assert after[name] == stamp, f"{name} was rewritten"
+    # Both sides' scans were pruned to the affected partition: in the plan and in files read.
+    plan = seen["joined"]._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("PartitionFilters: [isnotnull(date") == 2
+    assert "(date#" in plan and "= 2024-01-02)" in plan
+    for side in ("left", "right"):
+        seen[side].collect()
+        (scan,) = scanned_files(seen[side])
+        assert scan.partitions == 1
+        assert {f.split("/")[-2] for f in scan.files} == {"date=2024-01-02"}
+        assert len(scan.files) == (2 if side == "right" else 1)
+    left = [(d, 1, f"l-{d}", 1) for d in ("2024-01-01", "2024-01-02", "2024-01-03")]
+    right = [(d, 1, f"r-{d}", "a") for d in ("2024-01-01", "2024-01-02", "2024-01-03")]
+    right.append(("2024-01-02", 1, "late", "b"))
+    assert_output(spark, config, left, right, "left")
+
+
+def test_both_slots_commit_together_and_an_unchanged_run_commits_nothing(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "b", "x")], T0 - 100)
+    run_at(spark, config, store, job_name="pair", run_id="jr_1", now=T0)
+    left, right = store.get_watermark("pair", "left"), store.get_watermark("pair", "right")
+    assert left["job_run_id"] == right["job_run_id"] == "jr_1"
+    assert left["watermarks"]["files"]["high_mark_ms"] == int((T0 - 100) * 1000)
+    assert left["watermarks"]["published_at_ms"] == right["watermarks"]["published_at_ms"]
+
+    summary = run_at(spark, config, store, job_name="pair", run_id="jr_2", now=T0 + 60)
+    assert summary["records_read"] == 0 and summary["committed"] is False
+    assert store.get_watermark("pair", "left")["version"] == left["version"]
+
+
+def test_a_conflict_on_either_slot_aborts_the_commit(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "b", "x")], T0 - 100)
+
+    def meddle() -> None:  # another writer moves only the right slot meanwhile
+        Watermarks().set("pair", "right", who="test", why="conflict", files=None)
+
+    from glue_incremental.watermarks import WatermarkConflict
+
+    with pytest.raises(WatermarkConflict):
+        run_at(
+            spark,
+            config,
+            store,
+            job_name="pair",
+            run_id="jr_1",
+            now=T0,
+            hooks=JoinHooks(before_commit=meddle),
+        )
+    assert store.get_watermark("pair", "left") is None
+
+
+def test_waits_until_both_sides_have_data_then_catches_up(spark, tmp_path, store):
+    config = config_for(tmp_path, "left")
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    summary = run_at(spark, config, store, job_name="wait", run_id="jr_1", now=T0)
+    assert summary["waiting_for"] == ["right"] and summary["committed"] is False
+    assert read_output(spark, config.target_path) is None
+
+    land(tmp_path / "right", "2024-01-02", [right_row(2, "b", "x")], T0 + 10)
+    run_at(spark, config, store, job_name="wait", run_id="jr_2", now=T0 + 60)
+    assert_output(
+        spark,
+        config,
+        [("2024-01-01", 1, "a", 1)],
+        [("2024-01-02", 2, "b", "x")],
+        "left",
+    )
+
+
+def test_a_declared_schema_lets_one_side_run_alone(spark, tmp_path, store):
+    config = config_for(
+        tmp_path,
+        "left",
+        right_schema="id long, value string, label string, date string",
+    )
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    run_at(spark, config, store, job_name="alone", run_id="jr_1", now=T0)
+    rows = read_output(spark, config.target_path)
+    assert [tuple(r) for r in rows] == [("2024-01-01", 1, "a", 1, None, None)]
+
+
+def test_a_full_join_drops_output_partitions_that_end_up_empty(spark, tmp_path, store):
+    """An inner join whose partition loses its match is removed, not left stale."""
+    config = config_for(tmp_path, "inner")
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "b", "x")], T0 - 100)
+    run_at(spark, config, store, job_name="inner", run_id="jr_1", now=T0)
+    assert len(read_output(spark, config.target_path)) == 1
+    # new left rows for another partition, right nothing: output partition absent
+    land(tmp_path / "left", "2024-01-02", [left_row(2, "c", 2)], T0 + 10)
+    summary = run_at(spark, config, store, job_name="inner", run_id="jr_2", now=T0 + 60)
+    assert summary["records_written"] == 0
+    assert not (tmp_path / "target" / "date=2024-01-02").exists()
+
+
+def test_null_partitions_stay_apart_from_the_others(spark, tmp_path, store):
+    """Spark types a partition column whose values are all null as ``void``: a schema
+    inferred from the null partition alone must not null out the other partitions."""
+    config = config_for(tmp_path, "full")
+    land(tmp_path / "left", None, [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", None, [right_row(1, "b", "x")], T0 - 100)
+    run_at(spark, config, store, job_name="nulls", run_id="jr_1", now=T0)
+    assert (tmp_path / "target" / f"date={HIVE_NULL}").is_dir()
+
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "c", "y")], T0 + 10)
+    run_at(spark, config, store, job_name="nulls", run_id="jr_2", now=T0 + 60)
+    land(tmp_path / "left", None, [left_row(1, "d", 2)], T0 + 110)
+    run_at(spark, config, store, job_name="nulls", run_id="jr_3", now=T0 + 160)
+    assert_output(
+        spark,
+        config,
+        [(None, 1, "a", 1), (None, 1, "d", 2)],
+        [(None, 1, "b", "x"), ("2024-01-01", 1, "c", "y")],
+        "full",
+    )
+
+
+# --------------------------------------------------------------------------- bad inputs
+
+
+def _nothing_written(tmp: Path, store: Watermarks, job: str) -> None:
+    target = tmp / "target"
+    assert not target.exists() or not [p for p in target.rglob("*.parquet")]
+    assert store.get_watermark(job, "left") is None and store.get_watermark(job, "right") is None
+
+
+def test_a_join_key_missing_on_one_side_fails_before_writing(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [{"key": 1, "value": "b", "label": "x"}], T0 - 100)
+    with pytest.raises(JoinInputError, match=r"^right side, column 'id': join key is missing"):
+        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
+    _nothing_written(tmp_path, store, "bad")
+
+
+def test_mismatched_partition_columns_fail_before_writing(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    other = tmp_path / "right" / "day=2024-01-01"
+    other.mkdir(parents=True)
+    (other / "x.json").write_text(json.dumps(right_row(1, "b", "x")) + "\n")
+    os.utime(other / "x.json", (T0 - 100, T0 - 100))
+    with pytest.raises(MissingPartitionColumn, match=r"^right: partition column 'date' is missing"):
+        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
+    _nothing_written(tmp_path, store, "bad")
+
+
+def test_mismatched_key_types_fail_before_writing(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [{"id": "one", "value": "b", "label": "x"}], T0 - 100)
+    with pytest.raises(JoinInputError, match=r"right side, column 'id': join key type string"):
+        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
+    _nothing_written(tmp_path, store, "bad")
+
+
+def test_an_invalid_partition_value_for_its_type_fails_before_writing(spark, tmp_path, store):
+    config = config_for(tmp_path, partition_types={"date": "date"})
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-13-45", [right_row(1, "b", "x")], T0 - 100)
+    with pytest.raises(InvalidPartitionValue, match=r"'2024-13-45' for column 'date' of type date"):
+        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
+    _nothing_written(tmp_path, store, "bad")
+
+
+# --------------------------------------------------------------------------- the script
+
+
+def test_the_script_entry_point_parses_arguments_and_runs(spark, tmp_path, store):
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "b", "x")], T0 - 100)
+    argv = [
+        "incremental_join.py",
+        "--JOB_NAME",
+        "script_join",
+        "--left_path",
+        (tmp_path / "left").as_uri(),
+        "--right_path",
+        (tmp_path / "right").as_uri(),
+        "--left_format",
+        "json",
+        "--right_format",
+        "json",
+        "--join_keys",
+        "id",
+        "--join_type",
+        "full",
+        "--partition_by",
+        "date",
+        "--target_path",
+        (tmp_path / "target").as_uri(),
+        "--watermarks_table",
+        "glue-watermarks",
+    ]
+    summary = main(argv, spark=spark)
+    assert summary["status"] == "SUCCEEDED" and summary["committed"] is True
+    assert [tuple(r) for r in read_output(spark, (tmp_path / "target").as_uri())] == [
+        ("2024-01-01", 1, "a", 1, "b", "x")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "name", "fragment"),
+    [
+        (["--join_type", "outer"], "join_type", "join_type must be one of inner, left, full"),
+        (["--left_format", "avro"], "left_format", "--left_format 'avro' is not one of"),
+        (["--upstream_jobs", "orders_load"], "upstream_jobs", "entries are side=job"),
+        (["--partition_types", "date:timestamp"], "partition_types", "type must be one of"),
+        (["--partition_types", "hour:int"], "partition_types", "not in --partition_by"),
+    ],
+)
+def test_bad_arguments_are_rejected_by_name(spark, extra, name, fragment):
+    argv = [
+        "incremental_join.py",
+        "--JOB_NAME",
+        "j",
+        "--left_path",
+        "file:///l",
+        "--right_path",
+        "file:///r",
+        "--join_keys",
+        "id",
+        "--partition_by",
+        "date",
+        "--target_path",
+        "file:///t",
+        *extra,
+    ]
+    with pytest.raises(ArgumentError) as raised:
+        main(argv, spark=spark)
+    assert raised.value.name == name and fragment in str(raised.value)

@@ -1,0 +1,251 @@
+"""The join over a side written by an upstream job: only committed upstream output is read.
+
+The upstream is simulated with the platform's own pieces: ``writer.replace_partitions``
+publishes its output, and a commit of ``published_at_ms`` (its clock after
+publishing) in the watermark store makes it visible - what the platform's jobs
+commit. A run that publishes and then fails before committing, or that is
+still publishing, must not be read until a committed run covers it. Clocks are
+real here (file modification times against the upstream's commit time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from glue_incremental import writer
+from glue_incremental.join import JoinHooks, JoinJobConfig, JoinSpec, UpstreamChanged, run_join
+from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.watermarks import Watermarks, create_table
+from glue_incremental.writer import SimulatedCrash
+from pyspark.testing import assertDataFrameEqual
+
+pytestmark = pytest.mark.spark
+
+OUT_COLUMNS = ["date", "id", "left_value", "amount", "right_value", "label"]
+OUT_SCHEMA = (
+    "date string, id long, left_value string, amount long, right_value string, label string"
+)
+UPSTREAM = "payments_load"
+
+
+@pytest.fixture
+def store(aws):
+    create_table()
+    return Watermarks()
+
+
+class Upstream:
+    """An upstream job's output directory and its commits."""
+
+    def __init__(self, spark, root: Path) -> None:
+        self.spark, self.root = spark, root
+        self.committed: dict[str, list[tuple]] = {}  # what its committed runs published
+        self._written: dict[str, list[tuple]] = {}
+
+    def publish(self, run_id: str, rows: dict[str, list[tuple]], *, crash_after: int | None = None):
+        """Replace the given partitions with ``rows`` ((id, value, label) per partition)."""
+        data = [(d, i, v, lb) for d, part in rows.items() for i, v, lb in part]
+        frame = self.spark.createDataFrame(data, "date string, id long, value string, label string")
+        published = []
+
+        def after(values: tuple) -> None:
+            published.append(values)
+            if crash_after is not None and len(published) >= crash_after:
+                raise SimulatedCrash("upstream crashed mid-publish")
+
+        try:
+            writer.replace_partitions(
+                self.spark,
+                frame,
+                self.root.as_uri(),
+                partition_by=["date"],
+                affected=[(d,) for d in rows],
+                run_id=run_id,
+                after_partition_published=after,
+            )
+        finally:
+            self._written.update({d: rows[d] for (d,) in published})
+
+    def commit(self, run_id: str) -> None:
+        time.sleep(0.01)
+        item = Watermarks().create_watermark_item(
+            UPSTREAM, run_id, published_at_ms=int(time.time() * 1000), cursor=run_id
+        )
+        Watermarks().add_watermark(item)
+        self.committed.update(self._written)
+        self._written = {}
+        time.sleep(0.01)  # the next upstream run writes strictly after this commit
+
+
+def land_left(root: Path, partition: str, rows: list[tuple]) -> None:
+    directory = root / f"date={partition}"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"part-{time.time_ns()}.json"
+    path.write_text(
+        "".join(json.dumps({"id": i, "value": v, "amount": a}) + "\n" for i, v, a in rows)
+    )
+    stamp = time.time() - 1
+    os.utime(path, (stamp, stamp))
+
+
+def config_for(tmp: Path) -> JoinJobConfig:
+    return JoinJobConfig(
+        left_path=(tmp / "left").as_uri(),
+        right_path=(tmp / "right").as_uri(),
+        left_format="json",
+        right_format="parquet",
+        spec=JoinSpec(("id",), "left", ("date",)),
+        target_path=(tmp / "target").as_uri(),
+        upstream_jobs={"right": UPSTREAM},
+    )
+
+
+def run(spark, config, store, run_id: str, hooks: JoinHooks | None = None) -> dict[str, Any]:
+    context = IncrementalRun(
+        spark=spark,
+        job_name="orders_payments",
+        run_id=run_id,
+        store=store,
+        bookmark=BookmarkControl(),
+        publish_metrics=False,
+    )
+    with context:
+        run_join(context, config, hooks=hooks)
+    return context.summary
+
+
+def expected_rows(left: dict[str, list[tuple]], right: dict[str, list[tuple]]) -> list[tuple]:
+    """Left join per partition of the left rows with the committed upstream rows."""
+    out = []
+    for date, rows in left.items():
+        for i, lv, amount in rows:
+            hits = [(v, lb) for j, v, lb in right.get(date, []) if j == i]
+            out += [(date, i, lv, amount, v, lb) for v, lb in hits] or [
+                (date, i, lv, amount, None, None)
+            ]
+    return out
+
+
+def assert_output(spark, config, left, right) -> None:
+    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    spark.conf.set(key, "false")
+    try:
+        actual = spark.read.parquet(config.target_path).select(*OUT_COLUMNS).collect()
+    finally:
+        spark.conf.set(key, "true")
+    expected = spark.createDataFrame(expected_rows(left, right), OUT_SCHEMA).collect()
+    assertDataFrameEqual(actual, expected)
+
+
+def test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    upstream = Upstream(spark, tmp_path / "right")
+    left = {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]}
+    for date, rows in left.items():
+        land_left(tmp_path / "left", date, rows)
+    upstream.publish("up_1", {"d1": [(1, "u1", "first")]})
+    upstream.commit("up_1")
+
+    summary = run(spark, config, store, "jr_1")
+    assert summary["upstream_runs_consumed"] == {"right": ["up_1"]}
+    assert_output(spark, config, left, upstream.committed)
+
+    # up_2 rewrites d1 and creates d2, then dies before committing.
+    upstream.publish("up_2", {"d1": [(1, "u2", "second")], "d2": [(2, "u2", "second")]})
+    left["d2"].append((2, "l2b", 21))
+    land_left(tmp_path / "left", "d2", [(2, "l2b", 21)])
+    summary = run(spark, config, store, "jr_2")
+    assert summary["pending_partitions"]["right"] == [["d2"]]
+    assert summary["upstream_runs_consumed"] == {"right": []}
+    right_state = store.get_watermark("orders_payments", "right")["watermarks"]
+    assert right_state["pending_partitions"] == [["d2"]]
+    assert right_state["upstream"]["run_id"] == "up_1"
+    # d1 still shows up_1's committed rows; d2 is not recomputed from uncommitted data
+    assert_output(spark, config, {"d1": left["d1"], "d2": [(2, "l2", 20)]}, upstream.committed)
+
+    # The rerun covers both partitions and commits: now they are read.
+    upstream.publish("up_3", {"d1": [(1, "u3", "third")], "d2": [(2, "u3", "third")]})
+    upstream.commit("up_3")
+    summary = run(spark, config, store, "jr_3")
+    assert summary["upstream_runs_consumed"] == {"right": ["up_3"]}
+    assert summary["pending_partitions"] == {"left": [], "right": []}
+    assert_output(spark, config, left, upstream.committed)
+
+
+def test_a_partition_caught_mid_publish_waits_for_the_commit(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    upstream = Upstream(spark, tmp_path / "right")
+    left = {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]}
+    for date, rows in left.items():
+        land_left(tmp_path / "left", date, rows)
+    upstream.publish("up_1", {"d1": [(1, "u1", "a")], "d2": [(2, "u1", "a")]})
+    upstream.commit("up_1")
+    run(spark, config, store, "jr_1")
+
+    # up_2 publishes d1, then stops: d2 is staged but still holds up_1's files.
+    with pytest.raises(SimulatedCrash):
+        upstream.publish("up_2", {"d1": [(1, "u2", "b")], "d2": [(2, "u2", "b")]}, crash_after=1)
+    assert list((tmp_path / "right" / "_staging" / "up_2").glob("date=d2"))
+    land_left(tmp_path / "left", "d1", [(1, "l1b", 11)])
+    land_left(tmp_path / "left", "d2", [(2, "l2b", 21)])
+    summary = run(spark, config, store, "jr_2")
+    assert summary["pending_partitions"]["right"] == [["d1"], ["d2"]]
+    assert summary["affected_partitions"] == 0
+    assert_output(spark, config, left, upstream.committed)  # unchanged: left as of jr_1
+
+    # The upstream's next run recovers, rewrites both and commits.
+    upstream.publish("up_3", {"d1": [(1, "u3", "c")], "d2": [(2, "u3", "c")]})
+    upstream.commit("up_3")
+    left["d1"].append((1, "l1b", 11))
+    left["d2"].append((2, "l2b", 21))
+    summary = run(spark, config, store, "jr_3")
+    assert summary["upstream_runs_consumed"] == {"right": ["up_3"]}
+    assert_output(spark, config, left, upstream.committed)
+
+
+def test_several_upstream_commits_are_listed_and_nothing_is_read_before_the_first(
+    spark, tmp_path, store
+):
+    config = config_for(tmp_path)
+    upstream = Upstream(spark, tmp_path / "right")
+    left = {"d1": [(1, "l1", 10)]}
+    land_left(tmp_path / "left", "d1", left["d1"])
+    upstream.publish("up_1", {"d1": [(1, "u1", "a")]})  # written, never committed yet
+    summary = run(spark, config, store, "jr_1")
+    assert summary["pending_partitions"]["right"] == [["d1"]]
+    assert summary["upstream_runs_consumed"] == {"right": []}
+
+    upstream.commit("up_1")
+    upstream.publish("up_2", {"d2": [(2, "u2", "b")]})
+    upstream.commit("up_2")
+    summary = run(spark, config, store, "jr_2")
+    assert summary["upstream_runs_consumed"] == {"right": ["up_1", "up_2"]}
+    assert_output(spark, config, left, upstream.committed)
+
+
+def test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit(
+    spark, tmp_path, store
+):
+    config = config_for(tmp_path)
+    upstream = Upstream(spark, tmp_path / "right")
+    left = {"d1": [(1, "l1", 10)]}
+    land_left(tmp_path / "left", "d1", left["d1"])
+    upstream.publish("up_1", {"d1": [(1, "u1", "a")]})
+    upstream.commit("up_1")
+
+    def upstream_publishes_meanwhile() -> None:
+        upstream.publish("up_2", {"d1": [(1, "u2", "b")]})
+
+    with pytest.raises(UpstreamChanged, match="right side: upstream job 'payments_load'"):
+        run(spark, config, store, "jr_1", JoinHooks(before_commit=upstream_publishes_meanwhile))
+    assert store.get_watermark("orders_payments", "right") is None
+
+    upstream.commit("up_2")
+    summary = run(spark, config, store, "jr_2")
+    assert summary["upstream_runs_consumed"] == {"right": ["up_1", "up_2"]}
+    assert_output(spark, config, left, upstream.committed)

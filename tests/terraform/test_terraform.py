@@ -1,0 +1,410 @@
+"""Terraform: formatting, validation, module tests, checkov, and a real apply of environments/local.
+
+Everything runs on copies of ``terraform/`` in temporary directories, so the
+repository never gains ``.terraform/`` or state files and parallel sessions do
+not share a working directory. The slow parts start when the module is set up
+and overlap the quick ones: the local environment's apply (mostly provider
+waits) runs in the background, and the ``terraform test`` suites two at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from glue_incremental import alarms, aws, metrics
+from glue_incremental.metrics import RunMetrics
+
+pytestmark = pytest.mark.terraform
+
+ROOT = Path(__file__).resolve().parents[2]
+TERRAFORM = ROOT / "terraform"
+MODULES = sorted(p.parent.name for p in TERRAFORM.glob("modules/*/tests"))
+ENVIRONMENTS = ["dev", "prod", "local"]
+ENVIRONMENTS_WITH_TESTS = sorted(p.parent.name for p in TERRAFORM.glob("environments/*/tests"))
+TF = shutil.which("terraform") or "/usr/local/bin/terraform"
+CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
+TIMEOUT = 300
+
+if not os.access(TF, os.X_OK):
+    pytest.skip(f"terraform CLI not found ({TF})", allow_module_level=True)
+
+
+def terraform_env() -> dict[str, str]:
+    rc = ROOT / "build" / "terraformrc"
+    if not rc.exists():
+        subprocess.run([str(ROOT / "scripts" / "terraformrc.sh")], check=True, capture_output=True)
+    return {
+        **os.environ,
+        "TF_CLI_CONFIG_FILE": str(rc),
+        "TF_IN_AUTOMATION": "1",
+        "TF_INPUT": "0",
+        "CHECKPOINT_DISABLE": "1",
+    }
+
+
+def tf(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [TF, *args],
+        cwd=cwd,
+        env=terraform_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"terraform {' '.join(args)} in {cwd} exited {result.returncode}:\n"
+            f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+        )
+    return result
+
+
+def copy_tree(destination: Path) -> Path:
+    ignore = shutil.ignore_patterns(
+        ".terraform", "*.tfstate", "*.tfstate.*", ".terraform.tfstate.lock.info"
+    )
+    return Path(shutil.copytree(TERRAFORM, destination / "terraform", ignore=ignore))
+
+
+@dataclass
+class LocalEnvironment:
+    """environments/local applied to the test endpoint, in its own copy of the tree."""
+
+    directory: Path
+    endpoint_url: str
+    executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=1))
+    applied: Future[tuple[dict[str, Any], subprocess.CompletedProcess[str]]] | None = None
+    destroyed: bool = False
+
+    @property
+    def var(self) -> list[str]:
+        return ["-var", f"aws_endpoint_url={self.endpoint_url}"]
+
+    def start(self) -> None:
+        self.applied = self.executor.submit(self._apply)
+
+    def _apply(self) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+        tf(self.directory, "init", "-no-color")
+        tf(self.directory, "apply", "-auto-approve", "-no-color", *self.var)
+        raw = json.loads(tf(self.directory, "output", "-json").stdout)
+        # Planned straight away, still in the background: it only reads.
+        plan = tf(self.directory, "plan", "-detailed-exitcode", "-no-color", *self.var, check=False)
+        return {name: value["value"] for name, value in raw.items()}, plan
+
+    def outputs(self) -> dict[str, Any]:
+        assert self.applied is not None
+        return self.applied.result(timeout=2 * TIMEOUT)[0]
+
+    def plan_exit_code(self) -> tuple[int, str]:
+        assert self.applied is not None
+        plan = self.applied.result(timeout=2 * TIMEOUT)[1]
+        return plan.returncode, plan.stdout + plan.stderr
+
+    def destroy(self) -> None:
+        self.outputs()
+        # The plan above proved state and endpoint agree; refreshing again
+        # would only repeat the provider's slow S3 lifecycle read.
+        tf(self.directory, "destroy", "-auto-approve", "-refresh=false", "-no-color", *self.var)
+        self.destroyed = True
+
+    def close(self) -> None:
+        try:
+            if self.applied is not None and not self.destroyed:
+                self.applied.exception(timeout=2 * TIMEOUT)
+                tf(self.directory, "destroy", "-auto-approve", "-no-color", *self.var, check=False)
+        finally:
+            self.executor.shutdown(wait=True)
+
+
+@pytest.fixture(scope="module")
+def local_env(endpoint, tmp_path_factory) -> Iterator[LocalEnvironment]:
+    endpoint.reset()
+    tree = copy_tree(tmp_path_factory.mktemp("apply"))
+    env = LocalEnvironment(tree / "environments" / "local", endpoint.url)
+    env.start()
+    yield env
+    env.close()
+
+
+def _module_suite(directory: Path) -> subprocess.CompletedProcess[str]:
+    tf(directory, "init", "-backend=false", "-no-color")
+    return tf(directory, "test", "-no-color", check=False)
+
+
+def _environment_suite(directory: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    # init, validate and test share one working directory, so they run in sequence.
+    results = {"init": tf(directory, "init", "-backend=false", "-no-color", check=False)}
+    results["validate"] = tf(directory, "validate", "-no-color", check=False)
+    if (directory / "tests").is_dir():
+        results["test"] = tf(directory, "test", "-no-color", check=False)
+    return results
+
+
+@pytest.fixture(scope="module")
+def suites(tmp_path_factory) -> Iterator[dict[str, Future[Any]]]:
+    tree = copy_tree(tmp_path_factory.mktemp("suites"))
+    # Two at a time: each is mostly provider start-up, and the machine has two cores.
+    executor = ThreadPoolExecutor(max_workers=2)
+    futures: dict[str, Future[Any]] = {}
+    for env in ENVIRONMENTS:
+        futures[f"environments/{env}"] = executor.submit(
+            _environment_suite, tree / "environments" / env
+        )
+    for module in MODULES:
+        futures[f"modules/{module}"] = executor.submit(_module_suite, tree / "modules" / module)
+    yield futures
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_slow_work_first(request):
+    """Instantiate the background fixtures before the first test if any selected test needs them."""
+    wanted = {
+        name
+        for item in request.session.items
+        if item.module is request.module
+        for name in item.fixturenames
+    }
+    for name in ("local_env", "suites"):
+        if name in wanted:
+            request.getfixturevalue(name)
+
+
+def _report(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+
+
+# --- static checks -----------------------------------------------------------
+
+
+def test_terraform_is_formatted():
+    result = tf(ROOT, "fmt", "-check", "-recursive", "-diff", "terraform", check=False)
+    assert result.returncode == 0, f"run `terraform fmt -recursive terraform`:\n{result.stdout}"
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_environment_initialises_without_backend_and_validates(suites, env):
+    results = suites[f"environments/{env}"].result(timeout=TIMEOUT)
+    assert results["init"].returncode == 0, _report(results["init"])
+    assert results["validate"].returncode == 0, _report(results["validate"])
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS_WITH_TESTS)
+def test_environment_tftests_pass(suites, env):
+    result = suites[f"environments/{env}"].result(timeout=TIMEOUT)["test"]
+    assert result.returncode == 0, _report(result)
+    assert "0 failed" in result.stdout
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_tftests_pass(suites, module):
+    result = suites[f"modules/{module}"].result(timeout=TIMEOUT)
+    assert result.returncode == 0, _report(result)
+    assert "0 failed" in result.stdout
+
+
+def test_every_module_follows_the_house_layout():
+    for module in (TERRAFORM / "modules").iterdir():
+        files = {p.name for p in module.iterdir()}
+        missing = {
+            "main.tf",
+            "variables.tf",
+            "outputs.tf",
+            "versions.tf",
+            "README.md",
+            "tests",
+        } - files
+        assert not missing, f"{module.name} lacks {sorted(missing)}"
+        versions = (module / "versions.tf").read_text()
+        assert 'required_version = ">= 1.7"' in versions
+        assert 'version = ">= 5.60, < 6.0"' in versions
+
+
+def test_checkov_finds_nothing_and_every_skip_is_justified(tmp_path):
+    if not CHECKOV.exists():
+        pytest.skip("checkov is not installed; run scripts/setup.sh")
+    tree = copy_tree(tmp_path)
+    result = subprocess.run(
+        [
+            str(CHECKOV),
+            "-d",
+            str(tree),
+            "--framework",
+            "terraform",
+            "--quiet",
+            "-o",
+            "json",
+            "--skip-download",
+        ],
+        env={**os.environ, "BC_SKIP_MAPPING": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false"},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    reports = json.loads(result.stdout)
+    reports = reports if isinstance(reports, list) else [reports]
+    failed = [
+        f"{c['check_id']} {c['resource']} ({c['file_path']})"
+        for report in reports
+        for c in report.get("results", {}).get("failed_checks", [])
+    ]
+    assert not failed, "checkov failures:\n" + "\n".join(failed)
+    unjustified = [
+        f"{c['check_id']} {c['resource']}"
+        for report in reports
+        for c in report.get("results", {}).get("skipped_checks", [])
+        if len((c.get("check_result") or {}).get("suppress_comment", "").strip()) < 20
+    ]
+    assert not unjustified, "skips without a reason: " + ", ".join(unjustified)
+    assert sum(r.get("summary", {}).get("passed", 0) for r in reports) > 0, result.stderr[-2000:]
+
+
+# --- environments/local against the endpoint -----------------------------------
+
+
+def test_local_environment_applies_against_the_endpoint(local_env):
+    outputs = local_env.outputs()
+    assert set(outputs["job_names"]) == {"incremental_load", "incremental_join"}
+    for key in (
+        "watermarks_table_name",
+        "scripts_bucket_name",
+        "oncall_topic_arn",
+        "oncall_queue_url",
+        "alarm_names",
+    ):
+        assert outputs[key], key
+
+    table = aws.client("dynamodb").describe_table(TableName=outputs["watermarks_table_name"])[
+        "Table"
+    ]
+    assert {k["AttributeName"]: k["KeyType"] for k in table["KeySchema"]} == {
+        "job_name": "HASH",
+        "sk": "RANGE",
+    }
+
+    glue = aws.client("glue")
+    load = glue.get_job(JobName=outputs["job_names"]["incremental_load"])["Job"]
+    assert load["DefaultArguments"]["--job-bookmark-option"] == "job-bookmark-enable"
+    assert load["ExecutionProperty"]["MaxConcurrentRuns"] == 1
+    assert (
+        load["NonOverridableArguments"]["--watermark_name"]
+        == outputs["job_names"]["incremental_load"]
+    )
+    join = glue.get_job(JobName=outputs["job_names"]["incremental_join"])["Job"]
+    assert join["DefaultArguments"]["--upstream_jobs"] == outputs["job_names"]["incremental_load"]
+
+
+def test_second_plan_after_apply_has_no_changes(local_env):
+    code, output = local_env.plan_exit_code()
+    assert code == 0, f"plan after apply is not empty (exit {code}):\n{output[-6000:]}"
+
+
+def test_every_applied_alarm_pages_the_on_call_topic(local_env):
+    outputs = local_env.outputs()
+    names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
+    found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
+    assert len(found) == len(names) == 6
+    for alarm in found:
+        assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
+        assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
+
+
+def test_oncall_topic_delivers_to_the_local_queue(local_env):
+    outputs = local_env.outputs()
+    aws.client("sns").publish(TopicArn=outputs["oncall_topic_arn"], Message="test page")
+    received = aws.client("sqs").receive_message(
+        QueueUrl=outputs["oncall_queue_url"], WaitTimeSeconds=1
+    )
+    assert [m["Body"] for m in received.get("Messages", [])] == ["test page"]
+
+
+def _alarm(name: str) -> dict[str, Any]:
+    return aws.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]
+
+
+def test_deployed_alarms_follow_the_runtime_metric_contract(local_env):
+    outputs = local_env.outputs()
+    job = outputs["job_names"]["incremental_load"]
+    names = outputs["alarm_names"]["incremental_load"]
+    contract = metrics.METRIC_CONTRACT
+    dimensions = [{"Name": contract["dimension"], "Value": job}]
+
+    zero = _alarm(names["zero_records"])
+    assert zero["Namespace"] == contract["namespace"] == metrics.NAMESPACE
+    assert zero["MetricName"] == contract["zero_records_metric"] == metrics.RECORDS_READ
+    assert zero["Dimensions"] == dimensions
+    assert zero["Statistic"] == contract["zero_records_statistic"]
+    assert (zero["ComparisonOperator"], zero["Threshold"]) == ("LessThanOrEqualToThreshold", 0.0)
+    assert zero["TreatMissingData"] == "notBreaching"
+
+    stale = _alarm(names["watermark_stale"])
+    assert (stale["Namespace"], stale["MetricName"]) == (
+        contract["namespace"],
+        contract["lag_metric"],
+    )
+    assert stale["Statistic"] == contract["lag_statistic"]
+    assert stale["Dimensions"] == dimensions
+
+    missed = _alarm(names["missed_run"])
+    assert (missed["MetricName"], missed["Statistic"]) == (metrics.RECORDS_READ, "SampleCount")
+    assert missed["TreatMissingData"] == "breaching"
+
+    # What a run publishes is what the alarms watch.
+    published = metrics.metric_data(
+        RunMetrics(job_name=job, records_read=0, records_written=0, watermark_lag_seconds=1.0)
+    )
+    watched = {
+        (zero["MetricName"], json.dumps(zero["Dimensions"])),
+        (stale["MetricName"], json.dumps(dimensions)),
+    }
+    assert watched <= {(d["MetricName"], json.dumps(d["Dimensions"])) for d in published}
+
+
+def test_zero_record_run_pages_and_a_normal_run_clears_it(local_env):
+    outputs = local_env.outputs()
+    job = outputs["job_names"]["incremental_load"]
+    name = outputs["alarm_names"]["incremental_load"]["zero_records"]
+    period = timedelta(seconds=_alarm(name)["Period"])
+    empty_run = datetime.now(UTC).replace(microsecond=0) - 3 * period
+
+    metrics.publish(
+        RunMetrics(job_name=job, records_read=0, records_written=0), timestamp=empty_run
+    )
+    assert alarms.evaluate_on_endpoint(name, now=empty_run + timedelta(minutes=1)) == "ALARM"
+    assert _alarm(name)["StateValue"] == "ALARM"
+
+    normal_run = empty_run + period
+    metrics.publish(
+        RunMetrics(job_name=job, records_read=5, records_written=5), timestamp=normal_run
+    )
+    assert alarms.evaluate_on_endpoint(name, now=normal_run + timedelta(minutes=1)) == "OK"
+    assert _alarm(name)["StateValue"] == "OK"
+
+
+def test_missed_run_pages_until_a_run_reports(local_env):
+    outputs = local_env.outputs()
+    job = outputs["job_names"]["incremental_join"]
+    name = outputs["alarm_names"]["incremental_join"]["missed_run"]
+    now = datetime.now(UTC)
+
+    assert alarms.evaluate_on_endpoint(name, now=now) == "ALARM"
+    metrics.publish(RunMetrics(job_name=job, records_read=3, records_written=3), timestamp=now)
+    assert alarms.evaluate_on_endpoint(name, now=now + timedelta(seconds=1)) == "OK"
+
+
+def test_local_environment_destroys_cleanly(local_env):
+    outputs = local_env.outputs()
+    local_env.destroy()
+    tables = aws.client("dynamodb").list_tables()["TableNames"]
+    assert outputs["watermarks_table_name"] not in tables
+    assert not aws.client("glue").get_jobs()["Jobs"]
