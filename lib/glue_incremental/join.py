@@ -1,4 +1,8 @@
-"""The incremental join's pure pieces: its spec, input checks and the per-partition join.
+"""The incremental join: its spec, input checks, the per-partition join, and the job.
+
+The pure pieces (``JoinSpec``, ``validate_sides``, ``join_partitions``) come
+first; the job (``main``/``run_join``, run by ``glue_scripts/incremental_join.py``)
+follows below, with its upstream-commit rule documented where it starts.
 
 The join is *per partition*. Both sides are partitioned by the same columns
 (``partition_by``), and rows only join within the same partition: the

@@ -33,20 +33,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from glue_incremental import aws
 from glue_incremental.load import main as load_main
 
-from tests.benchmarks.common import (
-    Context,
-    IoCounters,
-    MemorySampler,
-    RequestCounter,
-    SparkJobs,
-    Timer,
-    median,
-    quiet,
-    ratio,
-)
+from tests.benchmarks.common import Context, Timer, measured, median, ratio, without_memory
 
 DAY0 = date(2023, 1, 1)
 DAY_SECONDS = 86_400
@@ -148,49 +137,11 @@ def _load_argv(job: str, source: FileSource, target: Path, table: str, *extra: s
     ]
 
 
-def _measured(ctx: Context, label: str, action: Any, *, memory: bool = False) -> dict[str, Any]:
-    """Run ``action()`` under every instrument; returns the figures plus ``result``."""
-    requests = _dynamodb_requests()
-    with (
-        MemorySampler(ctx.spark, enabled=memory) as sampler,
-        IoCounters(ctx.spark) as io_counters,
-        SparkJobs(ctx.spark, label) as jobs,
-        requests.measure() as sent,
-        Timer() as timer,
-        quiet(),
-    ):
-        result = action()
-    figures = {
-        "seconds": round(timer.seconds, 3),
-        "spark_jobs": jobs.count,
-        "fs_bytes_read": io_counters.delta.fs_bytes_read,
-        "spark_files_discovered": io_counters.delta.files_discovered,
-        "spark_parallel_listing_jobs": io_counters.delta.parallel_listing_jobs,
-        "dynamodb_requests": sum(sent.values()),
-        "result": result,
-    }
-    if memory:
-        figures["memory"] = sampler.peak.as_dict()
-    return figures
-
-
-_REQUESTS: RequestCounter | None = None
-
-
-def _dynamodb_requests() -> RequestCounter:
-    """Counts requests on the client the jobs' ``Watermarks()`` use (``aws.client``)."""
-    global _REQUESTS
-    client = aws.client("dynamodb")
-    if _REQUESTS is None or _REQUESTS.client is not client:
-        _REQUESTS = RequestCounter(client)
-    return _REQUESTS
-
-
 def run_ours(
     ctx: Context, job: str, source: FileSource, target: Path, *extra: str, memory: bool = False
 ) -> dict[str, Any]:
     argv = _load_argv(job, source, target, ctx.watermarks_table, *extra)
-    figures = _measured(ctx, job, lambda: load_main(argv, spark=ctx.spark), memory=memory)
+    figures = measured(ctx, job, lambda: load_main(argv, spark=ctx.spark), memory=memory)
     summary = figures.pop("result")
     plan = summary.get("file_plan") or summary.get("plan") or {}
     figures.update(
@@ -245,7 +196,7 @@ def run_available_now(
             raise RuntimeError(f"AvailableNow query failed: {query.exception()}")
         return query.runId, query.recentProgress
 
-    figures = _measured(ctx, "available-now", action, memory=memory)
+    figures = measured(ctx, "available-now", action, memory=memory)
     run_id, progress = figures.pop("result")
     # The query runs its batches in its own thread under the job group of its run id.
     figures["spark_jobs"] = len(spark.sparkContext.statusTracker().getJobIdsForGroup(run_id))
@@ -258,6 +209,12 @@ def run_available_now(
         files_read=len(entries),
         source_bytes_read=sum(os.path.getsize(_local(entry["path"])) for entry in entries),
         records_read=sum(int(p.get("numInputRows", 0)) for p in progress),
+        # One entry per file ever taken (compacted every 10 batches): grows with history.
+        checkpoint_source_log_bytes=sum(
+            path.stat().st_size
+            for path in (checkpoint / "sources" / "0").iterdir()
+            if not path.name.startswith(".")
+        ),
         batches=len(batches),
         source_metrics=[
             {key: value for key, value in p["sources"][0].items() if key != "description"}
@@ -283,7 +240,7 @@ def run_plain_full_reload(
         frame = spark.read.schema(_schema()).json(source.uri)
         frame.write.mode("overwrite").partitionBy("date").parquet(target.as_uri())
 
-    figures = _measured(ctx, "plain-full", action, memory=memory)
+    figures = measured(ctx, "plain-full", action, memory=memory)
     figures.pop("result")
     figures.update(
         files_listed=figures["spark_files_discovered"],
@@ -366,13 +323,19 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         "directories": source.days - scale.file_repeats,
         "history_bytes": source.bytes,
         "generation_seconds": round(generation.seconds, 2),
-        "first_run": {"ours": _strip(first_ours), "available_now": _strip(first_stream)},
-        "ours_plan_only": _strip(plan_only),
-        "incremental": {
-            "ours": [_strip(run) for run in ours_runs],
-            "available_now": [_strip(run) for run in stream_runs],
+        "first_run": {
+            "ours": without_memory(first_ours),
+            "available_now": without_memory(first_stream),
         },
-        "full_reload": {"job_bookmark_disabled": _strip(full_job), "plain_spark": _strip(plain)},
+        "ours_plan_only": without_memory(plan_only),
+        "incremental": {
+            "ours": [without_memory(run) for run in ours_runs],
+            "available_now": [without_memory(run) for run in stream_runs],
+        },
+        "full_reload": {
+            "job_bookmark_disabled": without_memory(full_job),
+            "plain_spark": without_memory(plain),
+        },
         "summary": {
             "ours": ours,
             "available_now": stream,
@@ -402,12 +365,6 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         }
     shutil.rmtree(base, ignore_errors=True)
     return result
-
-
-def _strip(run: dict[str, Any] | None) -> dict[str, Any] | None:
-    if run is None:
-        return None
-    return {key: value for key, value in run.items() if key != "memory"}
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -455,9 +412,11 @@ def run(ctx: Context) -> dict[str, Any]:
             "(HiveCatalogMetrics.filesDiscovered: AvailableNow lists the whole path each "
             "run). Files read: ours from the plan, AvailableNow from the checkpoint's file-source "
             "log for the run's batches. Source bytes: sizes of the files read. All bytes: "
-            "Hadoop local-filesystem bytes the JVM read during the run (source, target, "
-            "checkpoint). Spark jobs: setJobGroup/statusTracker (AvailableNow: its run id's "
-            "group). The job infers the JSON schema; AvailableNow is given it."
+            "Hadoop local-filesystem bytes the JVM read during the run (source and target "
+            "files; for AvailableNow only the new files show: its checkpoint is read through "
+            "Hadoop's FileContext API, outside these counters, so the size of its file-source "
+            "log is reported apart). Spark jobs: setJobGroup/statusTracker (AvailableNow: its "
+            "run id's group). The job infers the JSON schema; AvailableNow is given it."
         ),
         "points": points,
     }

@@ -6,7 +6,9 @@ watermark column ``updated_at`` as an incremental source would have. The load
 job (``glue_incremental.load.main``) takes it into Parquet partitioned by
 ``order_day``: a first run (full load), then, per round, ``jdbc_changed_fraction``
 of the table changes (half updates of rows from the last five days, half
-inserts on a new day) and one incremental run with ``--lookback`` reads it.
+inserts on a new day; their new ``updated_at`` values spread over the day
+after the previous maximum, as for a daily run) and one incremental run with
+``--lookback`` reads it.
 Finally a run with ``--job-bookmark-option job-bookmark-disable`` (full reload).
 
 Expected rows per incremental run, counted by PostgreSQL before the run:
@@ -22,8 +24,7 @@ from typing import Any
 
 from glue_incremental.watermarks import Watermarks
 
-from tests.benchmarks.bench_files import _measured
-from tests.benchmarks.common import Context, Timer, median, ratio
+from tests.benchmarks.common import Context, Timer, measured, median, ratio
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 RECENT_DAYS = 5
@@ -66,7 +67,7 @@ def _argv(ctx: Context, job: str, table: str, target: Path, *extra: str) -> list
 def _run(ctx: Context, argv: list[str], label: str) -> dict[str, Any]:
     from glue_incremental.load import main as load_main
 
-    figures = _measured(ctx, label, lambda: load_main(argv, spark=ctx.spark))
+    figures = measured(ctx, label, lambda: load_main(argv, spark=ctx.spark))
     summary = figures.pop("result")
     figures.update(
         records_read=summary.get("records_read"),
@@ -113,16 +114,16 @@ def apply_changes(ctx: Context, table: str, rows: int, round_: int) -> int:
     pg = ctx.postgres
     pg.execute(
         f"UPDATE {table} SET amount = amount + 1, updated_at = %s::timestamptz"
-        " + interval '1 minute' + (id %% 3600) * interval '1 second' WHERE id IN"
+        " + interval '1 minute' + ((id * 7919) %% 86400) * interval '1 second' WHERE id IN"
         f" (SELECT id FROM {table} WHERE id > %s::bigint AND id %% %s::bigint = %s::bigint"
         " ORDER BY id LIMIT %s::bigint)",
         (base, rows - recent, stride, round_ % stride, updates),
     )
     pg.execute(
         f"INSERT INTO {table} SELECT %s::bigint + g, ((%s::timestamptz + interval '1 day') AT TIME ZONE "
-        "'UTC')::date, %s::timestamptz + interval '1 minute' + (g %% 3600) * interval '1 second',"
+        "'UTC')::date, %s::timestamptz + interval '1 minute' + (g * 86400 / %s::bigint) * interval '1 second',"
         " 1.00, md5(g::text) FROM generate_series(1, %s::bigint) AS g",
-        (top, base, base, inserts),
+        (top, base, base, inserts, inserts),
     )
     return changed
 

@@ -33,8 +33,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.benchmarks.bench_files import _measured
-from tests.benchmarks.common import Context, median, ratio
+from tests.benchmarks.common import Context, measured, median, ratio, without_memory
 from tests.harness.loads import partition_file_snapshot
 
 DAY0 = date(2024, 1, 1)
@@ -129,7 +128,7 @@ def _argv(ctx: Context, job: str, sides: JoinSides, target: Path, *extra: str) -
 def _run_job(ctx: Context, argv: list[str], label: str, *, memory: bool = False) -> dict:
     from glue_incremental.join import main as join_main
 
-    figures = _measured(ctx, label, lambda: join_main(argv, spark=ctx.spark), memory=memory)
+    figures = measured(ctx, label, lambda: join_main(argv, spark=ctx.spark), memory=memory)
     summary = figures.pop("result")
     figures.update(
         input_bytes=figures["fs_bytes_read"],
@@ -152,7 +151,7 @@ def _plain_recompute(ctx: Context, sides: JoinSides, target: Path, *, memory: bo
         joined = left.join(right, ["date", "id"], "inner")
         joined.write.mode("overwrite").partitionBy("date").parquet(target.as_uri())
 
-    figures = _measured(ctx, "join-plain", action, memory=memory)
+    figures = measured(ctx, "join-plain", action, memory=memory)
     figures.pop("result")
     figures["input_bytes"] = figures["fs_bytes_read"]
     return figures
@@ -271,17 +270,17 @@ def bench_size(ctx: Context, partitions: int, *, largest: bool, seed: int) -> di
         "affected_partitions": affected,
         "delta_rows_per_partition_and_side": delta_rows,
         "generation_seconds": round(generation, 2),
-        "first_run": _strip(first),
+        "first_run": without_memory(first),
         "incremental": {
             "seconds": round(incremental_seconds, 3),
             "input_bytes": incremental_bytes,
-            "runs": [_strip(run) for run in runs],
+            "runs": [without_memory(run) for run in runs],
         },
         "full": {
             "seconds": full_seconds,
             "input_bytes": full_bytes,
-            "job_bookmark_disabled": _strip(full),
-            "plain_spark": _strip(plain),
+            "job_bookmark_disabled": without_memory(full),
+            "plain_spark": without_memory(plain),
         },
         "output_check": check,
         "output_identical": check["rows_only_in_incremental"] == 0
@@ -306,10 +305,6 @@ def bench_size(ctx: Context, partitions: int, *, largest: bool, seed: int) -> di
         }
     shutil.rmtree(base, ignore_errors=True)
     return result
-
-
-def _strip(run: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in run.items() if key != "memory"}
 
 
 def run(ctx: Context) -> dict[str, Any]:

@@ -280,3 +280,49 @@ class Context:
         path = self.workdir / name
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+
+def measured(ctx: Context, label: str, action: Any, *, memory: bool = False) -> dict[str, Any]:
+    """Run ``action()`` under every instrument; returns the figures plus ``result``."""
+    requests = _dynamodb_requests()
+    with (
+        MemorySampler(ctx.spark, enabled=memory) as sampler,
+        IoCounters(ctx.spark) as io_counters,
+        SparkJobs(ctx.spark, label) as jobs,
+        requests.measure() as sent,
+        Timer() as timer,
+        quiet(),
+    ):
+        result = action()
+    figures = {
+        "seconds": round(timer.seconds, 3),
+        "spark_jobs": jobs.count,
+        "fs_bytes_read": io_counters.delta.fs_bytes_read,
+        "spark_files_discovered": io_counters.delta.files_discovered,
+        "spark_parallel_listing_jobs": io_counters.delta.parallel_listing_jobs,
+        "dynamodb_requests": sum(sent.values()),
+        "result": result,
+    }
+    if memory:
+        figures["memory"] = sampler.peak.as_dict()
+    return figures
+
+
+_REQUESTS: list[RequestCounter] = []
+
+
+def _dynamodb_requests() -> RequestCounter:
+    """Counts requests on the client the jobs' ``Watermarks()`` use (``aws.client``)."""
+    from glue_incremental import aws
+
+    client = aws.client("dynamodb")
+    if not _REQUESTS or _REQUESTS[-1].client is not client:
+        _REQUESTS.append(RequestCounter(client))
+    return _REQUESTS[-1]
+
+
+def without_memory(run: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A run's figures without the memory samples (reported once, apart)."""
+    if run is None:
+        return None
+    return {key: value for key, value in run.items() if key != "memory"}

@@ -80,6 +80,8 @@ def _ok(section: dict[str, Any] | None) -> bool:
 def _verdict_word(verdict: dict[str, Any]) -> str:
     if verdict.get("kind") == "report":
         return "reported (no threshold)"
+    if verdict["met"] is None and verdict.get("why") == "judged at full scale only":
+        return "not judged (smoke scale)"
     return {True: "**met**", False: "**MISSED**", None: "no figure"}[verdict["met"]]
 
 
@@ -157,6 +159,7 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
             f"{p['summary']['full_reload_job_vs_ours_speedup']:.1f}x",
             _fmt_seconds(p["first_run"]["ours"]["seconds"]),
             _fmt_seconds(p["first_run"]["available_now"]["seconds"]),
+            _fmt_bytes(p["incremental"]["available_now"][-1].get("checkpoint_source_log_bytes")),
             "ok" if p["row_check_ok"] else f"MISMATCH {p['row_check']}",
         ]
         for p in points
@@ -170,6 +173,7 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
             "full reload (job) / ours",
             "first run ours s",
             "first run AvailableNow s",
+            "AvailableNow checkpoint file log",
             "row counts (source = target = sink)",
         ],
         ratio_rows,
@@ -362,14 +366,30 @@ def _jdbc_section(section: dict[str, Any], out: list[str], summary: list[list[st
     read = [p["summary"]["rows_read"][-1] for p in points]
     inc = [p["summary"]["incremental_seconds_median"] for p in points]
     full_s = [p["summary"]["full_reload_seconds"] for p in points]
+    changed = [p["summary"]["changed_rows"][-1] for p in points]
+    window = [p["summary"]["lookback_window_rows"][-1] for p in points]
     summary += [
         _row(
             "2",
-            "rows read per incremental run",
-            "table " + " / ".join(f"{n:,}" for n in sizes) + f": {_fmt_int(read)}",
+            "rows read per incremental run (the delta is 1% of the table, so it grows too)",
+            "table "
+            + " / ".join(f"{n:,}" for n in sizes)
+            + f": {_fmt_int(read)} (= {_fmt_int(changed)} changed + {_fmt_int(window)} "
+            "in the lookback)",
             sizes,
             read,
-            "linear in the delta (changed + lookback window); constant in table",
+            "linear in the delta (changed + lookback window), not in the table",
+        ),
+        _row(
+            "2",
+            "rows read / (changed + lookback rows PostgreSQL counted)",
+            " / ".join(
+                f"{p['summary']['rows_read'][-1] / p['summary']['expected_rows'][-1]:.2f}"
+                for p in points
+            ),
+            sizes,
+            [p["summary"]["rows_read"][-1] / p["summary"]["expected_rows"][-1] for p in points],
+            "1 at every size",
         ),
         _row(
             "2",
@@ -607,6 +627,29 @@ def _predicates_section(section: dict[str, Any], out: list[str], summary: list[l
     ]
 
 
+NOTES = (
+    "What a run of the load job includes (section 1 'ours', section 2): taking the job's "
+    "lease, reading the watermark, listing and planning, inferring the new files' JSON schema, "
+    "merging by primary key (the writer looks for older versions of the incoming keys in the "
+    "whole target, so that a row whose partition changed leaves its old partition: that scan "
+    "of the target's key column grows with history), staging and publishing the affected "
+    "partitions, committing the watermark and publishing CloudWatch metrics. Spark's "
+    "AvailableNow run appends the new rows (schema given, no merge, no lease, no metrics).",
+    "Full reloads are measured two ways: the job with --job-bookmark-disable (read "
+    "everything, de-duplicate, replace the target) and plain Spark (read everything, "
+    "overwrite). Speed-up targets are judged against the faster of the two.",
+    "Latencies of section 4 are those of moto's server in this process: its "
+    "TransactWriteItems copies the whole table once per item of the transaction, so commit "
+    "latency grows with the table's size there; DynamoDB's does not. Request counts are the "
+    "library's and hold on any endpoint.",
+    "Memory: sampled every 100 ms in a thread (JVM heap used via MemoryMXBean, which in "
+    "local mode covers driver and executors; Python RSS via /proc/self/statm). Heap 'used' "
+    "includes garbage not yet collected, so it is an upper bound of what was live.",
+    "Spark jobs are counted per run with setJobGroup and statusTracker().getJobIdsForGroup "
+    "(an AvailableNow query runs its batches under its run id's group).",
+)
+
+
 RENDERERS = {
     "file_ingestion": ("1. File ingestion", _files_section),
     "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
@@ -624,9 +667,22 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
+    plain = FuncFormatter(lambda value, _: f"{value:,.10g}")
     written = []
     sections = results["sections"]
+
+    def style(ax: Any, xlabel: str, ylabel: str, title: str = "", *, ylog: bool = True) -> None:
+        ax.set(xscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        if ylog:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8)
 
     def save(fig: Any, name: str) -> None:
         fig.tight_layout()
@@ -646,9 +702,12 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
             ("full reload (plain)", [p["summary"]["full_reload_plain_seconds"] for p in points]),
         ):
             left.plot(sizes, values, marker="o", label=label)
-        left.set(xscale="log", yscale="log", xlabel="history files", ylabel="wall seconds")
-        left.set_title(f"Run taking {points[0]['delta_files']} new files")
-        left.legend()
+        style(
+            left,
+            "history files",
+            "wall seconds",
+            f"Run taking {points[0]['delta_files']} new files",
+        )
         for label, values in (
             ("ours: listed", [p["incremental"]["ours"][-1]["files_listed"] for p in points]),
             ("ours: read", [p["incremental"]["ours"][-1]["files_read"] for p in points]),
@@ -657,7 +716,7 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
                 [p["incremental"]["available_now"][-1]["files_listed"] for p in points],
             ),
             (
-                "AvailableNow: read",
+                "AvailableNow: read (dashed)",
                 [p["incremental"]["available_now"][-1]["files_read"] for p in points],
             ),
             (
@@ -665,10 +724,15 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
                 [p["full_reload"]["job_bookmark_disabled"]["files_read"] for p in points],
             ),
         ):
-            right.plot(sizes, values, marker="o", label=label)
-        right.set(xscale="log", yscale="log", xlabel="history files", ylabel="files")
-        right.set_title("Files listed / read per run")
-        right.legend()
+            dashed = "dashed" in label
+            right.plot(
+                sizes,
+                values,
+                marker="x" if dashed else "o",
+                linestyle="--" if dashed else "-",
+                label=label,
+            )
+        style(right, "history files", "files", "Files listed / read per run")
         save(fig, "file_ingestion")
 
     jdbc = sections.get("jdbc")
@@ -685,9 +749,7 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
             marker="o",
             label="full reload",
         )
-        left.set(xscale="log", yscale="log", xlabel="table rows", ylabel="rows read")
-        left.set_title("Rows read per run")
-        left.legend()
+        style(left, "table rows", "rows read", "Rows read per run")
         right.plot(
             sizes,
             [p["summary"]["incremental_seconds_median"] for p in points],
@@ -700,9 +762,7 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
             marker="o",
             label="full reload",
         )
-        right.set(xscale="log", yscale="log", xlabel="table rows", ylabel="wall seconds")
-        right.set_title("Time per run")
-        right.legend()
+        style(right, "table rows", "wall seconds", "Time per run")
         save(fig, "jdbc")
 
     join = sections.get("join")
@@ -714,8 +774,7 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
             sizes, [p["incremental"]["seconds"] for p in points], marker="o", label="incremental"
         )
         left.plot(sizes, [p["full"]["seconds"] for p in points], marker="o", label="full recompute")
-        left.set(xscale="log", yscale="log", xlabel="partitions per side", ylabel="wall seconds")
-        left.legend()
+        style(left, "partitions per side", "wall seconds", "Time per run")
         right.plot(
             sizes,
             [p["incremental"]["input_bytes"] for p in points],
@@ -725,8 +784,7 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
         right.plot(
             sizes, [p["full"]["input_bytes"] for p in points], marker="o", label="full recompute"
         )
-        right.set(xscale="log", yscale="log", xlabel="partitions per side", ylabel="input bytes")
-        right.legend()
+        style(right, "partitions per side", "input bytes", "Bytes read per run")
         save(fig, "join")
 
     marks = sections.get("watermarks")
@@ -736,7 +794,11 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
         for call in ("get_watermark", "commit"):
             left.plot(
-                sizes, [p[call]["requests_per_call_max"] for p in points], marker="o", label=call
+                sizes,
+                [p[call]["requests_per_call_max"] for p in points],
+                marker="o" if call == "get_watermark" else "x",
+                linestyle="-" if call == "get_watermark" else "--",
+                label=call,
             )
             right.plot(
                 sizes, [p[call]["latency_ms_p50"] for p in points], marker="o", label=f"{call} p50"
@@ -748,10 +810,9 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
                 linestyle="--",
                 label=f"{call} p99",
             )
-        left.set(xscale="log", xlabel="history items", ylabel="HTTP requests per call", ylim=(0, 3))
-        left.legend()
-        right.set(xscale="log", xlabel="history items", ylabel="latency ms (local moto)")
-        right.legend()
+        style(left, "history items", "HTTP requests per call", "Requests per call", ylog=False)
+        left.set_ylim(0, 3)
+        style(right, "history items", "latency ms (local moto)", "Latency per call")
         save(fig, "watermarks")
 
     preds = sections.get("predicates")
@@ -762,10 +823,8 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
         for label, key in (("seed 001 loop", "seed_001"), ("ours", "ours")):
             left.plot(sizes, [p[key]["spark_jobs"] for p in points], marker="o", label=label)
             right.plot(sizes, [p[key]["seconds"] for p in points], marker="o", label=label)
-        left.set(xscale="log", yscale="log", xlabel="affected partitions", ylabel="Spark jobs")
-        left.legend()
-        right.set(xscale="log", yscale="log", xlabel="affected partitions", ylabel="wall seconds")
-        right.legend()
+        style(left, "affected partitions", "Spark jobs", "Spark jobs")
+        style(right, "affected partitions", "wall seconds", "Time")
         save(fig, "predicates")
     return written
 
@@ -795,6 +854,15 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
         "**Ratios measured in the same run are the result; absolute seconds are context "
         "only** (a shared 2-core machine).",
         "",
+    ]
+    dirty = meta.get("library_files_uncommitted") or []
+    if dirty:
+        out += [
+            "The library had uncommitted changes when this ran (the results describe the "
+            "working tree): " + ", ".join(f"`{path}`" for path in dirty) + ".",
+            "",
+        ]
+    out += [
         "## Targets",
         "",
     ]
@@ -837,9 +905,8 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
         ["#", "figure", "measured (by size)", "measured scaling", "expected by design"], summary
     )
     out += body
-    notes = results.get("notes") or []
-    if notes:
-        out += ["## Notes", ""] + [f"- {note}" for note in notes] + [""]
+    notes = [*NOTES, *(results.get("notes") or [])]
+    out += ["## Notes", "", *[f"- {note}" for note in notes], ""]
     return "\n".join(out)
 
 

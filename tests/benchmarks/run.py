@@ -69,6 +69,34 @@ def _git_commit() -> str | None:
         return None
 
 
+# Imported before the first measurement, so one snapshot of the code serves the whole run
+# (the jobs import some of these lazily).
+LIBRARY_MODULES = (
+    "glue_incremental.load",
+    "glue_incremental.join",
+    "glue_incremental.predicates",
+    "glue_incremental.writer",
+    "glue_incremental.sources.files",
+    "glue_incremental.sources.jdbc",
+)
+
+
+def _uncommitted() -> list[str]:
+    """Library files that differ from the commit (the results describe the working tree)."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--", "lib", "glue_scripts"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line[3:] for line in out.stdout.splitlines() if line.strip()]
+
+
 def run_benchmarks(
     scale: Scale,
     output: Path,
@@ -92,6 +120,9 @@ def run_benchmarks(
     unknown = [name for name in sections if name not in SECTIONS]
     if unknown:
         raise ValueError(f"unknown sections {unknown}; choose from {list(SECTIONS)}")
+    modules = {name: importlib.import_module(SECTIONS[name]) for name in sections}
+    for module in LIBRARY_MODULES:
+        importlib.import_module(module)
     started = datetime.now(UTC)
     workdir = Path(tempfile.mkdtemp(prefix="gi-bench-"))
     results: dict[str, Any] = {
@@ -99,6 +130,7 @@ def run_benchmarks(
             "scale": scale.as_dict(),
             "started_at": started.isoformat(timespec="seconds"),
             "git_commit": _git_commit(),
+            "library_files_uncommitted": _uncommitted(),
             "python": platform.python_version(),
             "machine": {
                 "cpus": os.cpu_count(),
@@ -140,7 +172,7 @@ def run_benchmarks(
             log(f"section {name}: start")
             with Timer() as timer:
                 try:
-                    section = importlib.import_module(SECTIONS[name]).run(ctx)
+                    section = modules[name].run(ctx)
                 except Exception as error:
                     log(f"section {name}: FAILED: {type(error).__name__}: {error}")
                     section = {

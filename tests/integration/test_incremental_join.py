@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Iterable, Mapping
@@ -356,6 +357,101 @@ def test_null_partitions_stay_apart_from_the_others(spark, tmp_path, store):
         [(None, 1, "b", "x"), ("2024-01-01", 1, "c", "y")],
         "full",
     )
+
+
+def test_a_crash_mid_publish_is_repaired_by_the_rerun(spark, tmp_path, store):
+    config = config_for(tmp_path, "full")
+    left = [(d, 1, f"l-{d}", 1) for d in ("2024-01-01", "2024-01-02")]
+    right = [(d, 1, f"r-{d}", "a") for d in ("2024-01-01", "2024-01-02")]
+    for d, i, v, a in left:
+        land(tmp_path / "left", d, [left_row(i, v, a)], T0 - 100)
+    for d, i, v, lb in right:
+        land(tmp_path / "right", d, [right_row(i, v, lb)], T0 - 100)
+
+    def crash(values: tuple) -> None:
+        raise SimulatedCrash(f"after publishing {values}")
+
+    with pytest.raises(SimulatedCrash):
+        run_at(
+            spark,
+            config,
+            store,
+            job_name="midway",
+            run_id="jr_1",
+            now=T0,
+            hooks=JoinHooks(after_partition_published=crash),
+        )
+    assert store.get_watermark("midway", "left") is None
+    run_at(spark, config, store, job_name="midway", run_id="jr_2", now=T0 + 1)
+    assert_output(spark, config, left, right, "full")
+
+
+def test_csv_sides_and_a_dry_run(spark, tmp_path, store):
+    config = config_for(tmp_path, "inner", left_format="csv", right_format="csv")
+    for side, header, line in (
+        ("left", "id,value,amount", "1,a,5"),
+        ("right", "id,value,label", "1,b,x"),
+    ):
+        directory = tmp_path / side / "date=2024-01-01"
+        directory.mkdir(parents=True)
+        (directory / "part.csv").write_text(f"{header}\n{line}\n")
+        os.utime(directory / "part.csv", (T0 - 100, T0 - 100))
+    dry = IncrementalRun(
+        spark=spark,
+        job_name="csv",
+        run_id="jr_dry",
+        store=store,
+        clock=FixedClock(T0),
+        dry_run=True,
+        publish_metrics=False,
+    )
+    with dry:
+        run_join(dry, config)
+    assert dry.summary["plan"]["affected_partitions"] == 1
+    assert read_output(spark, config.target_path) is None
+    assert store.get_watermark("csv", "left") is None
+
+    run_at(spark, config, store, job_name="csv", run_id="jr_1", now=T0)
+    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    spark.conf.set(key, "false")
+    try:
+        rows = spark.read.parquet(config.target_path).collect()
+    finally:
+        spark.conf.set(key, "true")
+    assert [r.asDict() for r in rows] == [
+        {
+            "id": "1",
+            "left_value": "a",
+            "amount": "5",
+            "right_value": "b",
+            "label": "x",
+            "date": "2024-01-01",
+        }
+    ]
+
+
+def test_bookmarks_disabled_recomputes_everything_and_commits_nothing(spark, tmp_path, store):
+    config = config_for(tmp_path, "left")
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "b", "x")], T0 - 100)
+    run_at(spark, config, store, job_name="full", run_id="jr_1", now=T0)
+    stale = tmp_path / "target" / "date=2023-12-31"  # output no side produces any more
+    shutil.copytree(tmp_path / "target" / "date=2024-01-01", stale)
+    before = store.get_watermark("full", "left")["version"]
+
+    summary = run_at(
+        spark,
+        config,
+        store,
+        job_name="full",
+        run_id="jr_2",
+        now=T0 + 60,
+        option=BookmarkOption.DISABLE,
+    )
+    assert summary["records_read"] == 2 and summary["committed"] is False
+    assert not stale.exists()  # the whole target was replaced
+    assert store.get_watermark("full", "left")["version"] == before
+    assert_output(spark, config, [("2024-01-01", 1, "a", 1)], [("2024-01-01", 1, "b", "x")], "left")
 
 
 # --------------------------------------------------------------------------- bad inputs

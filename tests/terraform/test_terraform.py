@@ -301,7 +301,10 @@ def test_local_environment_applies_against_the_endpoint(local_env):
         == outputs["job_names"]["incremental_load"]
     )
     join = glue.get_job(JobName=outputs["job_names"]["incremental_join"])["Job"]
-    assert join["DefaultArguments"]["--upstream_jobs"] == outputs["job_names"]["incremental_load"]
+    assert (
+        join["DefaultArguments"]["--upstream_jobs"]
+        == f"left={outputs['job_names']['incremental_load']}"
+    )
 
 
 def test_second_plan_after_apply_has_no_changes(local_env):

@@ -42,6 +42,11 @@ variable "data_bucket_name" {
   description = "Bucket the local jobs read from and write to (created here so the demo has somewhere to put data)."
   type        = string
   default     = "gi-local-data"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.data_bucket_name))
+    error_message = "data_bucket_name must be a valid S3 bucket name; got \"${var.data_bucket_name}\"."
+  }
 }
 
 variable "load_schedule" {

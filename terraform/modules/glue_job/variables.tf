@@ -12,6 +12,11 @@ variable "description" {
   description = "Free-text description shown in the Glue console."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.description == null || try(length(var.description) <= 2048, false)
+    error_message = "description must be at most 2048 characters; got ${try(length(var.description), 0)}."
+  }
 }
 
 variable "script_location" {
@@ -191,7 +196,7 @@ variable "watermark_name" {
 }
 
 variable "upstream_state_names" {
-  description = "State names of upstream jobs or pipelines whose committed watermarks this job reads (a join's --upstream_jobs). Read-only access."
+  description = "State names of upstream jobs or pipelines whose committed watermarks this job reads (the job names in a join's `--upstream_jobs side=job,...`). Read-only access."
   type        = list(string)
   default     = []
 
@@ -288,6 +293,11 @@ variable "security_configuration" {
   description = "Name of an existing Glue security configuration (S3/CloudWatch/bookmark encryption with a CMK). Null relies on the buckets' and table's own encryption."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.security_configuration == null || can(regex("^[A-Za-z0-9_.-]{1,255}$", var.security_configuration))
+    error_message = "security_configuration must be a Glue security configuration name; got \"${coalesce(var.security_configuration, "null")}\"."
+  }
 }
 
 variable "role_name" {
@@ -305,6 +315,11 @@ variable "permissions_boundary_arn" {
   description = "Optional IAM permissions boundary for the job role."
   type        = string
   default     = null
+
+  validation {
+    condition     = var.permissions_boundary_arn == null || can(regex("^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/.+$", var.permissions_boundary_arn))
+    error_message = "permissions_boundary_arn must be an IAM policy ARN; got \"${coalesce(var.permissions_boundary_arn, "null")}\"."
+  }
 }
 
 variable "tags" {

@@ -14,11 +14,11 @@ locals {
     incremental_join = merge(var.join_job, {
       name   = local.join_name
       script = "incremental_join"
-      # Derived, not configured: the state the join reads (--upstream_jobs)
-      # must be the state its role may read. The load job's state name is its
-      # job name (no watermark_name override).
+      # Derived, not configured: the state the join reads (--upstream_jobs,
+      # side=job) must be the state its role may read. The load job's state
+      # name is its job name (no watermark_name override).
       upstream_states = [local.load_name]
-      arguments       = merge(var.join_job.arguments, { "--upstream_jobs" = local.load_name })
+      arguments       = merge(var.join_job.arguments, { "--upstream_jobs" = "${var.join_job.load_side}=${local.load_name}" })
     })
   }
 }
@@ -66,7 +66,7 @@ module "job" {
   metrics_namespace       = var.metrics_namespace
   read_s3_uris            = each.value.read_s3_uris
   write_s3_uris           = each.value.write_s3_uris
-  kms_key_arns            = compact([var.scripts_bucket_kms_key_arn, var.watermarks_kms_key_arn])
+  kms_key_arns            = distinct(concat(compact([var.scripts_bucket_kms_key_arn, var.watermarks_kms_key_arn]), var.data_kms_key_arns))
   log_retention_days      = var.log_retention_days
   tags                    = var.tags
 }

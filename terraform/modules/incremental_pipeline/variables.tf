@@ -48,6 +48,12 @@ variable "scripts_bucket_kms_key_arn" {
   default     = null
 }
 
+variable "data_kms_key_arns" {
+  description = "KMS keys of the data buckets the jobs read and write (SSE-KMS); granted to both job roles."
+  type        = list(string)
+  default     = []
+}
+
 variable "artifact_version" {
   description = "Version folder CI deployed to: scripts at s3://<bucket>/scripts/<version>/<script>.py, library at s3://<bucket>/lib/<version>/glue_incremental.zip."
   type        = string
@@ -75,9 +81,10 @@ variable "load_job" {
 }
 
 variable "join_job" {
-  description = "The incremental_join job, started when the load job SUCCEEDED: its runtime arguments (--left_path, --right_path, --join_keys, --join_type, --partition_by, --target_path; --upstream_jobs is set by this module), the S3 URIs it reads and writes, and its size."
+  description = "The incremental_join job, started when the load job SUCCEEDED: its runtime arguments (--left_path, --right_path, --join_keys, --join_type, --partition_by, --target_path; --upstream_jobs is set by this module), which join side (`left` or `right`) the load job writes, the S3 URIs it reads and writes, and its size."
   type = object({
     arguments         = map(string)
+    load_side         = optional(string, "left")
     read_s3_uris      = list(string)
     write_s3_uris     = list(string)
     worker_type       = optional(string, "G.1X")
@@ -86,6 +93,11 @@ variable "join_job" {
     max_retries       = optional(number, 0)
     bookmark_option   = optional(string, "enable")
   })
+
+  validation {
+    condition     = contains(["left", "right"], var.join_job.load_side)
+    error_message = "join_job.load_side must be left or right (the join side the load job writes); got \"${var.join_job.load_side}\"."
+  }
 
   validation {
     condition     = !contains(keys(var.join_job.arguments), "--upstream_jobs")

@@ -31,6 +31,13 @@ resource "aws_cloudwatch_metric_alarm" "zero_records" {
   alarm_actions = local.alarm_topic_arns
   ok_actions    = local.alarm_topic_arns
   tags          = var.tags
+
+  lifecycle {
+    precondition {
+      condition     = var.schedule_period_seconds * var.zero_records_evaluation_periods <= (var.schedule_period_seconds < 3600 ? 86400 : 604800)
+      error_message = "CloudWatch evaluates at most one day (periods under an hour) or seven days: ${var.zero_records_evaluation_periods} x ${var.schedule_period_seconds}s is too long."
+    }
+  }
 }
 
 resource "aws_cloudwatch_metric_alarm" "missed_run" {

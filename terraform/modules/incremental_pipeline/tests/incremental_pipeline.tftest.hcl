@@ -60,8 +60,8 @@ variables {
 
 run "join_reads_exactly_the_load_jobs_committed_state" {
   assert {
-    condition     = module.job["incremental_join"].default_arguments["--upstream_jobs"] == "gi-test-incremental-load"
-    error_message = "The join's --upstream_jobs must name the load job's state."
+    condition     = module.job["incremental_join"].default_arguments["--upstream_jobs"] == "left=gi-test-incremental-load"
+    error_message = "The join's --upstream_jobs must name the load job's state as its left side (side=job)."
   }
 
   assert {

@@ -90,3 +90,14 @@ run "rejects_period_cloudwatch_cannot_evaluate" {
 
   expect_failures = [var.schedule_period_seconds]
 }
+
+run "rejects_an_evaluation_range_cloudwatch_cannot_hold" {
+  command = plan
+
+  variables {
+    schedule_period_seconds         = 86400
+    zero_records_evaluation_periods = 8
+  }
+
+  expect_failures = [aws_cloudwatch_metric_alarm.zero_records]
+}
