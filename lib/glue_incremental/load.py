@@ -150,7 +150,9 @@ def main(
     return run.summary
 
 
-def run_load(run: IncrementalRun, config: LoadConfig, *, faults: FaultInjection | None = None) -> None:
+def run_load(
+    run: IncrementalRun, config: LoadConfig, *, faults: FaultInjection | None = None
+) -> None:
     """Read what is new since the state, merge it into the target, then commit."""
     faults = faults or NO_FAULTS
     if config.is_jdbc:
