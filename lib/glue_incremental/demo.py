@@ -138,9 +138,6 @@ class Demo:
             "--right_path": self.customers.as_uri() + "/",
             "--right_format": "json",
             "--target_path": (curated / "orders_enriched").as_uri() + "/",
-            # The join reads only what the load committed. The pipeline module passes the
-            # bare job name, the join wants side=job: reported to the lead, set here until fixed.
-            "--upstream_jobs": f"left={self.job(LOAD)}",
         }
 
     # -- steps -----------------------------------------------------------------------------------
