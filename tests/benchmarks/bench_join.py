@@ -313,7 +313,7 @@ def run(ctx: Context) -> dict[str, Any]:
     return {
         "description": (
             f"Inner join of two Parquet datasets partitioned by date, "
-            f"{scale.join_rows_per_partition} rows per partition and side; "
+            f"{scale.join_rows_per_partition:,} rows per partition and side; "
             f"{scale.join_affected_fraction:.0%} of the partitions get new rows on both sides; "
             f"incremental run (median of {scale.join_repeats}) vs full recompute; the output "
             "checked against the full recompute"

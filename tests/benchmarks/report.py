@@ -207,7 +207,8 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
             _fmt_int(listed),
             sizes,
             listed,
-            "changed directories + one probe directory: constant in history",
+            "files of directories changed within the bookmark's band (15 min: here the earlier "
+            "repeats' batches too) + one probe directory: constant in history",
         ),
         _row(
             "1",
