@@ -893,22 +893,23 @@ def _read_full(spark: Any, side: _Side, affected: Sequence[tuple], columns: Sequ
     if not side.exists or not (side.listing or side.pruned_partitions):
         # has_schema guarantees a declared schema here
         return spark.createDataFrame([], side.declared_schema)
-    reader = spark.read.format(side.fmt).options(**options)
-    if side.declared_schema:
-        reader = reader.schema(side.declared_schema)
-    elif side.fmt != "parquet":
-        # JSON/CSV: infer from the partitions about to be read, not the whole history.
-        present = side.existing_partitions(columns)
-        wanted = [p for p in affected if p in present]
-        if wanted:
-            paths = [
-                f"{side.root.rstrip('/')}/{partition_dir(columns, _as_text(p))}" for p in wanted
-            ]
-        else:
-            paths = [(side.listing[0].uri if side.listing else side.root)]
+    reader = spark.read.format(side.fmt).options(**options).option("basePath", side.root)
+    # Only the affected partitions' directories are listed and read, not the history;
+    # the caller's partition filter still shows in the scan's PartitionFilters.
+    present = side.existing_partitions(columns)
+    wanted = [p for p in affected if p in present]
+    paths = [f"{side.root.rstrip('/')}/{partition_dir(columns, _as_text(p))}" for p in wanted]
+    schema = side.declared_schema
+    if schema is None and (side.fmt != "parquet" or not paths):
+        # Infer from the partitions about to be read (or one file), not the whole history.
+        sample_paths = paths or [side.listing[0].uri if side.listing else side.root]
         sample = spark.read.format(side.fmt).options(**options).option("basePath", side.root)
-        reader = reader.schema(_string_partitions(sample.load(paths).schema, columns))
-    return _partition_strings(reader.load(side.root), columns)
+        schema = _string_partitions(sample.load(sample_paths).schema, columns)
+    if not paths:
+        return spark.createDataFrame([], schema)
+    if schema is not None:
+        reader = reader.schema(schema)
+    return _partition_strings(reader.load(paths), columns)
 
 
 def _string_partitions(schema: Any, columns: Sequence[str]) -> Any:

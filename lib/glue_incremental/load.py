@@ -42,6 +42,7 @@ SourceFormat = Literal["parquet", "json", "csv"]
 NullWatermarkPolicy = Literal["load", "fail"]
 SOURCE_FORMATS: tuple[SourceFormat, ...] = ("parquet", "json", "csv")
 NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
+PARTITION_MOVES: tuple[writer.PartitionMoves, ...] = ("detect", "ignore")
 DEFAULT_FILE_BAND = timedelta(seconds=900)
 
 REQUIRED_ARGS = ("source", "watermark_column", "primary_key", "target_path")
@@ -55,6 +56,7 @@ OPTIONAL_ARGS: dict[str, str | None] = {
     "null_watermarks": "load",
     "jdbc_num_partitions": "1",
     "jdbc_partition_column": None,
+    "partition_moves": "detect",
 }
 
 
@@ -81,6 +83,7 @@ class LoadConfig:
     null_watermarks: NullWatermarkPolicy = "load"
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
+    partition_moves: writer.PartitionMoves = "detect"
 
     def __post_init__(self) -> None:
         if self.is_jdbc and not self.source_table:
@@ -96,6 +99,11 @@ class LoadConfig:
             raise ArgumentError(
                 "null_watermarks",
                 f"--null_watermarks {self.null_watermarks!r} is not one of {', '.join(NULL_POLICIES)}",
+            )
+        if self.partition_moves not in PARTITION_MOVES:
+            raise ArgumentError(
+                "partition_moves",
+                f"--partition_moves {self.partition_moves!r} is not one of {', '.join(PARTITION_MOVES)}",
             )
         if not self.primary_key:
             raise ArgumentError("primary_key", "--primary_key needs at least one column")
@@ -125,6 +133,7 @@ class LoadConfig:
             null_watermarks=(args.get("null_watermarks") or "load").lower(),  # type: ignore[arg-type]
             jdbc_num_partitions=int(args.get("jdbc_num_partitions") or "1"),
             jdbc_partition_column=args.get("jdbc_partition_column"),
+            partition_moves=(args.get("partition_moves") or "detect").lower(),  # type: ignore[arg-type]
         )
 
 
@@ -281,14 +290,14 @@ def _load_rows(
     file_high_mark_ms: int | None = None,
 ) -> None:
     spark = run.spark
-    target = writer.read_target(spark, config.target_path, config.partition_by)
+    target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
     records_read = nulls = 0
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
     if rows is not None:
         _require_columns(rows.columns, config, "source " + config.source)
-        if target is not None:
-            _require_same_shape(rows, target, config)
+        if target_schema is not None:
+            _require_same_shape(rows, target_schema, config)
         rows = rows.persist()
         try:
             stats = rows.agg(
@@ -306,11 +315,9 @@ def _load_rows(
             batch_max = _to_cursor(stats["max"], rows.schema[config.watermark_column].dataType)
             new_cursor = _max_cursor(previous_cursor, batch_max)
             if records_read:
-                result = _write(run, config, rows, target, faults)
+                result = _write(run, config, rows, faults)
         finally:
             rows.unpersist()
-    elif target is None and not run.bookmark.reads_state:
-        pass  # a full reload of an empty source leaves no target to replace
     published_at_ms = int(run.clock() * 1000)
     if faults.before_commit is not None:
         faults.before_commit()
@@ -336,23 +343,19 @@ def _load_rows(
 
 
 def _write(
-    run: IncrementalRun,
-    config: LoadConfig,
-    rows: DataFrame,
-    target: DataFrame | None,
-    faults: FaultInjection,
+    run: IncrementalRun, config: LoadConfig, rows: DataFrame, faults: FaultInjection
 ) -> writer.WriteResult:
     full_reload = not run.bookmark.reads_state or run.previous() is None
     return writer.upsert(
         run.spark,
         rows,
         config.target_path,
-        target=None if full_reload else target,
         primary_key=config.primary_key,
         partition_by=config.partition_by,
         order_by=config.watermark_column,
         run_id=run.run_id,
         replace_all=full_reload,
+        partition_moves=config.partition_moves,
         before_publish=run.guard,
         after_partition_published=faults.after_partition_published,
     )
@@ -373,9 +376,9 @@ def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> 
                 )
 
 
-def _require_same_shape(rows: DataFrame, target: DataFrame, config: LoadConfig) -> None:
+def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig) -> None:
     source_types = {field.name: field.dataType for field in rows.schema.fields}
-    target_types = {field.name: field.dataType for field in target.schema.fields}
+    target_types = {field.name: field.dataType for field in target_schema.fields}
     for name in sorted(set(source_types) | set(target_types)):
         if name not in target_types:
             raise SchemaError(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -89,30 +89,40 @@ def merge_latest(
     return ranked.select(*[F.col(f"`{name}`") for name in data_columns])
 
 
+PartitionMoves = Literal["detect", "ignore"]
+
+
 def upsert(
     spark: SparkSession,
     rows: DataFrame,
     target_uri: str,
     *,
-    target: DataFrame | None,
     primary_key: Sequence[str],
     partition_by: Sequence[str],
     order_by: str | None,
     run_id: str,
     replace_all: bool = False,
+    partition_moves: PartitionMoves = "detect",
     before_publish: Callable[[], None] | None = None,
     after_partition_published: Callable[[PartitionValues], None] | None = None,
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
-    ``target`` is the current target as ``read_target`` returns it (None when
-    there is none). ``replace_all`` replaces the whole target with ``rows``
-    (first run, full reload). Otherwise the affected partitions are those the
-    new rows fall in plus those holding an older version of one of their keys
-    (a row whose partition value changed): only these are rewritten.
+    ``replace_all`` replaces the whole target with ``rows`` (first run, full
+    reload). Otherwise the affected partitions are those the new rows fall in,
+    plus, when a key's partition value can change, those holding an older
+    version of one of their keys, so the key ends up in exactly one place.
+    Only affected partitions are read and rewritten.
+
+    Finding older versions elsewhere means reading the key columns of the whole
+    target: the one cost here that grows with history. It is skipped when it
+    cannot matter: every partition column is part of the primary key (a
+    different partition value is a different key), or the caller declares
+    ``partition_moves="ignore"`` (partition values never change for a key, for
+    example a creation date; a violation would leave the old version behind).
     """
     incoming = partition_values_as_strings(rows, partition_by)
-    if replace_all or target is None:
+    if replace_all or not _data_exists(spark, target_uri):
         merged = merge_latest(incoming, primary_key, order_by)
         return replace_partitions(
             spark,
@@ -124,37 +134,44 @@ def upsert(
             before_publish=before_publish,
             after_partition_published=after_partition_published,
         )
-    keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+    affected: list[PartitionValues] | None = None
     if partition_by:
-        moved_from = target.join(keys, list(primary_key), "left_semi")
-        affected = sorted(
-            set(_distinct_partitions(incoming, partition_by))
-            | set(_distinct_partitions(moved_from, partition_by)),
-            key=_sort_key,
-        )
-        from glue_incremental.predicates import filter_partitions
-
-        existing = filter_partitions(target, affected, list(partition_by))
-    else:
-        affected = [UNPARTITIONED]
-        existing = target
+        touched = set(_distinct_partitions(incoming, partition_by))
+        if moves_possible(primary_key, partition_by, partition_moves):
+            keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+            everything = read_target(spark, target_uri, partition_by)
+            assert everything is not None
+            key_columns = [F.col(f"`{name}`") for name in (*primary_key, *partition_by)]
+            moved_from = everything.select(*key_columns).join(keys, list(primary_key), "left_semi")
+            touched |= set(_distinct_partitions(moved_from, partition_by))
+        affected = sorted(touched, key=_sort_key)
+    existing = read_target(spark, target_uri, partition_by, partitions=affected)
     prefer = "__glue_incremental_incoming"
-    candidates = (
-        existing.select(*incoming.columns)
-        .withColumn(prefer, F.lit(0))
-        .unionByName(incoming.withColumn(prefer, F.lit(1)))
-    )
+    candidates = incoming.withColumn(prefer, F.lit(1))
+    if existing is not None:
+        candidates = (
+            existing.select(*incoming.columns).withColumn(prefer, F.lit(0)).unionByName(candidates)
+        )
     merged = merge_latest(candidates, primary_key, order_by, prefer=prefer)
     return replace_partitions(
         spark,
         merged,
         target_uri,
         partition_by=partition_by,
-        affected=affected if partition_by else None,
+        affected=affected,
         run_id=run_id,
         before_publish=before_publish,
         after_partition_published=after_partition_published,
     )
+
+
+def moves_possible(
+    primary_key: Sequence[str], partition_by: Sequence[str], partition_moves: PartitionMoves
+) -> bool:
+    """Whether a key's older version can sit in another partition than its new one."""
+    if partition_moves not in ("detect", "ignore"):
+        raise ValueError(f"partition_moves must be 'detect' or 'ignore', got {partition_moves!r}")
+    return partition_moves == "detect" and not set(partition_by) <= set(primary_key)
 
 
 def _distinct_partitions(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
@@ -185,16 +202,51 @@ def partition_values_as_strings(df: DataFrame, partition_by: Sequence[str]) -> D
 
 
 def read_target(
-    spark: SparkSession, target_uri: str, partition_by: Sequence[str]
+    spark: SparkSession,
+    target_uri: str,
+    partition_by: Sequence[str],
+    *,
+    partitions: Iterable[PartitionValues] | None = None,
 ) -> DataFrame | None:
-    """The current target with partition columns as strings, or None if there is none yet."""
+    """The target with partition columns as strings, or None if there is nothing to read.
+
+    ``partitions`` limits the read to those partition directories, so only
+    they are listed and read (not the whole target); ones that do not exist
+    are skipped.
+    """
     if not _data_exists(spark, target_uri):
         return None
+    paths = [target_uri]
+    if partitions is not None:
+        fs = _FileSystem(spark, target_uri)
+        paths = [
+            _join(target_uri, partition_dir(partition_by, values))
+            for values in partitions
+            if fs.exists(_join(target_uri, partition_dir(partition_by, values)))
+        ]
+        if not paths:
+            return None
+    return _read_as_strings(spark, target_uri, paths)
+
+
+def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[str]) -> Any:
+    """The target's schema (partition columns as strings) from one partition, or None."""
+    if not _data_exists(spark, target_uri):
+        return None
+    fs = _FileSystem(spark, target_uri)
+    for relative in fs.partition_dirs(target_uri, len(partition_by)) if partition_by else [""]:
+        path = _join(target_uri, relative)
+        if fs.has_data_files(path):
+            return _read_as_strings(spark, target_uri, [path]).schema
+    return None
+
+
+def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -> DataFrame:
     conf = "spark.sql.sources.partitionColumnTypeInference.enabled"
     previous = spark.conf.get(conf)
     spark.conf.set(conf, "false")
     try:
-        return spark.read.option("basePath", target_uri).parquet(target_uri)
+        return spark.read.option("basePath", base_uri).parquet(*paths)
     finally:
         spark.conf.set(conf, previous)
 

@@ -472,3 +472,31 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
         read_parquet(spark, config.target_path, COLUMNS),
         full_refresh(spark, tmp, config, clock, store),
     )
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{"partition_moves": "ignore"}, {"primary_key": ("id", "part")}],
+    ids=["moves_declared_impossible", "partition_column_in_the_key"],
+)
+def test_when_keys_cannot_move_only_the_affected_partitions_are_read(spark, tmp_path, store, overrides):
+    config = config_for(tmp_path, **overrides)
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 10, "y")], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    # Reading partition b now would fail: the run must not touch it at all.
+    (tmp_path / "target" / "part=b" / "part-corrupt.parquet").write_bytes(b"not parquet")
+    write_json_file(source, [row(1, "a", 20, "x2")], mtime=T0 + 10)
+
+    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert summary["partitions_written"] == [{"part": "a"}]
+    rows = spark.read.parquet("file://" + str(tmp_path / "target" / "part=a")).collect()
+    assert [(r["id"], r["value"]) for r in rows] == [(1, "x2")]
+
+
+def test_an_unknown_partition_moves_option_is_rejected(tmp_path):
+    from glue_incremental.args import ArgumentError
+
+    with pytest.raises(ArgumentError, match="--partition_moves 'sometimes'"):
+        config_for(tmp_path, partition_moves="sometimes")
