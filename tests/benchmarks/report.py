@@ -224,8 +224,9 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
             _series(ours),
             sizes,
             ours,
-            "fixed cost + delta; the merge scans the target for the new keys' older "
-            "versions: linear in history (bytes below)",
+            "fixed cost + delta (with --partition_moves ignore only the affected target "
+            "partitions are read; the default, detect, also reads the target's key columns: "
+            "linear in history)",
         ),
         _row(
             "1",
@@ -233,7 +234,7 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
             _fmt_bytes(ours_bytes),
             sizes,
             ours_bytes,
-            "new files (delta) + the target's key column (linear in history)",
+            "new files + the affected target partitions (delta)",
         ),
         _row(
             "1",
@@ -631,9 +632,11 @@ def _predicates_section(section: dict[str, Any], out: list[str], summary: list[l
 NOTES = (
     "What a run of the load job includes (section 1 'ours', section 2): taking the job's "
     "lease, reading the watermark, listing and planning, inferring the new files' JSON schema, "
-    "merging by primary key (the writer looks for older versions of the incoming keys in the "
-    "whole target, so that a row whose partition changed leaves its old partition: that scan "
-    "of the target's key column grows with history), staging and publishing the affected "
+    "merging by primary key into the affected target partitions (section 1 declares "
+    "--partition_moves ignore, as event data whose date never changes would; with the default, "
+    "detect, the writer also reads the key columns of the whole target so that a row whose "
+    "partition changed leaves its old partition, a cost that grows with history), staging and "
+    "publishing the affected "
     "partitions, committing the watermark and publishing CloudWatch metrics. Spark's "
     "AvailableNow run appends the new rows (schema given, no merge, no lease, no metrics).",
     "Full reloads are measured two ways: the job with --job-bookmark-disable (read "
