@@ -479,7 +479,9 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
     [{"partition_moves": "ignore"}, {"primary_key": ("id", "part")}],
     ids=["moves_declared_impossible", "partition_column_in_the_key"],
 )
-def test_when_keys_cannot_move_only_the_affected_partitions_are_read(spark, tmp_path, store, overrides):
+def test_when_keys_cannot_move_only_the_affected_partitions_are_read(
+    spark, tmp_path, store, overrides
+):
     config = config_for(tmp_path, **overrides)
     source = tmp_path / "source"
     write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 10, "y")], mtime=T0 - 100)
@@ -488,7 +490,9 @@ def test_when_keys_cannot_move_only_the_affected_partitions_are_read(spark, tmp_
     (tmp_path / "target" / "part=b" / "part-corrupt.parquet").write_bytes(b"not parquet")
     write_json_file(source, [row(1, "a", 20, "x2")], mtime=T0 + 10)
 
-    summary = run_load_at(spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
 
     assert summary["partitions_written"] == [{"part": "a"}]
     rows = spark.read.parquet("file://" + str(tmp_path / "target" / "part=a")).collect()
