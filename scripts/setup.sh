@@ -16,14 +16,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# Some machines' pip configuration names index folders that do not exist; pip
+# warns about each on every install. Only that noise is dropped.
+quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
+
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "setup: creating .venv with $($PYTHON --version)"
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-  .venv/bin/pip install -q --upgrade pip >/dev/null
-  .venv/bin/pip install -q -e '.[dev]'
+  quiet_pip .venv/bin/pip install -q --upgrade pip >/dev/null
+  quiet_pip .venv/bin/pip install -q -e '.[dev]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
@@ -33,7 +37,7 @@ fi
 if [ ! -x .venv-checkov/bin/checkov ]; then
   echo "setup: installing checkov into .venv-checkov"
   "$PYTHON" -m venv .venv-checkov
-  .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}" || .venv-checkov/bin/pip install -q checkov
+  quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
 fi
 
 scripts/terraformrc.sh > /dev/null

@@ -33,7 +33,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any
 
 from glue_incremental import metrics as run_metrics
@@ -44,7 +44,7 @@ from glue_incremental.args import (
     parse_positive_int,
     resolve_options,
 )
-from glue_incremental.watermarks import DEFAULT_SLOT, Lease, WatermarkItem, Watermarks
+from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
 
@@ -264,11 +264,7 @@ class IncrementalRun:
             items.append(item)
         self.store.commit_many(items, lease=self.lease)
         self.committed = True
-        self.summary["new_watermark"] = {
-            item.slot: _jsonable(item.watermarks)
-            for item in items
-            if isinstance(item, WatermarkItem)
-        }
+        self.summary["new_watermark"] = {item.slot: _jsonable(item.watermarks) for item in items}
         return True
 
     def record(
@@ -336,10 +332,6 @@ class IncrementalRun:
         }
         self.summary = line
         run_metrics.log_summary(line)
-
-
-def run_start(run: IncrementalRun) -> datetime:
-    return datetime.fromtimestamp(run.started_at, UTC)
 
 
 def _jsonable(value: Any) -> Any:
