@@ -1,6 +1,10 @@
-"""``python -m glue_incremental``: see ``glue_incremental.cli``."""
+"""``python -m glue_incremental``: forwards to ``glue_incremental_tools.cli``.
 
-from glue_incremental.cli import main
+This file is local-only: the deployed library zip leaves it out, so nothing Glue
+runs imports the tools package.
+"""
+
+import importlib
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(importlib.import_module("glue_incremental_tools.cli").main())

@@ -3,7 +3,7 @@
 terraform apply of environments/local on the endpoint -> deploy -> source ->
 full load -> new and late data -> incremental load -> incremental join ->
 a run with no new data -> a failing run -> alarms -> pages on the on-call queue.
-Each step is a ``glue_incremental.demo.Demo`` method: the demo and this test
+Each step is a ``glue_incremental_tools.demo.Demo`` method: the demo and this test
 share one chain.
 """
 
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental import aws, deploy
-from glue_incremental.demo import BAD_ARGUMENTS, DAYS, JOIN, LOAD, ORDERS_PER_DAY, Demo
+from glue_incremental import aws
 from glue_incremental.metrics import NAMESPACE, RECORDS_READ
+from glue_incremental_tools import deploy
+from glue_incremental_tools.demo import BAD_ARGUMENTS, DAYS, JOIN, LOAD, ORDERS_PER_DAY, Demo
 
 pytestmark = pytest.mark.e2e
 
@@ -137,7 +138,7 @@ def test_the_platform_end_to_end(demo):
     assert failed.state == "FAILED"
     assert failed.error_message == "unknown argument --primary_keys (did you mean --primary_key?)"
     assert failed.event_id
-    from glue_incremental.runner import get_run_record
+    from glue_incremental_tools.runner import get_run_record
 
     assert get_run_record(load, failed.run_id)["JobRunState"] == "FAILED"
 

@@ -1,10 +1,10 @@
-"""The local AWS endpoint for tests: re-exported from ``glue_incremental.localendpoint``.
+"""The local AWS endpoint for tests: re-exported from ``glue_incremental_tools.localendpoint``.
 
 The logic lives in the library so ``python -m glue_incremental demo`` can start
 the same endpoint without importing from ``tests/``.
 """
 
-from glue_incremental.localendpoint import (
+from glue_incremental_tools.localendpoint import (
     DUMMY_ENV,
     MOTO_GAPS,
     Endpoint,

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import boto3
 import pytest
-from glue_incremental import cli
-from glue_incremental.cli import build_parser, main
 from glue_incremental.watermarks import Watermarks, create_table
+from glue_incremental_tools import cli
+from glue_incremental_tools.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = "glue-watermarks"

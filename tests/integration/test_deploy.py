@@ -11,8 +11,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from glue_incremental import aws, deploy
-from glue_incremental.cli import main
+from glue_incremental import aws
+from glue_incremental_tools import deploy
+from glue_incremental_tools.cli import main
 
 BUCKET = "gi-test-scripts"
 LOAD, JOIN = "t-incremental-load", "t-incremental-join"
@@ -246,3 +247,26 @@ def test_bucket_and_jobs_come_from_terraform_outputs(env, tmp_path, monkeypatch,
 def test_an_unknown_environment_is_one_clear_error(capsys):
     assert main(["deploy", "--env", "nowhere"]) == 2
     assert "unknown environment 'nowhere'" in capsys.readouterr().err
+
+
+LOCAL_ONLY_IMPORTS = ("moto", "werkzeug", "glue_incremental_tools", "localstack", "pytest")
+
+
+def test_the_library_zip_holds_only_what_glue_runs():
+    import ast
+
+    archive = zipfile.ZipFile(io.BytesIO(deploy.build_library_zip(deploy.project_root())))
+    imported: dict[str, set[str]] = {}
+    for name in archive.namelist():
+        tree = ast.parse(archive.read(name))
+        roots = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                roots.add(node.module.split(".")[0])
+        imported[name] = roots & set(LOCAL_ONLY_IMPORTS)
+
+    assert "glue_incremental/watermarks.py" in imported
+    assert "glue_incremental/__main__.py" not in imported
+    assert {name: roots for name, roots in imported.items() if roots} == {}

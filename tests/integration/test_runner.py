@@ -10,8 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from glue_incremental import aws, deploy, runner
-from glue_incremental.cli import main
+from glue_incremental import aws
+from glue_incremental_tools import deploy, runner
+from glue_incremental_tools.cli import main
 
 BUCKET = "gi-test-runner"
 JOB = "t-probe"

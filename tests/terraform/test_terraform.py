@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import alarms, aws, metrics
+from glue_incremental import aws, metrics
+from glue_incremental_tools import alarms
 from glue_incremental.metrics import RunMetrics
 
 pytestmark = pytest.mark.terraform

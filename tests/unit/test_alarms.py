@@ -1,4 +1,4 @@
-"""glue_incremental.alarms against CloudWatch's documented alarm-evaluation rules."""
+"""glue_incremental_tools.alarms against CloudWatch's documented alarm-evaluation rules."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from glue_incremental import alarms
+from glue_incremental_tools import alarms
 
 X, G, M = 10.0, 0.0, None  # breaching, good (not breaching), missing; threshold 5, GreaterThan
 

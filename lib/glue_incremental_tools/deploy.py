@@ -55,10 +55,11 @@ from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
 from glue_incremental import aws
 
 PACKAGE = "glue_incremental"
+# The command-line shim forwards to the tools package, which never ships to Glue.
+LOCAL_ONLY_MODULES = frozenset({"__main__.py"})
 LIBRARY_ZIP = "glue_incremental.zip"
 ALIAS = "current"
 MANIFEST_PREFIX = "manifests/"
@@ -115,7 +116,11 @@ def library_sources(root: Path) -> list[Path]:
     if not (package / "__init__.py").is_file():
         raise DeployError(f"{package} is not the {PACKAGE} package (no __init__.py)")
     return sorted(
-        (path for path in package.rglob("*.py") if "__pycache__" not in path.parts),
+        (
+            path
+            for path in package.rglob("*.py")
+            if "__pycache__" not in path.parts and path.name not in LOCAL_ONLY_MODULES
+        ),
         key=lambda path: path.relative_to(package).as_posix(),
     )
 
@@ -554,7 +559,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_deploy(args: argparse.Namespace) -> int:
-    from glue_incremental.cli import CommandError
+    from glue_incremental_tools.cli import CommandError
 
     try:
         deploy(

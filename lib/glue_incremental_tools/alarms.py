@@ -197,7 +197,7 @@ def _ceil_second(moment: datetime) -> datetime:
 def _reason(alarm: Mapping[str, Any], datapoints: Sequence[float | None], state: State) -> str:
     shown = ", ".join("missing" if v is None else f"{v:g}" for v in datapoints)
     return (
-        f"glue_incremental.alarms: [{shown}] ({alarm.get('Statistic') or alarm.get('ExtendedStatistic')} "
+        f"glue_incremental_tools.alarms: [{shown}] ({alarm.get('Statistic') or alarm.get('ExtendedStatistic')} "
         f"over {alarm['Period']}s periods) {alarm['ComparisonOperator']} {alarm['Threshold']:g} "
         f"with TreatMissingData={alarm.get('TreatMissingData') or 'missing'} -> {state}"
     )

@@ -334,7 +334,7 @@ def _publish(topic_arn: str, message: str, subject: str | None = None) -> None:
     try:
         sns_backends[account][region].publish(message=message, arn=topic_arn, subject=subject)
     except Exception as error:  # AWS drops undeliverable notifications; so do we, loudly
-        logging.getLogger("glue_incremental.localendpoint").warning(
+        logging.getLogger("glue_incremental_tools.localendpoint").warning(
             "could not deliver to %s: %s", topic_arn, _one_line(error)
         )
 

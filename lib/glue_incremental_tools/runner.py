@@ -49,7 +49,6 @@ from typing import IO, Any
 
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
-
 from glue_incremental import aws
 
 RUNS_PREFIX = "runs"
@@ -107,7 +106,7 @@ class JobRun:
             "ExecutionTime": round(self.execution_seconds),
             "ExitCode": self.exit_code,
             "Summary": self.summary,
-            "RunBy": "glue_incremental.runner",
+            "RunBy": "glue_incremental_tools.runner",
         }
 
 
@@ -515,7 +514,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from glue_incremental.cli import CommandError
+    from glue_incremental_tools.cli import CommandError
 
     try:
         run = run_job(

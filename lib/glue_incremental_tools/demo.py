@@ -5,7 +5,7 @@
 1. Start the AWS endpoint: LocalStack if it answers, else moto's server.
 2. ``terraform apply`` of ``terraform/environments/local`` against it (state and
    Terraform's data dir under ``.demo/terraform``).
-3. Deploy the scripts and the library (``glue_incremental.deploy``).
+3. Deploy the scripts and the library (``glue_incremental_tools.deploy``).
 4. Generate a source: small JSON files of orders, partitioned by ``order_date``,
    and the customers the join enriches them with.
 5. Run the incremental load through the local Glue runner (full load).
@@ -15,7 +15,7 @@
 9. Run the load with no new data: it publishes ``RecordsRead = 0``.
 10. Run the load with a bad argument: FAILED, and Glue's state change event.
 11. Evaluate the alarms: moto does not evaluate alarms, so
-    ``glue_incremental.alarms.evaluate_on_endpoint`` applies CloudWatch's rules to
+    ``glue_incremental_tools.alarms.evaluate_on_endpoint`` applies CloudWatch's rules to
     the stored metrics and sets the states.
 12. Read the pages from the SQS queue subscribed to the on-call topic.
 
@@ -44,8 +44,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from glue_incremental import aws, deploy, runner
-from glue_incremental.localendpoint import Endpoint, running_endpoint
+from glue_incremental import aws
+
+from glue_incremental_tools import deploy, runner
+from glue_incremental_tools.localendpoint import Endpoint, running_endpoint
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
@@ -272,12 +274,12 @@ class Demo:
         return run
 
     def evaluate_alarms(self, as_of: datetime | None = None) -> dict[str, str]:
-        """Evaluate every alarm with ``glue_incremental.alarms`` (moto does not evaluate alarms).
+        """Evaluate every alarm with ``glue_incremental_tools.alarms`` (moto does not evaluate alarms).
 
         ``as_of``: the evaluation time (default: one alarm period after the last
         run of the load started, see ``evaluation_time``).
         """
-        from glue_incremental import alarms
+        from glue_incremental_tools import alarms
 
         names = sorted(
             name for per_job in self.outputs["alarm_names"].values() for name in per_job.values()
@@ -285,7 +287,7 @@ class Demo:
         as_of = as_of or self.evaluation_time()
         self.log(
             "moto stores metrics and alarms but never evaluates them: "
-            "glue_incremental.alarms.evaluate_on_endpoint applies CloudWatch's documented rules "
+            "glue_incremental_tools.alarms.evaluate_on_endpoint applies CloudWatch's documented rules "
             "to the stored datapoints and calls SetAlarmState"
         )
         self.log(
@@ -637,7 +639,7 @@ def clean(workdir: Path, *, out: Log = print) -> None:
         return
     state = workdir / "terraform" / f"{ENVIRONMENT}.tfstate"
     url = os.environ.get("LOCALSTACK_ENDPOINT", "http://localhost:4566")
-    from glue_incremental.localendpoint import localstack_answers
+    from glue_incremental_tools.localendpoint import localstack_answers
 
     if state.is_file() and localstack_answers(url):
         demo = Demo(workdir, Endpoint(url, "localstack"), log=out)
@@ -671,7 +673,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from glue_incremental.cli import CommandError
+    from glue_incremental_tools.cli import CommandError
 
     workdir = Path(args.workdir) if args.workdir else deploy.project_root() / DEMO_DIR
     try:

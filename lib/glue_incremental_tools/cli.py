@@ -38,10 +38,10 @@ RegisterFn = Callable[[Any], None]
 
 # Groups in the order they appear in --help. Append ("name", "module:function").
 COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
-    ("watermarks", "glue_incremental.cli:register_watermarks"),
-    ("deploy", "glue_incremental.deploy:register"),
-    ("run", "glue_incremental.runner:register"),
-    ("demo", "glue_incremental.demo:register"),
+    ("watermarks", "glue_incremental_tools.cli:register_watermarks"),
+    ("deploy", "glue_incremental_tools.deploy:register"),
+    ("run", "glue_incremental_tools.runner:register"),
+    ("demo", "glue_incremental_tools.demo:register"),
 ]
 
 
