@@ -20,6 +20,49 @@ fi
 # warns about each on every install. Only that noise is dropped.
 quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
 
+# Iceberg for local Spark (AWS Glue 5.1 ships it natively): the Spark runtime jar
+# comes from a PyPI wheel; its relocated Jackson classes are built from the Jackson
+# jars pyspark ships (scripts/relocate_jar.py). Both checksums are verified.
+ICEBERG_RUNTIME_JAR=iceberg-spark-runtime-3.5_2.12-1.10.2.jar
+ICEBERG_RUNTIME_SHA256=5b30080c7bbbced0fb0900894b7ea0200b1bbb2e4c355ebe727baafaf49c16f6
+ICEBERG_JACKSON_JAR=iceberg-shaded-jackson-2.15.2.jar
+ICEBERG_JACKSON_SHA256=fc59376dc8a1af279311683a6200f997da6a233a7ea49c8df13d06cc34357cf2
+verify_sha256() { echo "$2  $1" | sha256sum --check --status || { echo "setup: checksum mismatch for $1" >&2; rm -f "$1"; return 1; }; }
+install_iceberg_jars() {
+  local jars=build/jars pyspark_jars
+  mkdir -p "$jars"
+  if [ ! -f "$jars/$ICEBERG_RUNTIME_JAR" ] || ! verify_sha256 "$jars/$ICEBERG_RUNTIME_JAR" "$ICEBERG_RUNTIME_SHA256"; then
+    echo "setup: extracting $ICEBERG_RUNTIME_JAR from snowpark-connect-deps-iceberg"
+    local tmp; tmp=$(mktemp -d)
+    quiet_pip .venv/bin/pip download -q --no-deps 'snowpark-connect-deps-iceberg==1.0.3' -d "$tmp"
+    .venv/bin/python - "$tmp" "$ICEBERG_RUNTIME_JAR" <<'PY'
+import glob, shutil, sys, zipfile
+tmp, jar = sys.argv[1:]
+with zipfile.ZipFile(glob.glob(f"{tmp}/snowpark_connect_deps_iceberg-1.0.3-*.whl")[0]) as wheel:
+    with wheel.open(f"snowpark_connect_deps_iceberg/jars/{jar}") as src, open(f"{tmp}/{jar}", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+PY
+    verify_sha256 "$tmp/$ICEBERG_RUNTIME_JAR" "$ICEBERG_RUNTIME_SHA256"
+    mv "$tmp/$ICEBERG_RUNTIME_JAR" "$jars/"
+    rm -rf "$tmp"
+  fi
+  if [ ! -f "$jars/$ICEBERG_JACKSON_JAR" ] || ! verify_sha256 "$jars/$ICEBERG_JACKSON_JAR" "$ICEBERG_JACKSON_SHA256"; then
+    echo "setup: building $ICEBERG_JACKSON_JAR (Jackson relocated into org.apache.iceberg.shaded)"
+    pyspark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
+    .venv/bin/python scripts/relocate_jar.py "$jars/$ICEBERG_JACKSON_JAR.tmp" \
+      com.fasterxml.jackson org.apache.iceberg.shaded.com.fasterxml.jackson \
+      "$pyspark_jars"/jackson-{core,databind,annotations,datatype-jsr310}-2.15.2.jar >/dev/null
+    mv "$jars/$ICEBERG_JACKSON_JAR.tmp" "$jars/$ICEBERG_JACKSON_JAR"
+    verify_sha256 "$jars/$ICEBERG_JACKSON_JAR" "$ICEBERG_JACKSON_SHA256"
+  fi
+}
+# GLUE_INCREMENTAL_SETUP_ONLY=iceberg runs this section alone (the venv must exist).
+if [ "${GLUE_INCREMENTAL_SETUP_ONLY:-}" = iceberg ]; then
+  install_iceberg_jars
+  echo "setup: iceberg jars ok"
+  exit 0
+fi
+
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
@@ -40,5 +83,6 @@ if [ ! -x .venv-checkov/bin/checkov ]; then
   quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
 fi
 
+install_iceberg_jars
 scripts/terraformrc.sh > /dev/null
 echo "setup: done"
