@@ -51,7 +51,15 @@ def aws(endpoint):
 
 
 @pytest.fixture(scope="session")
-def spark():
+def iceberg_warehouse(tmp_path_factory) -> str:
+    """The session's local Hadoop-catalog warehouse (scripts run by tests share it via env)."""
+    warehouse = tmp_path_factory.mktemp("iceberg-warehouse").as_uri()
+    os.environ["GLUE_INCREMENTAL_ICEBERG_WAREHOUSE"] = warehouse
+    return warehouse
+
+
+@pytest.fixture(scope="session")
+def spark(iceberg_warehouse):
     from glue_incremental.spark import local_spark_session
 
     session = local_spark_session(app_name="glue-incremental-tests", extra_jars=_jdbc_jars())

@@ -34,19 +34,25 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
-from glue_incremental import writer
+from glue_incremental import iceberg, writer
 from glue_incremental.args import ArgumentError, parse_duration, parse_list
 from glue_incremental.runtime import GlueJob, IncrementalRun
 
 SourceFormat = Literal["parquet", "json", "csv"]
+TargetFormat = Literal["parquet", "iceberg"]
+TARGET_FORMATS: tuple[TargetFormat, ...] = ("parquet", "iceberg")
 NullWatermarkPolicy = Literal["load", "fail"]
 SOURCE_FORMATS: tuple[SourceFormat, ...] = ("parquet", "json", "csv")
 NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
 PARTITION_MOVES: tuple[writer.PartitionMoves, ...] = ("detect", "ignore")
 DEFAULT_FILE_BAND = timedelta(seconds=900)
 
-REQUIRED_ARGS = ("source", "watermark_column", "primary_key", "target_path")
+REQUIRED_ARGS = ("source", "watermark_column", "primary_key")
 OPTIONAL_ARGS: dict[str, str | None] = {
+    "target_path": None,
+    "target_format": "parquet",
+    "target_table": None,
+    "iceberg_catalog": iceberg.DEFAULT_CATALOG,
     "source_table": None,
     "source_format": "parquet",
     "source_user": None,
@@ -73,7 +79,7 @@ class LoadConfig:
     source: str
     watermark_column: str
     primary_key: tuple[str, ...]
-    target_path: str
+    target_path: str = ""
     partition_by: tuple[str, ...] = ()
     source_table: str | None = None
     source_format: SourceFormat = "parquet"
@@ -84,8 +90,24 @@ class LoadConfig:
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
     partition_moves: writer.PartitionMoves = "detect"
+    target_format: TargetFormat = "parquet"
+    target_table: str | None = None
+    iceberg_catalog: str = iceberg.DEFAULT_CATALOG
 
     def __post_init__(self) -> None:
+        if self.target_format not in TARGET_FORMATS:
+            raise ArgumentError(
+                "target_format",
+                f"--target_format {self.target_format!r} is not one of {', '.join(TARGET_FORMATS)}",
+            )
+        if self.target_format == "iceberg":
+            if not self.target_table:
+                raise ArgumentError(
+                    "target_table", "--target_format iceberg needs --target_table database.table"
+                )
+            self.iceberg_target  # noqa: B018 (validates the name now, before any run)
+        elif not self.target_path:
+            raise ArgumentError("target_path", "--target_path is required for a Parquet target")
         if self.is_jdbc and not self.source_table:
             raise ArgumentError(
                 "source_table", "--source is a JDBC URL: --source_table is required"
@@ -114,6 +136,10 @@ class LoadConfig:
             )
 
     @property
+    def iceberg_target(self) -> iceberg.IcebergTarget:
+        return iceberg.IcebergTarget(str(self.target_table), self.iceberg_catalog)
+
+    @property
     def is_jdbc(self) -> bool:
         return self.source.startswith("jdbc:")
 
@@ -123,7 +149,7 @@ class LoadConfig:
             source=str(args["source"]),
             watermark_column=str(args["watermark_column"]),
             primary_key=parse_list("primary_key", args["primary_key"], required=True),
-            target_path=str(args["target_path"]),
+            target_path=args.get("target_path") or "",
             partition_by=parse_list("partition_by", args.get("partition_by")),
             source_table=args.get("source_table"),
             source_format=(args.get("source_format") or "parquet").lower(),  # type: ignore[arg-type]
@@ -134,6 +160,9 @@ class LoadConfig:
             jdbc_num_partitions=int(args.get("jdbc_num_partitions") or "1"),
             jdbc_partition_column=args.get("jdbc_partition_column"),
             partition_moves=(args.get("partition_moves") or "detect").lower(),  # type: ignore[arg-type]
+            target_format=(args.get("target_format") or "parquet").lower(),  # type: ignore[arg-type]
+            target_table=args.get("target_table"),
+            iceberg_catalog=args.get("iceberg_catalog") or iceberg.DEFAULT_CATALOG,
         )
 
 
@@ -164,6 +193,12 @@ def run_load(
 ) -> None:
     """Read what is new since the state, merge it into the target, then commit."""
     faults = faults or NO_FAULTS
+    if config.target_format == "iceberg" and not run.dry_run and run.bookmark.commits:
+        rolled = iceberg.roll_forward(
+            run.spark, config.iceberg_target, run.store, str(run.state_name), run.lease
+        )
+        if rolled is not None:
+            run.summary["rolled_forward_from_snapshot"] = rolled.snapshot_id
     if config.is_jdbc:
         _run_jdbc(run, config, faults)
     else:
@@ -290,7 +325,14 @@ def _load_rows(
     file_high_mark_ms: int | None = None,
 ) -> None:
     spark = run.spark
-    target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
+    if config.target_format == "iceberg":
+        # The state names its table, so a rewind can roll the output back with it.
+        state_extra = {**state_extra, "iceberg_table": config.iceberg_target.name}
+        target_schema = iceberg.table_schema(spark, config.iceberg_target)
+        started_from = iceberg.current_snapshot(spark, config.iceberg_target)
+        state_version = _state_version(run)
+    else:
+        target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
     records_read = nulls = 0
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
@@ -314,13 +356,32 @@ def _load_rows(
                 )
             batch_max = _to_cursor(stats["max"], rows.schema[config.watermark_column].dataType)
             new_cursor = _max_cursor(previous_cursor, batch_max)
-            if records_read:
+            if records_read and config.target_format == "iceberg":
+                published_at_ms = int(run.clock() * 1000)
+                state = {"cursor": new_cursor, "published_at_ms": published_at_ms, **state_extra}
+                result = _write_iceberg(
+                    run,
+                    config,
+                    rows,
+                    started_from.snapshot_id if started_from else None,
+                    iceberg.snapshot_properties(
+                        run_id=run.run_id,
+                        state_name=str(run.state_name),
+                        state_version=state_version,
+                        watermark=state,
+                        commits=run.bookmark.commits and not run.dry_run,
+                    ),
+                )
+                iceberg.crash_point("after_iceberg_commit")
+            elif records_read:
                 result = _write(run, config, rows, faults)
         finally:
             rows.unpersist()
     published_at_ms = int(run.clock() * 1000)
     if faults.before_commit is not None:
         faults.before_commit()
+    if records_read and config.target_format == "iceberg":
+        published_at_ms = state["published_at_ms"]
     state = {"cursor": new_cursor, "published_at_ms": published_at_ms, **state_extra}
     changed = records_read > 0 or state_extra != _without(
         run.previous(), "cursor", "published_at_ms"
@@ -359,6 +420,39 @@ def _write(
         before_publish=run.guard,
         after_partition_published=faults.after_partition_published,
     )
+
+
+def _write_iceberg(
+    run: IncrementalRun,
+    config: LoadConfig,
+    rows: DataFrame,
+    started_from: int | None,
+    properties: dict[str, str],
+) -> writer.WriteResult:
+    full_reload = not run.bookmark.reads_state or run.previous() is None
+    result = iceberg.publish_upsert(
+        run.spark,
+        config.iceberg_target,
+        rows,
+        primary_key=config.primary_key,
+        partition_by=config.partition_by,
+        order_by=config.watermark_column,
+        replace_all=full_reload,
+        started_from=started_from,
+        properties=properties,
+        guard=run.guard,
+    )
+    run.summary["iceberg_snapshot_id"] = result.snapshot_id
+    return writer.WriteResult(result.records_written)
+
+
+def _state_version(run: IncrementalRun) -> int:
+    """The DynamoDB version of the state this run starts from (0: none yet)."""
+    version = run.store.read_version(str(run.state_name))
+    if version is None:
+        current = run.store.current_state(str(run.state_name))
+        version = current["version"] if current else 0
+    return int(version)
 
 
 def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:

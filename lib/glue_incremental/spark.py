@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 # Session settings the library relies on everywhere it runs.
@@ -42,10 +43,11 @@ def local_spark_session(
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
     )
-    jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env()
+    jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env() + iceberg_jars()
     if jars:
         builder = builder.config("spark.jars", ",".join(dict.fromkeys(jars)))
-    for key, value in REQUIRED_CONF.items():
+    extra_conf = iceberg_conf() if iceberg_jars() else {}
+    for key, value in {**REQUIRED_CONF, **extra_conf}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("GLUE_INCREMENTAL_SPARK_LOG_LEVEL", "ERROR"))
@@ -65,3 +67,40 @@ def _jdbc_jars_from_env() -> list[str]:
         return [jar for jar in configured.split(",") if jar]
     default = "/usr/share/java/postgresql.jar"
     return [default] if os.path.exists(default) else []
+
+
+# -- Iceberg (AWS Glue 5.1 ships it with --datalake-formats iceberg; locally, scripts/setup.sh) --
+
+ICEBERG_JAR_NAMES = (
+    "iceberg-spark-runtime-3.5_2.12-1.10.2.jar",
+    "iceberg-shaded-jackson-2.15.2.jar",
+)
+ICEBERG_CATALOG = "glue_catalog"
+_REPO_JARS = Path(__file__).resolve().parents[2] / "build" / "jars"
+
+
+def iceberg_jars() -> list[str]:
+    """The local Iceberg jars when both are installed (``GLUE_INCREMENTAL_JARS_DIR`` or build/jars)."""
+    directory = Path(os.environ.get("GLUE_INCREMENTAL_JARS_DIR") or _REPO_JARS)
+    paths = [directory / name for name in ICEBERG_JAR_NAMES]
+    return [str(path) for path in paths] if all(path.exists() for path in paths) else []
+
+
+def iceberg_conf(warehouse: str | None = None) -> dict[str, str]:
+    """Iceberg's SQL extensions and a Hadoop catalog named ``glue_catalog`` on a local warehouse.
+
+    On Glue the same catalog name is the Glue Data Catalog, configured by the
+    job's ``--conf`` (see ``terraform/modules/glue_job``).
+    """
+    location = warehouse or os.environ.get("GLUE_INCREMENTAL_ICEBERG_WAREHOUSE")
+    if not location:
+        location = (_REPO_JARS.parent / "iceberg-warehouse").as_uri()
+    prefix = f"spark.sql.catalog.{ICEBERG_CATALOG}"
+    return {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "hadoop",
+        f"{prefix}.warehouse": location,
+        # Every read sees the latest commit, also one made by another process.
+        f"{prefix}.cache-enabled": "false",
+    }

@@ -340,6 +340,10 @@ class Watermarks:
         self._read_versions[(job_name, slot)] = state["version"] if state else 0
         return state
 
+    def read_version(self, job_name: str, slot: str = DEFAULT_SLOT) -> int | None:
+        """The version this object last read for the job (0: no state), None if never read."""
+        return self._read_versions.get((job_name, slot))
+
     def state_after_run(
         self, job_name: str, run_id: str, slot: str = DEFAULT_SLOT
     ) -> dict[str, Any]:
@@ -541,11 +545,21 @@ class Watermarks:
         *,
         who: str | None = None,
         why: str = "",
+        note: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        """Make the state after ``run_id`` current again (recorded as a new version)."""
+        """Make the state after ``run_id`` current again (recorded as a new version).
+
+        ``note`` adds attributes to the history entry (an output rollback, for example).
+        """
         target = self.state_after_run(job_name, run_id, slot)
         return self._manual_change(
-            job_name, slot, target["watermarks"], "rewind", who, why, {"rewound_to_run": run_id}
+            job_name,
+            slot,
+            target["watermarks"],
+            "rewind",
+            who,
+            why,
+            {"rewound_to_run": run_id, **(note or {})},
         )
 
     def set(

@@ -221,6 +221,11 @@ def register_watermarks(subparsers: Any) -> None:
     rewind.add_argument("--slot", help="slot (default: the job's only slot, or 'default')")
     rewind.add_argument("--why", required=True, help="reason, kept in the history")
     rewind.add_argument("--who", help="who made the change (default: the current user)")
+    rewind.add_argument(
+        "--keep-output",
+        action="store_true",
+        help="leave an Iceberg target as it is (default: roll it back to RUN_ID's snapshot)",
+    )
     rewind.set_defaults(handler=_cmd_rewind)
 
     create = commands.add_parser(
@@ -338,8 +343,30 @@ def _cmd_rewind(args: argparse.Namespace) -> int:
     why = _require_why(args.why)
     store = _store(args)
     slot = _resolve_slot(store, args.job, args.slot)
-    state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why)
+    target = store.state_after_run(args.job, args.run_id, slot)["watermarks"] or {}
+    table = target.get("iceberg_table")
+    if not table or args.keep_output:
+        note = {"output": "kept"} if table else {}
+        state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
+        _print_states(args, [state], with_slot=True)
+        return 0
+    # The state moves first: if the rollback then fails, the next run re-reads and merges
+    # again (idempotent), where a table rolled back alone would leave rows never reloaded.
+    from glue_incremental import iceberg
+    from glue_incremental.spark import local_spark_session
+
+    spark = local_spark_session(app_name="glue-incremental-rewind")
+    catalog, database, name = str(table).split(".")
+    iceberg_target = iceberg.IcebergTarget(f"{database}.{name}", catalog)
+    snapshot = iceberg.snapshot_of_run(spark, iceberg_target, args.run_id)
+    if snapshot is None:
+        raise LookupError(f"Iceberg table {table} has no snapshot of run {args.run_id!r}")
+    note = {"output": "rolled back", "iceberg_snapshot": str(snapshot.snapshot_id)}
+    state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
+    iceberg.rollback_to_run(spark, iceberg_target, args.run_id)
     _print_states(args, [state], with_slot=True)
+    if not args.json:
+        print(f"table {table} is back at snapshot {snapshot.snapshot_id} (run {args.run_id})")
     return 0
 
 

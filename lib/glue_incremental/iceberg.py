@@ -1,0 +1,408 @@
+"""Iceberg targets: one atomic snapshot per run, carrying the run's identity and watermark.
+
+Guarantees (design notes in ``docs/iceberg.md``):
+
+- **All or nothing for readers.** A run's output is one Iceberg commit (a
+  ``MERGE INTO`` by primary key, or one overwrite on a full reload); readers
+  see all of it or none of it.
+- **The watermark travels with the data.** The snapshot summary carries
+  ``glue-incremental.run-id``, ``.state-name``, ``.state-version`` (the
+  DynamoDB version the run started from) and ``.watermark`` (the state the run
+  is about to commit, in the watermark store's lossless encoding). The
+  DynamoDB commit follows. A crash between the two is repaired by the next
+  run: ``roll_forward`` commits the snapshot's watermark to DynamoDB, recorded
+  in history with the snapshot id.
+- **Fenced.** Right before committing, the run checks its lease and that the
+  table's current snapshot is still the one it started from; the table is
+  created with ``commit.retry.num-retries=0``, so a commit racing in after that
+  check fails instead of being rebased. A zombie run never commits a snapshot.
+- **Same merge rule as the Parquet writer** (``writer.merge_latest``): the
+  greatest watermark wins; among null watermarks the row just read wins.
+
+First run: the table does not exist; it is created (no snapshot) with the
+source's schema, partitioned by ``--partition_by``, then the run's single
+snapshot fills it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from glue_incremental.args import ArgumentError
+from glue_incremental.encoding import decode, encode
+from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
+from glue_incremental.writer import merge_latest
+
+DEFAULT_CATALOG = "glue_catalog"
+PREFIX = "glue-incremental."
+RUN_ID = PREFIX + "run-id"
+STATE_NAME = PREFIX + "state-name"
+STATE_VERSION = PREFIX + "state-version"
+WATERMARK = PREFIX + "watermark"
+COMMITS = PREFIX + "commits"
+# Set on the table at creation: a concurrent commit fails ours instead of being rebased onto it.
+TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
+CRASH_ENV = "GLUE_INCREMENTAL_CRASH_AT"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class SnapshotMoved(RuntimeError):
+    """The table changed since this run started: another writer committed; nothing was written."""
+
+    def __init__(self, table: str, expected: int | None, actual: int | None) -> None:
+        self.table, self.expected, self.actual = table, expected, actual
+        super().__init__(
+            f"Iceberg table {table} moved from snapshot {expected} to {actual} during this run; "
+            "nothing was committed (another writer?)"
+        )
+
+
+@dataclass(frozen=True)
+class IcebergTarget:
+    """``--target_table db.table`` in ``--iceberg_catalog`` (default ``glue_catalog``)."""
+
+    table: str
+    catalog: str = DEFAULT_CATALOG
+
+    def __post_init__(self) -> None:
+        parts = self.table.split(".")
+        if len(parts) != 2 or not all(_IDENTIFIER.match(part) for part in parts):
+            raise ArgumentError(
+                "target_table", f"--target_table {self.table!r} must be database.table"
+            )
+        if not _IDENTIFIER.match(self.catalog):
+            raise ArgumentError(
+                "iceberg_catalog", f"--iceberg_catalog {self.catalog!r} is not an identifier"
+            )
+
+    @property
+    def name(self) -> str:
+        return f"{self.catalog}.{self.table}"
+
+    @property
+    def quoted(self) -> str:
+        return ".".join(f"`{part}`" for part in self.name.split("."))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A table snapshot and what this platform wrote into its summary (None if foreign)."""
+
+    snapshot_id: int
+    parent_id: int | None
+    run_id: str | None
+    state_name: str | None
+    state_version: int | None
+    watermark: dict[str, Any] | None
+    commits: bool
+
+    @classmethod
+    def from_summary(
+        cls, snapshot_id: int, parent_id: int | None, summary: Mapping[str, str]
+    ) -> Snapshot:
+        version = summary.get(STATE_VERSION)
+        return cls(
+            snapshot_id=snapshot_id,
+            parent_id=parent_id,
+            run_id=summary.get(RUN_ID),
+            state_name=summary.get(STATE_NAME),
+            state_version=int(version) if version is not None else None,
+            watermark=decode(summary[WATERMARK]) if WATERMARK in summary else None,
+            commits=summary.get(COMMITS) == "true",
+        )
+
+
+# -- pure transforms ------------------------------------------------------------------------------
+
+
+def resolve_upserts(
+    incoming: DataFrame,
+    existing: DataFrame | None,
+    primary_key: Sequence[str],
+    order_by: str,
+) -> DataFrame:
+    """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions."""
+    prefer = "__glue_incremental_incoming"
+    candidates = incoming.withColumn(prefer, F.lit(1))
+    if existing is not None:
+        stored = existing.select(*incoming.columns).withColumn(prefer, F.lit(0))
+        candidates = stored.unionByName(candidates)
+    return merge_latest(candidates, primary_key, order_by, prefer=prefer)
+
+
+def merge_statement(
+    table: str, source_view: str, columns: Sequence[str], primary_key: Sequence[str]
+) -> str:
+    """``MERGE INTO`` by primary key; rows equal to the stored ones are not rewritten."""
+    on = " AND ".join(f"t.`{key}` <=> s.`{key}`" for key in primary_key)
+    differs = " OR ".join(f"NOT (t.`{name}` <=> s.`{name}`)" for name in columns)
+    return (
+        f"MERGE INTO {table} t USING {source_view} s ON {on} "
+        f"WHEN MATCHED AND ({differs}) THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+
+
+def snapshot_properties(
+    *,
+    run_id: str,
+    state_name: str,
+    state_version: int,
+    watermark: Mapping[str, Any],
+    commits: bool,
+) -> dict[str, str]:
+    return {
+        RUN_ID: run_id,
+        STATE_NAME: state_name,
+        STATE_VERSION: str(state_version),
+        WATERMARK: encode(watermark),
+        COMMITS: "true" if commits else "false",
+    }
+
+
+# -- I/O ------------------------------------------------------------------------------------------
+
+
+def table_exists(spark: Any, target: IcebergTarget) -> bool:
+    return bool(spark.catalog.tableExists(target.name))
+
+
+def _java_table(spark: Any, target: IcebergTarget) -> Any:
+    jvm = spark._jvm
+    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        spark._jsparkSession, target.name
+    )
+
+
+def current_snapshot(spark: Any, target: IcebergTarget) -> Snapshot | None:
+    """The table's current snapshot (freshly loaded), or None (no table, or no snapshot yet)."""
+    if not table_exists(spark, target):
+        return None
+    table = _java_table(spark, target)
+    table.refresh()
+    snapshot = table.currentSnapshot()
+    if snapshot is None:
+        return None
+    return _snapshot(snapshot)
+
+
+def snapshots(spark: Any, target: IcebergTarget) -> list[Snapshot]:
+    """Every snapshot of the table, oldest first (not only the current lineage)."""
+    if not table_exists(spark, target):
+        return []
+    table = _java_table(spark, target)
+    table.refresh()
+    found = [_snapshot(snapshot) for snapshot in table.snapshots()]
+    return found
+
+
+def _snapshot(java_snapshot: Any) -> Snapshot:
+    parent = java_snapshot.parentId()
+    summary = {str(key): str(value) for key, value in dict(java_snapshot.summary()).items()}
+    return Snapshot.from_summary(
+        int(java_snapshot.snapshotId()), int(parent) if parent is not None else None, summary
+    )
+
+
+def snapshot_of_run(spark: Any, target: IcebergTarget, run_id: str) -> Snapshot | None:
+    matches = [snapshot for snapshot in snapshots(spark, target) if snapshot.run_id == run_id]
+    return matches[-1] if matches else None
+
+
+def table_schema(spark: Any, target: IcebergTarget) -> Any:
+    return spark.table(target.quoted).schema if table_exists(spark, target) else None
+
+
+def create_table(
+    spark: Any, target: IcebergTarget, schema: Any, partition_by: Sequence[str]
+) -> None:
+    """Create the table empty (a metadata commit, no snapshot) if it does not exist."""
+    columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in schema)
+    partitioned = (
+        f" PARTITIONED BY ({', '.join(f'`{name}`' for name in partition_by)})"
+        if partition_by
+        else ""
+    )
+    properties = ", ".join(f"'{key}'='{value}'" for key, value in TABLE_PROPERTIES.items())
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {target.quoted} ({columns}) USING iceberg"
+        f"{partitioned} TBLPROPERTIES ({properties})"
+    )
+
+
+def read_at(spark: Any, target: IcebergTarget, snapshot_id: int | None) -> DataFrame | None:
+    if snapshot_id is None:
+        return None
+    return spark.read.option("snapshot-id", str(snapshot_id)).table(target.name)
+
+
+class _Callable:
+    """A Python action Java can call (``java.util.concurrent.Callable``) through py4j."""
+
+    def __init__(self, action: Callable[[], None]) -> None:
+        self.action = action
+        self.error: BaseException | None = None
+
+    def call(self) -> None:
+        try:
+            self.action()
+        except BaseException as error:  # handed back to the Python caller, not lost in py4j
+            self.error = error
+            raise
+        return None
+
+    class Java:
+        implements = ["java.util.concurrent.Callable"]
+
+
+def commit_with_properties(
+    spark: Any, properties: Mapping[str, str], action: Callable[[], None]
+) -> None:
+    """Run ``action`` (one Iceberg write) so its snapshot summary carries ``properties``."""
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    gateway = spark.sparkContext._gateway
+    ensure_callback_server_started(gateway)
+    jvm = spark._jvm
+    java_properties = jvm.java.util.HashMap()
+    for key, value in properties.items():
+        java_properties.put(key, value)
+    callable_ = _Callable(action)
+    try:
+        jvm.org.apache.iceberg.spark.CommitMetadata.withCommitProperties(
+            java_properties, callable_, jvm.java.lang.Class.forName("java.lang.RuntimeException")
+        )
+    except Exception:
+        if callable_.error is not None:
+            raise callable_.error from None
+        raise
+
+
+def crash_point(step: str) -> None:
+    """Test hook: SIGKILL this process at the named step when ``GLUE_INCREMENTAL_CRASH_AT`` says so."""
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    records_written: int
+    snapshot_id: int | None
+
+
+def publish_upsert(
+    spark: Any,
+    target: IcebergTarget,
+    rows: DataFrame,
+    *,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str],
+    order_by: str,
+    replace_all: bool,
+    started_from: int | None,
+    properties: Mapping[str, str],
+    guard: Callable[[], None],
+) -> UpsertResult:
+    """Merge ``rows`` into the table in exactly one snapshot, or commit nothing.
+
+    ``started_from`` is the snapshot id the run read at its start; the commit
+    happens only while the table is still there and the lease is held.
+    """
+    create_table(spark, target, rows.schema, partition_by)
+    incoming = rows
+    if replace_all:
+        merged = merge_latest(incoming, primary_key, order_by)
+    else:
+        existing = read_at(spark, target, started_from)
+        if existing is not None:
+            keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+            existing = existing.join(keys, list(primary_key), "left_semi")
+        merged = resolve_upserts(incoming, existing, primary_key, order_by)
+    merged = merged.persist()
+    try:
+        written = merged.count()
+        view = f"glue_incremental_upsert_{os.getpid()}"
+        merged.createOrReplaceTempView(view)
+
+        def write() -> None:
+            if replace_all:
+                merged.writeTo(target.name).overwrite(F.lit(True))
+            else:
+                spark.sql(merge_statement(target.quoted, view, merged.columns, primary_key))
+
+        guard()
+        current = current_snapshot(spark, target)
+        current_id = current.snapshot_id if current else None
+        if current_id != started_from:
+            raise SnapshotMoved(target.name, started_from, current_id)
+        crash_point("before_iceberg_commit")
+        commit_with_properties(spark, properties, write)
+        spark.catalog.dropTempView(view)
+    finally:
+        merged.unpersist()
+    after = current_snapshot(spark, target)
+    return UpsertResult(written, after.snapshot_id if after else None)
+
+
+def roll_forward(
+    spark: Any, target: IcebergTarget, store: Watermarks, state_name: str, lease: Any
+) -> Snapshot | None:
+    """Commit to DynamoDB the watermark of a snapshot whose run crashed before doing so.
+
+    Applies only when the current snapshot was written by a committing run of
+    this state, that run has no DynamoDB commit, and the state is still at the
+    version that run started from (a reset or rewind since then wins).
+    Returns the snapshot rolled forward from, or None.
+    """
+    snapshot = current_snapshot(spark, target)
+    if (
+        snapshot is None
+        or not snapshot.commits
+        or snapshot.state_name != state_name
+        or snapshot.run_id is None
+        or snapshot.watermark is None
+    ):
+        return None
+    try:
+        store.state_after_run(state_name, snapshot.run_id)
+        return None
+    except UnknownRun:
+        pass
+    current = store.current_state(state_name)
+    version = current["version"] if current else 0
+    if version != snapshot.state_version:
+        return None
+    item = WatermarkItem(
+        job_name=state_name,
+        job_run_id=snapshot.run_id,
+        watermarks=snapshot.watermark,
+        slot=DEFAULT_SLOT,
+        expected_version=version,
+        kind="run",
+        note={
+            "rolled_forward_from_snapshot": str(snapshot.snapshot_id),
+            "why": "Iceberg snapshot committed, DynamoDB commit missing",
+        },
+    )
+    store.commit_many([item], lease=lease)
+    return snapshot
+
+
+def rollback_to_run(spark: Any, target: IcebergTarget, run_id: str) -> int:
+    """Make the snapshot ``run_id`` committed current again; returns its id."""
+    snapshot = snapshot_of_run(spark, target, run_id)
+    if snapshot is None:
+        raise LookupError(f"Iceberg table {target.name} has no snapshot of run {run_id!r}")
+    spark.sql(
+        f"CALL {target.catalog}.system.set_current_snapshot("
+        f"table => '{target.table}', snapshot_id => {snapshot.snapshot_id})"
+    )
+    return snapshot.snapshot_id

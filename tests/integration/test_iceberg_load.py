@@ -1,0 +1,366 @@
+"""The load job with an Iceberg target: one snapshot per run carrying its watermark, fenced."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from glue_incremental import iceberg
+from glue_incremental.load import LoadConfig, run_load
+from glue_incremental.runtime import IncrementalRun
+from glue_incremental.watermarks import LeaseLost, Watermarks, create_table
+from glue_incremental_tools import cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.harness.iceberg import latest_by_key, requires_iceberg, table_rows, unique_table
+from tests.harness.loads import FixedClock, run_load_at, write_json_file
+
+pytestmark = [pytest.mark.spark, requires_iceberg]
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = 1_700_000_000.0
+COLUMNS = ["id", "part", "updated", "value"]
+QUICK = os.environ.get("HYPOTHESIS_PROFILE", "quick") != "deep"
+
+
+def row(key: int, updated: int) -> dict:
+    """A version of a key; its partition and value follow from (key, updated), so ties are equal rows."""
+    return {
+        "id": key,
+        "part": "abc"[(key + updated) % 3],
+        "updated": updated,
+        "value": f"v{key}.{updated}",
+    }
+
+
+def config_for(tmp: Path, table: str, **overrides) -> LoadConfig:
+    options = {
+        "source": (tmp / "source").as_uri(),
+        "source_format": "json",
+        "watermark_column": "updated",
+        "primary_key": ("id",),
+        "partition_by": ("part",),
+        "target_format": "iceberg",
+        "target_table": table,
+        "lookback": __import__("datetime").timedelta(seconds=600),
+    }
+    options.update(overrides)
+    return LoadConfig(**options)
+
+
+@pytest.fixture
+def store(aws):
+    create_table()
+    return Watermarks()
+
+
+def our_snapshots(spark, config):
+    return iceberg.snapshots(spark, config.iceberg_target)
+
+
+def test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark(spark, tmp_path, store):
+    config = config_for(tmp_path, unique_table())
+    clock = FixedClock(T0)
+    write_json_file(tmp_path / "source", [row(1, 1), row(2, 1)], mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="ice", run_id="jr_1", clock=clock, store=store)
+    write_json_file(tmp_path / "source", [row(1, 5), row(3, 2)], mtime=clock.now)
+    clock.now += 30
+    summary = run_load_at(spark, config, job_name="ice", run_id="jr_2", clock=clock, store=store)
+
+    snapshots = our_snapshots(spark, config)
+    assert [snapshot.run_id for snapshot in snapshots] == ["jr_1", "jr_2"]
+    assert snapshots[-1].snapshot_id == summary["iceberg_snapshot_id"]
+    assert snapshots[-1].watermark == store.get_watermark("ice")["watermarks"]
+    assert snapshots[-1].watermark["cursor"] == 5
+    assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
+        [row(1, 1), row(2, 1), row(1, 5), row(3, 2)], "id", "updated", COLUMNS
+    )
+
+
+def test_a_run_that_reads_nothing_commits_no_snapshot(spark, tmp_path, store):
+    config = config_for(tmp_path, unique_table())
+    clock = FixedClock(T0)
+    write_json_file(tmp_path / "source", [row(1, 1)], mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="idle", run_id="jr_1", clock=clock, store=store)
+    clock.now += 2000
+    run_load_at(spark, config, job_name="idle", run_id="jr_2", clock=clock, store=store)
+
+    assert [snapshot.run_id for snapshot in our_snapshots(spark, config)] == ["jr_1"]
+
+
+def test_a_zombie_run_whose_lease_was_taken_over_commits_no_snapshot(spark, tmp_path, store):
+    config = config_for(tmp_path, unique_table())
+    clock = FixedClock(T0)
+    write_json_file(tmp_path / "source", [row(1, 1)], mtime=clock.now)
+    clock.now += 30
+    zombie = IncrementalRun(
+        spark=spark, job_name="zombie", run_id="jr_old", store=store, lease_seconds=1, clock=clock
+    )
+
+    with pytest.raises(LeaseLost), zombie:
+        zombie.lease.stop_heartbeat()
+        time.sleep(1.2)
+        Watermarks().acquire_lease("zombie", "jr_new", seconds=60)
+        run_load(zombie, config)
+
+    assert our_snapshots(spark, config) == []
+    assert store.get_watermark("zombie") is None
+
+
+def test_a_commit_is_refused_when_the_table_moved_since_the_run_started(spark, tmp_path, store):
+    config = config_for(tmp_path, unique_table())
+    clock = FixedClock(T0)
+    write_json_file(tmp_path / "source", [row(1, 1)], mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="moved", run_id="jr_1", clock=clock, store=store)
+    started_from = iceberg.current_snapshot(spark, config.iceberg_target)
+    write_json_file(tmp_path / "source", [row(2, 2)], mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="moved", run_id="jr_2", clock=clock, store=store)
+
+    stale = spark.createDataFrame(
+        [(9, "a", 9, "stale")], "id long, part string, updated long, value string"
+    )
+    with pytest.raises(iceberg.SnapshotMoved, match=str(started_from.snapshot_id)):
+        iceberg.publish_upsert(
+            spark,
+            config.iceberg_target,
+            stale,
+            primary_key=("id",),
+            partition_by=("part",),
+            order_by="updated",
+            replace_all=False,
+            started_from=started_from.snapshot_id,
+            properties={},
+            guard=lambda: None,
+        )
+    assert [snapshot.run_id for snapshot in our_snapshots(spark, config)] == ["jr_1", "jr_2"]
+
+
+def test_a_reader_during_runs_only_ever_sees_complete_runs(spark, tmp_path, store):
+    config = config_for(tmp_path, unique_table())
+    name = config.iceberg_target.name
+    clock = FixedClock(T0)
+    seen: set[int] = set()
+    stop = threading.Event()
+
+    def read_in_a_loop() -> None:
+        while not stop.is_set():
+            if iceberg.table_exists(spark, config.iceberg_target):
+                seen.add(spark.table(name).count())
+
+    reader = threading.Thread(target=read_in_a_loop, daemon=True)
+    reader.start()
+    try:
+        for run in range(1, 4):
+            # Each run updates every earlier key and adds three: a partial publish shows other counts.
+            keys = range(1, 3 * run + 1)
+            write_json_file(tmp_path / "source", [row(key, run) for key in keys], mtime=clock.now)
+            clock.now += 30
+            run_load_at(
+                spark, config, job_name="read", run_id=f"jr_{run}", clock=clock, store=store
+            )
+    finally:
+        stop.set()
+        reader.join(timeout=60)
+
+    assert seen, "the reader never read the table"
+    assert seen <= {0, 3, 6, 9}
+
+
+# -- the central property -------------------------------------------------------------------------
+
+
+@st.composite
+def histories(draw):
+    """Steps: land a batch (maybe late, maybe redelivered) or run; always ends with a run."""
+    first = [row(1, 1)]
+    steps, delivered = [("batch", first, 0)], [first]
+    for _ in range(draw(st.integers(min_value=1, max_value=5))):
+        kind = draw(st.sampled_from(["batch", "batch", "late", "duplicate", "run"]))
+        if kind == "duplicate" and delivered:
+            steps.append(("batch", draw(st.sampled_from(delivered)), 0))
+        elif kind in {"batch", "late", "duplicate"}:
+            pairs = draw(
+                st.lists(st.tuples(st.integers(1, 5), st.integers(1, 30)), min_size=1, max_size=4)
+            )
+            batch = [row(key, updated) for key, updated in pairs]
+            delivered.append(batch)
+            steps.append(("batch", batch, 1 if kind == "late" else 0))
+        else:
+            steps.append(("run", None, 0))
+    steps.append(("run", None, 0))
+    return steps
+
+
+@settings(max_examples=4 if QUICK else 60)
+@given(histories())
+def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, aws, history):
+    create_table()
+    store = Watermarks()
+    tmp = tmp_path_factory.mktemp("ice-history")
+    config = config_for(tmp, unique_table("prop"))
+    clock = FixedClock(T0)
+    runs, delivered = 0, []
+    for kind, batch, late in history:
+        clock.now += 30
+        if kind == "batch":
+            write_json_file(tmp / "source", batch, mtime=clock.now - (200 if late else 0))
+            delivered.extend(batch)
+        else:
+            clock.now += 1
+            runs += 1
+            run_load_at(
+                spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store
+            )
+
+    expected = latest_by_key(delivered, "id", "updated", COLUMNS)
+    actual = table_rows(spark, config.iceberg_target.name, COLUMNS) if expected else []
+    assert actual == expected
+    snapshots = our_snapshots(spark, config)
+    assert len({snapshot.run_id for snapshot in snapshots}) == len(snapshots)
+    if snapshots:
+        assert (
+            snapshots[-1].watermark["cursor"] == store.get_watermark("prop")["watermarks"]["cursor"]
+        )
+
+
+# -- SIGKILL of the real script ---------------------------------------------------------------------
+
+
+def run_script(
+    tmp: Path, table: str, *, crash_at: str | None = None, kill_after: float | None = None
+):
+    """The real Glue script as a process; SIGKILLed at a named step or after a delay."""
+    command = [
+        sys.executable,
+        str(ROOT / "glue_scripts" / "incremental_load.py"),
+        "--JOB_NAME",
+        "killed",
+        "--source",
+        (tmp / "source").as_uri(),
+        "--source_format",
+        "json",
+        "--watermark_column",
+        "updated",
+        "--primary_key",
+        "id",
+        "--partition_by",
+        "part",
+        "--target_format",
+        "iceberg",
+        "--target_table",
+        table,
+        "--lease_seconds",
+        "2",
+    ]
+    env = {**os.environ, "GLUE_INCREMENTAL_SPARK_MASTER": "local[1]"}
+    env.pop(iceberg.CRASH_ENV, None)
+    if crash_at:
+        env[iceberg.CRASH_ENV] = crash_at
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _out, err = process.communicate(timeout=kill_after or 300)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGKILL)
+        _out, err = process.communicate()
+    return process.returncode, err
+
+
+@pytest.mark.parametrize(
+    "crash_at",
+    ["before_iceberg_commit", "after_iceberg_commit", 6.0],
+    ids=["before_the_iceberg_commit", "between_the_iceberg_and_the_dynamodb_commit", "timed"],
+)
+def test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh(spark, tmp_path, store, crash_at):
+    table = unique_table("killed")
+    target = iceberg.IcebergTarget(table)
+    batches = [[row(1, 1), row(2, 1)], [row(1, 4), row(3, 2)]]
+    write_json_file(tmp_path / "source", batches[0], mtime=time.time() - 30)
+    code, err = run_script(tmp_path, table)
+    assert code == 0, err[-2000:]
+    write_json_file(tmp_path / "source", batches[1], mtime=time.time() - 10)
+
+    named = isinstance(crash_at, str)
+    code, _ = run_script(
+        tmp_path,
+        table,
+        crash_at=crash_at if named else None,
+        kill_after=None if named else crash_at,
+    )
+    assert code != 0 or not named
+    time.sleep(2.5)  # the killed run's lease expires
+    code, err = run_script(tmp_path, table)
+    assert code == 0, err[-2000:]
+
+    expected = latest_by_key([r for batch in batches for r in batch], "id", "updated", COLUMNS)
+    assert table_rows(spark, target.name, COLUMNS) == expected
+    snapshots = iceberg.snapshots(spark, target)
+    state = store.get_watermark("killed")
+    assert snapshots[-1].watermark["cursor"] == state["watermarks"]["cursor"] == 4
+    assert len({snapshot.run_id for snapshot in snapshots}) == len(snapshots) <= 2
+    if crash_at == "after_iceberg_commit":
+        history = store.history("killed")
+        assert any(
+            "rolled_forward_from_snapshot" in str(entry)
+            for entry in getattr(history, "items", history)
+        )
+
+
+# -- rewind restores output -------------------------------------------------------------------------
+
+
+def test_rewind_rolls_the_table_back_to_that_runs_snapshot_and_a_rerun_equals_a_full_refresh(
+    spark, tmp_path, store, capsys
+):
+    config = config_for(tmp_path, unique_table("rewind"))
+    clock = FixedClock(T0)
+    delivered = []
+    for run in range(1, 4):
+        batch = [row(run, run), row(1, run * 10)]
+        delivered += batch
+        write_json_file(tmp_path / "source", batch, mtime=clock.now)
+        clock.now += 30
+        run_load_at(spark, config, job_name="rw", run_id=f"jr_{run}", clock=clock, store=store)
+    first = next(s for s in our_snapshots(spark, config) if s.run_id == "jr_1")
+
+    assert cli.main(["watermarks", "rewind", "rw", "jr_1", "--why", "reprocess"]) == 0
+
+    assert iceberg.current_snapshot(spark, config.iceberg_target).snapshot_id == first.snapshot_id
+    assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
+        delivered[:2], "id", "updated", COLUMNS
+    )
+    latest = store.history("rw", limit=1).items[0]
+    assert latest["kind"] == "rewind" and latest["iceberg_snapshot"] == str(first.snapshot_id)
+
+    clock.now += 30
+    run_load_at(spark, config, job_name="rw", run_id="jr_4", clock=clock, store=store)
+    assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
+        delivered, "id", "updated", COLUMNS
+    )
+
+
+def test_rewind_with_keep_output_leaves_the_table(spark, tmp_path, store, capsys):
+    config = config_for(tmp_path, unique_table("keep"))
+    clock = FixedClock(T0)
+    for run in range(1, 3):
+        write_json_file(tmp_path / "source", [row(run, run)], mtime=clock.now)
+        clock.now += 30
+        run_load_at(spark, config, job_name="keep", run_id=f"jr_{run}", clock=clock, store=store)
+    before = iceberg.current_snapshot(spark, config.iceberg_target)
+
+    assert cli.main(["watermarks", "rewind", "keep", "jr_1", "--why", "x", "--keep-output"]) == 0
+
+    assert iceberg.current_snapshot(spark, config.iceberg_target) == before
+    assert store.history("keep", limit=1).items[0]["output"] == "kept"
