@@ -25,7 +25,35 @@ locals {
       "--enable-observability-metrics" = "true"
       "--enable-job-insights"          = "true"
     } : {},
+    var.iceberg_target == null ? {} : {
+      "--datalake-formats" = "iceberg"
+      "--target_format"    = "iceberg"
+      "--target_table"     = "${var.iceberg_target.database}.${var.iceberg_target.table}"
+      # Glue takes one --conf argument; further settings ride in its value.
+      "--conf" = join(" --conf ", [
+        "spark.sql.extensions=org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.catalog.glue_catalog=org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.glue_catalog.catalog-impl=org.apache.iceberg.aws.glue.GlueCatalog",
+        "spark.sql.catalog.glue_catalog.io-impl=org.apache.iceberg.aws.s3.S3FileIO",
+        "spark.sql.catalog.glue_catalog.glue.id=${var.iceberg_target.account_id}",
+        "spark.sql.catalog.glue_catalog.warehouse=${var.iceberg_target.warehouse}",
+      ])
+    },
   )
+
+  # Exactly the target table (and its database and catalog, which Glue also authorises).
+  iceberg_statements = var.iceberg_target == null ? [] : [
+    {
+      Sid    = "IcebergTargetTable"
+      Effect = "Allow"
+      Action = ["glue:GetDatabase", "glue:GetTable", "glue:CreateTable", "glue:UpdateTable"]
+      Resource = [
+        "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:catalog",
+        "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:database/${var.iceberg_target.database}",
+        "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:table/${var.iceberg_target.database}/${var.iceberg_target.table}",
+      ]
+    },
+  ]
 
   # Run-time overrides of these would point a run at another job's state or
   # let two runs hold leases of different lengths.
@@ -99,6 +127,7 @@ locals {
       },
     ],
     local.list_statements,
+    local.iceberg_statements,
     [
       {
         # TransactWriteItems has no IAM action of its own: each Put, Update,

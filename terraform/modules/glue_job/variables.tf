@@ -327,3 +327,30 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "iceberg_target" {
+  description = "Optional Iceberg target in the Glue Data Catalog: adds --datalake-formats iceberg, the glue_catalog --conf settings, --target_format/--target_table, and Glue table permissions on exactly that table. The job creates the table on its first run; the database must exist. The warehouse prefix must also be in write_s3_uris."
+  type = object({
+    account_id = string
+    region     = string
+    database   = string
+    table      = string
+    warehouse  = string
+  })
+  default = null
+
+  validation {
+    condition     = var.iceberg_target == null || can(regex("^[a-z_][a-z0-9_]{0,254}$", var.iceberg_target.database)) && can(regex("^[a-z_][a-z0-9_]{0,254}$", var.iceberg_target.table))
+    error_message = "iceberg_target database and table must be lower-case Glue identifiers ([a-z_][a-z0-9_]*)."
+  }
+
+  validation {
+    condition     = var.iceberg_target == null || can(regex("^[0-9]{12}$", var.iceberg_target.account_id)) && can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.iceberg_target.region))
+    error_message = "iceberg_target account_id must be 12 digits and region an AWS region name."
+  }
+
+  validation {
+    condition     = var.iceberg_target == null || can(regex("^s3://[^/]+/.+", var.iceberg_target.warehouse))
+    error_message = "iceberg_target warehouse must be an s3://bucket/prefix URI."
+  }
+}

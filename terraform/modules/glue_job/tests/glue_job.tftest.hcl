@@ -251,3 +251,56 @@ run "rejects_glue_4_and_whole_bucket_writes" {
 
   expect_failures = [var.glue_version, var.write_s3_uris]
 }
+
+run "iceberg_target_adds_datalake_formats_catalog_conf_and_table_scoped_glue_permissions" {
+  variables {
+    iceberg_target = {
+      account_id = "123456789012"
+      region     = "eu-west-1"
+      database   = "curated"
+      table      = "orders"
+      warehouse  = "s3://gi-lake/iceberg/"
+    }
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--datalake-formats"] == "iceberg" && aws_glue_job.this.default_arguments["--target_table"] == "curated.orders"
+    error_message = "An Iceberg target must turn on --datalake-formats iceberg and pass --target_table."
+  }
+
+  assert {
+    condition     = strcontains(aws_glue_job.this.default_arguments["--conf"], "spark.sql.catalog.glue_catalog.catalog-impl=org.apache.iceberg.aws.glue.GlueCatalog")
+    error_message = "The glue_catalog must be the Glue Data Catalog."
+  }
+
+  assert {
+    condition = contains(
+      flatten([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "IcebergTargetTable"]),
+      "arn:aws:glue:eu-west-1:123456789012:table/curated/orders"
+    ) && !anytrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : anytrue([for r in flatten([s.Resource]) : endswith(r, "/*")]) if s.Sid == "IcebergTargetTable"])
+    error_message = "Glue table permissions must name exactly the target table, never a wildcard."
+  }
+}
+
+run "no_iceberg_target_no_glue_table_permissions" {
+  assert {
+    condition     = !contains([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Sid], "IcebergTargetTable") && !contains(keys(aws_glue_job.this.default_arguments), "--datalake-formats")
+    error_message = "Without an Iceberg target the job gets no Glue table permissions and no --datalake-formats."
+  }
+}
+
+run "an_iceberg_table_name_that_is_not_a_glue_identifier_is_rejected" {
+  command = plan
+
+  variables {
+    iceberg_target = {
+      account_id = "123456789012"
+      region     = "eu-west-1"
+      database   = "curated"
+      table      = "Orders-2024"
+      warehouse  = "s3://gi-lake/iceberg/"
+    }
+  }
+
+  expect_failures = [var.iceberg_target]
+}
