@@ -26,6 +26,7 @@ snapshot fills it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -100,22 +101,27 @@ class Snapshot:
     parent_id: int | None
     run_id: str | None
     state_name: str | None
-    state_version: int | None
-    watermark: dict[str, Any] | None
+    state_versions: dict[str, int] | None
+    watermarks: dict[str, Any] | None
     commits: bool
+
+    @property
+    def watermark(self) -> dict[str, Any] | None:
+        """The default slot's state (the load job's); a join has slots ``left`` and ``right``."""
+        return (self.watermarks or {}).get(DEFAULT_SLOT)
 
     @classmethod
     def from_summary(
         cls, snapshot_id: int, parent_id: int | None, summary: Mapping[str, str]
     ) -> Snapshot:
-        version = summary.get(STATE_VERSION)
+        versions = summary.get(STATE_VERSION)
         return cls(
             snapshot_id=snapshot_id,
             parent_id=parent_id,
             run_id=summary.get(RUN_ID),
             state_name=summary.get(STATE_NAME),
-            state_version=int(version) if version is not None else None,
-            watermark=decode(summary[WATERMARK]) if WATERMARK in summary else None,
+            state_versions=json.loads(versions) if versions is not None else None,
+            watermarks=decode(summary[WATERMARK]) if WATERMARK in summary else None,
             commits=summary.get(COMMITS) == "true",
         )
 
@@ -155,15 +161,16 @@ def snapshot_properties(
     *,
     run_id: str,
     state_name: str,
-    state_version: int,
-    watermark: Mapping[str, Any],
+    state_versions: Mapping[str, int],
+    watermarks: Mapping[str, Mapping[str, Any]],
     commits: bool,
 ) -> dict[str, str]:
+    """The summary of a run's snapshot: per slot, the state it commits and the version it read."""
     return {
         RUN_ID: run_id,
         STATE_NAME: state_name,
-        STATE_VERSION: str(state_version),
-        WATERMARK: encode(watermark),
+        STATE_VERSION: json.dumps(dict(state_versions), sort_keys=True),
+        WATERMARK: encode(watermarks),
         COMMITS: "true" if commits else "false",
     }
 
@@ -352,15 +359,70 @@ def publish_upsert(
     return UpsertResult(written, after.snapshot_id if after else None)
 
 
+def started_version(store: Watermarks, state_name: str, slot: str = DEFAULT_SLOT) -> int:
+    """The DynamoDB version of the state a run starts from (0: none yet)."""
+    version = store.read_version(state_name, slot)
+    if version is None:
+        current = store.current_state(state_name, slot)
+        version = current["version"] if current else 0
+    return int(version)
+
+
+def partition_condition(affected: Sequence[tuple], partition_by: Sequence[str]) -> Any:
+    """A Column true exactly on the rows of the ``affected`` partitions (null-safe)."""
+    condition = F.lit(False)
+    for values in affected:
+        match = F.lit(True)
+        for column, value in zip(partition_by, values, strict=True):
+            match = match & F.col(f"`{column}`").eqNullSafe(F.lit(value))
+        condition = condition | match
+    return condition
+
+
+def publish_partitions(
+    spark: Any,
+    target: IcebergTarget,
+    rows: DataFrame,
+    *,
+    partition_by: Sequence[str],
+    affected: Sequence[tuple] | None,
+    started_from: int | None,
+    properties: Mapping[str, str],
+    guard: Callable[[], None],
+) -> UpsertResult:
+    """Replace the ``affected`` partitions (None: the whole table) with ``rows`` in one snapshot.
+
+    An affected partition without rows is emptied. Fenced like ``publish_upsert``.
+    """
+    create_table(spark, target, rows.schema, partition_by)
+    condition = F.lit(True) if affected is None else partition_condition(affected, partition_by)
+    rows = rows.persist()
+    try:
+        written = rows.count()
+        guard()
+        current = current_snapshot(spark, target)
+        current_id = current.snapshot_id if current else None
+        if current_id != started_from:
+            raise SnapshotMoved(target.name, started_from, current_id)
+        crash_point("before_iceberg_commit")
+        commit_with_properties(
+            spark, properties, lambda: rows.writeTo(target.name).overwrite(condition)
+        )
+    finally:
+        rows.unpersist()
+    after = current_snapshot(spark, target)
+    return UpsertResult(written, after.snapshot_id if after else None)
+
+
 def roll_forward(
     spark: Any, target: IcebergTarget, store: Watermarks, state_name: str, lease: Any
 ) -> Snapshot | None:
     """Commit to DynamoDB the watermark of a snapshot whose run crashed before doing so.
 
     Applies only when the current snapshot was written by a committing run of
-    this state, that run has no DynamoDB commit, and the state is still at the
-    version that run started from (a reset or rewind since then wins).
-    Returns the snapshot rolled forward from, or None.
+    this state, that run has no DynamoDB commit, and every slot is still at the
+    version that run started from (a reset or rewind since then wins). All
+    slots move in one transaction. Returns the snapshot rolled forward from, or None.
     """
     snapshot = current_snapshot(spark, target)
     if (
@@ -368,31 +430,36 @@ def roll_forward(
         or not snapshot.commits
         or snapshot.state_name != state_name
         or snapshot.run_id is None
-        or snapshot.watermark is None
+        or not snapshot.watermarks
+        or snapshot.state_versions is None
     ):
         return None
-    try:
-        store.state_after_run(state_name, snapshot.run_id)
-        return None
-    except UnknownRun:
-        pass
-    current = store.current_state(state_name)
-    version = current["version"] if current else 0
-    if version != snapshot.state_version:
-        return None
-    item = WatermarkItem(
-        job_name=state_name,
-        job_run_id=snapshot.run_id,
-        watermarks=snapshot.watermark,
-        slot=DEFAULT_SLOT,
-        expected_version=version,
-        kind="run",
-        note={
-            "rolled_forward_from_snapshot": str(snapshot.snapshot_id),
-            "why": "Iceberg snapshot committed, DynamoDB commit missing",
-        },
-    )
-    store.commit_many([item], lease=lease)
+    items = []
+    for slot, values in snapshot.watermarks.items():
+        try:
+            store.state_after_run(state_name, snapshot.run_id, slot)
+            return None
+        except UnknownRun:
+            pass
+        current = store.current_state(state_name, slot)
+        version = current["version"] if current else 0
+        if version != snapshot.state_versions.get(slot):
+            return None
+        items.append(
+            WatermarkItem(
+                job_name=state_name,
+                job_run_id=snapshot.run_id,
+                watermarks=values,
+                slot=slot,
+                expected_version=version,
+                kind="run",
+                note={
+                    "rolled_forward_from_snapshot": str(snapshot.snapshot_id),
+                    "why": "Iceberg snapshot committed, DynamoDB commit missing",
+                },
+            )
+        )
+    store.commit_many(items, lease=lease)
     return snapshot
 
 

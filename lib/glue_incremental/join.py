@@ -343,8 +343,12 @@ def join_partitions(left_df: Any, right_df: Any, spec: JoinSpec) -> Any:
 # Limitation (as with Glue bookmarks): deleting a side's partition or files is
 # not seen; the sides are append / replace-partition datasets.
 
-REQUIRED_ARGS = ("left_path", "right_path", "join_keys", "partition_by", "target_path")
+REQUIRED_ARGS = ("left_path", "right_path", "join_keys", "partition_by")
 OPTIONAL_ARGS: dict[str, str | None] = {
+    "target_path": None,
+    "target_format": "parquet",
+    "target_table": None,
+    "iceberg_catalog": "glue_catalog",
     "join_type": "inner",
     "left_format": "parquet",
     "right_format": "parquet",
@@ -354,7 +358,8 @@ OPTIONAL_ARGS: dict[str, str | None] = {
     "right_schema": None,
     "lookback": "0",
 }
-SOURCE_FORMATS = ("parquet", "json", "csv")
+# "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
+SOURCE_FORMATS = ("parquet", "json", "csv", "iceberg")
 # --partition_types: the values a partition column may hold (checked before writing).
 PARTITION_TYPES = ("string", "int", "bigint", "date")
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
@@ -396,7 +401,7 @@ class JoinJobConfig:
     left_path: str
     right_path: str
     spec: JoinSpec
-    target_path: str
+    target_path: str = ""
     left_format: str = "parquet"
     right_format: str = "parquet"
     upstream_jobs: Mapping[str, str] = field(default_factory=dict)
@@ -404,9 +409,26 @@ class JoinJobConfig:
     left_schema: str | None = None
     right_schema: str | None = None
     lookback: timedelta = timedelta(0)
+    target_format: str = "parquet"
+    target_table: str | None = None
+    iceberg_catalog: str = "glue_catalog"
 
     def __post_init__(self) -> None:
         from glue_incremental.args import ArgumentError
+
+        if self.target_format not in ("parquet", "iceberg"):
+            raise ArgumentError(
+                "target_format",
+                f"--target_format {self.target_format!r} is not one of parquet, iceberg",
+            )
+        if self.target_format == "iceberg":
+            if not self.target_table:
+                raise ArgumentError(
+                    "target_table", "--target_format iceberg needs --target_table database.table"
+                )
+            self.iceberg_target  # noqa: B018 (validates the name now, before any run)
+        elif not self.target_path:
+            raise ArgumentError("target_path", "--target_path is required for a Parquet target")
 
         for side in SIDES:
             fmt = self.format(side)
@@ -430,11 +452,17 @@ class JoinJobConfig:
                     f"--partition_types {column}:{kind}: type must be one of "
                     f"{', '.join(PARTITION_TYPES)}",
                 )
-        if self.target_path.rstrip("/") in (
+        if self.target_path and self.target_path.rstrip("/") in (
             self.left_path.rstrip("/"),
             self.right_path.rstrip("/"),
         ):
             raise ArgumentError("target_path", "--target_path must differ from both sides' paths")
+
+    @property
+    def iceberg_target(self) -> Any:
+        from glue_incremental.iceberg import IcebergTarget
+
+        return IcebergTarget(str(self.target_table), self.iceberg_catalog)
 
     def path(self, side: str) -> str:
         return self.left_path if side == "left" else self.right_path
@@ -459,7 +487,7 @@ class JoinJobConfig:
             left_path=str(args["left_path"]),
             right_path=str(args["right_path"]),
             spec=spec,
-            target_path=str(args["target_path"]),
+            target_path=args.get("target_path") or "",
             left_format=(args.get("left_format") or "parquet").lower(),
             right_format=(args.get("right_format") or "parquet").lower(),
             upstream_jobs=_parse_upstream(args.get("upstream_jobs")),
@@ -467,6 +495,9 @@ class JoinJobConfig:
             left_schema=args.get("left_schema"),
             right_schema=args.get("right_schema"),
             lookback=parse_duration("lookback", args.get("lookback")),
+            target_format=(args.get("target_format") or "parquet").lower(),
+            target_table=args.get("target_table"),
+            iceberg_catalog=args.get("iceberg_catalog") or "glue_catalog",
         )
 
 
@@ -553,10 +584,16 @@ class _Side:
     upstream: _Upstream | None
     unsettled: set[tuple]
     new_rows: Any
+    iceberg_snapshot: int | None = None
 
     @property
     def has_schema(self) -> bool:
-        return bool(self.declared_schema) or bool(self.listing) or bool(self.pruned_partitions)
+        return (
+            bool(self.declared_schema)
+            or bool(self.listing)
+            or bool(self.pruned_partitions)
+            or self.iceberg_snapshot is not None
+        )
 
     def existing_partitions(self, columns: Sequence[str]) -> set[tuple]:
         return {_partition_of(f, columns) for f in self.listing} | self.pruned_partitions
@@ -571,6 +608,14 @@ def run_join(run: Any, config: JoinJobConfig, *, hooks: JoinHooks | None = None)
     # ``hour=03`` is the partition "03" on both sides and in the output.
     spark.conf.set(key, "false")
     try:
+        if config.target_format == "iceberg" and not run.dry_run and run.bookmark.commits:
+            from glue_incremental import iceberg
+
+            rolled = iceberg.roll_forward(
+                spark, config.iceberg_target, run.store, str(run.state_name), run.lease
+            )
+            if rolled is not None:
+                run.summary["rolled_forward_from_snapshot"] = rolled.snapshot_id
         _run_join(run, config, hooks or JoinHooks())
     finally:
         spark.conf.set(key, before)
@@ -587,6 +632,11 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
 
     spark, spec = run.spark, config.spec
     columns = spec.partition_by
+    to_iceberg = config.target_format == "iceberg"
+    if to_iceberg:
+        from glue_incremental import iceberg
+
+        started_from = iceberg.current_snapshot(spark, config.iceberg_target)
     sides = {name: _plan_side(run, config, name) for name in SIDES}
 
     new = {name: side.new_rows for name, side in sides.items() if side.new_rows is not None}
@@ -633,6 +683,7 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
 
     result = writer.WriteResult(0)
     wrote = False
+    joined = None
     if affected:
         full = {name: _read_full(spark, side, affected, columns) for name, side in sides.items()}
         validate_sides(full["left"], full["right"], spec)
@@ -642,16 +693,17 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
         joined = join_partitions(filtered["left"], filtered["right"], spec)
         if hooks.inspect is not None:
             hooks.inspect({**filtered, "joined": joined, "affected": list(affected)})
-        result = writer.replace_partitions(
-            spark,
-            joined,
-            config.target_path,
-            partition_by=columns,
-            affected=None if full_reload else affected,
-            run_id=run.run_id,
-            before_publish=run.guard,
-            after_partition_published=hooks.after_partition_published,
-        )
+        if not to_iceberg:
+            result = writer.replace_partitions(
+                spark,
+                joined,
+                config.target_path,
+                partition_by=columns,
+                affected=None if full_reload else affected,
+                run_id=run.run_id,
+                before_publish=run.guard,
+                after_partition_published=hooks.after_partition_published,
+            )
         wrote = True
 
     published_at_ms = int(run.clock() * 1000)
@@ -662,13 +714,44 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
             _recheck_upstream(spark, side, affected, columns)
     states = {
         name: {
-            "files": side.plan.next_bookmark.to_state(),
+            **(
+                {"iceberg_snapshot_id": side.iceberg_snapshot}
+                if side.fmt == "iceberg"
+                else {"files": side.plan.next_bookmark.to_state()}
+            ),
             "pending_partitions": [list(p) for p in pending[name]],
             "upstream": side.upstream.state() if side.upstream else None,
             "published_at_ms": published_at_ms,
         }
         for name, side in sides.items()
     }
+    if to_iceberg:
+        for state in states.values():
+            state["iceberg_table"] = config.iceberg_target.name
+    if to_iceberg and joined is not None:
+        # One snapshot replaces every affected partition; it carries both sides' states.
+        published = iceberg.publish_partitions(
+            spark,
+            config.iceberg_target,
+            joined,
+            partition_by=columns,
+            affected=None if full_reload else affected,
+            started_from=started_from.snapshot_id if started_from else None,
+            properties=iceberg.snapshot_properties(
+                run_id=run.run_id,
+                state_name=str(run.state_name),
+                state_versions={
+                    name: iceberg.started_version(run.store, str(run.state_name), name)
+                    for name in SIDES
+                },
+                watermarks=states,
+                commits=run.bookmark.commits,
+            ),
+            guard=run.guard,
+        )
+        result = writer.WriteResult(published.records_written)
+        run.summary["iceberg_snapshot_id"] = published.snapshot_id
+        iceberg.crash_point("after_iceberg_commit")
     changed = wrote or any(
         _without(states[name], "published_at_ms") != _without(side.previous, "published_at_ms")
         for name, side in sides.items()
@@ -711,6 +794,8 @@ def _partition_of(source: Any, columns: Sequence[str]) -> tuple:
 def _plan_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
     from glue_incremental.sources import files as file_source
 
+    if config.format(name) == "iceberg":
+        return _plan_iceberg_side(run, config, name)
     spark = run.spark
     root = config.path(name)
     columns = config.spec.partition_by
@@ -781,6 +866,75 @@ def _plan_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
         unsettled=unsettled,
         new_rows=new_rows,
     )
+
+
+@dataclass(frozen=True)
+class _IcebergPlan:
+    """What a file plan reports, for a side read by Iceberg snapshot (no files listed)."""
+
+    start_snapshot: int | None
+    end_snapshot: int | None
+    files: tuple = ()
+    late_file_count: int = 0
+
+    @property
+    def next_bookmark(self) -> Any:
+        return self  # high_mark_ms below: no file times for an Iceberg side
+
+    high_mark_ms = None
+
+    def summary(self) -> dict[str, Any]:
+        return {"iceberg_start_snapshot": self.start_snapshot, "iceberg_end_snapshot": self.end_snapshot}
+
+
+def _plan_iceberg_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
+    """An Iceberg side: the rows that changed since the snapshot this side last consumed.
+
+    Only committed snapshots exist, so no upstream rule is needed. First run: the whole
+    table at its current snapshot. Later: the changelog between the two snapshots
+    (inserted, deleted and updated rows, whose partitions are the affected ones). If the
+    consumed snapshot is no longer an ancestor (the upstream was rewound), the whole
+    table is read again.
+    """
+    from glue_incremental import iceberg
+
+    spark = run.spark
+    columns = config.spec.partition_by
+    previous = run.previous(name)
+    target = _iceberg_side_target(config, name)
+    current = iceberg.current_snapshot(spark, target)
+    end = current.snapshot_id if current else None
+    start = (previous or {}).get("iceberg_snapshot_id")
+    new_rows = None
+    if end is not None and start != end:
+        if start is not None and iceberg.is_ancestor(spark, target, end, start):
+            new_rows = iceberg.changed_rows(spark, target, start, end)
+        else:
+            start = None
+            new_rows = iceberg.read_at(spark, target, end)
+        new_rows = _partition_strings(new_rows, columns)
+    return _Side(
+        name=name,
+        root=target.name,
+        fmt="iceberg",
+        declared_schema=None,
+        previous=previous,
+        band_start_ms=None,
+        exists=end is not None,
+        listing=[],
+        pruned_partitions=set(),
+        plan=_IcebergPlan(start, end),
+        upstream=None,
+        unsettled=set(),
+        new_rows=new_rows,
+        iceberg_snapshot=end,
+    )
+
+
+def _iceberg_side_target(config: JoinJobConfig, name: str) -> Any:
+    from glue_incremental.iceberg import IcebergTarget
+
+    return IcebergTarget(config.path(name), config.iceberg_catalog)
 
 
 def _read_options(fmt: str) -> dict[str, str]:
@@ -889,6 +1043,13 @@ def _read_full(spark: Any, side: _Side, affected: Sequence[tuple], columns: Sequ
     """The side's whole dataset (lazily; the caller prunes it to ``affected``)."""
     from glue_incremental.writer import partition_dir
 
+    if side.fmt == "iceberg":
+        from glue_incremental import iceberg
+        from glue_incremental.iceberg import IcebergTarget
+
+        table = side.root.split(".", 1)[1]
+        frame = iceberg.read_at(spark, IcebergTarget(table, side.root.split(".")[0]), side.iceberg_snapshot)
+        return _partition_strings(frame, columns)
     options = _read_options(side.fmt)
     if not side.exists or not (side.listing or side.pruned_partitions):
         # has_schema guarantees a declared schema here

@@ -37,6 +37,7 @@ from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 from glue_incremental import iceberg, writer
 from glue_incremental.args import ArgumentError, parse_duration, parse_list
 from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.watermarks import DEFAULT_SLOT
 
 SourceFormat = Literal["parquet", "json", "csv"]
 TargetFormat = Literal["parquet", "iceberg"]
@@ -330,7 +331,7 @@ def _load_rows(
         state_extra = {**state_extra, "iceberg_table": config.iceberg_target.name}
         target_schema = iceberg.table_schema(spark, config.iceberg_target)
         started_from = iceberg.current_snapshot(spark, config.iceberg_target)
-        state_version = _state_version(run)
+        state_version = iceberg.started_version(run.store, str(run.state_name))
     else:
         target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
     records_read = nulls = 0
@@ -367,8 +368,8 @@ def _load_rows(
                     iceberg.snapshot_properties(
                         run_id=run.run_id,
                         state_name=str(run.state_name),
-                        state_version=state_version,
-                        watermark=state,
+                        state_versions={DEFAULT_SLOT: state_version},
+                        watermarks={DEFAULT_SLOT: state},
                         commits=run.bookmark.commits and not run.dry_run,
                     ),
                 )
@@ -444,15 +445,6 @@ def _write_iceberg(
     )
     run.summary["iceberg_snapshot_id"] = result.snapshot_id
     return writer.WriteResult(result.records_written)
-
-
-def _state_version(run: IncrementalRun) -> int:
-    """The DynamoDB version of the state this run starts from (0: none yet)."""
-    version = run.store.read_version(str(run.state_name))
-    if version is None:
-        current = run.store.current_state(str(run.state_name))
-        version = current["version"] if current else 0
-    return int(version)
 
 
 def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:

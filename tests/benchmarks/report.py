@@ -654,12 +654,33 @@ NOTES = (
 )
 
 
+def _iceberg_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    out.append(section["description"] + ". No target yet: the figures are for the record.")
+    out.append("")
+    rows = []
+    for p in section["points"]:
+        for fmt in ("parquet", "iceberg"):
+            figures = p[fmt]
+            rows.append(
+                [
+                    p["run"],
+                    fmt,
+                    _fmt_seconds(figures["seconds"]),
+                    _fmt_int(figures["records_read"]),
+                    _fmt_int(figures["target_bytes"]),
+                    _fmt_int(figures.get("bytes_committed")),
+                ]
+            )
+    out += _table(["run", "target", "wall s", "rows read", "target bytes", "bytes committed"], rows)
+
+
 RENDERERS = {
     "file_ingestion": ("1. File ingestion", _files_section),
     "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
     "join": ("3. Incremental join", _join_section),
     "watermarks": ("4. Watermark store", _watermarks_section),
     "predicates": ("5. Predicate building", _predicates_section),
+    "iceberg": ("6. Load into Iceberg vs Parquet", _iceberg_section),
 }
 
 

@@ -47,8 +47,9 @@ SECTIONS: dict[str, str] = {
     "join": "tests.benchmarks.bench_join",
     "watermarks": "tests.benchmarks.bench_watermarks",
     "predicates": "tests.benchmarks.bench_predicates",
+    "iceberg": "tests.benchmarks.bench_iceberg",
 }
-NEEDS_POSTGRES = {"jdbc"}
+NEEDS_POSTGRES = {"jdbc", "iceberg"}
 
 
 def _log(message: str) -> None:
@@ -157,6 +158,8 @@ def run_benchmarks(
         if spark is None:
             from glue_incremental.spark import local_spark_session
 
+            # Iceberg tables of section 6 live in the run's scratch directory.
+            os.environ["GLUE_INCREMENTAL_ICEBERG_WAREHOUSE"] = (workdir / "iceberg").as_uri()
             spark = local_spark_session(app_name="glue-incremental-bench")
             stack.callback(spark.stop)
         stack.callback(shutil.rmtree, workdir, True)
