@@ -251,6 +251,35 @@ def read_at(spark: Any, target: IcebergTarget, snapshot_id: int | None) -> DataF
     return spark.read.option("snapshot-id", str(snapshot_id)).table(target.name)
 
 
+def is_ancestor(spark: Any, target: IcebergTarget, snapshot_id: int, ancestor_id: int) -> bool:
+    """Whether ``ancestor_id`` is in ``snapshot_id``'s lineage (false after a rollback past it)."""
+    table = _java_table(spark, target)
+    util = spark._jvm.org.apache.iceberg.util.SnapshotUtil
+    return bool(util.isAncestorOf(table, int(snapshot_id), int(ancestor_id)))
+
+
+def changed_rows(spark: Any, target: IcebergTarget, start_id: int, end_id: int) -> DataFrame:
+    """Rows inserted, deleted or updated after snapshot ``start_id`` up to ``end_id``.
+
+    Iceberg's changelog view (carried-over rows of copy-on-write rewrites removed), so a
+    MERGE that rewrote a file shows only the rows it changed, each as its old and new version.
+    """
+    view = f"glue_incremental_changes_{os.getpid()}_{start_id}_{end_id}".replace("-", "_")
+    spark.sql(
+        f"CALL {target.catalog}.system.create_changelog_view("
+        f"table => '{target.table}', "
+        f"options => map('start-snapshot-id', '{start_id}', 'end-snapshot-id', '{end_id}'), "
+        f"changelog_view => '{view}')"
+    )
+    changes = spark.table(view)
+    metadata = [
+        name
+        for name in changes.columns
+        if name.startswith("_change") or name == "_commit_snapshot_id"
+    ]
+    return changes.drop(*metadata)
+
+
 class _Callable:
     """A Python action Java can call (``java.util.concurrent.Callable``) through py4j."""
 

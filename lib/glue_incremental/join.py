@@ -884,7 +884,10 @@ class _IcebergPlan:
     high_mark_ms = None
 
     def summary(self) -> dict[str, Any]:
-        return {"iceberg_start_snapshot": self.start_snapshot, "iceberg_end_snapshot": self.end_snapshot}
+        return {
+            "iceberg_start_snapshot": self.start_snapshot,
+            "iceberg_end_snapshot": self.end_snapshot,
+        }
 
 
 def _plan_iceberg_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
@@ -1048,7 +1051,9 @@ def _read_full(spark: Any, side: _Side, affected: Sequence[tuple], columns: Sequ
         from glue_incremental.iceberg import IcebergTarget
 
         table = side.root.split(".", 1)[1]
-        frame = iceberg.read_at(spark, IcebergTarget(table, side.root.split(".")[0]), side.iceberg_snapshot)
+        frame = iceberg.read_at(
+            spark, IcebergTarget(table, side.root.split(".")[0]), side.iceberg_snapshot
+        )
         return _partition_strings(frame, columns)
     options = _read_options(side.fmt)
     if not side.exists or not (side.listing or side.pruned_partitions):

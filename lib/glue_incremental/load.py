@@ -34,8 +34,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
-from glue_incremental import iceberg, writer
-from glue_incremental.args import ArgumentError, parse_duration, parse_list
+from glue_incremental import iceberg, iceberg_maintenance, writer
+from glue_incremental.args import ArgumentError, parse_bool, parse_duration, parse_list
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -54,6 +54,8 @@ OPTIONAL_ARGS: dict[str, str | None] = {
     "target_format": "parquet",
     "target_table": None,
     "iceberg_catalog": iceberg.DEFAULT_CATALOG,
+    "iceberg_expire_older_than": None,
+    "iceberg_compact": "false",
     "source_table": None,
     "source_format": "parquet",
     "source_user": None,
@@ -94,6 +96,9 @@ class LoadConfig:
     target_format: TargetFormat = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = iceberg.DEFAULT_CATALOG
+    # Optional maintenance after each committed run (see iceberg_maintenance).
+    iceberg_expire_older_than: timedelta | None = None
+    iceberg_compact: bool = False
 
     def __post_init__(self) -> None:
         if self.target_format not in TARGET_FORMATS:
@@ -164,6 +169,11 @@ class LoadConfig:
             target_format=(args.get("target_format") or "parquet").lower(),  # type: ignore[arg-type]
             target_table=args.get("target_table"),
             iceberg_catalog=args.get("iceberg_catalog") or iceberg.DEFAULT_CATALOG,
+            iceberg_expire_older_than=parse_duration(
+                "iceberg_expire_older_than", args.get("iceberg_expire_older_than")
+            )
+            or None,
+            iceberg_compact=parse_bool("iceberg_compact", args.get("iceberg_compact")),
         )
 
 
@@ -389,6 +399,8 @@ def _load_rows(
     )
     if changed:
         run.commit({"default": state})
+    if config.target_format == "iceberg" and run.committed:
+        _maintain(run, config, state)
     watermark_time = _as_time(new_cursor)
     if watermark_time is None and file_high_mark_ms:
         watermark_time = datetime.fromtimestamp(file_high_mark_ms / 1000, UTC)
@@ -445,6 +457,31 @@ def _write_iceberg(
     )
     run.summary["iceberg_snapshot_id"] = result.snapshot_id
     return writer.WriteResult(result.records_written)
+
+
+def _maintain(run: IncrementalRun, config: LoadConfig, state: dict[str, Any]) -> None:
+    """Optional compaction and snapshot expiry, after the commit and under the run's lease."""
+    target = config.iceberg_target
+    if config.iceberg_compact:
+        run.guard()
+        compacted = iceberg_maintenance.compact(
+            run.spark,
+            target,
+            run_id=run.run_id,
+            state_name=str(run.state_name),
+            watermarks={DEFAULT_SLOT: state},
+        )
+        run.summary["iceberg_compaction_snapshot_id"] = compacted
+    if config.iceberg_expire_older_than:
+        run.guard()
+        result = iceberg_maintenance.expire(
+            run.spark,
+            target,
+            run.store,
+            str(run.state_name),
+            iceberg_maintenance.Retention(config.iceberg_expire_older_than),
+        )
+        run.summary["iceberg_snapshots_expired"] = result.snapshots_before - result.snapshots_after
 
 
 def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:
