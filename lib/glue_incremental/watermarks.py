@@ -525,17 +525,23 @@ class Watermarks:
         return committed
 
     def reset(
-        self, job_name: str, slot: str | None = None, *, who: str | None = None, why: str = ""
+        self,
+        job_name: str,
+        slot: str | None = None,
+        *,
+        who: str | None = None,
+        why: str = "",
+        note: Mapping[str, str] | None = None,
     ) -> None:
         """Make the next run start from None (a full load). History is kept for audit.
 
-        ``slot`` None resets every slot of the job.
+        ``slot`` None resets every slot of the job. ``note`` adds attributes to the history.
         """
         slots = [slot] if slot else self.slots(job_name)
         if not slots:
             raise UnknownJob(job_name)
         for each in slots:
-            self._manual_change(job_name, each, None, "reset", who, why)
+            self._manual_change(job_name, each, None, "reset", who, why, note)
 
     def rewind(
         self,

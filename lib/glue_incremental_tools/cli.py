@@ -331,11 +331,20 @@ def _cmd_reset(args: argparse.Namespace) -> int:
     slots = [args.slot] if args.slot else sorted(store.slots(args.job))
     if not slots:
         raise UnknownJob(args.job)
-    store.reset(args.job, args.slot, who=args.who, why=why)
+    tables = {
+        ((store.current_state(args.job, slot) or {}).get("watermarks") or {}).get("iceberg_table")
+        for slot in slots
+    } - {None}
+    # An Iceberg target is not emptied: the next run's full reload replaces it in one snapshot,
+    # so readers never see it empty in between.
+    note = {"output": "kept until the next run's full reload replaces it"} if tables else None
+    store.reset(args.job, args.slot, who=args.who, why=why, note=note)
     states = [store.current_state(args.job, slot) for slot in slots]
     _print_states(args, [state for state in states if state], with_slot=True)
     if not args.json:
         print("the next run starts from nothing (a full load)")
+        for table in sorted(tables):
+            print(f"table {table} stays as it is until that run replaces it in one snapshot")
     return 0
 
 

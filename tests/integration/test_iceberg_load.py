@@ -363,3 +363,27 @@ def test_rewind_with_keep_output_leaves_the_table(spark, tmp_path, store, capsys
 
     assert iceberg.current_snapshot(spark, config.iceberg_target) == before
     assert store.history("keep", limit=1).items[0]["output"] == "kept"
+
+
+def test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot(
+    spark, tmp_path, store, capsys
+):
+    config = config_for(tmp_path, unique_table("reset"))
+    clock = FixedClock(T0)
+    delivered = [row(1, 1), row(2, 2)]
+    write_json_file(tmp_path / "source", delivered, mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="reset", run_id="jr_1", clock=clock, store=store)
+
+    assert cli.main(["watermarks", "reset", "reset", "--why", "full reload"]) == 0
+    assert "until the next run" in store.history("reset", limit=1).items[0]["output"]
+    assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
+        delivered, "id", "updated", COLUMNS
+    )
+
+    clock.now += 30
+    run_load_at(spark, config, job_name="reset", run_id="jr_2", clock=clock, store=store)
+    assert [s.run_id for s in our_snapshots(spark, config)] == ["jr_1", "jr_2"]
+    assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
+        delivered, "id", "updated", COLUMNS
+    )
