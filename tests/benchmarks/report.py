@@ -917,7 +917,7 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
         renderer(section, body, summary)
         if section.get("method"):
             body += [f"Method: {section['method']}", ""]
-        if PLOTS[name] in plots:
+        if PLOTS.get(name) in plots:
             body += [f"![{title}]({PLOTS[name]})", ""]
         body += [f"Section wall time: {section.get('section_seconds', 0):.0f} s.", ""]
     out += ["## Summary and scaling", ""]
