@@ -12,7 +12,7 @@ context is not), and types JSON lacks are tagged:
 - ``date``: ``{"$date": "2024-05-01"}``; ``Decimal``: ``{"$decimal": "1.10"}``
   (exponent and trailing zeros kept).
 - Tuples are rejected: JSON brings them back as lists, so a cursor compared
-  against its own stored value would change type between runs (seed 003).
+  against its own stored value would change type between runs.
 - NaN and infinities are rejected: they compare false with everything.
 
 Version 1 is the only encoding so far; ``decode`` dispatches on ``v`` so a

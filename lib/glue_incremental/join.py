@@ -1,43 +1,12 @@
 """The incremental join: its spec, input checks, the per-partition join, and the job.
 
-The pure pieces (``JoinSpec``, ``validate_sides``, ``join_partitions``) come
-first; the job (``main``/``run_join``, run by ``glue_scripts/incremental_join.py``)
-follows below, with its upstream-commit rule documented where it starts.
-
-The join is *per partition*. Both sides are partitioned by the same columns
-(``partition_by``), and rows only join within the same partition: the
-partition columns are always part of the equality, in addition to
-``join_keys`` (listing a partition column in ``join_keys`` too is allowed and
-changes nothing). This is what makes the join incremental: an output
-partition depends only on the same partition of each side, so when new data
-lands in partition P on either side, recomputing output partition P from both
-sides' full P is exactly a full recompute restricted to P. A join across
-partitions (keys only) would let new data in P change output partition Q, and
-could not be maintained by replacing only the affected partitions.
-
-Equality rules
-    Partition columns match null-safely (``<=>``): a null partition value
-    (Hive's ``__HIVE_DEFAULT_PARTITION__``) is one partition, and its rows join
-    each other. Join keys use SQL ``=``: a null key matches nothing (inner
-    drops the row, left/full keep it unmatched), exactly as a full recompute.
-
-Output columns, in this order
-    1. the partition columns,
-    2. the join keys that are not partition columns,
-    3. the left side's other columns, in the left's order,
-    4. the right side's other columns, in the right's order.
-
-    Partition columns and keys come from the left for ``inner``/``left`` and
-    are ``coalesce(left, right)`` for ``full`` (so a right-only row keeps its
-    partition and key). A non-key column present on both sides (compared
-    case-insensitively, as Spark resolves names) is renamed ``left_<name>``
-    and ``right_<name>``; other columns keep their names. If a renamed column
-    would still collide with another output column, ``validate_sides``
-    rejects the input instead of guessing.
-
-Key and partition column types must be equal on both sides (nullability
-aside): an implicit cast (string vs int, date vs string) silently changes
-which rows match, so the caller casts explicitly.
+Rows join only within the same partition (partition columns always part of the
+equality), so recomputing output partition P from both sides' full P equals a full
+recompute restricted to P: a run recomputes and replaces exactly the partitions
+that either side changed. Both sides' bookmarks commit in one transaction; before
+both sides have data nothing is written or committed. A side written by an upstream
+job of this platform is read only as far as that job committed. Design, output
+columns and the upstream rule: ``docs/incremental-join.md``, ``docs/upstream-commits.md``.
 """
 
 from __future__ import annotations
@@ -283,65 +252,8 @@ def join_partitions(left_df: Any, right_df: Any, spec: JoinSpec) -> Any:
 
 
 # =========================================================================== the job
-#
-# ``glue_scripts/incremental_join.py`` runs ``main``. One run:
-#
-# 1. Per side ("left", "right"; one watermark slot each): list the side's
-#    files and plan the new ones since the side's own file bookmark
-#    (``sources.files``). For a side produced by an upstream job of this
-#    platform (``--upstream_jobs left=<job>``) only committed output is read:
-#    see ``UPSTREAM RULE`` below.
-# 2. Affected partitions = the union of both sides' new partitions (one Spark
-#    action for both, ``predicates.partition_counts``), plus partitions left
-#    pending by earlier runs; minus partitions an upstream is still writing
-#    (they stay pending, in the state, until a committed upstream run covers
-#    them).
-# 3. Checks before anything is written: partition columns present (same type)
-#    on both sides' new data, values valid for ``--partition_types``, join
-#    keys and partition columns on both full sides (``validate_sides``).
-# 4. Both full datasets are read restricted to the affected partitions
-#    (``predicates.filter_partitions``: pruned at the scan), joined per
-#    partition (``join_partitions``), and exactly the affected output
-#    partitions are replaced (``writer.replace_partitions``); an affected
-#    partition with no joined rows is removed. Others stay byte-identical.
-# 5. Both slots are committed in one transaction (``IncrementalRun.commit`` ->
-#    ``Watermarks.commit_many``): a conflict on either aborts both. A crash
-#    before it leaves both bookmarks where they were; the rerun recomputes the
-#    same partitions (plus any new ones), so the output converges on a full
-#    recompute.
-#
-# Until both sides have data (or a declared ``--left_schema``/``--right_schema``),
-# the output columns are unknown: the run writes and commits nothing and says
-# so in its summary (``waiting_for``); the next run starts from the same place.
-#
-# UPSTREAM RULE. An upstream job commits ``published_at_ms`` (its clock after
-# its output was published, before its commit) in the state it commits; runs
-# of one job are serialised by its lease. Let ``U`` be ``published_at_ms`` of
-# the upstream's latest committed state. Then for that side:
-#
-# - files modified after ``U`` are not read (the plan's upper bound is ``U``):
-#   they were written by a run that is still running or that failed before
-#   committing. They are read once a committed run's ``U`` covers them.
-# - a partition is *unsettled* if it holds such a file, or if it appears under
-#   the upstream's ``_staging/<run>/`` (staged, or set aside mid-swap by
-#   ``writer.replace_partitions``; after a crash it stays there until the
-#   upstream's next write recovers it). Unsettled partitions are not read at
-#   all: an affected one is deferred (kept in ``pending_partitions``) and
-#   recomputed by the first run that finds it settled. Its output keeps what
-#   the last committed upstream data gave.
-# - just before committing, the upstream is listed again; if an affected
-#   partition became unsettled while it was being read, the run fails with
-#   ``UpstreamChanged`` and commits nothing (the rerun redoes it).
-# - the run summary lists, per side, the upstream run ids committed since the
-#   last consumed version (``upstream_runs_consumed``).
-#
-# The join commits ``published_at_ms`` in both slots too, so a join can be the
-# upstream of another join. ``U`` compares the upstream driver's clock with
-# file modification times: the rule assumes clocks agree to well within the
-# time between an upstream commit and its next run's first write.
-#
-# Limitation (as with Glue bookmarks): deleting a side's partition or files is
-# not seen; the sides are append / replace-partition datasets.
+# One run and the upstream rule are described in docs/incremental-join.md and
+# docs/upstream-commits.md.
 
 REQUIRED_ARGS = ("left_path", "right_path", "join_keys", "partition_by", "target_path")
 OPTIONAL_ARGS: dict[str, str | None] = {

@@ -1,36 +1,12 @@
 """The watermark store: per-job state in the DynamoDB table ``glue-watermarks``.
 
-Seed 000's usage keeps working::
-
-    watermarks = Watermarks("glue-watermarks")
-    previous = watermarks.get_watermark(job_name)          # None on the first run
-    item = watermarks.create_watermark_item(job_name, job_run_id, last_modified=...)
-    watermarks.add_watermark(item)                          # the commit
-
-and is correct where the public helper was not:
-
-- "Latest" is the most recently *committed* state, kept in one item per job
-  (``STATE#<slot>``) and read with one consistent ``GetItem``, whatever the
-  history length. Run ids are random (``jr_<64 hex>``) and never ordered.
-- Commits are optimistic: ``add_watermark`` succeeds only if the state is still
-  the version this object last read. Otherwise ``WatermarkConflict`` is raised
-  and nothing is written. The state, its history entry and the run pointer are
-  written in one ``TransactWriteItems``, so they never disagree.
-- A run lease with a fencing token (``acquire_lease``) keeps a second run of the
-  same job out before it reads anything, and a run whose lease expired and was
-  taken over cannot commit.
-
-Layout (hash key ``job_name``, range key ``sk``, both strings)::
-
-    job_name=J  sk=STATE#<slot>                 current state, ``version`` N
-    job_name=J  sk=HIST#<slot>#<version:012d>   every committed change (runs, resets, rewinds, sets)
-    job_name=J  sk=RUN#<slot>#<run_id>          which version a run committed (rewind, replays)
-    job_name=J  sk=LEASE                        the run lease
-
-All items of a job share its partition key, so IAM's ``dynamodb:LeadingKeys``
-can confine a Glue job to its own state. A job keeps several independent
-cursors in *slots* (the incremental join keeps one per side); the seed API uses
-the ``default`` slot.
+Keeps the playbook's API (``get_watermark``, ``create_watermark_item``,
+``add_watermark``) and makes it safe: the latest *committed* state is one item read
+with one consistent ``GetItem`` (``None`` on the first run); commits are optimistic
+(``WatermarkConflict``, nothing written) and write state, history and run pointer
+in one transaction; a run lease with a fencing token keeps a second or zombie run
+from committing (``LeaseHeld``, ``LeaseLost``). Item layout and design notes:
+``docs/watermarks-and-leases.md``.
 """
 
 from __future__ import annotations
@@ -181,7 +157,7 @@ class WatermarkItem:
     kind: ChangeKind = "run"
     note: Mapping[str, str] = field(default_factory=dict)
 
-    def __getitem__(self, key: str) -> Any:  # seed 000 code indexes the item like a dict
+    def __getitem__(self, key: str) -> Any:  # playbook code indexes the item like a dict
         return self.as_dict()[key]
 
     def as_dict(self) -> dict[str, Any]:
