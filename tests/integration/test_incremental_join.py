@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from glue_incremental.args import ArgumentError, BookmarkOption
 from glue_incremental.join import (
-    JoinHooks,
     JoinInputError,
     JoinJobConfig,
     JoinSpec,
@@ -34,13 +33,13 @@ from glue_incremental.predicates import (
     MissingPartitionColumn,
     scanned_files,
 )
-from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks, create_table
-from glue_incremental.writer import SimulatedCrash
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
+from tests.harness.faults import Crash, crash_at, on_point
 from tests.harness.loads import FixedClock, partition_file_snapshot
 
 pytestmark = pytest.mark.spark
@@ -91,7 +90,7 @@ def run_at(
     job_name: str,
     run_id: str,
     now: float,
-    hooks: JoinHooks | None = None,
+    hook=None,
     option: BookmarkOption = BookmarkOption.ENABLE,
     clock=None,
 ) -> dict[str, Any]:
@@ -104,8 +103,8 @@ def run_at(
         clock=clock or FixedClock(now),
         publish_metrics=False,
     )
-    with run:
-        run_join(run, config, hooks=hooks)
+    with hooks.installed(hook) if hook else contextlib.nullcontext(), run:
+        run_join(run, config)
     return run.summary
 
 
@@ -190,12 +189,8 @@ def test_property_every_run_equals_a_full_recompute(spark, store, history, join_
             land(tmp / side, partition, payload, base + offset)
         now = base + 50
         if crash_at == number:
-
-            def crash() -> None:
-                raise SimulatedCrash("between write and commit")
-
             # a run with nothing to commit (or waiting for a side) never reaches the crash
-            with contextlib.suppress(SimulatedCrash):
+            with contextlib.suppress(Crash):
                 run_at(
                     spark,
                     config,
@@ -203,7 +198,7 @@ def test_property_every_run_equals_a_full_recompute(spark, store, history, join_
                     job_name=job,
                     run_id=f"jr_{number}_crashed",
                     now=now,
-                    hooks=JoinHooks(before_commit=crash),
+                    hook=crash_at("commit.before"),
                 )
             now += 1
         run_at(spark, config, store, job_name=job, run_id=f"jr_{number}", now=now)
@@ -230,7 +225,7 @@ def test_only_affected_partitions_are_read_and_rewritten(spark, tmp_path, store)
         job_name="sales",
         run_id="jr_2",
         now=T0 + 60,
-        hooks=JoinHooks(inspect=seen.update),
+        hook=on_point("join.joined", lambda **details: seen.update(details)),
     )
 
     assert summary["affected_partitions"] == 1
@@ -288,7 +283,7 @@ def test_a_conflict_on_either_slot_aborts_the_commit(spark, tmp_path, store):
             job_name="pair",
             run_id="jr_1",
             now=T0,
-            hooks=JoinHooks(before_commit=meddle),
+            hook=on_point("commit.before", lambda **_: meddle()),
         )
     assert store.get_watermark("pair", "left") is None
 
@@ -368,10 +363,7 @@ def test_a_crash_mid_publish_is_repaired_by_the_rerun(spark, tmp_path, store):
     for d, i, v, lb in right:
         land(tmp_path / "right", d, [right_row(i, v, lb)], T0 - 100)
 
-    def crash(values: tuple) -> None:
-        raise SimulatedCrash(f"after publishing {values}")
-
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         run_at(
             spark,
             config,
@@ -379,7 +371,7 @@ def test_a_crash_mid_publish_is_repaired_by_the_rerun(spark, tmp_path, store):
             job_name="midway",
             run_id="jr_1",
             now=T0,
-            hooks=JoinHooks(after_partition_published=crash),
+            hook=crash_at("publish.move", times=2),
         )
     assert store.get_watermark("midway", "left") is None
     run_at(spark, config, store, job_name="midway", run_id="jr_2", now=T0 + 1)

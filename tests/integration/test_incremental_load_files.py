@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.args import BookmarkOption
-from glue_incremental.load import FaultInjection, LoadConfig, SchemaError
+from glue_incremental.load import LoadConfig, SchemaError
 from glue_incremental.watermarks import LeaseHeld, WatermarkConflict, Watermarks, create_table
-from glue_incremental.writer import SimulatedCrash
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
+from tests.harness.faults import Crash, crash_at, on_point
 from tests.harness.loads import (
     FixedClock,
     partition_file_snapshot,
@@ -195,10 +195,7 @@ def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
     write_json_file(source, [row(2, "b", 20, "y"), row(3, "c", 21, "z")], mtime=T0 + 10)
 
-    def crash(_partition):
-        raise SimulatedCrash("between partitions")
-
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         run_load_at(
             spark,
             config,
@@ -206,7 +203,7 @@ def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
             run_id="jr_2",
             clock=FixedClock(T0 + 60),
             store=store,
-            faults=FaultInjection(after_partition_published=crash),
+            hook=crash_at("publish.move", times=2),
         )
 
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
@@ -225,18 +222,15 @@ def test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row(
         source, [row(1, "c", 20, "x2"), row(3, "b", 21, "z"), row(4, "d", 22, "w")], mtime=T0 + 10
     )
 
-    def crash(*_args):
-        raise SimulatedCrash(crash_point)
-
-    faults = (
-        FaultInjection(after_partition_published=crash)
+    hook = (
+        crash_at("publish.move", times=2)
         if crash_point == "between_partitions"
-        else FaultInjection(before_commit=crash)
+        else crash_at("commit.before")
     )
     clock.now = T0 + 60
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         run_load_at(
-            spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, faults=faults
+            spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, hook=hook
         )
     clock.now = T0 + 120
     run_load_at(spark, config, job_name="orders", run_id="jr_3", clock=clock, store=store)
@@ -284,7 +278,7 @@ def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_c
             run_id="jr_2",
             clock=FixedClock(T0 + 60),
             store=store,
-            faults=FaultInjection(before_commit=commit_from_another_run),
+            hook=on_point("commit.before", lambda **_: commit_from_another_run()),
         )
     assert store.get_watermark("orders")["job_run_id"] == "jr_other"
     frame = read_parquet(spark, config.target_path, COLUMNS)
