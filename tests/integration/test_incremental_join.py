@@ -39,7 +39,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
-from tests.harness.faults import Crash, crash_at, on_point
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, on_point
 from tests.harness.loads import FixedClock, partition_file_snapshot
 
 pytestmark = pytest.mark.spark
@@ -560,3 +560,49 @@ def test_bad_arguments_are_rejected_by_name(spark, extra, name, fragment):
     with pytest.raises(ArgumentError) as raised:
         main(argv, spark=spark)
     assert raised.value.name == name and fragment in str(raised.value)
+
+
+def test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute(
+    spark, tmp_path, store, filesystem
+):
+    """The join's output uses the writer's publish protocol: crash at each step, then rerun."""
+    config = config_for(tmp_path, "left")
+    left = [("2024-01-01", 1, "l1", 1), ("2024-01-02", 2, "l2", 2)]
+    right = [("2024-01-01", 1, "r1", "a")]
+    for d, i, v, a in left:
+        land(tmp_path / "left", d, [left_row(i, v, a)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "r1", "a")], T0 - 100)
+    run_at(spark, config, store, job_name="sweep", run_id="jr_1", now=T0)
+    shutil.copytree(tmp_path / "target", tmp_path / "baseline")
+    land(tmp_path / "right", "2024-01-02", [right_row(2, "r2", "b")], T0 + 10)
+    land(tmp_path / "left", "2024-01-01", [left_row(3, "l3", 3)], T0 + 10)
+    counter = StepCounter()
+    run_at(spark, config, store, job_name="sweep", run_id="jr_count", now=T0 + 60, hook=counter)
+    steps = [name for name, _ in counter.steps]
+    assert "publish.move" in steps and "publish.delete" in steps
+
+    for k in range(1, len(steps) + 1):
+        shutil.rmtree(tmp_path / "target")
+        shutil.copytree(tmp_path / "baseline", tmp_path / "target")
+        for slot in ("left", "right"):
+            store.rewind("sweep", "jr_1", slot, why="next crash point")
+        with pytest.raises(Crash):
+            run_at(
+                spark,
+                config,
+                store,
+                job_name="sweep",
+                run_id=f"jr_c{k}",
+                now=T0 + 60,
+                hook=CrashAtStep(k),
+            )
+        new_input = land(tmp_path / "left", "2024-01-03", [left_row(4, "l4", 4)], T0 + 70)
+        run_at(spark, config, store, job_name="sweep", run_id=f"jr_r{k}", now=T0 + 120)
+        new_input.unlink()
+        assert_output(
+            spark,
+            config,
+            [*left, ("2024-01-01", 3, "l3", 3), ("2024-01-03", 4, "l4", 4)],
+            [*right, ("2024-01-02", 2, "r2", "b")],
+            "left",
+        )
