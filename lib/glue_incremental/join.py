@@ -11,15 +11,16 @@ columns and the upstream rule: ``docs/incremental-join.md``, ``docs/upstream-com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import reduce
 from typing import Any, Literal, get_args
 
+from glue_incremental.runtime import hooks
+
 __all__ = [
     "JOIN_TYPES",
-    "JoinHooks",
     "JoinInputError",
     "JoinJobConfig",
     "JoinLayout",
@@ -270,8 +271,6 @@ SOURCE_FORMATS = ("parquet", "json", "csv")
 # --partition_types: the values a partition column may hold (checked before writing).
 PARTITION_TYPES = ("string", "int", "bigint", "date")
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-STAGING_DIR = "_staging"
-PREVIOUS_DIR = "_previous"
 DEFAULT_BAND_SECONDS = 900
 MAX_UPSTREAM_RUNS_LISTED = 100
 
@@ -290,15 +289,6 @@ class UpstreamChanged(RuntimeError):
 
 class UpstreamContractError(ValueError):
     """The upstream job's committed state does not say when its output was published."""
-
-
-@dataclass(frozen=True)
-class JoinHooks:
-    """Test hooks (never set in production): crash points and a look at the frames."""
-
-    after_partition_published: Callable[[tuple], None] | None = None
-    before_commit: Callable[[], None] | None = None
-    inspect: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -419,16 +409,14 @@ def _parse_upstream(value: str | None) -> dict[str, str]:
     return pairs
 
 
-def main(
-    argv: Sequence[str] | None = None, *, spark: Any = None, hooks: JoinHooks | None = None
-) -> dict:
+def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
     """Entry point of ``glue_scripts/incremental_join.py``; returns the run summary."""
     from glue_incremental.runtime import GlueJob
 
     job = GlueJob.from_argv(argv, required=REQUIRED_ARGS, optional=OPTIONAL_ARGS, spark=spark)
     config = JoinJobConfig.from_args(job.args)
     with job.run() as run:
-        run_join(run, config, hooks=hooks)
+        run_join(run, config)
     return run.summary
 
 
@@ -474,8 +462,12 @@ class _Side:
         return {_partition_of(f, columns) for f in self.listing} | self.pruned_partitions
 
 
-def run_join(run: Any, config: JoinJobConfig, *, hooks: JoinHooks | None = None) -> None:
-    """One run of the incremental join inside ``run`` (an entered ``IncrementalRun``)."""
+def run_join(run: Any, config: JoinJobConfig) -> None:
+    """One run of the incremental join inside ``run`` (an entered ``IncrementalRun``).
+
+    A publish of the output that a crashed run left half done is finished or
+    undone first, before anything is read.
+    """
     spark = run.spark
     key = "spark.sql.sources.partitionColumnTypeInference.enabled"
     before = spark.conf.get(key)
@@ -483,12 +475,16 @@ def run_join(run: Any, config: JoinJobConfig, *, hooks: JoinHooks | None = None)
     # ``hour=03`` is the partition "03" on both sides and in the output.
     spark.conf.set(key, "false")
     try:
-        _run_join(run, config, hooks or JoinHooks())
+        if not run.dry_run:
+            from glue_incremental import writer
+
+            writer.recover(spark, config.target_path)
+        _run_join(run, config)
     finally:
         spark.conf.set(key, before)
 
 
-def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
+def _run_join(run: Any, config: JoinJobConfig) -> None:
     from glue_incremental import writer
     from glue_incremental.predicates import (
         filter_partitions,
@@ -552,8 +548,7 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
             name: filter_partitions(frame, affected, columns) for name, frame in full.items()
         }
         joined = join_partitions(filtered["left"], filtered["right"], spec)
-        if hooks.inspect is not None:
-            hooks.inspect({**filtered, "joined": joined, "affected": list(affected)})
+        hooks.point("join.joined", **filtered, joined=joined, affected=list(affected))
         result = writer.replace_partitions(
             spark,
             joined,
@@ -562,13 +557,11 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
             affected=None if full_reload else affected,
             run_id=run.run_id,
             before_publish=run.guard,
-            after_partition_published=hooks.after_partition_published,
         )
         wrote = True
 
     published_at_ms = int(run.clock() * 1000)
-    if hooks.before_commit is not None:
-        hooks.before_commit()
+    hooks.point("join.published", run_id=run.run_id)
     for side in sides.values():
         if side.upstream is not None and affected:
             _recheck_upstream(spark, side, affected, columns)
@@ -715,6 +708,7 @@ def _unsettled(
     spark: Any, root: str, listing: Sequence[Any], upper_ms: int | None, columns: Sequence[str]
 ) -> set[tuple]:
     """Partitions holding a file newer than the upstream's commit, or caught mid-publish."""
+    from glue_incremental import publish, writer
     from glue_incremental.sources import files as file_source
 
     found = {
@@ -722,21 +716,16 @@ def _unsettled(
         for source in listing
         if upper_ms is not None and source.modified_ms > upper_ms
     }
-    jvm = spark.sparkContext._jvm
-    staging = jvm.org.apache.hadoop.fs.Path(f"{root.rstrip('/')}/{STAGING_DIR}")
-    fs = staging.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-    if not fs.exists(staging):
-        return found
-    for status in fs.listStatus(staging):
-        if not status.isDirectory():
+    fs = writer.open_filesystem(spark, root)
+    for run_dir in fs.list_dirs(publish.staging_root(root)):
+        intent = publish.Intent.from_bytes(fs.read_bytes(f"{run_dir}/{publish.INTENT_FILE}"))
+        for relative in intent.partitions if intent else ():
+            found.add(_partition_of(writer.dir_to_values(relative, columns), columns))
+        try:
+            staged, _ = file_source.list_source_files(spark, f"{run_dir}/{publish.DATA_DIR}")
+        except (file_source.SourceNotFound, ValueError):
             continue
-        run_dir = status.getPath().toString()
-        for directory in (run_dir, f"{run_dir}/{PREVIOUS_DIR}"):
-            try:
-                staged, _ = file_source.list_source_files(spark, directory)
-            except (file_source.SourceNotFound, ValueError):
-                continue
-            found |= {_partition_of(source, columns) for source in staged}
+        found |= {_partition_of(source, columns) for source in staged}
     return found
 
 

@@ -25,7 +25,7 @@ before anything is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
@@ -137,37 +137,33 @@ class LoadConfig:
         )
 
 
-@dataclass(frozen=True)
-class FaultInjection:
-    """Test hooks to crash a run at the dangerous points (never set in production)."""
-
-    after_partition_published: Callable[[tuple], None] | None = None
-    before_commit: Callable[[], None] | None = None
+# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
+FILE_MODIFIED = "__glue_incremental_file_modified"
+FILE_NAME = "__glue_incremental_file_name"
+FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
 
 
-NO_FAULTS = FaultInjection()
-
-
-def main(
-    argv: Sequence[str] | None = None, *, spark: Any = None, faults: FaultInjection | None = None
-) -> dict:
+def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
     """Entry point of ``glue_scripts/incremental_load.py``; returns the run summary."""
     job = GlueJob.from_argv(argv, required=REQUIRED_ARGS, optional=OPTIONAL_ARGS, spark=spark)
     config = LoadConfig.from_args(job.args)
     with job.run() as run:
-        run_load(run, config, faults=faults)
+        run_load(run, config)
     return run.summary
 
 
-def run_load(
-    run: IncrementalRun, config: LoadConfig, *, faults: FaultInjection | None = None
-) -> None:
-    """Read what is new since the state, merge it into the target, then commit."""
-    faults = faults or NO_FAULTS
+def run_load(run: IncrementalRun, config: LoadConfig) -> None:
+    """Read what is new since the state, merge it into the target, then commit.
+
+    A publish that a crashed run left half done is finished or undone first,
+    before the source or the target is read.
+    """
+    if not run.dry_run:
+        writer.recover(run.spark, config.target_path)
     if config.is_jdbc:
-        _run_jdbc(run, config, faults)
+        _run_jdbc(run, config)
     else:
-        _run_files(run, config, faults)
+        _run_files(run, config)
 
 
 # -- JDBC -------------------------------------------------------------------------------------
@@ -186,7 +182,7 @@ def _jdbc_source(config: LoadConfig):
     )
 
 
-def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -> None:
+def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
     from glue_incremental.sources import jdbc
 
     source = _jdbc_source(config)
@@ -221,15 +217,13 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -
         upper_bound=upper,
         include_null_watermarks=include_nulls,
     )
-    _load_rows(
-        run, config, rows, faults, previous_cursor=cursor, state_extra={}, details={"query": query}
-    )
+    _load_rows(run, config, rows, previous_cursor=cursor, state_extra={}, details={"query": query})
 
 
 # -- files ------------------------------------------------------------------------------------
 
 
-def _run_files(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -> None:
+def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     from glue_incremental.sources import files
 
     previous = run.previous()
@@ -253,12 +247,18 @@ def _run_files(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) 
     rows = files.read_files(
         run.spark, plan.files, root_uri=config.source, source_format=config.source_format
     )
+    if rows is not None:
+        rows = rows.select(
+            "*",
+            F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
+            F.col("_metadata.file_name").alias(FILE_NAME),
+        )
     cursor = previous.get("cursor") if previous else None
     _load_rows(
         run,
         config,
         rows,
-        faults,
+        delivery=FILE_DELIVERY,
         previous_cursor=cursor,
         state_extra={"files": plan.next_bookmark.to_state()},
         details={"files_read": len(plan.files), "file_plan": plan.summary()},
@@ -281,8 +281,8 @@ def _load_rows(
     run: IncrementalRun,
     config: LoadConfig,
     rows: DataFrame | None,
-    faults: FaultInjection,
     *,
+    delivery: Sequence[str] = (),
     previous_cursor: Any,
     state_extra: dict[str, Any],
     details: dict[str, Any],
@@ -295,9 +295,10 @@ def _load_rows(
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
     if rows is not None:
-        _require_columns(rows.columns, config, "source " + config.source)
+        source_rows = rows.drop(*delivery)
+        _require_columns(source_rows.columns, config, "source " + config.source)
         if target_schema is not None:
-            _require_same_shape(rows, target_schema, config)
+            _require_same_shape(source_rows, target_schema, config)
         rows = rows.persist()
         try:
             stats = rows.agg(
@@ -315,12 +316,10 @@ def _load_rows(
             batch_max = _to_cursor(stats["max"], rows.schema[config.watermark_column].dataType)
             new_cursor = _max_cursor(previous_cursor, batch_max)
             if records_read:
-                result = _write(run, config, rows, faults)
+                result = _write(run, config, rows, delivery)
         finally:
             rows.unpersist()
     published_at_ms = int(run.clock() * 1000)
-    if faults.before_commit is not None:
-        faults.before_commit()
     state = {"cursor": new_cursor, "published_at_ms": published_at_ms, **state_extra}
     changed = records_read > 0 or state_extra != _without(
         run.previous(), "cursor", "published_at_ms"
@@ -343,7 +342,7 @@ def _load_rows(
 
 
 def _write(
-    run: IncrementalRun, config: LoadConfig, rows: DataFrame, faults: FaultInjection
+    run: IncrementalRun, config: LoadConfig, rows: DataFrame, delivery: Sequence[str]
 ) -> writer.WriteResult:
     full_reload = not run.bookmark.reads_state or run.previous() is None
     return writer.upsert(
@@ -357,7 +356,7 @@ def _write(
         replace_all=full_reload,
         partition_moves=config.partition_moves,
         before_publish=run.guard,
-        after_partition_published=faults.after_partition_published,
+        delivery=delivery,
     )
 
 

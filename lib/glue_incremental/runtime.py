@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -47,6 +48,63 @@ from glue_incremental.args import (
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
+
+
+# -- test hook points ---------------------------------------------------------------------------
+
+HookHandler = Callable[[str, Mapping[str, Any]], None]
+
+
+class HookPoints:
+    """Named steps of a run where tests inject faults; a no-op unless a handler is installed.
+
+    The library calls ``hooks.point("publish.move", source=..., destination=...)``
+    just *before* each step that changes durable state, so a handler that
+    raises (or kills the process) at the k-th point leaves the state exactly
+    as a crash before that step would. Handlers are test doubles
+    (``tests/harness/faults.py``); production installs none. Process-wide, so a
+    subprocess can install one at start-up (``sitecustomize``).
+    """
+
+    def __init__(self) -> None:
+        self._handlers: list[HookHandler] = []
+
+    def point(self, name: str, **details: Any) -> None:
+        for handler in list(self._handlers):
+            handler(name, details)
+
+    @contextlib.contextmanager
+    def installed(self, handler: HookHandler) -> Iterator[HookHandler]:
+        """Call ``handler(name, details)`` at every point while the block runs."""
+        self.install(handler)
+        try:
+            yield handler
+        finally:
+            self.uninstall(handler)
+
+    def install(self, handler: HookHandler) -> None:
+        self._handlers.append(handler)
+
+    def uninstall(self, handler: HookHandler) -> None:
+        with contextlib.suppress(ValueError):
+            self._handlers.remove(handler)
+
+
+hooks = HookPoints()
+
+# Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
+
+
+def validate_run_id(run_id: str) -> str:
+    """``run_id`` if it is one safe path segment, else ArgumentError naming it."""
+    if not _RUN_ID.fullmatch(run_id or "") or ".." in run_id:
+        raise ArgumentError(
+            "JOB_RUN_ID",
+            f"--JOB_RUN_ID {run_id!r} is not a valid run id "
+            "(letters, digits, '_', '-', '.'; no '..' or '/')",
+        )
+    return run_id
 
 
 @dataclass(frozen=True)
@@ -114,6 +172,7 @@ class GlueJob:
         spark: Any = None,
     ) -> GlueJob:
         args = resolve_options(list(argv if argv is not None else sys.argv), required, optional)
+        validate_run_id(str(args["JOB_RUN_ID"]))
         BookmarkOption.parse(args["job-bookmark-option"] or "")
         if spark is not None:
             return cls(args, spark)
@@ -183,6 +242,7 @@ class IncrementalRun:
     _counts: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        validate_run_id(self.run_id)
         self.state_name = self.state_name or self.job_name
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -254,6 +314,7 @@ class IncrementalRun:
             )
             return False
         assert self.state_name
+        hooks.point("commit.before", run_id=self.run_id)
         items = []
         for slot, values in values_by_slot.items():
             if slot not in self._previous:
@@ -264,6 +325,7 @@ class IncrementalRun:
             items.append(item)
         self.store.commit_many(items, lease=self.lease)
         self.committed = True
+        hooks.point("commit.after", run_id=self.run_id)
         self.summary["new_watermark"] = {item.slot: _jsonable(item.watermarks) for item in items}
         return True
 
