@@ -36,13 +36,15 @@ def state_digest(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return digest
 
 
+# A file bookmark's collections, by the name on-call reads.
+_COUNTED = {"band_fingerprints": "band_size", "dir_old_counts": "tracked_directories"}
+
+
 def _files_digest(files: Mapping[str, Any]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for key, value in files.items():
-        if isinstance(value, list | tuple):
-            summary[f"{key.removesuffix('s')}_count"] = len(value)
-        elif isinstance(value, Mapping):
-            summary[f"{key}_count"] = len(value)
+        if isinstance(value, list | tuple | Mapping):
+            summary[_COUNTED.get(key, f"{key}_count")] = len(value)
         else:
             summary[key] = _scalar(value)
     return summary
