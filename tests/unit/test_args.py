@@ -119,14 +119,14 @@ def test_durations_accept_bare_seconds_as_glue_consoles_write_them():
 
 @pytest.mark.parametrize("text", ["9" * 400 + " days", "1e400 seconds", "99999999999999 days"])
 def test_an_overflowing_duration_is_an_error_naming_the_argument(text):
-    with pytest.raises(ArgumentError, match="^--lookback ") as raised:
+    with pytest.raises(ArgumentError, match=r"^--lookback ") as raised:
         parse_duration("lookback", text)
     assert raised.value.name == "lookback"
 
 
 @pytest.mark.parametrize("text", ["ten", "1.5", "9" * 40, "", "٣"])
 def test_a_non_numeric_integer_is_an_error_naming_the_argument(text):
-    with pytest.raises(ArgumentError, match="^--lease_seconds ") as raised:
+    with pytest.raises(ArgumentError, match=r"^--lease_seconds ") as raised:
         parse_positive_int("lease_seconds", text)
     assert raised.value.name == "lease_seconds"
 
