@@ -13,7 +13,10 @@ CloudTrail, Terraform state and plan artifacts, so the job refuses it. Instead:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from glue_incremental import aws
@@ -33,10 +36,29 @@ class Credentials:
     password: str | None = field(default=None, repr=False)
 
 
+# botocore logs whole response bodies at DEBUG: while a secret is fetched they stay quiet.
+_WIRE_LOGGERS = ("botocore", "urllib3", "boto3")
+
+
+@contextlib.contextmanager
+def _wire_logs_quiet() -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in _WIRE_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        if logger.getEffectiveLevel() < logging.INFO:
+            logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
 def from_secret(secret_id: str) -> Credentials:
     """``username``/``password`` from a Secrets Manager secret's JSON ``SecretString``."""
     try:
-        response = aws.client("secretsmanager").get_secret_value(SecretId=secret_id)
+        with _wire_logs_quiet():
+            response = aws.client("secretsmanager").get_secret_value(SecretId=secret_id)
     except Exception as error:
         raise CredentialsError(
             secret_id, f"--source_secret_id {secret_id!r} could not be read: {_reason(error)}"
@@ -56,7 +78,10 @@ def from_secret(secret_id: str) -> Credentials:
 def from_connection(name: str) -> Credentials:
     """Credentials of a Glue connection: its SECRET_ID if it has one, else USERNAME/PASSWORD."""
     try:
-        connection = aws.client("glue").get_connection(Name=name, HidePassword=False)["Connection"]
+        with _wire_logs_quiet():
+            connection = aws.client("glue").get_connection(Name=name, HidePassword=False)[
+                "Connection"
+            ]
     except Exception as error:
         raise CredentialsError(
             name, f"--connection_name {name!r} could not be read: {_reason(error)}"
