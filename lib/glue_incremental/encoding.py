@@ -45,7 +45,12 @@ def encode(values: Mapping[str, Any]) -> str:
     """Encode a mapping of watermark attributes; raises InvalidWatermarkValue."""
     if not isinstance(values, Mapping):
         raise InvalidWatermarkValue("watermarks", values, "expected a mapping of name -> value")
-    payload = {"v": ENCODING_VERSION, "values": _to_json(dict(values), "watermarks")}
+    try:
+        payload = {"v": ENCODING_VERSION, "values": _to_json(dict(values), "watermarks")}
+    except RecursionError:
+        raise InvalidWatermarkValue(
+            "watermarks", "...", "nested too deeply to be a watermark"
+        ) from None
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 

@@ -12,6 +12,7 @@ from committing (``LeaseHeld``, ``LeaseLost``). Item layout and design notes:
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import threading
 import time
@@ -24,6 +25,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoCredenti
 
 from glue_incremental import aws
 from glue_incremental.encoding import InvalidWatermarkValue, decode, encode
+
+log = logging.getLogger("glue_incremental.watermarks")
 
 DEFAULT_TABLE = "glue-watermarks"
 DEFAULT_SLOT = "default"
@@ -235,18 +238,48 @@ class Lease:
                 raise
 
     def start_heartbeat(self, interval: float | None = None) -> None:
-        """Renew in the background every third of the lease, until released or lost."""
+        """Renew in the background every third of the lease, until released or lost.
+
+        A failed renewal (throttling, a 500, a network error) is logged and
+        retried with exponential backoff, capped so that attempts continue until
+        the lease has really expired; only then, or on LeaseLost (another run
+        took over), does the heartbeat stop. The commit's fencing check reports
+        a lost lease to the run.
+        """
         period = interval or max(1.0, self.seconds / 3)
-
-        def beat() -> None:
-            while not self._stop.wait(period):
-                try:
-                    self.renew()
-                except LeaseLost:
-                    return  # the commit's fencing check reports it
-
-        self._thread = threading.Thread(target=beat, name=f"lease-{self.job_name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._beat, args=(period,), name=f"lease-{self.job_name}", daemon=True
+        )
         self._thread.start()
+
+    def _beat(self, period: float) -> None:
+        wait = period
+        failures = 0
+        while not self._stop.wait(wait):
+            try:
+                self.renew()
+            except LeaseLost:
+                log.error("lease of run %s (job %s) was taken over", self.run_id, self.job_name)
+                return
+            except Exception as error:
+                failures += 1
+                remaining = self.expires_at - time.time()
+                log.warning(
+                    "lease renewal %d for run %s (job %s) failed: %s; %.1fs of lease left",
+                    failures,
+                    self.run_id,
+                    self.job_name,
+                    str(error).splitlines()[0] if str(error) else type(error).__name__,
+                    remaining,
+                )
+                if remaining <= 0:
+                    log.error("lease of run %s (job %s) expired", self.run_id, self.job_name)
+                    return
+                backoff = min(period, 0.1 * 2 ** min(failures, 10))
+                wait = max(0.01, min(backoff, remaining / 2))
+                continue
+            failures = 0
+            wait = period
 
     def stop_heartbeat(self) -> None:
         self._stop.set()
@@ -414,6 +447,18 @@ class Watermarks:
             slot=slot,
             expected_version=self._read_versions[(job_name, slot)],
         )
+
+    def check_fits(
+        self, job_name: str, job_run_id: str, values: Mapping[str, Any], *, slot: str = DEFAULT_SLOT
+    ) -> None:
+        """Raise WatermarkItemTooLarge (or InvalidWatermarkValue) now, with no request.
+
+        Jobs call it before writing output, so a state that could never be
+        committed stops the run before anything is published.
+        """
+        _check_names(job_name, slot)
+        encode(values)
+        self._state_item(WatermarkItem(job_name, job_run_id, values, slot), 1, _now_iso())
 
     def add_watermark(self, item: WatermarkItem, *, lease: Lease | None = None) -> dict[str, Any]:
         """Commit ``item`` if no other commit happened since it was read.

@@ -374,6 +374,10 @@ def _parse_values(raw_values: list[str], datetimes: list[str], dates: list[str])
             raise CommandError(f"{option} {pair!r}: {name!r} is given twice")
         try:
             values[name] = parse(text)
+        except RecursionError:
+            raise CommandError(
+                f"{option} {name}=...: the value is nested too deeply to be a watermark"
+            ) from None
         except ValueError as error:
             raise CommandError(f"{option} {pair!r}: not {hint} ({error})") from None
 

@@ -345,7 +345,7 @@ def test_deployed_alarms_follow_the_runtime_metric_contract(local_env):
 
     zero = _alarm(names["zero_records"])
     assert zero["Namespace"] == contract["namespace"] == metrics.NAMESPACE
-    assert zero["MetricName"] == contract["zero_records_metric"] == metrics.RECORDS_READ
+    assert zero["MetricName"] == contract["zero_records_metric"] == metrics.RECORDS_NEW
     assert zero["Dimensions"] == dimensions
     assert zero["Statistic"] == contract["zero_records_statistic"]
     assert (zero["ComparisonOperator"], zero["Threshold"]) == ("LessThanOrEqualToThreshold", 0.0)

@@ -82,3 +82,13 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "count_alarms" {
+  description = "Which per-run count alarms page (each fires when one run reports more than 0): late files, null watermarks, future watermarks. The metric-publish-failure alarm always exists."
+  type = object({
+    late_files        = optional(bool, true)
+    null_watermarks   = optional(bool, true)
+    future_watermarks = optional(bool, true)
+  })
+  default = {}
+}
