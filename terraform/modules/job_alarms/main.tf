@@ -8,11 +8,13 @@ locals {
   missed_window    = var.schedule_period_seconds + var.missed_run_grace_seconds
   failure_states   = ["FAILED", "TIMEOUT", "STOPPED", "ERROR"]
   alarm_topic_arns = [var.alarm_topic_arn]
+  # Appended to every alarm description: the page on-call receives carries it.
+  runbook = var.runbook_url == null ? "" : " Runbook: ${var.runbook_url}"
 }
 
 resource "aws_cloudwatch_metric_alarm" "zero_records" {
   alarm_name        = "${var.job_name}-zero-records"
-  alarm_description = "Glue job ${var.job_name} read no records in ${var.zero_records_evaluation_periods} consecutive run period(s): upstream stalled, or the watermark skipped past the data."
+  alarm_description = "Glue job ${var.job_name} read no records in ${var.zero_records_evaluation_periods} consecutive run period(s): upstream stalled, or the watermark skipped past the data.${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = local.records_read
@@ -42,7 +44,7 @@ resource "aws_cloudwatch_metric_alarm" "zero_records" {
 
 resource "aws_cloudwatch_metric_alarm" "missed_run" {
   alarm_name        = "${var.job_name}-missed-run"
-  alarm_description = "Glue job ${var.job_name} published no run metrics in ${local.missed_window}s: the trigger did not fire, or the run died before reporting."
+  alarm_description = "Glue job ${var.job_name} published no run metrics in ${local.missed_window}s: the trigger did not fire, or the run died before reporting.${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = local.records_read
@@ -64,7 +66,7 @@ resource "aws_cloudwatch_metric_alarm" "missed_run" {
 
 resource "aws_cloudwatch_metric_alarm" "watermark_stale" {
   alarm_name        = "${var.job_name}-watermark-stale"
-  alarm_description = "Glue job ${var.job_name}'s committed watermark is more than ${var.watermark_lag_threshold_seconds}s behind: runs succeed but do not advance."
+  alarm_description = "Glue job ${var.job_name}'s committed watermark is more than ${var.watermark_lag_threshold_seconds}s behind: runs succeed but do not advance.${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = local.watermark_lag

@@ -101,3 +101,19 @@ run "rejects_an_evaluation_range_cloudwatch_cannot_hold" {
 
   expect_failures = [aws_cloudwatch_metric_alarm.zero_records]
 }
+
+run "every_alarm_description_links_the_runbook" {
+  command = plan
+
+  variables {
+    runbook_url = "https://runbooks.example.com/glue-incremental#orders"
+  }
+
+  assert {
+    condition = alltrue([
+      for d in [aws_cloudwatch_metric_alarm.zero_records.alarm_description, aws_cloudwatch_metric_alarm.missed_run.alarm_description, aws_cloudwatch_metric_alarm.watermark_stale.alarm_description] :
+      endswith(d, " Runbook: https://runbooks.example.com/glue-incremental#orders")
+    ])
+    error_message = "Every alarm description must end with the runbook link, so the page carries it."
+  }
+}
