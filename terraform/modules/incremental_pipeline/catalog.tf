@@ -70,6 +70,8 @@ resource "aws_glue_catalog_table" "target" {
 }
 
 resource "aws_athena_workgroup" "this" {
+  count = var.athena_workgroup_enabled ? 1 : 0
+
   name          = "${var.name_prefix}-analysts"
   description   = "Queries the ${local.database_name} catalog database; results encrypted under the scripts bucket's athena/ prefix."
   force_destroy = var.scripts_bucket_force_destroy

@@ -1,5 +1,8 @@
 locals {
-  bucket        = module.scripts_bucket.bucket_name
+  # Names from the variables, not the resources: every job argument is then
+  # known at plan (terraform console, the environment contract test). The
+  # jobs still depend on the bucket and table through their roles' ARNs.
+  bucket        = var.scripts_bucket_name
   database_name = coalesce(var.catalog_database_name, replace(var.name_prefix, "-", "_"))
 
   job_names = { for k in keys(var.pipelines) : k => "${var.name_prefix}-${replace(k, "_", "-")}" }
@@ -192,7 +195,7 @@ module "job" {
   default_arguments = local.jobs[each.key].arguments
 
   job_run_queuing_enabled = var.job_run_queuing_enabled
-  watermarks_table_name   = module.watermarks_table.name
+  watermarks_table_name   = var.watermarks_table_name
   watermarks_table_arn    = module.watermarks_table.arn
   upstream_state_names    = local.jobs[each.key].upstream_states
   lease_seconds           = var.lease_seconds

@@ -29,15 +29,16 @@ output "job_role_arns" {
 }
 
 output "pipelines" {
-  description = "Per pipeline: kind, job, state name, upstream pipelines, the job's own arguments (derived ones included), the S3 URIs its role reads and writes, its catalog table, alarms and trigger. What `python -m glue_incremental status` and the environment contract test read."
+  description = "Per pipeline: kind, job, state name, upstream pipelines, the job's own arguments (derived ones included), the S3 URIs its role reads and writes, its catalog table, alarms and trigger. `run_arguments` is everything a run receives from the job definition. What `python -m glue_incremental status` and the environment contract test read."
   value = {
     for k, p in var.pipelines : k => {
       kind          = p.kind
-      job_name      = module.job[k].job_name
+      job_name      = local.jobs[k].name
       state_name    = module.job[k].state_name
       upstreams     = local.upstreams[k]
       script        = local.jobs[k].script
       arguments     = local.jobs[k].arguments
+      run_arguments = module.job[k].run_arguments
       read_s3_uris  = local.jobs[k].read_s3_uris
       write_s3_uris = local.jobs[k].write_s3_uris
       target_path   = local.target_paths[k]
@@ -54,8 +55,8 @@ output "catalog_database_name" {
 }
 
 output "athena_workgroup_name" {
-  description = "Athena workgroup for the catalog database (encrypted results)."
-  value       = aws_athena_workgroup.this.name
+  description = "Athena workgroup for the catalog database (encrypted results), or null when disabled."
+  value       = try(aws_athena_workgroup.this[0].name, null)
 }
 
 output "dashboard_name" {

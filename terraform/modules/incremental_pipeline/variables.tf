@@ -203,6 +203,12 @@ variable "catalog_database_name" {
   }
 }
 
+variable "athena_workgroup_enabled" {
+  description = "Create the Athena workgroup. Off only where the endpoint cannot read workgroup tags back (emulators without an account id in ARNs)."
+  type        = bool
+  default     = true
+}
+
 variable "dashboard_enabled" {
   description = "Create the environment's CloudWatch dashboard."
   type        = bool

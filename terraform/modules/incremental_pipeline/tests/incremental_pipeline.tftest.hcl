@@ -136,7 +136,7 @@ run "every_target_is_a_catalog_table_with_projected_partitions" {
   }
 
   assert {
-    condition     = aws_athena_workgroup.this.configuration[0].enforce_workgroup_configuration && aws_athena_workgroup.this.configuration[0].result_configuration[0].encryption_configuration[0].encryption_option == "SSE_S3"
+    condition     = aws_athena_workgroup.this[0].configuration[0].enforce_workgroup_configuration && aws_athena_workgroup.this[0].configuration[0].result_configuration[0].encryption_configuration[0].encryption_option == "SSE_S3"
     error_message = "The Athena workgroup must enforce its encrypted results location."
   }
 }
