@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from glue_incremental import aws, metrics
 from glue_incremental.metrics import RunMetrics
-from glue_incremental_tools import alarms
+from glue_incremental_tools import alarms, status
 
 pytestmark = pytest.mark.terraform
 
@@ -392,6 +392,19 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
         if not any(s in a for s in ('"orders_enriched"', "orders-enriched")) or act != ["delete"]
     }
     assert others and not foreign, f"removing a pipeline touches other resources: {foreign}"
+
+
+def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
+    outputs = local_env.outputs()
+    rows = status.environment_status("local", outputs=outputs)
+    assert [row.pipeline for row in rows] == ["customers", "orders", "orders_enriched"]
+    assert [row.job_name for row in rows] == [
+        outputs["job_names"][name] for name in ("customers", "orders", "orders_enriched")
+    ]
+    assert all(row.last_run_state is None and row.watermark is None for row in rows)
+    assert all(set(row.alarms) == {"zero_records", "missed_run", "watermark_stale"} for row in rows)
+    assert "MISSING" not in {state for row in rows for state in row.alarms.values()}
+    assert rows[2].upstreams == ["customers", "orders"]
 
 
 def test_every_applied_alarm_pages_the_on_call_topic(local_env):
