@@ -23,6 +23,8 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	terraform fmt -check -recursive terraform
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
+	$(VENV)/bin/shellcheck scripts/*.sh
 
 fmt: setup
 	$(VENV)/bin/ruff format .

@@ -42,6 +42,7 @@ COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("deploy", "glue_incremental_tools.deploy:register"),
     ("run", "glue_incremental_tools.runner:register"),
     ("demo", "glue_incremental_tools.demo:register"),
+    ("status", "glue_incremental_tools.status:register"),
 ]
 
 

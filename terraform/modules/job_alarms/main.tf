@@ -35,11 +35,14 @@ locals {
       }
     } : key => alarm if alarm.enabled
   }
+
+  # Appended to every alarm description: the page on-call receives carries it.
+  runbook = var.runbook_url == null ? "" : " Runbook: ${var.runbook_url}"
 }
 
 resource "aws_cloudwatch_metric_alarm" "zero_records" {
   alarm_name        = "${var.job_name}-zero-records"
-  alarm_description = "Glue job ${var.job_name} loaded no new records in ${var.zero_records_evaluation_periods} consecutive run period(s): upstream stalled, or the watermark skipped past the data. (RecordsNew: boundary and lookback re-reads do not count.)"
+  alarm_description = "Glue job ${var.job_name} loaded no new records in ${var.zero_records_evaluation_periods} consecutive run period(s): upstream stalled, or the watermark skipped past the data. (RecordsNew: boundary and lookback re-reads do not count.)${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = local.records_new
@@ -69,7 +72,7 @@ resource "aws_cloudwatch_metric_alarm" "zero_records" {
 
 resource "aws_cloudwatch_metric_alarm" "missed_run" {
   alarm_name        = "${var.job_name}-missed-run"
-  alarm_description = "Glue job ${var.job_name} published no run metrics in ${local.missed_window}s: the trigger did not fire, or the run died before reporting."
+  alarm_description = "Glue job ${var.job_name} published no run metrics in ${local.missed_window}s: the trigger did not fire, or the run died before reporting.${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = local.records_read
@@ -91,7 +94,7 @@ resource "aws_cloudwatch_metric_alarm" "missed_run" {
 
 resource "aws_cloudwatch_metric_alarm" "watermark_stale" {
   alarm_name        = "${var.job_name}-watermark-stale"
-  alarm_description = "Glue job ${var.job_name}'s committed watermark is more than ${var.watermark_lag_threshold_seconds}s behind: runs succeed but do not advance."
+  alarm_description = "Glue job ${var.job_name}'s committed watermark is more than ${var.watermark_lag_threshold_seconds}s behind: runs succeed but do not advance.${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = local.watermark_lag
@@ -115,7 +118,7 @@ resource "aws_cloudwatch_metric_alarm" "counts" {
   for_each = local.count_alarms
 
   alarm_name        = "${var.job_name}-${replace(each.key, "_", "-")}"
-  alarm_description = "Glue job ${var.job_name}: ${each.value.description}"
+  alarm_description = "Glue job ${var.job_name}: ${each.value.description}${local.runbook}"
 
   namespace   = var.metrics_namespace
   metric_name = each.value.metric

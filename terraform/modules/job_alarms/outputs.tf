@@ -26,3 +26,12 @@ output "failure_event_rule_name" {
   description = "Name of the EventBridge rule paging on failed runs, or null when enable_failure_events is false."
   value       = try(aws_cloudwatch_event_rule.run_failed[0].name, null)
 }
+
+output "alarm_descriptions" {
+  description = "Alarm descriptions (what the page says, runbook link included) keyed zero_records, missed_run, watermark_stale."
+  value = {
+    zero_records    = aws_cloudwatch_metric_alarm.zero_records.alarm_description
+    missed_run      = aws_cloudwatch_metric_alarm.missed_run.alarm_description
+    watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.alarm_description
+  }
+}

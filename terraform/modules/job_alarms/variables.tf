@@ -77,6 +77,17 @@ variable "enable_failure_events" {
   default     = true
 }
 
+variable "runbook_url" {
+  description = "On-call runbook URL appended to every alarm description (the page links to it). Null adds none."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.runbook_url == null || can(regex("^https://[^\\s]{1,400}$", var.runbook_url))
+    error_message = "runbook_url must be an https:// URL of at most 408 characters; got \"${coalesce(var.runbook_url, "null")}\"."
+  }
+}
+
 variable "tags" {
   description = "Tags applied to the alarms and the event rule."
   type        = map(string)

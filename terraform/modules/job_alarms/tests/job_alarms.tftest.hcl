@@ -140,3 +140,22 @@ run "count_alarms_can_be_turned_off_but_not_the_publish_failure_one" {
     error_message = "count_alarms.null_watermarks = false must drop only that alarm."
   }
 }
+
+run "every_alarm_description_links_the_runbook" {
+  command = plan
+
+  variables {
+    runbook_url = "https://runbooks.example.com/glue-incremental#orders"
+  }
+
+  assert {
+    condition = alltrue([
+      for d in concat(
+        [aws_cloudwatch_metric_alarm.zero_records.alarm_description, aws_cloudwatch_metric_alarm.missed_run.alarm_description, aws_cloudwatch_metric_alarm.watermark_stale.alarm_description],
+        [for a in values(aws_cloudwatch_metric_alarm.counts) : a.alarm_description],
+      ) :
+      endswith(d, " Runbook: https://runbooks.example.com/glue-incremental#orders")
+    ])
+    error_message = "Every alarm description must end with the runbook link, so the page carries it."
+  }
+}
