@@ -96,8 +96,8 @@ run "join_is_started_by_the_load_succeeding" {
 
 run "both_jobs_are_alarmed" {
   assert {
-    condition     = keys(output.alarm_names) == ["incremental_join", "incremental_load"] && alltrue([for a in values(output.alarm_names) : length(a) == 3])
-    error_message = "Each job must have its zero-record, missed-run and stale-watermark alarms."
+    condition     = keys(output.alarm_names) == ["incremental_join", "incremental_load"] && alltrue([for a in values(output.alarm_names) : length(setsubtract(["zero_records", "missed_run", "watermark_stale", "late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"], keys(a))) == 0])
+    error_message = "Each job must have its zero-record, missed-run, stale-watermark, late-file, null/future-watermark and metric-publish-failure alarms."
   }
 }
 
