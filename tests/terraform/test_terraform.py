@@ -318,7 +318,7 @@ def test_every_applied_alarm_pages_the_on_call_topic(local_env):
     outputs = local_env.outputs()
     names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
     found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-    assert len(found) == len(names) == 6
+    assert len(found) == len(names) == 14  # 7 per job: 3 run alarms + 4 count alarms
     for alarm in found:
         assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
