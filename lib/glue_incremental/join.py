@@ -17,6 +17,15 @@ from datetime import UTC, datetime, timedelta
 from functools import reduce
 from typing import Any, Literal, get_args
 
+from glue_incremental.args import (
+    ArgumentError,
+    Option,
+    choice,
+    parse_duration,
+    required_list,
+    split_options,
+    typed_values,
+)
 from glue_incremental.runtime import hooks
 
 __all__ = [
@@ -256,23 +265,83 @@ def join_partitions(left_df: Any, right_df: Any, spec: JoinSpec) -> Any:
 # One run and the upstream rule are described in docs/incremental-join.md and
 # docs/upstream-commits.md.
 
-REQUIRED_ARGS = ("left_path", "right_path", "join_keys", "partition_by", "target_path")
-OPTIONAL_ARGS: dict[str, str | None] = {
-    "join_type": "inner",
-    "left_format": "parquet",
-    "right_format": "parquet",
-    "upstream_jobs": "",
-    "partition_types": "",
-    "left_schema": None,
-    "right_schema": None,
-    "lookback": "0",
-}
 SOURCE_FORMATS = ("parquet", "json", "csv")
 # --partition_types: the values a partition column may hold (checked before writing).
 PARTITION_TYPES = ("string", "int", "bigint", "date")
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 DEFAULT_BAND_SECONDS = 900
 MAX_UPSTREAM_RUNS_LISTED = 100
+
+
+def _upstream_option(name: str, value: str | None) -> dict[str, str]:
+    return _parse_upstream(value)
+
+
+def _pairs_option(name: str, value: str | None) -> dict[str, str]:
+    return _parse_pairs(name, value)
+
+
+# The job's arguments, declared once: parser, config, README table (tests keep it in sync).
+JOIN_OPTIONS: tuple[Option, ...] = (
+    Option("left_path", "The left partitioned dataset.", required=True),
+    Option("right_path", "The right partitioned dataset.", required=True),
+    Option(
+        "join_keys",
+        "Comma-separated. Partition columns are always matched as well.",
+        parse=required_list,
+        required=True,
+    ),
+    Option(
+        "partition_by",
+        "One or more levels, for example `date,hour`, the same on both sides and in the output.",
+        parse=required_list,
+        required=True,
+    ),
+    Option("target_path", "The output; only affected partitions are rewritten.", required=True),
+    Option(
+        "join_type",
+        "`inner`, `left` or `full`. For full joins, keys are coalesced; clashing names become "
+        "`left_x`/`right_x`.",
+        "inner",
+    ),
+    Option(
+        "left_format",
+        "`parquet`, `json` or `csv` (header row).",
+        "parquet",
+        choice(*SOURCE_FORMATS),
+    ),
+    Option(
+        "right_format",
+        "`parquet`, `json` or `csv` (header row).",
+        "parquet",
+        choice(*SOURCE_FORMATS),
+    ),
+    Option(
+        "upstream_jobs",
+        "`left=orders_load,right=payments_load`: sides written by jobs of this platform; only what "
+        "they committed is read.",
+        "",
+        _upstream_option,
+    ),
+    Option(
+        "partition_types",
+        "`column:type` list (string, int, bigint, date): invalid partition values stop the run "
+        "before anything is written.",
+        "",
+        _pairs_option,
+    ),
+    Option(
+        "left_schema", "Optional fixed DDL schema of the left side (partition columns as strings)."
+    ),
+    Option("right_schema", "Optional fixed DDL schema of the right side."),
+    Option(
+        "lookback",
+        "The file bookmarks' band, for example `15 minutes` or `900` (default 900 s).",
+        "0",
+        parse_duration,
+    ),
+)
+REQUIRED_ARGS, OPTIONAL_ARGS = split_options(JOIN_OPTIONS)
 
 
 class UpstreamChanged(RuntimeError):
@@ -308,8 +377,6 @@ class JoinJobConfig:
     lookback: timedelta = timedelta(0)
 
     def __post_init__(self) -> None:
-        from glue_incremental.args import ArgumentError
-
         for side in SIDES:
             fmt = self.format(side)
             if fmt not in SOURCE_FORMATS:
@@ -349,32 +416,16 @@ class JoinJobConfig:
 
     @classmethod
     def from_args(cls, args: Mapping[str, str | None]) -> JoinJobConfig:
-        from glue_incremental.args import ArgumentError, parse_duration, parse_list
-
-        keys = parse_list("join_keys", args.get("join_keys"), required=True)
-        partitions = parse_list("partition_by", args.get("partition_by"), required=True)
+        values = typed_values(JOIN_OPTIONS, args)
+        keys, partitions = values.pop("join_keys"), values.pop("partition_by")
         try:
-            spec = JoinSpec(keys, args.get("join_type") or "inner", partitions)
+            spec = JoinSpec(keys, values.pop("join_type") or "inner", partitions)
         except JoinSpecError as error:
             raise ArgumentError(str(error).split(" ", 1)[0], f"--{error}") from None
-        return cls(
-            left_path=str(args["left_path"]),
-            right_path=str(args["right_path"]),
-            spec=spec,
-            target_path=str(args["target_path"]),
-            left_format=(args.get("left_format") or "parquet").lower(),
-            right_format=(args.get("right_format") or "parquet").lower(),
-            upstream_jobs=_parse_upstream(args.get("upstream_jobs")),
-            partition_types=_parse_pairs("partition_types", args.get("partition_types")),
-            left_schema=args.get("left_schema"),
-            right_schema=args.get("right_schema"),
-            lookback=parse_duration("lookback", args.get("lookback")),
-        )
+        return cls(spec=spec, **values)
 
 
 def _parse_pairs(name: str, value: str | None, separator: str = ":") -> dict[str, str]:
-    from glue_incremental.args import ArgumentError
-
     pairs: dict[str, str] = {}
     for item in (value or "").split(","):
         if not item.strip():
@@ -390,8 +441,6 @@ def _parse_pairs(name: str, value: str | None, separator: str = ":") -> dict[str
 
 def _parse_upstream(value: str | None) -> dict[str, str]:
     """``left=orders_load,right=payments_load``: which side is which upstream job's output."""
-    from glue_incremental.args import ArgumentError
-
     pairs = {}
     for item in (value or "").split(","):
         if not item.strip():

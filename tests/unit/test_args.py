@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import load
+from glue_incremental import join, load
 from glue_incremental.args import (
     COMMON_OPTIONS,
     ArgumentError,
@@ -227,13 +227,16 @@ def test_the_load_job_validates_declared_arguments_strictly():
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_the_readme_argument_table_is_generated_from_the_declarations():
+@pytest.mark.parametrize(
+    ("marker", "options"),
+    [("load-arguments", load.LOAD_OPTIONS), ("join-arguments", join.JOIN_OPTIONS)],
+)
+def test_the_readme_argument_tables_are_generated_from_the_declarations(marker, options):
     text = README.read_text()
-    begin, end = "<!-- load-arguments:begin -->\n", "<!-- load-arguments:end -->"
-    assert begin in text and end in text, "README lacks the generated load-arguments block"
+    begin, end = f"<!-- {marker}:begin -->\n", f"<!-- {marker}:end -->"
+    assert begin in text and end in text, f"README lacks the generated {marker} block"
     block = text.split(begin, 1)[1].split(end, 1)[0]
-    expected = markdown_table([*load.LOAD_OPTIONS, *COMMON_OPTIONS])
-    assert block == expected, (
-        "README's argument table is out of date: replace the block with "
-        "glue_incremental.args.markdown_table([*LOAD_OPTIONS, *COMMON_OPTIONS])"
+    assert block == markdown_table([*options, *COMMON_OPTIONS]), (
+        f"README's {marker} table is out of date: replace the block with "
+        "glue_incremental.args.markdown_table([*<JOB>_OPTIONS, *COMMON_OPTIONS])"
     )

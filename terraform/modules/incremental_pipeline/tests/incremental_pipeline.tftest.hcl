@@ -145,8 +145,8 @@ run "every_pipeline_is_alarmed_with_the_runbook_and_on_the_dashboard" {
   command = plan
 
   assert {
-    condition     = keys(output.alarm_names) == ["customers", "orders", "orders_enriched"]
-    error_message = "Each pipeline must have its alarms."
+    condition     = keys(output.alarm_names) == ["customers", "orders", "orders_enriched"] && alltrue([for a in values(output.alarm_names) : length(setsubtract(["zero_records", "missed_run", "watermark_stale", "late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"], keys(a))) == 0])
+    error_message = "Each pipeline must have its zero-record, missed-run, stale-watermark, late-file, null/future-watermark and metric-publish-failure alarms."
   }
 
   assert {
