@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +38,7 @@ from pyspark.sql import functions as F
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import decode, encode
+from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
 
@@ -51,7 +51,6 @@ WATERMARK = PREFIX + "watermark"
 COMMITS = PREFIX + "commits"
 # Set on the table at creation: a concurrent commit fails ours instead of being rebased onto it.
 TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
-CRASH_ENV = "GLUE_INCREMENTAL_CRASH_AT"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -134,14 +133,22 @@ def resolve_upserts(
     existing: DataFrame | None,
     primary_key: Sequence[str],
     order_by: str,
+    delivery: Sequence[str] = (),
 ) -> DataFrame:
-    """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions."""
+    """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions.
+
+    On an equal watermark the row just read wins; among rows of this run, the
+    later ``delivery`` (columns of ``incoming``, dropped from the result).
+    """
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
-        stored = existing.select(*incoming.columns).withColumn(prefer, F.lit(0))
+        data_columns = [name for name in incoming.columns if name not in delivery]
+        stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
+        for name in delivery:
+            stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
         candidates = stored.unionByName(candidates)
-    return merge_latest(candidates, primary_key, order_by, prefer=prefer)
+    return merge_latest(candidates, primary_key, order_by, prefer=prefer, delivery=delivery)
 
 
 def merge_statement(
@@ -322,12 +329,6 @@ def commit_with_properties(
         raise
 
 
-def crash_point(step: str) -> None:
-    """Test hook: SIGKILL this process at the named step when ``GLUE_INCREMENTAL_CRASH_AT`` says so."""
-    if os.environ.get(CRASH_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 @dataclass(frozen=True)
 class UpsertResult:
     records_written: int
@@ -346,22 +347,24 @@ def publish_upsert(
     started_from: int | None,
     properties: Mapping[str, str],
     guard: Callable[[], None],
+    delivery: Sequence[str] = (),
 ) -> UpsertResult:
     """Merge ``rows`` into the table in exactly one snapshot, or commit nothing.
 
     ``started_from`` is the snapshot id the run read at its start; the commit
-    happens only while the table is still there and the lease is held.
+    happens only while the table is still there and the lease is held. Ties
+    follow ``writer.merge_latest``; ``delivery`` columns order rows of this run.
     """
-    create_table(spark, target, rows.schema, partition_by)
+    create_table(spark, target, rows.drop(*delivery).schema, partition_by)
     incoming = rows
     if replace_all:
-        merged = merge_latest(incoming, primary_key, order_by)
+        merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
     else:
         existing = read_at(spark, target, started_from)
         if existing is not None:
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
             existing = existing.join(keys, list(primary_key), "left_semi")
-        merged = resolve_upserts(incoming, existing, primary_key, order_by)
+        merged = resolve_upserts(incoming, existing, primary_key, order_by, delivery)
     merged = merged.persist()
     try:
         written = merged.count()
@@ -379,7 +382,7 @@ def publish_upsert(
         current_id = current.snapshot_id if current else None
         if current_id != started_from:
             raise SnapshotMoved(target.name, started_from, current_id)
-        crash_point("before_iceberg_commit")
+        hooks.point("iceberg.commit", table=target.name)
         commit_with_properties(spark, properties, write)
         spark.catalog.dropTempView(view)
     finally:
@@ -433,7 +436,7 @@ def publish_partitions(
         current_id = current.snapshot_id if current else None
         if current_id != started_from:
             raise SnapshotMoved(target.name, started_from, current_id)
-        crash_point("before_iceberg_commit")
+        hooks.point("iceberg.commit", table=target.name)
         commit_with_properties(
             spark, properties, lambda: rows.writeTo(target.name).overwrite(condition)
         )

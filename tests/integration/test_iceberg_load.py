@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,28 @@ def test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark(spark, tmp_p
     assert snapshots[-1].watermark["cursor"] == 5
     assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
         [row(1, 1), row(2, 1), row(1, 5), row(3, 2)], "id", "updated", COLUMNS
+    )
+
+
+def test_ties_follow_the_parquet_writers_rule_the_row_just_read_then_the_later_file(
+    spark, tmp_path, store
+):
+    """Equal watermarks: in one run the later-modified file wins; across runs the new read wins."""
+    config = config_for(tmp_path, unique_table("ties"))
+    source, keys = tmp_path / "source", range(10)
+    tie = [{"id": k, "part": "a", "updated": 5} for k in keys]
+    write_json_file(source, [{**r, "value": "later"} for r in tie], mtime=T0 - 50, name="a.json")
+    write_json_file(source, [{**r, "value": "earlier"} for r in tie], mtime=T0 - 90, name="z.json")
+    run_load_at(spark, config, job_name="ties", run_id="jr_1", clock=FixedClock(T0), store=store)
+    assert {r[3] for r in table_rows(spark, config.iceberg_target.name, COLUMNS)} == {"later"}
+
+    write_json_file(source, [{**r, "value": "new"} for r in tie[:5]], mtime=T0 + 10)
+    run_load_at(
+        spark, config, job_name="ties", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
+
+    assert table_rows(spark, config.iceberg_target.name, COLUMNS) == sorted(
+        (k, "a", 5, "new" if k < 5 else "later") for k in keys
     )
 
 
@@ -265,10 +289,16 @@ def run_script(
         "--lookback",
         "10 minutes",
     ]
-    env = {**os.environ, "GLUE_INCREMENTAL_SPARK_MASTER": "local[1]"}
-    env.pop(iceberg.CRASH_ENV, None)
-    if crash_at:
-        env[iceberg.CRASH_ENV] = crash_at
+    env = {
+        **os.environ,
+        "GLUE_INCREMENTAL_SPARK_MASTER": "local[1]",
+        # killpoint/sitecustomize.py kills the script at the named runtime.hooks point.
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "tests" / "harness" / "killpoint"), str(ROOT / "lib"), str(ROOT)]
+        ),
+        "GLUE_INCREMENTAL_TEST_KILL_AT_POINT": crash_at or "",
+    }
+    env.pop("GLUE_INCREMENTAL_TEST_KILL_AT_STEP", None)
     process = subprocess.Popen(
         command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -282,7 +312,8 @@ def run_script(
 
 @pytest.mark.parametrize(
     "crash_at",
-    ["before_iceberg_commit", "after_iceberg_commit", 12.0],
+    # iceberg.commit: just before the snapshot; commit.before: just before the DynamoDB commit.
+    ["iceberg.commit", "commit.before", 12.0],
     ids=["before_the_iceberg_commit", "between_the_iceberg_and_the_dynamodb_commit", "timed"],
 )
 def test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh(spark, tmp_path, store, crash_at):
@@ -311,7 +342,7 @@ def test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh(spark, tmp_path,
     state = store.get_watermark("killed")
     assert snapshots[-1].watermark["cursor"] == state["watermarks"]["cursor"] == 4
     assert len({snapshot.run_id for snapshot in snapshots}) == len(snapshots) == 2
-    if crash_at == "after_iceberg_commit":
+    if crash_at == "commit.before":
         history = list(store.iter_history("killed"))
         assert any("rolled_forward_from_snapshot" in entry for entry in history)
         assert snapshots[-1].run_id != "jr_3"  # the rerun found nothing left to do
@@ -387,3 +418,72 @@ def test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot
     assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
         delivered, "id", "updated", COLUMNS
     )
+
+
+# -- main's load behaviour holds for an Iceberg target ----------------------------------------------
+
+
+@pytest.mark.postgres
+def test_jdbc_into_iceberg_counts_new_versions_against_the_table_and_clamps_future_watermarks(
+    spark, postgres, tmp_path, store
+):
+    source = f"ice_pg_{uuid.uuid4().hex[:8]}"
+    postgres.execute(
+        f"create table {source} (id bigint primary key, part text not null, "
+        "updated_at timestamptz, value text)"
+    )
+    upsert = (
+        f"insert into {source} (id, part, updated_at, value) values (%s, %s, %s, %s) "
+        "on conflict (id) do update set updated_at = excluded.updated_at, value = excluded.value"
+    )
+    t0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    config = LoadConfig(
+        source=postgres.jdbc_url,
+        source_table=source,
+        source_user=postgres.user,
+        source_password=postgres.password,
+        watermark_column="updated_at",
+        primary_key=("id",),
+        partition_by=("part",),
+        lookback=timedelta(minutes=30),
+        target_format="iceberg",
+        target_table=unique_table("pg"),
+    )
+
+    def run_at(run_id: str, at: datetime) -> dict:
+        return run_load_at(
+            spark,
+            config,
+            job_name="icepg",
+            run_id=run_id,
+            clock=FixedClock(at.timestamp()),
+            store=store,
+        )
+
+    try:
+        postgres.execute(
+            upsert,
+            [
+                (1, "a", t0, "now"),
+                (2, "a", datetime(2099, 1, 1, tzinfo=UTC), "from the future"),
+                (3, "b", t0 - timedelta(minutes=10), "in the lookback"),
+            ],
+            many=True,
+        )
+        first = run_at("jr_1", t0)
+        quiet = run_at("jr_2", t0 + timedelta(minutes=1))
+        postgres.execute(upsert, [(3, "b", t0 + timedelta(minutes=2), "changed")], many=True)
+        changed = run_at("jr_3", t0 + timedelta(minutes=3))
+    finally:
+        postgres.execute(f"drop table {source}")
+
+    assert (first["records_new"], first["future_watermark_rows"]) == (3, 1)
+    assert iceberg.current_snapshot(spark, config.iceberg_target).watermark["cursor"] == t0
+    assert (quiet["records_read"], quiet["records_new"]) == (3, 0)
+    assert (changed["records_new"], changed["future_watermark_rows"]) == (1, 1)
+    assert store.get_watermark("icepg")["watermarks"]["cursor"] == t0 + timedelta(minutes=2)
+    assert table_rows(spark, config.iceberg_target.name, ["id", "value"]) == [
+        (1, "now"),
+        (2, "from the future"),
+        (3, "changed"),
+    ]

@@ -6,10 +6,12 @@ import hashlib
 import importlib.util
 import re
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 import pyspark
 import pytest
+from glue_incremental import join, load
 from glue_incremental.args import ArgumentError
 from glue_incremental.iceberg import IcebergTarget, merge_statement
 from glue_incremental.load import LoadConfig
@@ -79,3 +81,58 @@ def test_the_relocated_jackson_jar_is_reproducible_and_matches_the_pinned_checks
     assert all(n.startswith(("META-INF/", "org/apache/iceberg/shaded/")) for n in names)
     assert not any("module-info" in n or n.startswith("META-INF/versions/") for n in names)
     assert b"Lcom/fasterxml/jackson/" not in factory.replace(b"shaded/com/fasterxml/jackson/", b"")
+
+
+def test_iceberg_arguments_are_declared_options_and_need_no_target_path():
+    config = LoadConfig.from_args(
+        {
+            **load.OPTIONAL_ARGS,
+            "source": "file:///src",
+            "watermark_column": "updated",
+            "primary_key": "id",
+            "target_format": "Iceberg",
+            "target_table": "lake.orders",
+            "iceberg_expire_older_than": "7 days",
+            "iceberg_compact": "true",
+        }
+    )
+    assert (config.target_format, config.target_path) == ("iceberg", "")
+    assert config.iceberg_expire_older_than == timedelta(days=7) and config.iceberg_compact
+    assert {"target_format", "target_table", "iceberg_catalog"} <= set(load.OPTIONAL_ARGS)
+    assert "target_path" not in load.REQUIRED_ARGS and "target_path" not in join.REQUIRED_ARGS
+
+
+def test_an_iceberg_target_does_not_make_a_source_password_acceptable():
+    with pytest.raises(ArgumentError, match="--source_password is refused") as caught:
+        LoadConfig.from_args({**load_options(primary_key="id"), "source_password": "hunter2"})
+    assert "hunter2" not in str(caught.value)
+
+
+def test_the_join_takes_an_iceberg_target_and_iceberg_sides():
+    config = join.JoinJobConfig.from_args(
+        {
+            **join.OPTIONAL_ARGS,
+            "left_path": "lake.orders",
+            "right_path": "s3://b/payments/",
+            "join_keys": "id",
+            "partition_by": "day",
+            "left_format": "iceberg",
+            "target_format": "iceberg",
+            "target_table": "lake.enriched",
+        }
+    )
+    assert (config.format("left"), config.iceberg_target.name) == (
+        "iceberg",
+        "glue_catalog.lake.enriched",
+    )
+    with pytest.raises(ArgumentError) as caught:
+        join.JoinJobConfig.from_args(
+            {
+                **join.OPTIONAL_ARGS,
+                "left_path": "a",
+                "right_path": "b",
+                "join_keys": "id",
+                "partition_by": "day",
+            }
+        )
+    assert caught.value.name == "target_path"
