@@ -198,7 +198,7 @@ def test_property_every_run_equals_a_full_recompute(spark, store, history, join_
                     job_name=job,
                     run_id=f"jr_{number}_crashed",
                     now=now,
-                    hook=crash_at("commit.before"),
+                    hook=CrashAtStep(1, prefix="join.published"),  # between write and commit
                 )
             now += 1
         run_at(spark, config, store, job_name=job, run_id=f"jr_{number}", now=now)

@@ -32,7 +32,7 @@ COLUMNS = ["id", "part", "updated", "value"]
 JOB = "killed"
 LEASE_SECONDS = 3
 # `make test-deep` (HYPOTHESIS_PROFILE=deep) spreads four times as many timed kills.
-TIMED_KILLS = 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 10
+TIMED_KILLS = 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 8
 
 
 def row(key: int, part: str, updated: int, value: str) -> dict:
