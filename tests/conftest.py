@@ -1,6 +1,8 @@
-"""Session-wide real parts: one AWS-compatible endpoint, one SparkSession, one PostgreSQL.
+"""Session-wide real parts: local AWS, one SparkSession, one PostgreSQL.
 
-State is reset between tests (``aws`` fixture), never the processes themselves.
+Local AWS is LocalStack + DynamoDB Local + moto's server for Glue only
+(``tests/harness/endpoint.py``), started once per session. State is reset between
+tests (``aws`` fixture), never the processes themselves.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.harness.endpoint import running_endpoint, use_dummy_credentials  # noqa: E402
+from tests.harness.endpoint import running_local_aws, use_dummy_credentials  # noqa: E402
 
 use_dummy_credentials()
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
@@ -38,14 +40,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 @pytest.fixture(scope="session")
 def endpoint():
-    """The session's AWS-compatible endpoint (LocalStack if it answers, else moto's server)."""
-    with running_endpoint() as running:
+    """The session's local AWS (``LocalAws``): LocalStack, DynamoDB Local, moto for Glue.
+
+    Fails the session loudly when one of them cannot start: there is no fallback.
+    """
+    with running_local_aws() as running:
         yield running
 
 
 @pytest.fixture
 def aws(endpoint):
-    """A clean endpoint for one test: every resource from earlier tests is gone."""
+    """Local AWS clean for one test: every resource from earlier tests is gone."""
     endpoint.reset()
     return endpoint
 
