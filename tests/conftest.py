@@ -56,12 +56,33 @@ def aws(endpoint):
 
 
 @pytest.fixture(scope="session")
-def spark():
-    from glue_incremental.spark import local_spark_session
+def spark(endpoint):
+    """The session's SparkSession; ``s3://`` and ``s3a://`` reach LocalStack's S3 through S3A."""
+    from glue_incremental.spark import local_spark_session, s3a_conf, s3a_jars
 
-    session = local_spark_session(app_name="glue-incremental-tests", extra_jars=_jdbc_jars())
+    session = local_spark_session(
+        app_name="glue-incremental-tests",
+        extra_jars=[*_jdbc_jars(), *s3a_jars()],
+        extra_conf=s3a_conf(endpoint.localstack_url),
+    )
     yield session
     session.stop()
+
+
+@pytest.fixture
+def s3_bucket(aws) -> str:
+    """A fresh, empty bucket in LocalStack's S3 for one test."""
+    from glue_incremental import aws as aws_clients
+
+    name = "gi-test-data"
+    aws_clients.client("s3").create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def s3_root(s3_bucket, spark) -> str:
+    """A fresh ``s3://bucket/prefix`` for one test, read and written by Spark through S3A."""
+    return f"s3://{s3_bucket}/t"
 
 
 @pytest.fixture(scope="session")

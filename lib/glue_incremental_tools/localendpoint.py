@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from glue_incremental import aws
+
 DUMMY_ENV = {
     "AWS_ACCESS_KEY_ID": "test",
     "AWS_SECRET_ACCESS_KEY": "test",
@@ -191,7 +193,10 @@ def localstack_health(url: str) -> dict[str, Any] | None:
 
 
 def _localstack_python(root: Path) -> Path:
-    python = Path(os.environ.get("GLUE_INCREMENTAL_LOCALSTACK_PYTHON") or root / ".venv-localstack" / "bin" / "python")
+    python = Path(
+        os.environ.get("GLUE_INCREMENTAL_LOCALSTACK_PYTHON")
+        or root / ".venv-localstack" / "bin" / "python"
+    )
     if not python.exists():
         raise LocalAwsError(
             f"LocalStack is not installed ({python} is missing): run `make setup` "
@@ -256,7 +261,10 @@ class _LocalStack:
         """Empty LocalStack's metric store, as its own state-reset hook does (``clear_tables``)."""
         assert self.process is not None
         for database in self.process.log_path.parent.rglob("cloudwatch/metrics.db"):
-            with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection, connection:
+            with (
+                contextlib.closing(sqlite3.connect(database, timeout=30)) as connection,
+                connection,
+            ):
                 connection.execute("DELETE FROM SINGLE_METRICS")
                 connection.execute("DELETE FROM AGGREGATED_METRICS")
 
@@ -343,7 +351,12 @@ class LocalAws:
     def environment(self) -> dict[str, str]:
         """The endpoint variables boto3 (and glue_incremental.aws) and Terraform read."""
         env = {"AWS_ENDPOINT_URL": self.localstack_url}
-        env.update({f"AWS_ENDPOINT_URL_{suffix}": self.localstack_url for suffix in _LOCALSTACK_ENV_SUFFIXES})
+        env.update(
+            {
+                f"AWS_ENDPOINT_URL_{suffix}": self.localstack_url
+                for suffix in _LOCALSTACK_ENV_SUFFIXES
+            }
+        )
         env["AWS_ENDPOINT_URL_DYNAMODB"] = self.dynamodb_url
         env["AWS_ENDPOINT_URL_GLUE"] = self.glue_url
         return env
@@ -471,7 +484,9 @@ def _dynamodb_identity(url: str) -> str:
     except urllib.error.HTTPError as error:
         server = error.headers.get("Server", "")
         body = error.read().decode(errors="replace")
-        return f"DynamoDB Local ({server})" if "Jetty" in server or "DynamoDB" in body else "unknown"
+        return (
+            f"DynamoDB Local ({server})" if "Jetty" in server or "DynamoDB" in body else "unknown"
+        )
     except OSError:
         return "unreachable"
 
@@ -493,9 +508,8 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
 
     The variables this process had before are restored afterwards.
     """
+    # moto is a development dependency: imported only when a session starts.
     from moto.server import ThreadedMotoServer
-
-    from glue_incremental import aws
 
     root = root or project_root()
     use_dummy_credentials()
@@ -506,7 +520,9 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
     # moto's server logs every request through werkzeug; only failures matter.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     glue = ThreadedMotoServer(ip_address="127.0.0.1", port=glue_port, verbose=False)
-    previous = {key: value for key, value in os.environ.items() if key.startswith("AWS_ENDPOINT_URL")}
+    previous = {
+        key: value for key, value in os.environ.items() if key.startswith("AWS_ENDPOINT_URL")
+    }
     try:
         # DynamoDB Local's JVM starts while LocalStack starts.
         with ThreadPoolExecutor(max_workers=1) as pool:

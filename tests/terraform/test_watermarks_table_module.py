@@ -26,8 +26,8 @@ provider "aws" {{
   skip_requesting_account_id  = true
   skip_metadata_api_check     = true
   endpoints {{
-    dynamodb = "{endpoint}"
-    sts      = "{endpoint}"
+    dynamodb = "{dynamodb}"
+    sts      = "{sts}"
   }}
 }}
 
@@ -46,7 +46,10 @@ def test_the_library_works_on_the_table_the_module_creates_and_a_second_plan_is_
     table = "glue-watermarks-module-test"
     (tmp_path / "main.tf").write_text(
         ROOT_MODULE.format(
-            endpoint=endpoint.url, module=TERRAFORM / "modules" / "watermarks_table", table=table
+            dynamodb=endpoint.dynamodb_url,
+            sts=endpoint.localstack_url,
+            module=TERRAFORM / "modules" / "watermarks_table",
+            table=table,
         )
     )
     tf(tmp_path, "init", "-no-color")
