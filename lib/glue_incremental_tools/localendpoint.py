@@ -247,7 +247,8 @@ class _LocalStack:
             "LOCALSTACK_VOLUME_DIR": str(fs_root / "volume"),
             "TMPDIR": str(fs_root / "tmp"),
             "DNS_ADDRESS": "0",
-            "SQS_ENDPOINT_STRATEGY": "path",
+            # Queue URLs as http://host:port/<account>/<name>: the Terraform provider parses them.
+            "SQS_ENDPOINT_STRATEGY": "off",
             "SKIP_SSL_CERT_DOWNLOAD": "1",
             "DISABLE_EVENTS": "1",
             "LOCALSTACK_TELEMETRY": "0",
@@ -337,6 +338,7 @@ class LocalAws:
     localstack_url: str
     dynamodb_url: str
     glue_url: str
+    s3a_jar_dir: str = ""
     startup_seconds: dict[str, float] = field(default_factory=dict)
     _localstack: _LocalStack | None = field(default=None, repr=False)
 
@@ -359,6 +361,9 @@ class LocalAws:
         )
         env["AWS_ENDPOINT_URL_DYNAMODB"] = self.dynamodb_url
         env["AWS_ENDPOINT_URL_GLUE"] = self.glue_url
+        if self.s3a_jar_dir:
+            # Jobs run from the deployed zip find the S3A jars here (glue_incremental.spark).
+            env["GLUE_INCREMENTAL_S3A_JAR_DIR"] = self.s3a_jar_dir
         return env
 
     def terraform_vars(self) -> list[str]:
@@ -520,9 +525,8 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
     # moto's server logs every request through werkzeug; only failures matter.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     glue = ThreadedMotoServer(ip_address="127.0.0.1", port=glue_port, verbose=False)
-    previous = {
-        key: value for key, value in os.environ.items() if key.startswith("AWS_ENDPOINT_URL")
-    }
+    exported = ("AWS_ENDPOINT_URL", "GLUE_INCREMENTAL_S3A_JAR_DIR")
+    previous = {key: value for key, value in os.environ.items() if key.startswith(exported)}
     try:
         # DynamoDB Local's JVM starts while LocalStack starts.
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -534,6 +538,7 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
             localstack_url=localstack.url,
             dynamodb_url=dynamodb.url,
             glue_url=f"http://127.0.0.1:{glue_port}",
+            s3a_jar_dir=str(root / "build" / "jars"),
             startup_seconds={
                 "localstack": round(localstack.startup_seconds, 2),
                 "dynamodb-local": round(dynamodb.startup_seconds, 2),
@@ -546,7 +551,7 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
         aws.reset_client_cache()
         yield local
     finally:
-        for key in [key for key in os.environ if key.startswith("AWS_ENDPOINT_URL")]:
+        for key in [key for key in os.environ if key.startswith(exported)]:
             os.environ.pop(key)
         os.environ.update(previous)
         aws.reset_client_cache()

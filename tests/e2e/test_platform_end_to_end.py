@@ -1,16 +1,18 @@
 """The platform end to end, as ``make demo`` runs it, asserting every step.
 
-terraform apply of environments/local on the endpoint -> deploy -> source ->
-full load -> new and late data -> incremental load -> incremental join ->
-a run with no new data -> a failing run -> alarms -> pages on the on-call queue.
+terraform apply of environments/local on LocalStack + DynamoDB Local + moto (Glue)
+-> deploy -> source in S3 -> full load -> new and late data -> incremental load ->
+incremental join -> a run with no new data -> a failing run -> LocalStack's own
+alarm evaluation -> pages on the on-call queue (alarm action -> SNS -> SQS, and
+EventBridge -> SNS -> SQS). The jobs read and write ``s3://`` through S3A.
 Each step is a ``glue_incremental_tools.demo.Demo`` method: the demo and this test
 share one chain.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -28,13 +30,25 @@ def demo(aws, tmp_path):
 
 
 def rows(uri: str) -> list[dict]:
-    path = Path(uri.removeprefix("file://"))
-    files = [
-        f
-        for f in path.rglob("*.parquet")
-        if not any(p.startswith(("_", ".")) for p in f.relative_to(path).parts)
+    """Every row of the published Parquet objects under an ``s3://`` target (read with boto3)."""
+    assert uri.startswith("s3://"), uri
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    s3 = aws.client("s3")
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    keys = [
+        item["Key"]
+        for page in pages
+        for item in page.get("Contents", [])
+        if item["Key"].endswith(".parquet")
+        and not any(p.startswith(("_", ".")) for p in item["Key"][len(prefix) :].split("/"))
     ]
-    return [row for file in files for row in pq.read_table(file, partitioning=None).to_pylist()]
+    return [
+        row
+        for key in keys
+        for row in pq.read_table(
+            io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read()), partitioning=None
+        ).to_pylist()
+    ]
 
 
 def records_read_datapoints(job: str) -> list[float]:
@@ -94,16 +108,18 @@ def test_the_platform_end_to_end(demo):
     full = demo.run(LOAD, "full load")
     assert full.state == "SUCCEEDED", full.error_message
     assert full.summary["records_read"] == 60 and full.summary["records_written"] == 60
-    # Glue's argument precedence: the job's defaults, the run's file:// paths, locked state name.
+    # Glue's argument precedence: the job's defaults, the run's format, locked state name.
     assert full.arguments["--watermark_column"] == "updated_at"
     assert full.arguments["--primary_key"] == "order_id"
-    assert full.arguments["--source"].startswith("file://")
+    assert full.arguments["--source"] == f"s3://{outputs['data_bucket_name']}/raw/orders/"
+    assert full.arguments["--source_format"] == "json"
     assert full.arguments["--watermark_name"] == load
     assert full.arguments["--extra-py-files"] == f"s3://{bucket}/lib/current/glue_incremental.zip"
     first = demo.watermarks(load)["default"]
     assert first["watermarks"]["cursor"] == "2024-05-03T17:13:00Z"
     assert first["job_run_id"] == full.run_id
-    target = demo.local_arguments(LOAD)["--target_path"]
+    target = demo.target(LOAD)
+    assert target.startswith("s3://")
     assert len(rows(target)) == 60
 
     # -- new and late data: only the new files are read, the late corrections win ---------------
@@ -122,11 +138,12 @@ def test_the_platform_end_to_end(demo):
     # -- the incremental join reads what the load committed --------------------------------------
     joined = demo.run(JOIN, "join")
     assert joined.state == "SUCCEEDED", joined.error_message
-    enriched = rows(demo.local_arguments(JOIN)["--target_path"])
+    enriched = rows(demo.target(JOIN))
     assert len(enriched) == 70 and all(row["customer_name"] for row in enriched)
     assert set(demo.watermarks(join)) == {"left", "right"}
 
     # -- no new data: nothing read, the watermark stays, RecordsRead 0 is published --------------
+    demo.wait_out_alarm_period()
     empty = demo.run(LOAD, "no new data")
     assert empty.state == "SUCCEEDED", empty.error_message
     assert empty.summary["records_read"] == 0
@@ -142,27 +159,38 @@ def test_the_platform_end_to_end(demo):
 
     assert get_run_record(load, failed.run_id)["JobRunState"] == "FAILED"
 
-    # -- alarms: the zero-record run drives the load's alarm to ALARM, nothing else fires --------
+    # -- LocalStack's alarm evaluation: the zero-record run drives the load's alarm to ALARM -----
     states = demo.evaluate_alarms()
     names = outputs["alarm_names"]
     assert states[names["incremental_load"]["zero_records"]] == "ALARM"
-    assert {name: state for name, state in states.items() if state != "OK"} == {
-        names["incremental_load"]["zero_records"]: "ALARM"
-    }
+    for job in ("incremental_load", "incremental_join"):
+        assert states[names[job]["watermark_stale"]] == "OK"
+    assert states[names["incremental_join"]["zero_records"]] == "OK"
 
-    # -- pages on the on-call queue: the alarm and the failed run, both naming the job -----------
+    # -- pages on the on-call queue, delivered by LocalStack: the alarm and the failed run -------
     pages = demo.read_pages(expected=2)
-    assert sorted(page["kind"] for page in pages) == ["alarm", "event"]
-    alarm = next(page for page in pages if page["kind"] == "alarm")
-    assert alarm["alarm"] == names["incremental_load"]["zero_records"]
-    assert alarm["state"] == "ALARM" and alarm["job"] == load
+    alarm_pages = {
+        page["alarm"] for page in pages if page["kind"] == "alarm" and page["state"] == "ALARM"
+    }
+    assert names["incremental_load"]["zero_records"] in alarm_pages
+    # Besides it, only the missed-run alarms may page: evaluated when created, before any run.
+    missed = {names[job]["missed_run"] for job in ("incremental_load", "incremental_join")}
+    assert alarm_pages - {names["incremental_load"]["zero_records"]} <= missed
+    alarm = next(
+        page
+        for page in pages
+        if page["kind"] == "alarm"
+        and page["state"] == "ALARM"
+        and page["alarm"] == names["incremental_load"]["zero_records"]
+    )
+    assert alarm["job"] == load
     assert alarm["message"]["OldStateValue"] == "OK"
     assert alarm["message"]["Trigger"]["MetricName"] == RECORDS_READ
-    event = next(page for page in pages if page["kind"] == "event")
-    assert event["message"] == (
+    events = [page for page in pages if page["kind"] == "event"]
+    assert [event["message"] for event in events] == [
         f"Glue job {load} run {failed.run_id} ended FAILED: "
         "unknown argument --primary_keys (did you mean --primary_key?)"
-    )
+    ]
 
     summary = demo.summary()
     for text in ("full load", "incremental", "join", "no new data", "bad argument", "ALARM"):

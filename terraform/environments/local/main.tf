@@ -56,7 +56,7 @@ module "pipeline" {
   }
 
   alarms = {
-    schedule_period_seconds         = 3600
+    schedule_period_seconds         = var.alarm_period_seconds
     watermark_lag_threshold_seconds = 7200
   }
 
