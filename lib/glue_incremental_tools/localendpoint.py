@@ -21,6 +21,7 @@ so nothing is ever read from a real profile.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import json
 import logging
@@ -35,7 +36,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,8 +145,15 @@ def _spawn(name: str, command: list[str], env: Mapping[str, str], workdir: Path)
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     return _Process(name, process, log_path)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the parent dies, so a killed test run leaves no server."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _child_env() -> dict[str, str]:
@@ -229,6 +236,7 @@ class _LocalStack:
     workdir: Path
     process: _Process | None = None
     startup_seconds: float = 0.0
+    _spawned_at: float = 0.0
 
     @property
     def url(self) -> str:
@@ -256,7 +264,12 @@ class _LocalStack:
         }
         command = [str(_localstack_python(self.root)), "-m", "localstack.runtime.main"]
         self.process = _spawn("localstack", command, env, fs_root)
-        self.startup_seconds = _wait(self.process, self._ready)
+        self._spawned_at = time.monotonic()
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait(self.process, self._ready)
+        self.startup_seconds = time.monotonic() - self._spawned_at
 
     def clear_metrics(self) -> None:
         """Empty LocalStack's metric store, as its own state-reset hook does (``clear_tables``)."""
@@ -290,6 +303,7 @@ class _DynamoDbLocal:
     workdir: Path
     process: _Process | None = None
     startup_seconds: float = 0.0
+    _spawned_at: float = 0.0
 
     @property
     def url(self) -> str:
@@ -313,7 +327,12 @@ class _DynamoDbLocal:
             str(self.port),
         ]
         self.process = _spawn("dynamodb-local", command, _child_env(), self.workdir)
-        self.startup_seconds = _wait(self.process, self._ready)
+        self._spawned_at = time.monotonic()
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait(self.process, self._ready)
+        self.startup_seconds = time.monotonic() - self._spawned_at
 
     def _ready(self) -> bool:
         request = urllib.request.Request(self.url, method="GET")
@@ -528,12 +547,12 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
     exported = ("AWS_ENDPOINT_URL", "GLUE_INCREMENTAL_S3A_JAR_DIR")
     previous = {key: value for key, value in os.environ.items() if key.startswith(exported)}
     try:
-        # DynamoDB Local's JVM starts while LocalStack starts.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            dynamodb_started = pool.submit(dynamodb.start)
-            localstack.start()
-            glue.start()
-            dynamodb_started.result()
+        # Both boot at once; spawned from this thread, which outlives them (parent-death signal).
+        dynamodb.start()
+        localstack.start()
+        glue.start()
+        localstack.wait_ready()
+        dynamodb.wait_ready()
         local = LocalAws(
             localstack_url=localstack.url,
             dynamodb_url=dynamodb.url,
