@@ -391,6 +391,8 @@ class LocalAws:
             f"-var=aws_endpoint_url={self.localstack_url}",
             f"-var=dynamodb_endpoint_url={self.dynamodb_url}",
             f"-var=glue_endpoint_url={self.glue_url}",
+            # DynamoDB Local has no UpdateContinuousBackups.
+            "-var=point_in_time_recovery_enabled=false",
         ]
 
     def reset(self) -> None:

@@ -99,8 +99,22 @@ class LocalEnvironment:
         tf(self.directory, "apply", "-auto-approve", "-no-color", *self.var)
         raw = json.loads(tf(self.directory, "output", "-json").stdout)
         # Planned straight away, still in the background: it only reads.
-        plan = tf(self.directory, "plan", "-detailed-exitcode", "-no-color", *self.var, check=False)
+        plan = tf(
+            self.directory,
+            "plan",
+            "-detailed-exitcode",
+            "-no-color",
+            "-out=second.tfplan",
+            *self.var,
+            check=False,
+        )
         return {name: value["value"] for name, value in raw.items()}, plan
+
+    def plan_changes(self) -> dict[str, set[str]]:
+        """The second plan's changes: resource address -> top-level attributes that differ."""
+        self.plan_exit_code()
+        shown = json.loads(tf(self.directory, "show", "-json", "second.tfplan").stdout)
+        return changed_attributes(shown)
 
     def outputs(self) -> dict[str, Any]:
         assert self.applied is not None
@@ -308,9 +322,37 @@ def test_local_environment_applies_against_the_endpoint(local_env):
     )
 
 
+# DynamoDB Local accepts SSESpecification but never describes it back: the one
+# difference a second plan may show (terraform/environments/local/README.md).
+DYNAMODB_LOCAL_GAPS = {"server_side_encryption"}
+
+
+def changed_attributes(shown_plan: dict[str, Any]) -> dict[str, set[str]]:
+    changes = {}
+    for change in shown_plan.get("resource_changes") or []:
+        if change["change"]["actions"] in (["no-op"], ["read"]):
+            continue
+        before = change["change"].get("before") or {}
+        after = change["change"].get("after") or {}
+        unknown = change["change"].get("after_unknown") or {}
+        changes[change["address"]] = {
+            key
+            for key in set(before) | set(after)
+            if before.get(key) != after.get(key) or unknown.get(key)
+        }
+    return changes
+
+
 def test_second_plan_after_apply_has_no_changes(local_env):
     code, output = local_env.plan_exit_code()
-    assert code == 0, f"plan after apply is not empty (exit {code}):\n{output[-6000:]}"
+    assert code in (0, 2), output[-6000:]
+    changes = local_env.plan_changes()
+    unexpected = {
+        address: attributes
+        for address, attributes in changes.items()
+        if not (address.endswith("aws_dynamodb_table.this") and attributes <= DYNAMODB_LOCAL_GAPS)
+    }
+    assert not unexpected, f"plan after apply is not empty: {unexpected}\n{output[-6000:]}"
 
 
 def test_every_applied_alarm_pages_the_on_call_topic(local_env):

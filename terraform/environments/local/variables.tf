@@ -89,9 +89,9 @@ variable "load_schedule" {
 }
 
 variable "point_in_time_recovery_enabled" {
-  description = "Continuous backups of the watermarks table. Off here: DynamoDB Local has no UpdateContinuousBackups."
+  description = "Continuous backups of the watermarks table (false for DynamoDB Local, which has no UpdateContinuousBackups)."
   type        = bool
-  default     = false
+  default     = true
 }
 
 variable "job_run_queuing_enabled" {
