@@ -23,6 +23,8 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	terraform fmt -check -recursive terraform
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
+	$(VENV)/bin/shellcheck scripts/*.sh
 
 fmt: setup
 	$(VENV)/bin/ruff format .
@@ -36,7 +38,7 @@ test-fast: setup
 	$(PY) -m pytest -q tests --ignore=tests/benchmarks -m "not terraform and not e2e"
 
 test-deep: setup
-	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q tests -k "property" --ignore=tests/benchmarks
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q tests -k "property or sigkill" --ignore=tests/benchmarks
 
 demo: setup
 	$(PY) -m glue_incremental demo

@@ -97,3 +97,21 @@ def _jdbc_jars() -> list[str]:
     from tests.harness.postgres import JDBC_JAR_CANDIDATES
 
     return [jar for jar in JDBC_JAR_CANDIDATES[:1] if os.path.exists(jar)]
+
+
+@pytest.fixture(params=["local", "copy_then_delete"])
+def filesystem(request, monkeypatch):
+    """The file system the writer publishes on: a local disk, or S3 semantics (copy + delete).
+
+    An ``s3a`` variant (S3A against the local S3 endpoint) joins the params when it lands.
+    """
+    from tests.harness.faults import use_filesystem
+
+    use_filesystem(monkeypatch, request.param)
+    return request.param
+
+
+@pytest.fixture(params=["partitioned", "unpartitioned"])
+def layout(request):
+    """A target partitioned by a column, or unpartitioned (the table is one partition)."""
+    return request.param

@@ -1,9 +1,15 @@
 """Job arguments the Glue way: ``--NAME value`` pairs, like ``getResolvedOptions``.
 
-Glue passes its own arguments to every script (``--JOB_ID``, ``--TempDir``,
-``--enable-metrics``, ...). Those are recognised by their shape (upper case or
-containing a hyphen) and ignored; a lower-case ``--snake_case`` argument the job
-does not declare is a typo and fails with a suggestion.
+Each job declares its options once (``Option``: name, parser, default, help);
+the same declarations give the parser, the typed config values and the README
+table. Declared arguments are validated strictly. Glue's documented special
+parameters (``--conf``, ``--scriptLocation``, ``--TempDir``, ``--enable-metrics``,
+...; ``GLUE_SPECIAL_PARAMETERS``) reach the script too and are ignored. Any other
+name that is close to a declared one (same letters up to case and ``-``/``_``,
+or a small edit distance) is a typo and fails naming the intended argument:
+``--dry-run true`` must never run for real. Other unknown snake_case names fail;
+other unknown Glue-shaped names (upper case or hyphenated) are ignored, since
+Glue adds its own.
 """
 
 from __future__ import annotations
@@ -11,9 +17,11 @@ from __future__ import annotations
 import difflib
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import Any
 
 
 class ArgumentError(ValueError):
@@ -41,19 +49,6 @@ class BookmarkOption(StrEnum):
                 f"--job-bookmark-option {value!r} is not one of "
                 + ", ".join(option.value for option in cls),
             ) from None
-
-
-COMMON_OPTIONAL: Mapping[str, str | None] = {
-    "JOB_RUN_ID": None,
-    "job-bookmark-option": BookmarkOption.ENABLE.value,
-    "job-bookmark-from": None,
-    "job-bookmark-to": None,
-    "watermarks_table": "glue-watermarks",
-    "watermark_name": None,
-    "lease_seconds": "900",
-    "metrics_namespace": None,
-    "dry_run": "false",
-}
 
 
 def resolve_options(
@@ -90,12 +85,16 @@ def resolve_options(
             index += 1
         if name in declared or name in wanted:
             values[name] = value
-        elif _is_glue_reserved(name):
+        elif name in GLUE_SPECIAL_PARAMETERS:
             continue
         else:
-            close = difflib.get_close_matches(name, [*wanted, *declared], n=1)
-            hint = f" (did you mean --{close[0]}?)" if close else ""
-            raise ArgumentError(name, f"unknown argument --{name}{hint}")
+            intended = _intended(name, [*wanted, *declared])
+            if intended is not None:
+                raise ArgumentError(
+                    intended, f"unknown argument --{name} (did you mean --{intended}?)"
+                )
+            if not _is_glue_shaped(name):
+                raise ArgumentError(name, f"unknown argument --{name}")
     missing = [name for name in wanted if not values.get(name)]
     if missing:
         raise ArgumentError(
@@ -130,16 +129,94 @@ def parse_list(name: str, value: str | None, *, required: bool = False) -> tuple
 
 
 def parse_positive_int(name: str, value: str | None) -> int:
-    try:
-        number = int(value or "")
-    except ValueError:
-        raise ArgumentError(name, f"--{name} {value!r} is not a whole number") from None
+    text = (value or "").strip()
+    if not re.fullmatch(r"[0-9]{1,18}", text):
+        raise ArgumentError(name, f"--{name} {value!r} is not a whole number")
+    number = int(text)
     if number < 1:
         raise ArgumentError(name, f"--{name} must be at least 1, got {number}")
     return number
 
 
-def _is_glue_reserved(name: str) -> bool:
+# Glue's documented job parameters ("Using job parameters in AWS Glue jobs"), and the
+# ones Glue adds to every run. They reach the script and are not the job's business.
+GLUE_SPECIAL_PARAMETERS = frozenset(
+    {
+        "JOB_ID",
+        "SECURITY_CONFIGURATION",
+        "TempDir",
+        "RedshiftTempDir",
+        "additional-python-modules",
+        "python-modules-installer-option",
+        "auto-scale-within-microbatch",
+        "class",
+        "conf",
+        "continuous-log-conversionPattern",
+        "continuous-log-logGroup",
+        "continuous-log-logStreamPrefix",
+        "custom-logGroup-prefix",
+        "customer-driver-env-vars",
+        "customer-executor-env-vars",
+        "datalake-formats",
+        "disable-proxy-v2",
+        "enable-auto-scaling",
+        "enable-continuous-cloudwatch-log",
+        "enable-continuous-log-filter",
+        "enable-glue-datacatalog",
+        "enable-job-insights",
+        "enable-lakeformation-fine-grained-access",
+        "enable-metrics",
+        "enable-observability-metrics",
+        "enable-rename-algorithm-v2",
+        "enable-s3-parquet-optimized-committer",
+        "enable-spark-ui",
+        "encryption-type",
+        "executor-cores",
+        "extra-files",
+        "extra-jars",
+        "extra-py-files",
+        "job-language",
+        "scriptLocation",
+        "spark-event-logs-path",
+        "use-postgres-driver",
+        "user-jars-first",
+    }
+)
+
+
+def _normalised(name: str) -> str:
+    return name.lower().replace("-", "_")
+
+
+def _intended(name: str, declared: Iterable[str]) -> str | None:
+    """The declared name ``name`` is a misspelling of, or None when it is not close to any."""
+    names = list(dict.fromkeys(declared))
+    for candidate in names:
+        if _normalised(candidate) == _normalised(name):
+            return candidate
+    by_normal = {_normalised(candidate): candidate for candidate in names}
+    close = difflib.get_close_matches(_normalised(name), list(by_normal), n=1, cutoff=0.8)
+    if close:
+        return by_normal[close[0]]
+    for candidate in names:
+        if _edit_distance(_normalised(name), _normalised(candidate)) <= 2:
+            return candidate
+    return None
+
+
+def _edit_distance(left: str, right: str) -> int:
+    if abs(len(left) - len(right)) > 2:
+        return 3
+    previous = list(range(len(right) + 1))
+    for i, a in enumerate(left, 1):
+        current = [i]
+        for j, b in enumerate(right, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1]
+
+
+def _is_glue_shaped(name: str) -> bool:
     return "-" in name or name[:1].isupper()
 
 
@@ -163,15 +240,142 @@ _UNITS = {
 }
 
 
+MAX_DURATION = timedelta(days=3650)
+
+
 def parse_duration(name: str, value: str | None) -> timedelta:
-    """``"2 hours"``, ``"90 minutes"``, ``"15m"``, ``"0"``: a non-negative duration."""
+    """``"2 hours"``, ``"90 minutes"``, ``"15m"``, ``"3600"`` (bare seconds), ``"0"``.
+
+    A non-negative duration of at most ``MAX_DURATION``; anything else raises
+    ArgumentError naming the argument.
+    """
     text = (value or "0").strip().lower()
     if text in {"0", "none", ""}:
         return timedelta(0)
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-z]+)", text)
-    if not match or match.group(2) not in _UNITS:
+    match = re.fullmatch(r"(\d{1,15}(?:\.\d{1,9})?)\s*([a-z]*)", text)
+    if not match or (match.group(2) and match.group(2) not in _UNITS):
         raise ArgumentError(
             name,
-            f"--{name} {value!r} is not a duration such as '2 hours', '30 minutes' or '900 seconds'",
+            f"--{name} {value!r} is not a duration such as '2 hours', '30 minutes' or '900' (seconds)",
         )
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"]
+    if seconds > MAX_DURATION.total_seconds():
+        raise ArgumentError(
+            name, f"--{name} {value!r} is longer than {MAX_DURATION.days} days: not a lookback"
+        )
+    return timedelta(seconds=seconds)
+
+
+def parse_text(name: str, value: str | None) -> str | None:
+    """The value as given; an empty string is no value."""
+    return value if value else None
+
+
+def choice(*allowed: str) -> Callable[[str, str | None], str]:
+    """A parser accepting one of ``allowed`` (case-insensitive)."""
+
+    def parse(name: str, value: str | None) -> str:
+        lowered = (value or "").strip().lower()
+        if lowered not in allowed:
+            raise ArgumentError(name, f"--{name} {value!r} is not one of {', '.join(allowed)}")
+        return lowered
+
+    return parse
+
+
+def list_of_names(name: str, value: str | None) -> tuple[str, ...]:
+    return parse_list(name, value)
+
+
+def required_list(name: str, value: str | None) -> tuple[str, ...]:
+    return parse_list(name, value, required=True)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One job argument, declared once: parser, default and help for the README table.
+
+    ``attribute`` is the config field it fills (default: the name with ``-`` as
+    ``_``); ``parse(name, raw)`` returns the typed value or raises ArgumentError.
+    """
+
+    name: str
+    help: str
+    default: str | None = None
+    parse: Callable[[str, str | None], Any] = parse_text
+    required: bool = False
+    attribute: str | None = None
+
+    @property
+    def field(self) -> str:
+        return self.attribute or self.name.replace("-", "_")
+
+
+COMMON_OPTIONS: tuple[Option, ...] = (
+    Option("JOB_RUN_ID", "Set by Glue; generated (`local_<hex>`) when running locally."),
+    Option(
+        "job-bookmark-option",
+        "As in Glue: `job-bookmark-enable` (default), `-disable` (full reload, no commit) "
+        "or `-pause` (no commit).",
+        BookmarkOption.ENABLE.value,
+    ),
+    Option(
+        "job-bookmark-from",
+        "With `-pause`, together with `--job-bookmark-to`: replay from this run's state.",
+    ),
+    Option(
+        "job-bookmark-to",
+        "With `-pause`, together with `--job-bookmark-from`: replay up to this run's state.",
+    ),
+    Option("watermarks_table", "The watermark store (non-overridable on Glue).", "glue-watermarks"),
+    Option(
+        "watermark_name",
+        "The logical state name (default: the job name); it survives renaming or recreating the job.",
+    ),
+    Option(
+        "lease_seconds",
+        "The run lease in seconds (non-overridable), renewed in the background.",
+        "900",
+        parse_positive_int,
+    ),
+    Option(
+        "metrics_namespace",
+        "CloudWatch namespace of the run metrics (non-overridable; default `GlueIncremental`).",
+    ),
+    Option(
+        "dry_run",
+        "`true`: print what the run would read and write nothing.",
+        "false",
+        parse_bool,
+    ),
+)
+
+COMMON_OPTIONAL: Mapping[str, str | None] = {
+    option.name: option.default for option in COMMON_OPTIONS
+}
+
+
+def split_options(options: Sequence[Option]) -> tuple[tuple[str, ...], dict[str, str | None]]:
+    """``(required names, optional name -> default)`` for ``resolve_options``."""
+    required = tuple(option.name for option in options if option.required)
+    optional = {option.name: option.default for option in options if not option.required}
+    return required, optional
+
+
+def typed_values(options: Sequence[Option], args: Mapping[str, str | None]) -> dict[str, Any]:
+    """Each option's parsed value, keyed by its config field."""
+    return {option.field: option.parse(option.name, args.get(option.name)) for option in options}
+
+
+def markdown_table(options: Sequence[Option]) -> str:
+    """The README's argument table for ``options`` (generated, never edited by hand)."""
+    lines = ["| argument | default | meaning |", "|---|---|---|"]
+    for option in options:
+        default = (
+            "required"
+            if option.required
+            else (f"`{option.default}`" if option.default not in (None, "") else "")
+        )
+        text = option.help.replace("|", "\\|")
+        lines.append(f"| `--{option.name}` | {default} | {text} |")
+    return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ context is not), and types JSON lacks are tagged:
 - ``date``: ``{"$date": "2024-05-01"}``; ``Decimal``: ``{"$decimal": "1.10"}``
   (exponent and trailing zeros kept).
 - Tuples are rejected: JSON brings them back as lists, so a cursor compared
-  against its own stored value would change type between runs (seed 003).
+  against its own stored value would change type between runs.
 - NaN and infinities are rejected: they compare false with everything.
 
 Version 1 is the only encoding so far; ``decode`` dispatches on ``v`` so a
@@ -45,7 +45,12 @@ def encode(values: Mapping[str, Any]) -> str:
     """Encode a mapping of watermark attributes; raises InvalidWatermarkValue."""
     if not isinstance(values, Mapping):
         raise InvalidWatermarkValue("watermarks", values, "expected a mapping of name -> value")
-    payload = {"v": ENCODING_VERSION, "values": _to_json(dict(values), "watermarks")}
+    try:
+        payload = {"v": ENCODING_VERSION, "values": _to_json(dict(values), "watermarks")}
+    except RecursionError:
+        raise InvalidWatermarkValue(
+            "watermarks", "...", "nested too deeply to be a watermark"
+        ) from None
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 

@@ -1,56 +1,35 @@
 """The incremental join: its spec, input checks, the per-partition join, and the job.
 
-The pure pieces (``JoinSpec``, ``validate_sides``, ``join_partitions``) come
-first; the job (``main``/``run_join``, run by ``glue_scripts/incremental_join.py``)
-follows below, with its upstream-commit rule documented where it starts.
-
-The join is *per partition*. Both sides are partitioned by the same columns
-(``partition_by``), and rows only join within the same partition: the
-partition columns are always part of the equality, in addition to
-``join_keys`` (listing a partition column in ``join_keys`` too is allowed and
-changes nothing). This is what makes the join incremental: an output
-partition depends only on the same partition of each side, so when new data
-lands in partition P on either side, recomputing output partition P from both
-sides' full P is exactly a full recompute restricted to P. A join across
-partitions (keys only) would let new data in P change output partition Q, and
-could not be maintained by replacing only the affected partitions.
-
-Equality rules
-    Partition columns match null-safely (``<=>``): a null partition value
-    (Hive's ``__HIVE_DEFAULT_PARTITION__``) is one partition, and its rows join
-    each other. Join keys use SQL ``=``: a null key matches nothing (inner
-    drops the row, left/full keep it unmatched), exactly as a full recompute.
-
-Output columns, in this order
-    1. the partition columns,
-    2. the join keys that are not partition columns,
-    3. the left side's other columns, in the left's order,
-    4. the right side's other columns, in the right's order.
-
-    Partition columns and keys come from the left for ``inner``/``left`` and
-    are ``coalesce(left, right)`` for ``full`` (so a right-only row keeps its
-    partition and key). A non-key column present on both sides (compared
-    case-insensitively, as Spark resolves names) is renamed ``left_<name>``
-    and ``right_<name>``; other columns keep their names. If a renamed column
-    would still collide with another output column, ``validate_sides``
-    rejects the input instead of guessing.
-
-Key and partition column types must be equal on both sides (nullability
-aside): an implicit cast (string vs int, date vs string) silently changes
-which rows match, so the caller casts explicitly.
+Rows join only within the same partition (partition columns always part of the
+equality), so recomputing output partition P from both sides' full P equals a full
+recompute restricted to P: a run recomputes and replaces exactly the partitions
+that either side changed. Both sides' bookmarks commit in one transaction; before
+both sides have data nothing is written or committed. A side written by an upstream
+job of this platform is read only as far as that job committed. Design, output
+columns and the upstream rule: ``docs/incremental-join.md``, ``docs/upstream-commits.md``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import reduce
 from typing import Any, Literal, get_args
 
+from glue_incremental.args import (
+    ArgumentError,
+    Option,
+    choice,
+    parse_duration,
+    required_list,
+    split_options,
+    typed_values,
+)
+from glue_incremental.runtime import hooks
+
 __all__ = [
     "JOIN_TYPES",
-    "JoinHooks",
     "JoinInputError",
     "JoinJobConfig",
     "JoinLayout",
@@ -283,85 +262,86 @@ def join_partitions(left_df: Any, right_df: Any, spec: JoinSpec) -> Any:
 
 
 # =========================================================================== the job
-#
-# ``glue_scripts/incremental_join.py`` runs ``main``. One run:
-#
-# 1. Per side ("left", "right"; one watermark slot each): list the side's
-#    files and plan the new ones since the side's own file bookmark
-#    (``sources.files``). For a side produced by an upstream job of this
-#    platform (``--upstream_jobs left=<job>``) only committed output is read:
-#    see ``UPSTREAM RULE`` below.
-# 2. Affected partitions = the union of both sides' new partitions (one Spark
-#    action for both, ``predicates.partition_counts``), plus partitions left
-#    pending by earlier runs; minus partitions an upstream is still writing
-#    (they stay pending, in the state, until a committed upstream run covers
-#    them).
-# 3. Checks before anything is written: partition columns present (same type)
-#    on both sides' new data, values valid for ``--partition_types``, join
-#    keys and partition columns on both full sides (``validate_sides``).
-# 4. Both full datasets are read restricted to the affected partitions
-#    (``predicates.filter_partitions``: pruned at the scan), joined per
-#    partition (``join_partitions``), and exactly the affected output
-#    partitions are replaced (``writer.replace_partitions``); an affected
-#    partition with no joined rows is removed. Others stay byte-identical.
-# 5. Both slots are committed in one transaction (``IncrementalRun.commit`` ->
-#    ``Watermarks.commit_many``): a conflict on either aborts both. A crash
-#    before it leaves both bookmarks where they were; the rerun recomputes the
-#    same partitions (plus any new ones), so the output converges on a full
-#    recompute.
-#
-# Until both sides have data (or a declared ``--left_schema``/``--right_schema``),
-# the output columns are unknown: the run writes and commits nothing and says
-# so in its summary (``waiting_for``); the next run starts from the same place.
-#
-# UPSTREAM RULE. An upstream job commits ``published_at_ms`` (its clock after
-# its output was published, before its commit) in the state it commits; runs
-# of one job are serialised by its lease. Let ``U`` be ``published_at_ms`` of
-# the upstream's latest committed state. Then for that side:
-#
-# - files modified after ``U`` are not read (the plan's upper bound is ``U``):
-#   they were written by a run that is still running or that failed before
-#   committing. They are read once a committed run's ``U`` covers them.
-# - a partition is *unsettled* if it holds such a file, or if it appears under
-#   the upstream's ``_staging/<run>/`` (staged, or set aside mid-swap by
-#   ``writer.replace_partitions``; after a crash it stays there until the
-#   upstream's next write recovers it). Unsettled partitions are not read at
-#   all: an affected one is deferred (kept in ``pending_partitions``) and
-#   recomputed by the first run that finds it settled. Its output keeps what
-#   the last committed upstream data gave.
-# - just before committing, the upstream is listed again; if an affected
-#   partition became unsettled while it was being read, the run fails with
-#   ``UpstreamChanged`` and commits nothing (the rerun redoes it).
-# - the run summary lists, per side, the upstream run ids committed since the
-#   last consumed version (``upstream_runs_consumed``).
-#
-# The join commits ``published_at_ms`` in both slots too, so a join can be the
-# upstream of another join. ``U`` compares the upstream driver's clock with
-# file modification times: the rule assumes clocks agree to well within the
-# time between an upstream commit and its next run's first write.
-#
-# Limitation (as with Glue bookmarks): deleting a side's partition or files is
-# not seen; the sides are append / replace-partition datasets.
+# One run and the upstream rule are described in docs/incremental-join.md and
+# docs/upstream-commits.md.
 
-REQUIRED_ARGS = ("left_path", "right_path", "join_keys", "partition_by", "target_path")
-OPTIONAL_ARGS: dict[str, str | None] = {
-    "join_type": "inner",
-    "left_format": "parquet",
-    "right_format": "parquet",
-    "upstream_jobs": "",
-    "partition_types": "",
-    "left_schema": None,
-    "right_schema": None,
-    "lookback": "0",
-}
 SOURCE_FORMATS = ("parquet", "json", "csv")
 # --partition_types: the values a partition column may hold (checked before writing).
 PARTITION_TYPES = ("string", "int", "bigint", "date")
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-STAGING_DIR = "_staging"
-PREVIOUS_DIR = "_previous"
 DEFAULT_BAND_SECONDS = 900
 MAX_UPSTREAM_RUNS_LISTED = 100
+
+
+def _upstream_option(name: str, value: str | None) -> dict[str, str]:
+    return _parse_upstream(value)
+
+
+def _pairs_option(name: str, value: str | None) -> dict[str, str]:
+    return _parse_pairs(name, value)
+
+
+# The job's arguments, declared once: parser, config, README table (tests keep it in sync).
+JOIN_OPTIONS: tuple[Option, ...] = (
+    Option("left_path", "The left partitioned dataset.", required=True),
+    Option("right_path", "The right partitioned dataset.", required=True),
+    Option(
+        "join_keys",
+        "Comma-separated. Partition columns are always matched as well.",
+        parse=required_list,
+        required=True,
+    ),
+    Option(
+        "partition_by",
+        "One or more levels, for example `date,hour`, the same on both sides and in the output.",
+        parse=required_list,
+        required=True,
+    ),
+    Option("target_path", "The output; only affected partitions are rewritten.", required=True),
+    Option(
+        "join_type",
+        "`inner`, `left` or `full`. For full joins, keys are coalesced; clashing names become "
+        "`left_x`/`right_x`.",
+        "inner",
+    ),
+    Option(
+        "left_format",
+        "`parquet`, `json` or `csv` (header row).",
+        "parquet",
+        choice(*SOURCE_FORMATS),
+    ),
+    Option(
+        "right_format",
+        "`parquet`, `json` or `csv` (header row).",
+        "parquet",
+        choice(*SOURCE_FORMATS),
+    ),
+    Option(
+        "upstream_jobs",
+        "`left=orders_load,right=payments_load`: sides written by jobs of this platform; only what "
+        "they committed is read.",
+        "",
+        _upstream_option,
+    ),
+    Option(
+        "partition_types",
+        "`column:type` list (string, int, bigint, date): invalid partition values stop the run "
+        "before anything is written.",
+        "",
+        _pairs_option,
+    ),
+    Option(
+        "left_schema", "Optional fixed DDL schema of the left side (partition columns as strings)."
+    ),
+    Option("right_schema", "Optional fixed DDL schema of the right side."),
+    Option(
+        "lookback",
+        "The file bookmarks' band, for example `15 minutes` or `900` (default 900 s).",
+        "0",
+        parse_duration,
+    ),
+)
+REQUIRED_ARGS, OPTIONAL_ARGS = split_options(JOIN_OPTIONS)
 
 
 class UpstreamChanged(RuntimeError):
@@ -381,15 +361,6 @@ class UpstreamContractError(ValueError):
 
 
 @dataclass(frozen=True)
-class JoinHooks:
-    """Test hooks (never set in production): crash points and a look at the frames."""
-
-    after_partition_published: Callable[[tuple], None] | None = None
-    before_commit: Callable[[], None] | None = None
-    inspect: Callable[[dict[str, Any]], None] | None = None
-
-
-@dataclass(frozen=True)
 class JoinJobConfig:
     """The job's arguments, validated."""
 
@@ -406,8 +377,6 @@ class JoinJobConfig:
     lookback: timedelta = timedelta(0)
 
     def __post_init__(self) -> None:
-        from glue_incremental.args import ArgumentError
-
         for side in SIDES:
             fmt = self.format(side)
             if fmt not in SOURCE_FORMATS:
@@ -447,32 +416,16 @@ class JoinJobConfig:
 
     @classmethod
     def from_args(cls, args: Mapping[str, str | None]) -> JoinJobConfig:
-        from glue_incremental.args import ArgumentError, parse_duration, parse_list
-
-        keys = parse_list("join_keys", args.get("join_keys"), required=True)
-        partitions = parse_list("partition_by", args.get("partition_by"), required=True)
+        values = typed_values(JOIN_OPTIONS, args)
+        keys, partitions = values.pop("join_keys"), values.pop("partition_by")
         try:
-            spec = JoinSpec(keys, args.get("join_type") or "inner", partitions)
+            spec = JoinSpec(keys, values.pop("join_type") or "inner", partitions)
         except JoinSpecError as error:
             raise ArgumentError(str(error).split(" ", 1)[0], f"--{error}") from None
-        return cls(
-            left_path=str(args["left_path"]),
-            right_path=str(args["right_path"]),
-            spec=spec,
-            target_path=str(args["target_path"]),
-            left_format=(args.get("left_format") or "parquet").lower(),
-            right_format=(args.get("right_format") or "parquet").lower(),
-            upstream_jobs=_parse_upstream(args.get("upstream_jobs")),
-            partition_types=_parse_pairs("partition_types", args.get("partition_types")),
-            left_schema=args.get("left_schema"),
-            right_schema=args.get("right_schema"),
-            lookback=parse_duration("lookback", args.get("lookback")),
-        )
+        return cls(spec=spec, **values)
 
 
 def _parse_pairs(name: str, value: str | None, separator: str = ":") -> dict[str, str]:
-    from glue_incremental.args import ArgumentError
-
     pairs: dict[str, str] = {}
     for item in (value or "").split(","):
         if not item.strip():
@@ -488,8 +441,6 @@ def _parse_pairs(name: str, value: str | None, separator: str = ":") -> dict[str
 
 def _parse_upstream(value: str | None) -> dict[str, str]:
     """``left=orders_load,right=payments_load``: which side is which upstream job's output."""
-    from glue_incremental.args import ArgumentError
-
     pairs = {}
     for item in (value or "").split(","):
         if not item.strip():
@@ -507,16 +458,14 @@ def _parse_upstream(value: str | None) -> dict[str, str]:
     return pairs
 
 
-def main(
-    argv: Sequence[str] | None = None, *, spark: Any = None, hooks: JoinHooks | None = None
-) -> dict:
+def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
     """Entry point of ``glue_scripts/incremental_join.py``; returns the run summary."""
     from glue_incremental.runtime import GlueJob
 
     job = GlueJob.from_argv(argv, required=REQUIRED_ARGS, optional=OPTIONAL_ARGS, spark=spark)
     config = JoinJobConfig.from_args(job.args)
     with job.run() as run:
-        run_join(run, config, hooks=hooks)
+        run_join(run, config)
     return run.summary
 
 
@@ -562,8 +511,12 @@ class _Side:
         return {_partition_of(f, columns) for f in self.listing} | self.pruned_partitions
 
 
-def run_join(run: Any, config: JoinJobConfig, *, hooks: JoinHooks | None = None) -> None:
-    """One run of the incremental join inside ``run`` (an entered ``IncrementalRun``)."""
+def run_join(run: Any, config: JoinJobConfig) -> None:
+    """One run of the incremental join inside ``run`` (an entered ``IncrementalRun``).
+
+    A publish of the output that a crashed run left half done is finished or
+    undone first, before anything is read.
+    """
     spark = run.spark
     key = "spark.sql.sources.partitionColumnTypeInference.enabled"
     before = spark.conf.get(key)
@@ -571,12 +524,16 @@ def run_join(run: Any, config: JoinJobConfig, *, hooks: JoinHooks | None = None)
     # ``hour=03`` is the partition "03" on both sides and in the output.
     spark.conf.set(key, "false")
     try:
-        _run_join(run, config, hooks or JoinHooks())
+        if not run.dry_run:
+            from glue_incremental import writer
+
+            writer.recover(spark, config.target_path)
+        _run_join(run, config)
     finally:
         spark.conf.set(key, before)
 
 
-def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
+def _run_join(run: Any, config: JoinJobConfig) -> None:
     from glue_incremental import writer
     from glue_incremental.predicates import (
         filter_partitions,
@@ -640,8 +597,7 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
             name: filter_partitions(frame, affected, columns) for name, frame in full.items()
         }
         joined = join_partitions(filtered["left"], filtered["right"], spec)
-        if hooks.inspect is not None:
-            hooks.inspect({**filtered, "joined": joined, "affected": list(affected)})
+        hooks.point("join.joined", **filtered, joined=joined, affected=list(affected))
         result = writer.replace_partitions(
             spark,
             joined,
@@ -650,13 +606,11 @@ def _run_join(run: Any, config: JoinJobConfig, hooks: JoinHooks) -> None:
             affected=None if full_reload else affected,
             run_id=run.run_id,
             before_publish=run.guard,
-            after_partition_published=hooks.after_partition_published,
         )
         wrote = True
 
     published_at_ms = int(run.clock() * 1000)
-    if hooks.before_commit is not None:
-        hooks.before_commit()
+    hooks.point("join.published", run_id=run.run_id)
     for side in sides.values():
         if side.upstream is not None and affected:
             _recheck_upstream(spark, side, affected, columns)
@@ -803,6 +757,7 @@ def _unsettled(
     spark: Any, root: str, listing: Sequence[Any], upper_ms: int | None, columns: Sequence[str]
 ) -> set[tuple]:
     """Partitions holding a file newer than the upstream's commit, or caught mid-publish."""
+    from glue_incremental import publish, writer
     from glue_incremental.sources import files as file_source
 
     found = {
@@ -810,21 +765,16 @@ def _unsettled(
         for source in listing
         if upper_ms is not None and source.modified_ms > upper_ms
     }
-    jvm = spark.sparkContext._jvm
-    staging = jvm.org.apache.hadoop.fs.Path(f"{root.rstrip('/')}/{STAGING_DIR}")
-    fs = staging.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-    if not fs.exists(staging):
-        return found
-    for status in fs.listStatus(staging):
-        if not status.isDirectory():
+    fs = writer.open_filesystem(spark, root)
+    for run_dir in fs.list_dirs(publish.staging_root(root)):
+        intent = publish.Intent.from_bytes(fs.read_bytes(f"{run_dir}/{publish.INTENT_FILE}"))
+        for relative in intent.partitions if intent else ():
+            found.add(_partition_of(writer.dir_to_values(relative, columns), columns))
+        try:
+            staged, _ = file_source.list_source_files(spark, f"{run_dir}/{publish.DATA_DIR}")
+        except (file_source.SourceNotFound, ValueError):
             continue
-        run_dir = status.getPath().toString()
-        for directory in (run_dir, f"{run_dir}/{PREVIOUS_DIR}"):
-            try:
-                staged, _ = file_source.list_source_files(spark, directory)
-            except (file_source.SourceNotFound, ValueError):
-                continue
-            found |= {_partition_of(source, columns) for source in staged}
+        found |= {_partition_of(source, columns) for source in staged}
     return found
 
 

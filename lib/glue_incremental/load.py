@@ -25,8 +25,8 @@ before anything is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
@@ -34,8 +34,19 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
-from glue_incremental import writer
-from glue_incremental.args import ArgumentError, parse_duration, parse_list
+from glue_incremental import credentials, writer
+from glue_incremental.args import (
+    ArgumentError,
+    Option,
+    choice,
+    list_of_names,
+    parse_duration,
+    parse_positive_int,
+    required_list,
+    split_options,
+    typed_values,
+)
+from glue_incremental.digest import state_bytes
 from glue_incremental.runtime import GlueJob, IncrementalRun
 
 SourceFormat = Literal["parquet", "json", "csv"]
@@ -45,18 +56,85 @@ NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
 PARTITION_MOVES: tuple[writer.PartitionMoves, ...] = ("detect", "ignore")
 DEFAULT_FILE_BAND = timedelta(seconds=900)
 
-REQUIRED_ARGS = ("source", "watermark_column", "primary_key", "target_path")
-OPTIONAL_ARGS: dict[str, str | None] = {
-    "source_table": None,
-    "source_format": "parquet",
-    "source_user": None,
-    "source_password": None,
-    "partition_by": "",
-    "lookback": "0",
-    "null_watermarks": "load",
-    "jdbc_num_partitions": "1",
-    "jdbc_partition_column": None,
-    "partition_moves": "detect",
+DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
+
+# The job's arguments, declared once: parser, config, README table (tests keep it in sync).
+LOAD_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "source",
+        "A JDBC URL (`jdbc:postgresql://...`, with `--source_table`), or a path or URI "
+        "(`s3://...`, `file://...`, with `--source_format`).",
+        required=True,
+    ),
+    Option(
+        "watermark_column",
+        "The column whose maximum is the cursor (JDBC), and the version order of rows.",
+        required=True,
+    ),
+    Option(
+        "primary_key",
+        "Comma-separated. Rows merge by it, keeping the latest version.",
+        parse=required_list,
+        required=True,
+    ),
+    Option("target_path", "The Parquet target.", required=True),
+    Option("partition_by", "Comma-separated partition columns of the target.", "", list_of_names),
+    Option("source_table", "JDBC: the table (`schema.table`)."),
+    Option(
+        "source_format", "Files: `parquet`, `json` or `csv`.", "parquet", choice(*SOURCE_FORMATS)
+    ),
+    Option("source_user", "JDBC user when neither a secret nor a connection gives one."),
+    Option(
+        "source_secret_id",
+        "JDBC credentials: a Secrets Manager secret (name or ARN) holding JSON `username`/`password`. "
+        "The job role may read only that secret.",
+    ),
+    Option(
+        "connection_name",
+        "JDBC credentials from a Glue connection (`USERNAME`/`PASSWORD` or its `SECRET_ID`); "
+        "list it in the job's `connections`.",
+    ),
+    Option(
+        "lookback",
+        "For example `2 hours` or `3600` (seconds). JDBC: re-read `watermark_column >= previous - lookback`. "
+        "Files: the late-file band (default 900 s).",
+        "0",
+        parse_duration,
+    ),
+    Option(
+        "max_future_skew",
+        "How far past the run's start a watermark may be and still move the cursor; later rows are loaded, "
+        "counted (`FutureWatermarkRows`) and re-read until their time comes.",
+        DEFAULT_MAX_FUTURE_SKEW,
+        parse_duration,
+    ),
+    Option(
+        "null_watermarks",
+        "`load` (read on every run) or `fail` (stop before writing).",
+        "load",
+        choice(*NULL_POLICIES),
+    ),
+    Option(
+        "jdbc_num_partitions",
+        "Parallel JDBC reads (needs `--jdbc_partition_column`).",
+        "1",
+        parse_positive_int,
+    ),
+    Option(
+        "jdbc_partition_column", "Numeric, date or timestamp column splitting parallel JDBC reads."
+    ),
+    Option(
+        "partition_moves",
+        "`detect`: a row whose partition changed is removed from its old partition (reads the target's keys). "
+        "`ignore`: rows never change partition.",
+        "detect",
+        choice(*PARTITION_MOVES),
+    ),
+)
+REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
+REFUSED_ARGS = {
+    "source_password": "a password in job arguments is visible in GetJob, CloudTrail and "
+    "Terraform state: use --source_secret_id (Secrets Manager) or --connection_name (Glue connection)",
 }
 
 
@@ -78,8 +156,12 @@ class LoadConfig:
     source_table: str | None = None
     source_format: SourceFormat = "parquet"
     source_user: str | None = None
-    source_password: str | None = None
+    source_secret_id: str | None = None
+    connection_name: str | None = None
+    # Programmatic only (tests, local tools): never a job argument, never printed.
+    source_password: str | None = field(default=None, repr=False)
     lookback: timedelta = timedelta(0)
+    max_future_skew: timedelta = timedelta(minutes=5)
     null_watermarks: NullWatermarkPolicy = "load"
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
@@ -119,55 +201,44 @@ class LoadConfig:
 
     @classmethod
     def from_args(cls, args: dict[str, str | None]) -> LoadConfig:
-        return cls(
-            source=str(args["source"]),
-            watermark_column=str(args["watermark_column"]),
-            primary_key=parse_list("primary_key", args["primary_key"], required=True),
-            target_path=str(args["target_path"]),
-            partition_by=parse_list("partition_by", args.get("partition_by")),
-            source_table=args.get("source_table"),
-            source_format=(args.get("source_format") or "parquet").lower(),  # type: ignore[arg-type]
-            source_user=args.get("source_user"),
-            source_password=args.get("source_password"),
-            lookback=parse_duration("lookback", args.get("lookback")),
-            null_watermarks=(args.get("null_watermarks") or "load").lower(),  # type: ignore[arg-type]
-            jdbc_num_partitions=int(args.get("jdbc_num_partitions") or "1"),
-            jdbc_partition_column=args.get("jdbc_partition_column"),
-            partition_moves=(args.get("partition_moves") or "detect").lower(),  # type: ignore[arg-type]
-        )
+        for name, reason in REFUSED_ARGS.items():
+            if args.get(name) is not None:
+                raise ArgumentError(name, f"--{name} is refused: {reason}")
+        return cls(**typed_values(LOAD_OPTIONS, args))
 
 
-@dataclass(frozen=True)
-class FaultInjection:
-    """Test hooks to crash a run at the dangerous points (never set in production)."""
-
-    after_partition_published: Callable[[tuple], None] | None = None
-    before_commit: Callable[[], None] | None = None
+# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
+FILE_MODIFIED = "__glue_incremental_file_modified"
+FILE_NAME = "__glue_incremental_file_name"
+FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
 
 
-NO_FAULTS = FaultInjection()
-
-
-def main(
-    argv: Sequence[str] | None = None, *, spark: Any = None, faults: FaultInjection | None = None
-) -> dict:
+def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
     """Entry point of ``glue_scripts/incremental_load.py``; returns the run summary."""
-    job = GlueJob.from_argv(argv, required=REQUIRED_ARGS, optional=OPTIONAL_ARGS, spark=spark)
+    job = GlueJob.from_argv(
+        argv,
+        required=REQUIRED_ARGS,
+        optional={**OPTIONAL_ARGS, **dict.fromkeys(REFUSED_ARGS)},
+        spark=spark,
+    )
     config = LoadConfig.from_args(job.args)
     with job.run() as run:
-        run_load(run, config, faults=faults)
+        run_load(run, config)
     return run.summary
 
 
-def run_load(
-    run: IncrementalRun, config: LoadConfig, *, faults: FaultInjection | None = None
-) -> None:
-    """Read what is new since the state, merge it into the target, then commit."""
-    faults = faults or NO_FAULTS
+def run_load(run: IncrementalRun, config: LoadConfig) -> None:
+    """Read what is new since the state, merge it into the target, then commit.
+
+    A publish that a crashed run left half done is finished or undone first,
+    before the source or the target is read.
+    """
+    if not run.dry_run:
+        writer.recover(run.spark, config.target_path)
     if config.is_jdbc:
-        _run_jdbc(run, config, faults)
+        _run_jdbc(run, config)
     else:
-        _run_files(run, config, faults)
+        _run_files(run, config)
 
 
 # -- JDBC -------------------------------------------------------------------------------------
@@ -176,17 +247,23 @@ def run_load(
 def _jdbc_source(config: LoadConfig):
     from glue_incremental.sources.jdbc import JdbcSource
 
+    found = credentials.resolve(
+        secret_id=config.source_secret_id,
+        connection_name=config.connection_name,
+        user=config.source_user,
+        password=config.source_password,
+    )
     return JdbcSource(
         url=config.source,
         table=str(config.source_table),
-        user=config.source_user,
-        password=config.source_password,
+        user=found.user,
+        password=found.password,
         num_partitions=config.jdbc_num_partitions,
         partition_column=config.jdbc_partition_column,
     )
 
 
-def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -> None:
+def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
     from glue_incremental.sources import jdbc
 
     source = _jdbc_source(config)
@@ -222,14 +299,20 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -
         include_null_watermarks=include_nulls,
     )
     _load_rows(
-        run, config, rows, faults, previous_cursor=cursor, state_extra={}, details={"query": query}
+        run,
+        config,
+        rows,
+        previous_cursor=cursor,
+        state_extra={},
+        details={"query": query},
+        reread_from=lower,
     )
 
 
 # -- files ------------------------------------------------------------------------------------
 
 
-def _run_files(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) -> None:
+def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     from glue_incremental.sources import files
 
     previous = run.previous()
@@ -253,12 +336,18 @@ def _run_files(run: IncrementalRun, config: LoadConfig, faults: FaultInjection) 
     rows = files.read_files(
         run.spark, plan.files, root_uri=config.source, source_format=config.source_format
     )
+    if rows is not None:
+        rows = rows.select(
+            "*",
+            F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
+            F.col("_metadata.file_name").alias(FILE_NAME),
+        )
     cursor = previous.get("cursor") if previous else None
     _load_rows(
         run,
         config,
         rows,
-        faults,
+        delivery=FILE_DELIVERY,
         previous_cursor=cursor,
         state_extra={"files": plan.next_bookmark.to_state()},
         details={"files_read": len(plan.files), "file_plan": plan.summary()},
@@ -281,47 +370,55 @@ def _load_rows(
     run: IncrementalRun,
     config: LoadConfig,
     rows: DataFrame | None,
-    faults: FaultInjection,
     *,
+    delivery: Sequence[str] = (),
     previous_cursor: Any,
     state_extra: dict[str, Any],
     details: dict[str, Any],
     late_files: int = 0,
     file_high_mark_ms: int | None = None,
+    reread_from: Any = None,
 ) -> None:
+    """Merge ``rows`` into the target, then commit the next state.
+
+    ``reread_from`` (JDBC) is the read's lower bound: rows at or after it may
+    be re-reads of versions already loaded, so only versions the target does
+    not hold count as new (``RecordsNew``). File sources read only files not
+    loaded before, so every row they read is new.
+    """
     spark = run.spark
     target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
-    records_read = nulls = 0
+    records_read = nulls = future = 0
+    records_new: int | None = None
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
+    cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     if rows is not None:
-        _require_columns(rows.columns, config, "source " + config.source)
+        source_rows = rows.drop(*delivery)
+        _require_columns(source_rows.columns, config, "source " + config.source)
         if target_schema is not None:
-            _require_same_shape(rows, target_schema, config)
+            _require_same_shape(source_rows, target_schema, config)
         rows = rows.persist()
         try:
-            stats = rows.agg(
-                F.count(F.lit(1)).alias("n"),
-                F.max(F.col(f"`{config.watermark_column}`")).alias("max"),
-                F.sum(F.col(f"`{config.watermark_column}`").isNull().cast("int")).alias("nulls"),
-            ).first()
-            records_read, nulls = int(stats["n"]), int(stats["nulls"] or 0)
+            stats = _batch_stats(rows, config.watermark_column, cursor_limit)
+            records_read, nulls, future = stats.rows, stats.nulls, stats.future
             if nulls and config.null_watermarks == "fail":
                 raise SchemaError(
                     config.watermark_column,
                     f"{nulls} source rows have a null {config.watermark_column!r}; "
                     "nothing was written (--null_watermarks fail)",
                 )
-            batch_max = _to_cursor(stats["max"], rows.schema[config.watermark_column].dataType)
-            new_cursor = _max_cursor(previous_cursor, batch_max)
+            new_cursor = _max_cursor(previous_cursor, stats.max_cursor)
+            if config.is_jdbc and records_read and target_schema is not None:
+                records_new = _count_new_versions(spark, rows, config, reread_from)
+            run.store.check_fits(
+                str(run.state_name), run.run_id, _next_state(new_cursor, run, state_extra)
+            )
             if records_read:
-                result = _write(run, config, rows, faults)
+                result = _write(run, config, rows, delivery)
         finally:
             rows.unpersist()
-    published_at_ms = int(run.clock() * 1000)
-    if faults.before_commit is not None:
-        faults.before_commit()
-    state = {"cursor": new_cursor, "published_at_ms": published_at_ms, **state_extra}
+    state = _next_state(new_cursor, run, state_extra)
     changed = records_read > 0 or state_extra != _without(
         run.previous(), "cursor", "published_at_ms"
     )
@@ -332,18 +429,113 @@ def _load_rows(
         watermark_time = datetime.fromtimestamp(file_high_mark_ms / 1000, UTC)
     run.record(
         records_read=records_read,
+        records_new=records_new,
         records_written=result.records_written,
         watermark_time=watermark_time,
         late_files_skipped=late_files,
         null_watermark_rows=nulls,
+        future_watermark_rows=future,
+        state_bytes=state_bytes(state),
         partitions_written=result.partitions_written,
         partitions_removed=result.partitions_removed,
         **details,
     )
 
 
+def _next_state(cursor: Any, run: IncrementalRun, state_extra: dict[str, Any]) -> dict[str, Any]:
+    return {"cursor": cursor, "published_at_ms": int(run.clock() * 1000), **state_extra}
+
+
+@dataclass(frozen=True)
+class BatchStats:
+    rows: int
+    nulls: int
+    future: int
+    max_cursor: Any
+
+
+def _batch_stats(rows: DataFrame, watermark_column: str, cursor_limit: datetime) -> BatchStats:
+    """Counts and the next cursor: the greatest watermark not after ``cursor_limit``.
+
+    Rows dated after the limit (run start + ``--max_future_skew``) are loaded
+    but do not move the cursor, so they are re-read (and counted in
+    ``FutureWatermarkRows``) until their time comes instead of pushing the
+    cursor past every row still to arrive. Only time watermarks have a limit.
+    """
+    column = F.col(f"`{watermark_column}`")
+    data_type = rows.schema[watermark_column].dataType
+    limit = _limit_literal(cursor_limit, data_type)
+    if limit is None:
+        is_future = F.lit(False)
+        bounded = column
+    else:
+        is_future = column > limit
+        bounded = F.when(~is_future, column)
+    stats = rows.agg(
+        F.count(F.lit(1)).alias("n"),
+        F.max(bounded).alias("max"),
+        F.sum(column.isNull().cast("int")).alias("nulls"),
+        F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
+    ).first()
+    return BatchStats(
+        rows=int(stats["n"]),
+        nulls=int(stats["nulls"] or 0),
+        future=int(stats["future"] or 0),
+        max_cursor=_to_cursor(stats["max"], data_type),
+    )
+
+
+def _limit_literal(limit: datetime, data_type: Any) -> Any:
+    if isinstance(data_type, TimestampType | TimestampNTZType | DateType):
+        # The session runs in UTC: the text is the UTC wall time of the limit.
+        text = limit.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return F.lit(text).cast(data_type)
+    return None
+
+
+def _count_new_versions(spark: Any, rows: DataFrame, config: LoadConfig, reread_from: Any) -> int:
+    """Rows whose version (primary key, watermark) the target does not hold yet.
+
+    Compared as strings (the target reads partition columns as strings) and
+    null-safe, so a re-read null-watermark row is not new either. Only target
+    versions at or after ``reread_from`` can match a row of this read.
+    """
+    target = writer.read_target(spark, config.target_path, config.partition_by)
+    if target is None:
+        return rows.count()
+    version = [*config.primary_key, config.watermark_column]
+    if reread_from is not None:
+        watermark = F.col(f"`{config.watermark_column}`")
+        target = target.where(
+            (
+                watermark
+                >= F.lit(_bound_text(reread_from)).cast(
+                    rows.schema[config.watermark_column].dataType
+                )
+            )
+            | watermark.isNull()
+        )
+
+    def as_text(frame: DataFrame) -> DataFrame:
+        return frame.select(
+            *(F.col(f"`{name}`").cast("string").alias(f"v{i}") for i, name in enumerate(version))
+        )
+
+    loaded = as_text(target).distinct()
+    batch = as_text(rows)
+    condition = [batch[f"v{i}"].eqNullSafe(loaded[f"v{i}"]) for i in range(len(version))]
+    return batch.join(loaded, condition, "left_anti").count()
+
+
+def _bound_text(value: Any) -> str:
+    if isinstance(value, datetime):
+        moment = value.astimezone(UTC) if value.tzinfo else value
+        return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return str(value)
+
+
 def _write(
-    run: IncrementalRun, config: LoadConfig, rows: DataFrame, faults: FaultInjection
+    run: IncrementalRun, config: LoadConfig, rows: DataFrame, delivery: Sequence[str]
 ) -> writer.WriteResult:
     full_reload = not run.bookmark.reads_state or run.previous() is None
     return writer.upsert(
@@ -357,7 +549,7 @@ def _write(
         replace_all=full_reload,
         partition_moves=config.partition_moves,
         before_publish=run.guard,
-        after_partition_published=faults.after_partition_published,
+        delivery=delivery,
     )
 
 

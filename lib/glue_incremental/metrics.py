@@ -19,19 +19,27 @@ from glue_incremental import aws
 NAMESPACE = "GlueIncremental"
 DIMENSION = "JobName"
 RECORDS_READ = "RecordsRead"
+RECORDS_NEW = "RecordsNew"
+FUTURE_WATERMARK_ROWS = "FutureWatermarkRows"
+METRIC_PUBLISH_FAILURES = "MetricPublishFailures"
+STATE_BYTES = "StateBytes"
 RECORDS_WRITTEN = "RecordsWritten"
 WATERMARK_LAG = "WatermarkLagSeconds"
 LATE_FILES_SKIPPED = "LateFilesSkipped"
 NULL_WATERMARK_ROWS = "NullWatermarkRows"
 
-# What the zero-record alarm relies on: published once per run, even when 0.
+# What the alarms rely on: published once per run, even when 0. The zero-record
+# alarm watches RecordsNew (rows not already in the target): RecordsRead also
+# counts boundary and lookback re-reads, so it is never 0 for a JDBC job.
 METRIC_CONTRACT: Mapping[str, Any] = {
     "namespace": NAMESPACE,
     "dimension": DIMENSION,
-    "zero_records_metric": RECORDS_READ,
+    "zero_records_metric": RECORDS_NEW,
     "zero_records_statistic": "Maximum",
     "lag_metric": WATERMARK_LAG,
     "lag_statistic": "Maximum",
+    "count_alarms": (LATE_FILES_SKIPPED, NULL_WATERMARK_ROWS, FUTURE_WATERMARK_ROWS),
+    "publish_failures_metric": METRIC_PUBLISH_FAILURES,
 }
 
 log = logging.getLogger("glue_incremental.metrics")
@@ -39,7 +47,12 @@ log = logging.getLogger("glue_incremental.metrics")
 
 @dataclass(frozen=True)
 class RunMetrics:
-    """Per-run figures. ``watermark_lag_seconds`` is None when no watermark exists yet."""
+    """Per-run figures. ``watermark_lag_seconds`` is None when no watermark exists yet.
+
+    ``records_new`` (None: same as ``records_read``) counts rows that were not
+    already loaded. The lag is published as is: negative when the watermark is
+    ahead of the run's clock (never clamped to 0, which would hide it).
+    """
 
     job_name: str
     records_read: int
@@ -47,6 +60,9 @@ class RunMetrics:
     watermark_lag_seconds: float | None = None
     late_files_skipped: int = 0
     null_watermark_rows: int = 0
+    records_new: int | None = None
+    future_watermark_rows: int = 0
+    state_bytes: int | None = None
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
@@ -55,12 +71,21 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
     dims = [{"Name": DIMENSION, "Value": metrics.job_name}]
     values: list[tuple[str, float, str]] = [
         (RECORDS_READ, metrics.records_read, "Count"),
+        (
+            RECORDS_NEW,
+            metrics.records_read if metrics.records_new is None else metrics.records_new,
+            "Count",
+        ),
+        (FUTURE_WATERMARK_ROWS, metrics.future_watermark_rows, "Count"),
+        (METRIC_PUBLISH_FAILURES, 0, "Count"),
         (RECORDS_WRITTEN, metrics.records_written, "Count"),
         (LATE_FILES_SKIPPED, metrics.late_files_skipped, "Count"),
         (NULL_WATERMARK_ROWS, metrics.null_watermark_rows, "Count"),
     ]
+    if metrics.state_bytes is not None:
+        values.append((STATE_BYTES, metrics.state_bytes, "Bytes"))
     if metrics.watermark_lag_seconds is not None:
-        values.append((WATERMARK_LAG, max(0.0, metrics.watermark_lag_seconds), "Seconds"))
+        values.append((WATERMARK_LAG, metrics.watermark_lag_seconds, "Seconds"))
     return [
         {
             "MetricName": name,
@@ -80,6 +105,31 @@ def publish(
     data = metric_data(metrics, timestamp)
     aws.client("cloudwatch").put_metric_data(Namespace=namespace, MetricData=data)
     return data
+
+
+def publish_failure(job_name: str, *, namespace: str = NAMESPACE) -> bool:
+    """Count one failed publish (``MetricPublishFailures`` = 1); True if that got through.
+
+    Sent to the default namespace as well when the job's differs, so the alarm
+    sees it even when the job's namespace is what was refused.
+    """
+    data = [
+        {
+            "MetricName": METRIC_PUBLISH_FAILURES,
+            "Dimensions": [{"Name": DIMENSION, "Value": job_name}],
+            "Timestamp": datetime.now(UTC),
+            "Value": 1.0,
+            "Unit": "Count",
+        }
+    ]
+    delivered = False
+    for target in dict.fromkeys((NAMESPACE, namespace)):
+        try:
+            aws.client("cloudwatch").put_metric_data(Namespace=target, MetricData=data)
+            delivered = True
+        except Exception as error:  # reporting a failure must not fail the run
+            log.error("could not count the metric publish failure in %s: %s", target, error)
+    return delivered
 
 
 def log_summary(summary: Mapping[str, Any]) -> str:

@@ -1,49 +1,12 @@
 """Partition predicates for a list of affected partitions, built safely and compactly.
 
-A *partition* is a tuple of values aligned to the partition columns, for
-example ``("2024-01-01", "03")`` for columns ``("date", "hour")``. This module
-turns a list of them into
-
-- a Spark SQL string for Glue's ``push_down_predicate`` (``to_sql_predicate``),
-- a ``Column`` (``partition_filter``) or a filtered DataFrame
-  (``filter_partitions``) whose pruning shows in the scan's ``PartitionFilters``.
-
-It replaces the loop of seed 001, which ran one Spark job per first-level
-partition, built the second table's list from the first table's values, and
-pasted raw values into the predicate string (a value containing ``'`` broke or
-changed the predicate).
-
-Grouping
-    Partitions are grouped by their leading levels and the last level becomes
-    an ``IN`` list; leading values whose sub-lists are identical are merged::
-
-        (`date` = '2024-01-01' AND `hour` IN ('01','02'))
-            OR (`date` = '2024-01-02' AND `hour` = '05')         -- one line in practice
-        `date` IN ('2024-01-01','2024-01-02') AND `hour` IN ('00','01')  -- same hours
-
-    A null partition value (Hive's ``__HIVE_DEFAULT_PARTITION__``) is matched
-    with ``IS NULL``. An empty partition list gives ``false`` (load nothing).
-
-Quoting (Spark SQL, as Glue evaluates ``push_down_predicate``)
-    Identifiers are quoted with backticks (a backtick doubled). Every value is
-    rendered as a string literal; Spark casts it to the column's type. With
-    the default ``spark.sql.parser.escapedStringLiterals=false`` Spark
-    interprets backslash escapes inside literals, so backslashes are doubled
-    and quotes written as ``\\'``. Doubling the quote (``'it''s'``) is *not*
-    an escape in Spark SQL: adjacent literals are concatenated, so it would
-    silently match ``its``. For sessions that set
-    ``escapedStringLiterals=true`` pass ``escaped_string_literals=True``:
-    values containing a quote or backslash are then written as
-    ``CAST(X'<utf-8 hex>' AS STRING)``, which needs no escaping at all.
-
-Length limit
-    ``DEFAULT_MAX_PREDICATE_LENGTH = 2048``: the Glue Data Catalog's
-    ``GetPartitions`` ``Expression`` is capped at 2048 characters, the one
-    hard limit on a partition predicate Glue is known to enforce (Glue may
-    forward a pushdown predicate to the catalog, and the same string is often
-    reused as ``catalogPartitionPredicate``). A longer predicate raises
-    ``PredicateTooLarge``; load the table as a DataFrame and use
-    ``filter_partitions`` instead, which has no length limit.
+Turns partitions (tuples aligned to the partition columns) into a Spark SQL string
+for Glue's ``push_down_predicate`` (``to_sql_predicate``), a ``Column``
+(``partition_filter``) or a filtered DataFrame (``filter_partitions``) pruned at the
+scan. Values are always escaped string literals, identifiers backtick-quoted;
+partitions are grouped into ``IN`` lists; an empty list gives ``false``. A predicate
+over Glue's 2,048-character limit raises ``PredicateTooLarge``. Quoting rules and
+grouping: ``docs/partition-predicates.md``.
 """
 
 from __future__ import annotations

@@ -29,24 +29,85 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from glue_incremental import metrics as run_metrics
 from glue_incremental.args import (
+    COMMON_OPTIONS,
     ArgumentError,
     BookmarkOption,
     parse_bool,
     parse_positive_int,
     resolve_options,
+    typed_values,
 )
+from glue_incremental.digest import state_digest
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
+
+
+# -- test hook points ---------------------------------------------------------------------------
+
+HookHandler = Callable[[str, Mapping[str, Any]], None]
+
+
+class HookPoints:
+    """Named steps of a run where tests inject faults; a no-op unless a handler is installed.
+
+    The library calls ``hooks.point("publish.move", source=..., destination=...)``
+    just *before* each step that changes durable state, so a handler that
+    raises (or kills the process) at the k-th point leaves the state exactly
+    as a crash before that step would. Handlers are test doubles
+    (``tests/harness/faults.py``); production installs none. Process-wide, so a
+    subprocess can install one at start-up (``sitecustomize``).
+    """
+
+    def __init__(self) -> None:
+        self._handlers: list[HookHandler] = []
+
+    def point(self, name: str, **details: Any) -> None:
+        for handler in list(self._handlers):
+            handler(name, details)
+
+    @contextlib.contextmanager
+    def installed(self, handler: HookHandler) -> Iterator[HookHandler]:
+        """Call ``handler(name, details)`` at every point while the block runs."""
+        self.install(handler)
+        try:
+            yield handler
+        finally:
+            self.uninstall(handler)
+
+    def install(self, handler: HookHandler) -> None:
+        self._handlers.append(handler)
+
+    def uninstall(self, handler: HookHandler) -> None:
+        with contextlib.suppress(ValueError):
+            self._handlers.remove(handler)
+
+
+hooks = HookPoints()
+
+# Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
+
+
+def validate_run_id(run_id: str) -> str:
+    """``run_id`` if it is one safe path segment, else ArgumentError naming it."""
+    if not _RUN_ID.fullmatch(run_id or "") or ".." in run_id:
+        raise ArgumentError(
+            "JOB_RUN_ID",
+            f"--JOB_RUN_ID {run_id!r} is not a valid run id "
+            "(letters, digits, '_', '-', '.'; no '..' or '/')",
+        )
+    return run_id
 
 
 @dataclass(frozen=True)
@@ -63,6 +124,13 @@ class BookmarkControl:
                 "job-bookmark-from",
                 "--job-bookmark-from/--job-bookmark-to replay a range and need "
                 "--job-bookmark-option job-bookmark-pause",
+            )
+        if bool(self.from_run) != bool(self.to_run):
+            missing = "job-bookmark-to" if self.from_run else "job-bookmark-from"
+            raise ArgumentError(
+                missing,
+                f"--{missing} is missing: Glue replays a range only with both "
+                "--job-bookmark-from and --job-bookmark-to",
             )
 
     @property
@@ -114,7 +182,14 @@ class GlueJob:
         spark: Any = None,
     ) -> GlueJob:
         args = resolve_options(list(argv if argv is not None else sys.argv), required, optional)
+        validate_run_id(str(args["JOB_RUN_ID"]))
+        typed_values(COMMON_OPTIONS, args)  # every common argument is valid before anything runs
         BookmarkOption.parse(args["job-bookmark-option"] or "")
+        BookmarkControl(
+            BookmarkOption.parse(args["job-bookmark-option"] or ""),
+            args.get("job-bookmark-from"),
+            args.get("job-bookmark-to"),
+        )
         if spark is not None:
             return cls(args, spark)
         try:
@@ -129,7 +204,7 @@ class GlueJob:
 
         glue_context = GlueContext(SparkContext.getOrCreate())
         job = Job(glue_context)
-        job.init(args["JOB_NAME"], args)
+        job.init(args["JOB_NAME"], glue_init_args(args))
         apply_required_conf(glue_context.spark_session)
         return cls(args, glue_context.spark_session, job)
 
@@ -151,6 +226,14 @@ class GlueJob:
         }
         options.update(overrides)
         return IncrementalRun(**options)
+
+
+def glue_init_args(args: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The arguments in ``getResolvedOptions``' shape, as awsglue's ``Job.init`` expects them.
+
+    awsglue turns ``--job-bookmark-option`` into the key ``job_bookmark_option``.
+    """
+    return {name.replace("-", "_"): value for name, value in args.items()}
 
 
 @dataclass
@@ -183,6 +266,7 @@ class IncrementalRun:
     _counts: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        validate_run_id(self.run_id)
         self.state_name = self.state_name or self.job_name
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -254,6 +338,7 @@ class IncrementalRun:
             )
             return False
         assert self.state_name
+        hooks.point("commit.before", run_id=self.run_id)
         items = []
         for slot, values in values_by_slot.items():
             if slot not in self._previous:
@@ -264,7 +349,10 @@ class IncrementalRun:
             items.append(item)
         self.store.commit_many(items, lease=self.lease)
         self.committed = True
-        self.summary["new_watermark"] = {item.slot: _jsonable(item.watermarks) for item in items}
+        hooks.point("commit.after", run_id=self.run_id)
+        self.summary["new_watermark"] = {
+            item.slot: _jsonable(state_digest(item.watermarks)) for item in items
+        }
         return True
 
     def record(
@@ -275,29 +363,52 @@ class IncrementalRun:
         watermark_time: datetime | None = None,
         late_files_skipped: int = 0,
         null_watermark_rows: int = 0,
+        records_new: int | None = None,
+        future_watermark_rows: int = 0,
+        state_bytes: int | None = None,
         **details: Any,
     ) -> None:
-        """What the run did: feeds the metrics and the summary line."""
+        """What the run did: feeds the metrics and the summary line.
+
+        ``records_new`` (default: ``records_read``) counts rows not already
+        loaded; the zero-record alarm watches it.
+        """
         self._counts = {
             "records_read": int(records_read),
+            "records_new": int(records_read if records_new is None else records_new),
             "records_written": int(records_written),
             "watermark_time": watermark_time,
             "late_files_skipped": int(late_files_skipped),
             "null_watermark_rows": int(null_watermark_rows),
+            "future_watermark_rows": int(future_watermark_rows),
+            "state_bytes": state_bytes,
         }
         self.summary.update({key: _jsonable(value) for key, value in details.items()})
 
     # -- internals ------------------------------------------------------------------------------
 
     def _finish_successfully(self) -> None:
+        """Post-commit steps: a failure here is logged and counted, never a FAILED run."""
         counts = self._counts or {"records_read": 0, "records_written": 0}
         lag = None
         watermark_time = counts.get("watermark_time")
         if isinstance(watermark_time, datetime):
             lag = self.started_at - watermark_time.timestamp()
-        published = None
+        published = False
         if self.publish_metrics and not self.dry_run:
-            published = run_metrics.publish(
+            published = self._publish_metrics(counts, lag)
+        self.summary["metrics_published"] = published
+        self.summary["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
+        try:
+            self._log_summary("SUCCEEDED")
+        except Exception:  # the run committed; a summary that cannot be written must not undo that
+            log.exception("run %s committed but its summary could not be logged", self.run_id)
+        if self.glue_job is not None:
+            self.glue_job.commit()
+
+    def _publish_metrics(self, counts: Mapping[str, Any], lag: float | None) -> bool:
+        try:
+            run_metrics.publish(
                 run_metrics.RunMetrics(
                     job_name=self.job_name,
                     records_read=counts["records_read"],
@@ -305,14 +416,27 @@ class IncrementalRun:
                     watermark_lag_seconds=lag,
                     late_files_skipped=counts.get("late_files_skipped", 0),
                     null_watermark_rows=counts.get("null_watermark_rows", 0),
+                    records_new=counts.get("records_new"),
+                    future_watermark_rows=counts.get("future_watermark_rows", 0),
+                    state_bytes=counts.get("state_bytes"),
                 ),
                 namespace=self.metrics_namespace,
             )
-        self.summary["metrics_published"] = published is not None
-        self.summary["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
-        self._log_summary("SUCCEEDED")
-        if self.glue_job is not None:
-            self.glue_job.commit()
+            return True
+        except Exception as error:  # after the commit: report loudly, keep SUCCEEDED
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            log.error(
+                "METRIC PUBLISH FAILED for run %s of job %s (namespace %s): %s; "
+                "the run's data and watermark are committed",
+                self.run_id,
+                self.job_name,
+                self.metrics_namespace,
+                reason,
+            )
+            print(f"error: metric publish failed: {reason}", file=sys.stderr, flush=True)
+            self.summary["metric_publish_error"] = f"{type(error).__name__}: {reason}"
+            run_metrics.publish_failure(self.job_name, namespace=self.metrics_namespace)
+            return False
 
     def _log_summary(self, status: str, **extra: Any) -> None:
         counts = {key: value for key, value in self._counts.items() if key != "watermark_time"}
@@ -323,7 +447,9 @@ class IncrementalRun:
             "status": status,
             "bookmark_option": self.bookmark.option.value,
             "dry_run": self.dry_run,
-            "old_watermark": {slot: _jsonable(values) for slot, values in self._previous.items()},
+            "old_watermark": {
+                slot: _jsonable(state_digest(values)) for slot, values in self._previous.items()
+            },
             "committed": self.committed,
             "duration_seconds": round(self.clock() - self.started_at, 3),
             **counts,

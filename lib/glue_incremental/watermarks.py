@@ -1,41 +1,18 @@
 """The watermark store: per-job state in the DynamoDB table ``glue-watermarks``.
 
-Seed 000's usage keeps working::
-
-    watermarks = Watermarks("glue-watermarks")
-    previous = watermarks.get_watermark(job_name)          # None on the first run
-    item = watermarks.create_watermark_item(job_name, job_run_id, last_modified=...)
-    watermarks.add_watermark(item)                          # the commit
-
-and is correct where the public helper was not:
-
-- "Latest" is the most recently *committed* state, kept in one item per job
-  (``STATE#<slot>``) and read with one consistent ``GetItem``, whatever the
-  history length. Run ids are random (``jr_<64 hex>``) and never ordered.
-- Commits are optimistic: ``add_watermark`` succeeds only if the state is still
-  the version this object last read. Otherwise ``WatermarkConflict`` is raised
-  and nothing is written. The state, its history entry and the run pointer are
-  written in one ``TransactWriteItems``, so they never disagree.
-- A run lease with a fencing token (``acquire_lease``) keeps a second run of the
-  same job out before it reads anything, and a run whose lease expired and was
-  taken over cannot commit.
-
-Layout (hash key ``job_name``, range key ``sk``, both strings)::
-
-    job_name=J  sk=STATE#<slot>                 current state, ``version`` N
-    job_name=J  sk=HIST#<slot>#<version:012d>   every committed change (runs, resets, rewinds, sets)
-    job_name=J  sk=RUN#<slot>#<run_id>          which version a run committed (rewind, replays)
-    job_name=J  sk=LEASE                        the run lease
-
-All items of a job share its partition key, so IAM's ``dynamodb:LeadingKeys``
-can confine a Glue job to its own state. A job keeps several independent
-cursors in *slots* (the incremental join keeps one per side); the seed API uses
-the ``default`` slot.
+Keeps the playbook's API (``get_watermark``, ``create_watermark_item``,
+``add_watermark``) and makes it safe: the latest *committed* state is one item read
+with one consistent ``GetItem`` (``None`` on the first run); commits are optimistic
+(``WatermarkConflict``, nothing written) and write state, history and run pointer
+in one transaction; a run lease with a fencing token keeps a second or zombie run
+from committing (``LeaseHeld``, ``LeaseLost``). Item layout and design notes:
+``docs/watermarks-and-leases.md``.
 """
 
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import threading
 import time
@@ -48,6 +25,8 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoCredenti
 
 from glue_incremental import aws
 from glue_incremental.encoding import InvalidWatermarkValue, decode, encode
+
+log = logging.getLogger("glue_incremental.watermarks")
 
 DEFAULT_TABLE = "glue-watermarks"
 DEFAULT_SLOT = "default"
@@ -181,7 +160,7 @@ class WatermarkItem:
     kind: ChangeKind = "run"
     note: Mapping[str, str] = field(default_factory=dict)
 
-    def __getitem__(self, key: str) -> Any:  # seed 000 code indexes the item like a dict
+    def __getitem__(self, key: str) -> Any:  # playbook code indexes the item like a dict
         return self.as_dict()[key]
 
     def as_dict(self) -> dict[str, Any]:
@@ -259,18 +238,48 @@ class Lease:
                 raise
 
     def start_heartbeat(self, interval: float | None = None) -> None:
-        """Renew in the background every third of the lease, until released or lost."""
+        """Renew in the background every third of the lease, until released or lost.
+
+        A failed renewal (throttling, a 500, a network error) is logged and
+        retried with exponential backoff, capped so that attempts continue until
+        the lease has really expired; only then, or on LeaseLost (another run
+        took over), does the heartbeat stop. The commit's fencing check reports
+        a lost lease to the run.
+        """
         period = interval or max(1.0, self.seconds / 3)
-
-        def beat() -> None:
-            while not self._stop.wait(period):
-                try:
-                    self.renew()
-                except LeaseLost:
-                    return  # the commit's fencing check reports it
-
-        self._thread = threading.Thread(target=beat, name=f"lease-{self.job_name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._beat, args=(period,), name=f"lease-{self.job_name}", daemon=True
+        )
         self._thread.start()
+
+    def _beat(self, period: float) -> None:
+        wait = period
+        failures = 0
+        while not self._stop.wait(wait):
+            try:
+                self.renew()
+            except LeaseLost:
+                log.error("lease of run %s (job %s) was taken over", self.run_id, self.job_name)
+                return
+            except Exception as error:
+                failures += 1
+                remaining = self.expires_at - time.time()
+                log.warning(
+                    "lease renewal %d for run %s (job %s) failed: %s; %.1fs of lease left",
+                    failures,
+                    self.run_id,
+                    self.job_name,
+                    str(error).splitlines()[0] if str(error) else type(error).__name__,
+                    remaining,
+                )
+                if remaining <= 0:
+                    log.error("lease of run %s (job %s) expired", self.run_id, self.job_name)
+                    return
+                backoff = min(period, 0.1 * 2 ** min(failures, 10))
+                wait = max(0.01, min(backoff, remaining / 2))
+                continue
+            failures = 0
+            wait = period
 
     def stop_heartbeat(self) -> None:
         self._stop.set()
@@ -438,6 +447,18 @@ class Watermarks:
             slot=slot,
             expected_version=self._read_versions[(job_name, slot)],
         )
+
+    def check_fits(
+        self, job_name: str, job_run_id: str, values: Mapping[str, Any], *, slot: str = DEFAULT_SLOT
+    ) -> None:
+        """Raise WatermarkItemTooLarge (or InvalidWatermarkValue) now, with no request.
+
+        Jobs call it before writing output, so a state that could never be
+        committed stops the run before anything is published.
+        """
+        _check_names(job_name, slot)
+        encode(values)
+        self._state_item(WatermarkItem(job_name, job_run_id, values, slot), 1, _now_iso())
 
     def add_watermark(self, item: WatermarkItem, *, lease: Lease | None = None) -> dict[str, Any]:
         """Commit ``item`` if no other commit happened since it was read.

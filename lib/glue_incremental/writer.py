@@ -6,27 +6,25 @@ rows and converges on the state a full refresh would produce.
 
 How a write proceeds (``replace_partitions``):
 
-1. Rows for the affected partitions are written with Spark to a staging
-   directory ``<target>/_staging/<run_id>/``; nothing in the target changes.
-2. ``before_publish`` runs (the runtime checks its lease there: a run that lost
+1. ``recover``: a publish a crashed run left is finished or undone
+   (``publish.recover``). The load and the join call it before reading the
+   target; it runs again here, which is cheap when nothing is pending.
+2. Rows for the affected partitions are written with Spark to
+   ``<target>/_staging/<run_id>/data/``; nothing in the target changes.
+3. ``before_publish`` runs (the runtime checks its lease there: a run that lost
    its lease must not replace newer output).
-3. Each affected partition is published in turn: the live directory is moved
-   aside to ``_staging/<run_id>/_previous/``, the staged one moved in, then the
-   set-aside copy deleted. A crash at any point leaves either the old or the new
-   directory live, or the old one set aside: ``recover`` (run at the start of
-   every write) moves set-aside directories back where nothing replaced them.
-4. Affected partitions with no rows left are removed (rows moved elsewhere).
+4. ``publish.publish``: a write-ahead intent, then new files moved in, then
+   old files deleted (``docs/writer-protocol.md``). An unpartitioned target is
+   one partition (its root). Affected partitions with no rows left disappear.
 
 Partition directory names are computed from the partition values as strings,
 exactly as Spark names them (``col=value``, with Hive's escaping and
-``__HIVE_DEFAULT_PARTITION__`` for null).
-
-On S3, "move" is copy-and-delete (not atomic); the same recovery rule applies.
+``__HIVE_DEFAULT_PARTITION__`` for null), so a value can never leave the
+target's directory.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -36,8 +34,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
 
-STAGING_DIR = "_staging"
-PREVIOUS_DIR = "_previous"
+from glue_incremental import publish
+from glue_incremental.runtime import hooks, validate_run_id
+
+STAGING_DIR = publish.STAGING_DIR
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 UNPARTITIONED: tuple[str | None, ...] = ()
 
@@ -51,37 +51,35 @@ class WriteResult:
     partitions_removed: list[dict[str, str | None]] = field(default_factory=list)
 
 
-class SimulatedCrash(RuntimeError):
-    """Raised by crash-injection hooks in tests; never by the library itself."""
-
-
 def merge_latest(
     df: DataFrame,
     primary_key: Sequence[str],
     order_by: str | None,
     *,
     prefer: str | None = None,
+    delivery: Sequence[str] = (),
 ) -> DataFrame:
     """Keep one row per primary key: the one with the greatest ``order_by``.
 
-    Null ``order_by`` values rank lowest. Ties (the same key and order value)
-    are broken by a hash of the row's data, so any two runs that see the same
-    candidate rows keep the same one, whatever order they arrived in. Between
-    rows whose ``order_by`` is null, the greater ``prefer`` column wins first
-    (the load prefers the row just read from the source over the stored one:
-    without a watermark, the source's current row is the only truth).
-    ``prefer`` is dropped from the result.
+    Ties (the same key and ``order_by``, null included) go, in this order, to:
+    the greater ``prefer`` (the load marks the rows just read from the source
+    1 and the target's rows 0: the source's current row wins), then the later
+    delivery (``delivery`` columns compared in order, descending, nulls last:
+    a file's modification time, then its name), then the greater xxhash64 of
+    the row's values (so two runs seeing the same candidates keep the same
+    one, for example two JDBC rows with one key and one watermark).
+    ``prefer`` and ``delivery`` columns are dropped from the result.
     """
     if not primary_key:
         raise ValueError("merge_latest needs a primary key")
-    data_columns = [name for name in df.columns if name != prefer]
+    dropped = {prefer, *delivery}
+    data_columns = [name for name in df.columns if name not in dropped]
     ordering: list[Column] = []
     if order_by:
         ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
-        if prefer:
-            ordering.append(
-                F.when(F.col(f"`{order_by}`").isNull(), F.col(prefer)).otherwise(0).desc()
-            )
+    if prefer:
+        ordering.append(F.col(prefer).desc())
+    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
     ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in data_columns]).desc())
     window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
     rank = "__glue_incremental_rank"
@@ -104,7 +102,7 @@ def upsert(
     replace_all: bool = False,
     partition_moves: PartitionMoves = "detect",
     before_publish: Callable[[], None] | None = None,
-    after_partition_published: Callable[[PartitionValues], None] | None = None,
+    delivery: Sequence[str] = (),
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
@@ -120,10 +118,17 @@ def upsert(
     different partition value is a different key), or the caller declares
     ``partition_moves="ignore"`` (partition values never change for a key, for
     example a creation date; a violation would leave the old version behind).
+
+    Ties are broken as ``merge_latest`` says: the incoming row beats the
+    target's, then the later ``delivery`` (columns of ``rows``, dropped before
+    writing). A crashed earlier publish is recovered before the target is read.
     """
+    validate_run_id(run_id)
+    recover(spark, target_uri)
     incoming = partition_values_as_strings(rows, partition_by)
+    data_columns = [name for name in incoming.columns if name not in delivery]
     if replace_all or not _data_exists(spark, target_uri):
-        merged = merge_latest(incoming, primary_key, order_by)
+        merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
         return replace_partitions(
             spark,
             merged,
@@ -132,7 +137,6 @@ def upsert(
             affected=None if replace_all else _distinct_partitions(merged, partition_by),
             run_id=run_id,
             before_publish=before_publish,
-            after_partition_published=after_partition_published,
         )
     affected: list[PartitionValues] | None = None
     if partition_by:
@@ -149,10 +153,11 @@ def upsert(
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
-        candidates = (
-            existing.select(*incoming.columns).withColumn(prefer, F.lit(0)).unionByName(candidates)
-        )
-    merged = merge_latest(candidates, primary_key, order_by, prefer=prefer)
+        stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
+        for name in delivery:
+            stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
+        candidates = stored.unionByName(candidates)
+    merged = merge_latest(candidates, primary_key, order_by, prefer=prefer, delivery=delivery)
     return replace_partitions(
         spark,
         merged,
@@ -161,7 +166,6 @@ def upsert(
         affected=affected,
         run_id=run_id,
         before_publish=before_publish,
-        after_partition_published=after_partition_published,
     )
 
 
@@ -218,7 +222,7 @@ def read_target(
         return None
     paths = [target_uri]
     if partitions is not None:
-        fs = _FileSystem(spark, target_uri)
+        fs = open_filesystem(spark, target_uri)
         paths = [
             _join(target_uri, partition_dir(partition_by, values))
             for values in partitions
@@ -233,7 +237,7 @@ def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[s
     """The target's schema (partition columns as strings) from one partition, or None."""
     if not _data_exists(spark, target_uri):
         return None
-    fs = _FileSystem(spark, target_uri)
+    fs = open_filesystem(spark, target_uri)
     for relative in fs.partition_dirs(target_uri, len(partition_by)) if partition_by else [""]:
         path = _join(target_uri, relative)
         if fs.has_data_files(path):
@@ -254,7 +258,7 @@ def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -
 def partition_dir(partition_by: Sequence[str], values: PartitionValues) -> str:
     """``a=1/b=x%2Fy``: the relative directory Spark uses for these values."""
     return "/".join(
-        f"{_escape(name)}={HIVE_NULL if value is None else _escape(value)}"
+        f"{_escape(name)}={HIVE_NULL if value is None or value == '' else _escape(value)}"
         for name, value in zip(partition_by, values, strict=True)
     )
 
@@ -268,20 +272,23 @@ def replace_partitions(
     affected: Iterable[PartitionValues] | None,
     run_id: str,
     before_publish: Callable[[], None] | None = None,
-    after_partition_published: Callable[[PartitionValues], None] | None = None,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
     ``rows`` must only contain rows of affected partitions (partition columns
     are cast to strings here). ``affected`` None means every partition: the
     target is replaced as a whole (full reload), including partitions that no
-    longer have rows. Partitions not listed stay byte-identical.
+    longer have rows. Partitions not listed stay byte-identical. Publishing
+    follows ``publish`` (write-ahead intent); a crashed publish is finished or
+    undone by ``recover``, which runs first.
     """
-    recover(spark, target_uri)
+    validate_run_id(run_id)
+    fs = open_filesystem(spark, target_uri)
+    publish.recover(fs, target_uri)
     rows = partition_values_as_strings(rows, partition_by)
-    stage_uri = f"{target_uri.rstrip('/')}/{STAGING_DIR}/{run_id}"
-    fs = _FileSystem(spark, target_uri)
-    fs.delete(stage_uri)
+    stage_uri = publish.stage_data_uri(target_uri, run_id)
+    fs.delete_tree(publish.run_prefix(target_uri, run_id))
+    hooks.point("publish.stage", run_id=run_id)
     writer = rows.write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
@@ -295,91 +302,32 @@ def replace_partitions(
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
     if before_publish is not None:
         before_publish()
-    written, removed = [], []
-    for relative in sorted(to_replace):
-        _publish_one(fs, target_uri, stage_uri, relative, has_rows=relative in staged)
-        (written if relative in staged else removed).append(_dir_to_values(relative, partition_by))
-        if after_partition_published is not None:
-            after_partition_published(tuple(_dir_to_values(relative, partition_by).values()))
-    fs.delete(stage_uri)
+    publish.publish(fs, target_uri, run_id, sorted(to_replace))
+    written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
+    removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)
 
 
-def recover(spark: SparkSession, target_uri: str) -> list[str]:
-    """Undo what a crashed publish left: set-aside partitions go back if nothing replaced them.
-
-    Returns the partition directories restored. Staging directories of crashed
-    runs are removed afterwards.
-    """
-    fs = _FileSystem(spark, target_uri)
-    staging_root = f"{target_uri.rstrip('/')}/{STAGING_DIR}"
-    restored = []
-    for run_dir in fs.children(staging_root):
-        previous_root = f"{run_dir}/{PREVIOUS_DIR}"
-        set_aside_files = fs.data_files(previous_root)
-        if set_aside_files and not fs.data_files(target_uri):
-            for path in set_aside_files:  # an unpartitioned target caught mid-swap
-                fs.rename(path, _join(target_uri, path.rsplit("/", 1)[1]))
-            restored.append("")
-        for relative in fs.relative_dirs_with_files(previous_root):
-            live = _join(target_uri, relative)
-            if not fs.exists(live):
-                fs.mkdirs(_parent(live))
-                fs.rename(_join(previous_root, relative), live)
-                restored.append(relative)
-        fs.delete(run_dir)
-    fs.delete(staging_root)
-    return restored
-
-
-def _publish_one(
-    fs: _FileSystem, target_uri: str, stage_uri: str, relative: str, *, has_rows: bool
-) -> None:
-    live = _join(target_uri, relative)
-    aside = _join(f"{stage_uri}/{PREVIOUS_DIR}", relative)
-    if relative == "":
-        # Unpartitioned target: the data files themselves are the "partition".
-        fs.mkdirs(aside)
-        for path in fs.data_files(target_uri):
-            fs.rename(path, f"{aside}/{path.rsplit('/', 1)[1]}")
-        if has_rows:
-            for path in fs.data_files(stage_uri):
-                fs.rename(path, f"{target_uri.rstrip('/')}/{path.rsplit('/', 1)[1]}")
-        fs.delete(aside)
-        return
-    if fs.exists(live):
-        fs.mkdirs(_parent(aside))
-        fs.rename(live, aside)
-    if has_rows:
-        fs.mkdirs(_parent(live))
-        fs.rename(_join(stage_uri, relative), live)
-    fs.delete(aside)
-    _remove_empty_parents(fs, target_uri, relative)
-
-
-def _remove_empty_parents(fs: _FileSystem, target_uri: str, relative: str) -> None:
-    parts = relative.split("/")[:-1]
-    while parts:
-        path = _join(target_uri, "/".join(parts))
-        if fs.exists(path) and not fs.children(path, include_hidden=True):
-            fs.delete(path)
-        parts.pop()
+def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
+    """Finish or undo what a crashed publish left (``publish.recover``); run before reading."""
+    return publish.recover(open_filesystem(spark, target_uri), target_uri)
 
 
 def _count_written(spark: SparkSession, stage_uri: str) -> int:
     # Parquet footers carry row counts: this reads metadata, not data.
-    fs = _FileSystem(spark, stage_uri)
+    fs = open_filesystem(spark, stage_uri)
     if not fs.has_data_files(stage_uri):
         return 0
     return spark.read.parquet(stage_uri).count()
 
 
 def _data_exists(spark: SparkSession, uri: str) -> bool:
-    fs = _FileSystem(spark, uri)
+    fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)
 
 
-def _dir_to_values(relative: str, partition_by: Sequence[str]) -> dict[str, str | None]:
+def dir_to_values(relative: str, partition_by: Sequence[str]) -> dict[str, str | None]:
+    """The partition values a relative ``k=v/...`` directory names (None for Hive's null)."""
     if not relative:
         return {}
     values = {}
@@ -425,27 +373,77 @@ def _parent(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[0]
 
 
-class _FileSystem:
-    """The few Hadoop FileSystem calls the writer needs (file://, s3://, hdfs://)."""
+def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:
+    """The file system of ``uri`` (tests wrap it, for example to rename by copy and delete)."""
+    return HadoopFileSystem(spark, uri)
+
+
+class HadoopFileSystem:
+    """The Hadoop FileSystem calls the writer and ``publish`` need (file://, s3a://, hdfs://)."""
 
     def __init__(self, spark: SparkSession, uri: str) -> None:
         jvm = spark.sparkContext._jvm
+        self._jvm = jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         self._Path = jvm.org.apache.hadoop.fs.Path
-        self._fs = self._Path(uri).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self._fs = self._Path(uri).getFileSystem(self._conf)
 
     def exists(self, uri: str) -> bool:
         return bool(self._fs.exists(self._Path(uri)))
 
+    def size(self, uri: str) -> int | None:
+        """A file's length; None if it is absent or a directory."""
+        path = self._Path(uri)
+        if not self._fs.exists(path):
+            return None
+        status = self._fs.getFileStatus(path)
+        return None if status.isDirectory() else int(status.getLen())
+
+    def delete_tree(self, uri: str) -> None:
+        self._fs.delete(self._Path(uri), True)
+
     def delete(self, uri: str) -> None:
-        with contextlib.suppress(Exception):
-            self._fs.delete(self._Path(uri), True)
+        self.delete_tree(uri)
+
+    def delete_file(self, uri: str) -> None:
+        self._fs.delete(self._Path(uri), False)
+
+    def delete_dir_if_empty(self, uri: str) -> None:
+        path = self._Path(uri)
+        if self._fs.exists(path) and not list(self._fs.listStatus(path)):
+            self._fs.delete(path, False)
 
     def mkdirs(self, uri: str) -> None:
         self._fs.mkdirs(self._Path(uri))
 
-    def rename(self, source: str, destination: str) -> None:
+    def rename_file(self, source: str, destination: str) -> None:
+        self.mkdirs(_parent(destination))
         if not self._fs.rename(self._Path(source), self._Path(destination)):
             raise OSError(f"could not move {source} to {destination}")
+
+    def copy_file(self, source: str, destination: str) -> None:
+        copied = self._jvm.org.apache.hadoop.fs.FileUtil.copy(
+            self._fs, self._Path(source), self._fs, self._Path(destination), False, True, self._conf
+        )
+        if not copied:
+            raise OSError(f"could not copy {source} to {destination}")
+
+    def write_bytes(self, uri: str, data: bytes) -> None:
+        stream = self._fs.create(self._Path(uri), True)
+        try:
+            stream.write(bytearray(data))
+        finally:
+            stream.close()
+
+    def read_bytes(self, uri: str) -> bytes | None:
+        path = self._Path(uri)
+        if not self._fs.exists(path):
+            return None
+        stream = self._fs.open(path)
+        try:
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
 
     def _statuses(self, uri: str) -> list[Any]:
         path = self._Path(uri)
@@ -453,19 +451,15 @@ class _FileSystem:
             return []
         return list(self._fs.listStatus(path))
 
-    def children(self, uri: str, *, include_hidden: bool = False) -> list[str]:
+    def list_files(self, uri: str) -> list[tuple[str, int]]:
         return [
-            str(status.getPath())
+            (str(status.getPath()), int(status.getLen()))
             for status in self._statuses(uri)
-            if include_hidden or not _hidden(status.getPath().getName())
+            if status.isFile()
         ]
 
-    def data_files(self, uri: str) -> list[str]:
-        return [
-            str(status.getPath())
-            for status in self._statuses(uri)
-            if status.isFile() and not _hidden(status.getPath().getName())
-        ]
+    def list_dirs(self, uri: str) -> list[str]:
+        return [str(status.getPath()) for status in self._statuses(uri) if status.isDirectory()]
 
     def has_data_files(self, uri: str) -> bool:
         return any(True for _ in self._walk_files(uri))
@@ -493,23 +487,6 @@ class _FileSystem:
                 and not _hidden(status.getPath().getName())
             ]
         return [relative for relative, _ in level]
-
-    def relative_dirs_with_files(self, root: str) -> list[str]:
-        """Directories under ``root`` (relative) that directly contain files."""
-        found = []
-
-        def walk(relative: str, path: str) -> None:
-            statuses = self._statuses(path)
-            if any(status.isFile() for status in statuses) and relative:
-                found.append(relative)
-                return
-            for status in statuses:
-                if status.isDirectory():
-                    name = status.getPath().getName()
-                    walk(f"{relative}/{name}".lstrip("/"), str(status.getPath()))
-
-        walk("", root)
-        return found
 
 
 def _hidden(name: str) -> bool:

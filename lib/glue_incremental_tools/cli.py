@@ -42,6 +42,7 @@ COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("deploy", "glue_incremental_tools.deploy:register"),
     ("run", "glue_incremental_tools.runner:register"),
     ("demo", "glue_incremental_tools.demo:register"),
+    ("status", "glue_incremental_tools.status:register"),
 ]
 
 
@@ -374,6 +375,10 @@ def _parse_values(raw_values: list[str], datetimes: list[str], dates: list[str])
             raise CommandError(f"{option} {pair!r}: {name!r} is given twice")
         try:
             values[name] = parse(text)
+        except RecursionError:
+            raise CommandError(
+                f"{option} {name}=...: the value is nested too deeply to be a watermark"
+            ) from None
         except ValueError as error:
             raise CommandError(f"{option} {pair!r}: not {hint} ({error})") from None
 

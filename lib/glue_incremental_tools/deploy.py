@@ -240,15 +240,35 @@ def resolve_environment(
     return Environment(env, str(bucket), tuple(str(job) for job in jobs))
 
 
+SHARED_ROOT = "aws"
+
+
+def environment_root(env: str, root: Path | None = None) -> tuple[Path, dict[str, str]]:
+    """The Terraform root of ``env`` and the environment variables to read its state.
+
+    ``terraform/environments/<env>`` when it is a root of its own (``local``);
+    otherwise the shared root ``terraform/environments/aws`` when it has
+    ``<env>.tfvars`` (dev, prod), whose state for ``env`` is initialised in
+    ``TF_DATA_DIR=.terraform-<env>`` (as CI does) unless ``TF_DATA_DIR`` is set.
+    """
+    environments = (root or project_root()) / "terraform" / "environments"
+    own = environments / env
+    if any(own.glob("*.tf")):
+        return own, {}
+    shared = environments / SHARED_ROOT
+    if (shared / f"{env}.tfvars").exists():
+        data_dir = os.environ.get("TF_DATA_DIR") or str(shared / f".terraform-{env}")
+        return shared, {"TF_DATA_DIR": data_dir}
+    raise DeployError(
+        f"unknown environment {env!r}: no terraform/environments/{env} and no "
+        f"terraform/environments/{SHARED_ROOT}/{env}.tfvars; pass --bucket and --jobs"
+    )
+
+
 def terraform_outputs(
     env: str, *, root: Path | None = None, terraform_env: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    directory = (root or project_root()) / "terraform" / "environments" / env
-    if not any(directory.glob("*.tf")):
-        raise DeployError(
-            f"unknown environment {env!r}: no terraform/environments/{env}; "
-            "pass --bucket and --jobs"
-        )
+    directory, root_env = environment_root(env, root)
     terraform = shutil.which("terraform")
     if terraform is None:
         raise DeployError(
@@ -258,7 +278,7 @@ def terraform_outputs(
         [terraform, f"-chdir={directory}", "output", "-json", "-no-color"],
         capture_output=True,
         text=True,
-        env={**os.environ, **(terraform_env or {})},
+        env={**os.environ, **root_env, **(terraform_env or {})},
         check=False,
     )
     if completed.returncode != 0:
@@ -270,7 +290,15 @@ def terraform_outputs(
             f"terraform/environments/{env} has no outputs (not applied, or another TF_DATA_DIR): "
             "apply it first, or pass --bucket and --jobs"
         )
-    return {name: value.get("value") for name, value in outputs.items()}
+    values = {name: value.get("value") for name, value in outputs.items()}
+    # The shared root holds one environment per data dir: refuse to act on the other one.
+    applied = values.get("environment")
+    if applied is not None and applied != env:
+        raise DeployError(
+            f"the initialised Terraform state is environment {applied!r}, not {env!r}: "
+            f"run terraform init -backend-config={env}.backend.hcl with TF_DATA_DIR=.terraform-{env}"
+        )
+    return values
 
 
 def _output(outputs: Mapping[str, Any], name: str, env: str) -> Any:

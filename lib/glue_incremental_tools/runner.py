@@ -50,6 +50,7 @@ from typing import IO, Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from glue_incremental import aws
+from glue_incremental.sources.jdbc import redact_url
 
 RUNS_PREFIX = "runs"
 EVENT_SOURCE = "aws.glue"
@@ -99,7 +100,7 @@ class JobRun:
             "Id": self.run_id,
             "JobName": self.job_name,
             "JobRunState": self.state,
-            "Arguments": self.arguments,
+            "Arguments": redact_arguments(self.arguments),
             "ErrorMessage": self.error_message,
             "StartedOn": self.started_on.isoformat(),
             "CompletedOn": self.completed_on.isoformat(),
@@ -292,6 +293,19 @@ def get_job(job_name: str) -> dict[str, Any]:
                 f"no Glue job {job_name!r} at {aws.endpoint_url('glue') or 'AWS'}{hint}"
             ) from None
         raise
+
+
+def redact_arguments(arguments: Mapping[str, str] | None) -> dict[str, str]:
+    """Arguments safe to keep in a run record: password values and passwords in URLs hidden."""
+    safe = {}
+    for name, value in (arguments or {}).items():
+        if "password" in name.lower():
+            safe[name] = "***"
+        elif isinstance(value, str) and value.startswith("jdbc:"):
+            safe[name] = redact_url(value)
+        else:
+            safe[name] = value
+    return safe
 
 
 def get_run_record(job_name: str, run_id: str) -> dict[str, Any]:

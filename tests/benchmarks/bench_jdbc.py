@@ -18,16 +18,30 @@ already read that fall in the lookback window (the bound is inclusive).
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from glue_incremental import aws
 from glue_incremental.watermarks import Watermarks
 
 from tests.benchmarks.common import Context, Timer, measured, median, ratio
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 RECENT_DAYS = 5
+
+
+def _secret_id(ctx: Context) -> str:
+    """The PostgreSQL credentials as a Secrets Manager secret on the bench's endpoint."""
+    pg = ctx.postgres
+    name = f"bench/{pg.user}"
+    client = aws.client("secretsmanager")
+    value = json.dumps({"username": pg.user, "password": pg.password})
+    try:
+        return client.create_secret(Name=name, SecretString=value)["ARN"]
+    except client.exceptions.ResourceExistsException:
+        return client.put_secret_value(SecretId=name, SecretString=value)["ARN"]
 
 
 def _argv(ctx: Context, job: str, table: str, target: Path, *extra: str) -> list[str]:
@@ -40,10 +54,8 @@ def _argv(ctx: Context, job: str, table: str, target: Path, *extra: str) -> list
         pg.jdbc_url,
         "--source_table",
         table,
-        "--source_user",
-        pg.user,
-        "--source_password",
-        pg.password,
+        "--source_secret_id",
+        _secret_id(ctx),
         "--watermark_column",
         "updated_at",
         "--primary_key",

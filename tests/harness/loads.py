@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from glue_incremental.args import BookmarkOption
-from glue_incremental.load import FaultInjection, LoadConfig, run_load
-from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.load import LoadConfig, run_load
+from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks
 
 _counter = itertools.count()
@@ -49,10 +50,13 @@ def run_load_at(
     option: BookmarkOption = BookmarkOption.ENABLE,
     from_run: str | None = None,
     to_run: str | None = None,
-    faults: FaultInjection | None = None,
+    hook: Callable[[str, Mapping[str, Any]], None] | None = None,
     dry_run: bool = False,
 ) -> dict[str, Any]:
-    """One run of the load job with the clock at ``clock.now``; returns its summary."""
+    """One run of the load job with the clock at ``clock.now``; returns its summary.
+
+    ``hook`` (``tests.harness.faults``) is installed on ``runtime.hooks`` during the run.
+    """
     run = IncrementalRun(
         spark=spark,
         job_name=job_name,
@@ -62,8 +66,8 @@ def run_load_at(
         clock=clock,
         dry_run=dry_run,
     )
-    with run:
-        run_load(run, config, faults=faults)
+    with hooks.installed(hook) if hook else contextlib.nullcontext(), run:
+        run_load(run, config)
     return run.summary
 
 

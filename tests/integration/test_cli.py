@@ -226,8 +226,9 @@ def test_set_parses_json_values_and_timestamps_and_records_who_and_why(store, ca
         (["--value", "ratio=NaN"], ["ratio", "NaN"]),
         (["--value", 'cursor={"$date": 1}'], ["reserved"]),
         (["--value", "slot=1"], ["'slot' is reserved"]),
+        (["--value", "deep=" + "[" * 100_000 + "]" * 100_000], ["deep", "nested too deeply"]),
     ],
-    ids=["not-json", "no-name", "bad-datetime", "naive", "nan", "dollar", "reserved-name"],
+    ids=["not-json", "no-name", "bad-datetime", "naive", "nan", "dollar", "reserved-name", "deep"],
 )
 def test_set_with_a_bad_value_is_a_one_line_error_and_changes_nothing(
     store, capsys, option, fragments

@@ -244,6 +244,29 @@ def test_bucket_and_jobs_come_from_terraform_outputs(env, tmp_path, monkeypatch,
     assert f"bucket {BUCKET}" in out and f"verify {LOAD}: ok" in out
 
 
+def test_dev_and_prod_read_the_shared_root_in_their_own_data_dir(tmp_path, monkeypatch):
+    """dev/prod share terraform/environments/aws; each state lives in TF_DATA_DIR=.terraform-<env>."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "terraform"
+    outputs = {"environment": {"value": "dev"}, "scripts_bucket_name": {"value": BUCKET}}
+    fake.write_text(
+        f'#!/bin/sh\necho "$@ TF_DATA_DIR=$TF_DATA_DIR" > {tmp_path}/args\n'
+        f"cat <<'EOF'\n{json.dumps(outputs)}\nEOF\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("TF_DATA_DIR", raising=False)
+
+    assert deploy.terraform_outputs("dev")["scripts_bucket_name"] == BUCKET
+    args = (tmp_path / "args").read_text()
+    assert "-chdir=" in args and "terraform/environments/aws " in args
+    assert args.strip().endswith("terraform/environments/aws/.terraform-dev")
+
+    with pytest.raises(deploy.DeployError, match="state is environment 'dev', not 'prod'"):
+        deploy.terraform_outputs("prod")
+
+
 def test_an_unknown_environment_is_one_clear_error(capsys):
     assert main(["deploy", "--env", "nowhere"]) == 2
     assert "unknown environment 'nowhere'" in capsys.readouterr().err

@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from glue_incremental.args import ArgumentError, BookmarkOption
 from glue_incremental.join import (
-    JoinHooks,
     JoinInputError,
     JoinJobConfig,
     JoinSpec,
@@ -34,13 +33,13 @@ from glue_incremental.predicates import (
     MissingPartitionColumn,
     scanned_files,
 )
-from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks, create_table
-from glue_incremental.writer import SimulatedCrash
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, on_point
 from tests.harness.loads import FixedClock, partition_file_snapshot
 
 pytestmark = pytest.mark.spark
@@ -91,7 +90,7 @@ def run_at(
     job_name: str,
     run_id: str,
     now: float,
-    hooks: JoinHooks | None = None,
+    hook=None,
     option: BookmarkOption = BookmarkOption.ENABLE,
     clock=None,
 ) -> dict[str, Any]:
@@ -104,8 +103,8 @@ def run_at(
         clock=clock or FixedClock(now),
         publish_metrics=False,
     )
-    with run:
-        run_join(run, config, hooks=hooks)
+    with hooks.installed(hook) if hook else contextlib.nullcontext(), run:
+        run_join(run, config)
     return run.summary
 
 
@@ -190,12 +189,8 @@ def test_property_every_run_equals_a_full_recompute(spark, store, history, join_
             land(tmp / side, partition, payload, base + offset)
         now = base + 50
         if crash_at == number:
-
-            def crash() -> None:
-                raise SimulatedCrash("between write and commit")
-
             # a run with nothing to commit (or waiting for a side) never reaches the crash
-            with contextlib.suppress(SimulatedCrash):
+            with contextlib.suppress(Crash):
                 run_at(
                     spark,
                     config,
@@ -203,7 +198,7 @@ def test_property_every_run_equals_a_full_recompute(spark, store, history, join_
                     job_name=job,
                     run_id=f"jr_{number}_crashed",
                     now=now,
-                    hooks=JoinHooks(before_commit=crash),
+                    hook=CrashAtStep(1, prefix="join.published"),  # between write and commit
                 )
             now += 1
         run_at(spark, config, store, job_name=job, run_id=f"jr_{number}", now=now)
@@ -230,7 +225,7 @@ def test_only_affected_partitions_are_read_and_rewritten(spark, tmp_path, store)
         job_name="sales",
         run_id="jr_2",
         now=T0 + 60,
-        hooks=JoinHooks(inspect=seen.update),
+        hook=on_point("join.joined", lambda **details: seen.update(details)),
     )
 
     assert summary["affected_partitions"] == 1
@@ -288,7 +283,7 @@ def test_a_conflict_on_either_slot_aborts_the_commit(spark, tmp_path, store):
             job_name="pair",
             run_id="jr_1",
             now=T0,
-            hooks=JoinHooks(before_commit=meddle),
+            hook=on_point("commit.before", lambda **_: meddle()),
         )
     assert store.get_watermark("pair", "left") is None
 
@@ -368,10 +363,7 @@ def test_a_crash_mid_publish_is_repaired_by_the_rerun(spark, tmp_path, store):
     for d, i, v, lb in right:
         land(tmp_path / "right", d, [right_row(i, v, lb)], T0 - 100)
 
-    def crash(values: tuple) -> None:
-        raise SimulatedCrash(f"after publishing {values}")
-
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         run_at(
             spark,
             config,
@@ -379,7 +371,7 @@ def test_a_crash_mid_publish_is_repaired_by_the_rerun(spark, tmp_path, store):
             job_name="midway",
             run_id="jr_1",
             now=T0,
-            hooks=JoinHooks(after_partition_published=crash),
+            hook=crash_at("publish.move", times=2),
         )
     assert store.get_watermark("midway", "left") is None
     run_at(spark, config, store, job_name="midway", run_id="jr_2", now=T0 + 1)
@@ -568,3 +560,49 @@ def test_bad_arguments_are_rejected_by_name(spark, extra, name, fragment):
     with pytest.raises(ArgumentError) as raised:
         main(argv, spark=spark)
     assert raised.value.name == name and fragment in str(raised.value)
+
+
+def test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute(
+    spark, tmp_path, store, filesystem
+):
+    """The join's output uses the writer's publish protocol: crash at each step, then rerun."""
+    config = config_for(tmp_path, "left")
+    left = [("2024-01-01", 1, "l1", 1), ("2024-01-02", 2, "l2", 2)]
+    right = [("2024-01-01", 1, "r1", "a")]
+    for d, i, v, a in left:
+        land(tmp_path / "left", d, [left_row(i, v, a)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "r1", "a")], T0 - 100)
+    run_at(spark, config, store, job_name="sweep", run_id="jr_1", now=T0)
+    shutil.copytree(tmp_path / "target", tmp_path / "baseline")
+    land(tmp_path / "right", "2024-01-02", [right_row(2, "r2", "b")], T0 + 10)
+    land(tmp_path / "left", "2024-01-01", [left_row(3, "l3", 3)], T0 + 10)
+    counter = StepCounter()
+    run_at(spark, config, store, job_name="sweep", run_id="jr_count", now=T0 + 60, hook=counter)
+    steps = [name for name, _ in counter.steps]
+    assert "publish.move" in steps and "publish.delete" in steps
+
+    for k in range(1, len(steps) + 1):
+        shutil.rmtree(tmp_path / "target")
+        shutil.copytree(tmp_path / "baseline", tmp_path / "target")
+        for slot in ("left", "right"):
+            store.rewind("sweep", "jr_1", slot, why="next crash point")
+        with pytest.raises(Crash):
+            run_at(
+                spark,
+                config,
+                store,
+                job_name="sweep",
+                run_id=f"jr_c{k}",
+                now=T0 + 60,
+                hook=CrashAtStep(k),
+            )
+        new_input = land(tmp_path / "left", "2024-01-03", [left_row(4, "l4", 4)], T0 + 70)
+        run_at(spark, config, store, job_name="sweep", run_id=f"jr_r{k}", now=T0 + 120)
+        new_input.unlink()
+        assert_output(
+            spark,
+            config,
+            [*left, ("2024-01-01", 3, "l3", 3), ("2024-01-03", 4, "l4", 4)],
+            [*right, ("2024-01-02", 2, "r2", "b")],
+            "left",
+        )

@@ -10,6 +10,7 @@ real here (file modification times against the upstream's commit time).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -18,11 +19,12 @@ from typing import Any
 
 import pytest
 from glue_incremental import writer
-from glue_incremental.join import JoinHooks, JoinJobConfig, JoinSpec, UpstreamChanged, run_join
-from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.join import JoinJobConfig, JoinSpec, UpstreamChanged, run_join
+from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks, create_table
-from glue_incremental.writer import SimulatedCrash
 from pyspark.testing import assertDataFrameEqual
+
+from tests.harness.faults import Crash, crash_at, on_point
 
 pytestmark = pytest.mark.spark
 
@@ -51,25 +53,21 @@ class Upstream:
         """Replace the given partitions with ``rows`` ((id, value, label) per partition)."""
         data = [(d, i, v, lb) for d, part in rows.items() for i, v, lb in part]
         frame = self.spark.createDataFrame(data, "date string, id long, value string, label string")
-        published = []
-
-        def after(values: tuple) -> None:
-            published.append(values)
-            if crash_after is not None and len(published) >= crash_after:
-                raise SimulatedCrash("upstream crashed mid-publish")
-
+        crash = crash_at("publish.move", times=crash_after + 1) if crash_after else None
         try:
-            writer.replace_partitions(
-                self.spark,
-                frame,
-                self.root.as_uri(),
-                partition_by=["date"],
-                affected=[(d,) for d in rows],
-                run_id=run_id,
-                after_partition_published=after,
-            )
-        finally:
-            self._written.update({d: rows[d] for (d,) in published})
+            with hooks.installed(crash) if crash else contextlib.nullcontext():
+                writer.replace_partitions(
+                    self.spark,
+                    frame,
+                    self.root.as_uri(),
+                    partition_by=["date"],
+                    affected=[(d,) for d in rows],
+                    run_id=run_id,
+                )
+        except Crash:  # one file per partition: the first ``crash_after`` partitions moved in
+            self._written.update({d: rows[d] for d in sorted(rows)[:crash_after]})
+            raise
+        self._written.update(rows)
 
     def commit(self, run_id: str) -> None:
         time.sleep(0.01)
@@ -105,7 +103,7 @@ def config_for(tmp: Path) -> JoinJobConfig:
     )
 
 
-def run(spark, config, store, run_id: str, hooks: JoinHooks | None = None) -> dict[str, Any]:
+def run(spark, config, store, run_id: str, hook=None) -> dict[str, Any]:
     context = IncrementalRun(
         spark=spark,
         job_name="orders_payments",
@@ -114,8 +112,8 @@ def run(spark, config, store, run_id: str, hooks: JoinHooks | None = None) -> di
         bookmark=BookmarkControl(),
         publish_metrics=False,
     )
-    with context:
-        run_join(context, config, hooks=hooks)
+    with hooks.installed(hook) if hook else contextlib.nullcontext(), context:
+        run_join(context, config)
     return context.summary
 
 
@@ -188,9 +186,9 @@ def test_a_partition_caught_mid_publish_waits_for_the_commit(spark, tmp_path, st
     run(spark, config, store, "jr_1")
 
     # up_2 publishes d1, then stops: d2 is staged but still holds up_1's files.
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         upstream.publish("up_2", {"d1": [(1, "u2", "b")], "d2": [(2, "u2", "b")]}, crash_after=1)
-    assert list((tmp_path / "right" / "_staging" / "up_2").glob("date=d2"))
+    assert list((tmp_path / "right" / "_staging" / "up_2" / "data").glob("date=d2"))
     land_left(tmp_path / "left", "d1", [(1, "l1b", 11)])
     land_left(tmp_path / "left", "d2", [(2, "l2b", 21)])
     summary = run(spark, config, store, "jr_2")
@@ -242,7 +240,13 @@ def test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit(
         upstream.publish("up_2", {"d1": [(1, "u2", "b")]})
 
     with pytest.raises(UpstreamChanged, match="right side: upstream job 'payments_load'"):
-        run(spark, config, store, "jr_1", JoinHooks(before_commit=upstream_publishes_meanwhile))
+        run(
+            spark,
+            config,
+            store,
+            "jr_1",
+            on_point("join.published", lambda **_: upstream_publishes_meanwhile()),
+        )
     assert store.get_watermark("orders_payments", "right") is None
 
     upstream.commit("up_2")

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.args import BookmarkOption
-from glue_incremental.load import FaultInjection, LoadConfig, SchemaError
+from glue_incremental.load import LoadConfig, SchemaError
 from glue_incremental.watermarks import LeaseHeld, WatermarkConflict, Watermarks, create_table
-from glue_incremental.writer import SimulatedCrash
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
+from tests.harness import reference
+from tests.harness.faults import Crash, crash_at, on_point
 from tests.harness.loads import (
     FixedClock,
     partition_file_snapshot,
@@ -51,19 +52,18 @@ def store(aws):
     return Watermarks()
 
 
-def full_refresh(spark, tmp: Path, config: LoadConfig, clock: FixedClock, store: Watermarks):
-    """The reference: a bookmark-disabled run of the same job over the whole source."""
-    reference = LoadConfig(**{**config.__dict__, "target_path": (tmp / "reference").as_uri()})
-    run_load_at(
-        spark,
-        reference,
-        job_name="reference",
-        run_id="jr_reference",
-        clock=clock,
-        store=store,
-        option=BookmarkOption.DISABLE,
+def full_refresh(spark, tmp: Path, deliveries=None):
+    """The reference, in pure Python: the latest row per key over everything landed.
+
+    ``deliveries`` ((order, row) pairs) overrides the delivery order, which is
+    otherwise (modification time, file name) of the files under ``tmp/source``.
+    """
+    rows = deliveries if deliveries is not None else reference.source_rows(tmp / "source")
+    latest = reference.latest_per_key(rows, ("id",), "updated")
+    return spark.createDataFrame(
+        [tuple(r[c] for c in COLUMNS) for r in latest],
+        "id long, part string, updated long, value string",
     )
-    return read_parquet(spark, reference.target_path, COLUMNS)
 
 
 def test_first_run_loads_everything_and_commits_the_bookmark(spark, tmp_path, store):
@@ -195,10 +195,7 @@ def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
     run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
     write_json_file(source, [row(2, "b", 20, "y"), row(3, "c", 21, "z")], mtime=T0 + 10)
 
-    def crash(_partition):
-        raise SimulatedCrash("between partitions")
-
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         run_load_at(
             spark,
             config,
@@ -206,7 +203,7 @@ def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
             run_id="jr_2",
             clock=FixedClock(T0 + 60),
             store=store,
-            faults=FaultInjection(after_partition_published=crash),
+            hook=crash_at("publish.move", times=2),
         )
 
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
@@ -225,25 +222,22 @@ def test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row(
         source, [row(1, "c", 20, "x2"), row(3, "b", 21, "z"), row(4, "d", 22, "w")], mtime=T0 + 10
     )
 
-    def crash(*_args):
-        raise SimulatedCrash(crash_point)
-
-    faults = (
-        FaultInjection(after_partition_published=crash)
+    hook = (
+        crash_at("publish.move", times=2)
         if crash_point == "between_partitions"
-        else FaultInjection(before_commit=crash)
+        else crash_at("commit.before")
     )
     clock.now = T0 + 60
-    with pytest.raises(SimulatedCrash):
+    with pytest.raises(Crash):
         run_load_at(
-            spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, faults=faults
+            spark, config, job_name="orders", run_id="jr_2", clock=clock, store=store, hook=hook
         )
     clock.now = T0 + 120
     run_load_at(spark, config, job_name="orders", run_id="jr_3", clock=clock, store=store)
 
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),
-        full_refresh(spark, tmp_path, config, clock, store),
+        full_refresh(spark, tmp_path),
     )
 
 
@@ -284,7 +278,7 @@ def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_c
             run_id="jr_2",
             clock=FixedClock(T0 + 60),
             store=store,
-            faults=FaultInjection(before_commit=commit_from_another_run),
+            hook=on_point("commit.before", lambda **_: commit_from_another_run()),
         )
     assert store.get_watermark("orders")["job_run_id"] == "jr_other"
     frame = read_parquet(spark, config.target_path, COLUMNS)
@@ -385,7 +379,7 @@ def test_rewind_then_rerun_equals_a_full_refresh(spark, tmp_path, store):
     assert summary["records_read"] == 2
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),
-        full_refresh(spark, tmp_path, config, clock, store),
+        full_refresh(spark, tmp_path),
     )
 
 
@@ -436,6 +430,7 @@ def histories(draw):
                     ),
                     min_size=1,
                     max_size=4,
+                    unique_by=lambda t: (t[0], t[2]),  # one file never ties with itself
                 )
             )
             batch = [row(k, p, u, f"{v}{u}") for k, p, u, v in rows]
@@ -456,11 +451,14 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
     config = config_for(tmp, lookback=timedelta(seconds=600))
     clock = FixedClock(T0)
     runs = 0
+    deliveries = []  # ((the run that reads it, mtime, name), row): the tie rule's order
     for kind, batch, late in history:
         clock.now += 30
         if kind == "batch":
             # Late files are stamped before the previous run started, like a multipart upload.
-            write_json_file(tmp / "source", batch, mtime=clock.now - (200 if late else 0))
+            path = write_json_file(tmp / "source", batch, mtime=clock.now - (200 if late else 0))
+            order = (runs + 1, path.stat().st_mtime_ns, path.name)
+            deliveries += [(order, r) for r in batch]
         else:
             clock.now += 1
             runs += 1
@@ -470,7 +468,7 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
 
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),
-        full_refresh(spark, tmp, config, clock, store),
+        full_refresh(spark, tmp, deliveries),
     )
 
 

@@ -183,3 +183,18 @@ def test_a_missing_artifact_says_deploy_first(job, capsys):
     assert main(["run", JOB]) == 2
     assert "glue_incremental.zip does not exist: deploy first" in capsys.readouterr().err
     assert aws_client("glue").get_job_runs(JobName=JOB)["JobRuns"] == []  # nothing started
+
+
+def test_the_run_record_never_holds_a_password(job, tmp_path):
+    run = runner.run_job(
+        job,
+        {
+            "--mode": "ok",
+            "--a": "jdbc:postgresql://app:tiger@db/shop",
+            "--source_password": "tiger",
+        },
+        log_dir=tmp_path,
+    )
+
+    record = json.dumps(runner.get_run_record(job, run.run_id))
+    assert "tiger" not in record

@@ -18,6 +18,7 @@ from decimal import Decimal
 import boto3
 import glue_incremental.watermarks as watermarks_module
 import pytest
+from botocore.exceptions import ClientError
 from glue_incremental.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks import (
     LeaseHeld,
@@ -283,6 +284,36 @@ def test_an_expired_lease_is_taken_over_and_the_token_rises(store):
     assert taken.token > crashed.token
     with pytest.raises(LeaseLost, match=r"jr_second"):
         crashed.check()
+
+
+def test_the_heartbeat_survives_transient_errors_and_keeps_the_lease_past_its_length(
+    store, monkeypatch, caplog
+):
+    client = store.client
+    real_update = client.update_item
+    failures = {"left": 4}
+
+    def flaky_update(**request):
+        if "SET expires_at = :exp" in request.get("UpdateExpression", "") and failures["left"]:
+            failures["left"] -= 1
+            raise ClientError(
+                {"Error": {"Code": "InternalServerError", "Message": "try again"}}, "UpdateItem"
+            )
+        return real_update(**request)
+
+    monkeypatch.setattr(client, "update_item", flaky_update)
+    lease = store.acquire_lease(JOB, "jr_long", seconds=2)
+    with caplog.at_level("WARNING", logger="glue_incremental.watermarks"):
+        lease.start_heartbeat(interval=0.6)
+        time.sleep(5)  # well past the 2-second lease
+        lease.check()  # still ours
+        with pytest.raises(LeaseHeld):
+            Watermarks(TABLE, client=new_client()).acquire_lease(JOB, "jr_next")
+        lease.release()
+
+    assert failures["left"] == 0
+    logged = [record.getMessage() for record in caplog.records if "renewal" in record.getMessage()]
+    assert len(logged) == 4 and all("InternalServerError" in line for line in logged)
 
 
 def test_the_old_holder_cannot_commit_after_a_takeover(store, clock):

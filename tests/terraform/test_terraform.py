@@ -24,14 +24,19 @@ from typing import Any
 import pytest
 from glue_incremental import aws, metrics
 from glue_incremental.metrics import RunMetrics
+from glue_incremental_tools import status
 
 pytestmark = pytest.mark.terraform
 
 ROOT = Path(__file__).resolve().parents[2]
 TERRAFORM = ROOT / "terraform"
 MODULES = sorted(p.parent.name for p in TERRAFORM.glob("modules/*/tests"))
-ENVIRONMENTS = ["dev", "prod", "local"]
-ENVIRONMENTS_WITH_TESTS = sorted(p.parent.name for p in TERRAFORM.glob("environments/*/tests"))
+# Terraform root modules: `aws` is dev and prod (one root, <env>.tfvars and
+# <env>.backend.hcl), `local` the emulator environment.
+ROOTS = ["aws", "local"]
+# Environment -> (root, var file or None): each environment's own tftest file
+# (tests/<env>.tftest.hcl) runs with its var file.
+ENVIRONMENT_TESTS = {"dev": ("aws", "dev.tfvars"), "prod": ("aws", "prod.tfvars")}
 TF = shutil.which("terraform") or "/usr/local/bin/terraform"
 CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
 TIMEOUT = 300
@@ -125,6 +130,29 @@ class LocalEnvironment:
         plan = self.applied.result(timeout=2 * TIMEOUT)[1]
         return plan.returncode, plan.stdout + plan.stderr
 
+    def planned_changes(self, pipelines_expression: str) -> dict[str, list[str]]:
+        """Addresses -> actions of a plan where ``local.pipelines`` is replaced by the expression."""
+        self.outputs()
+        override = self.directory / "pipelines_override.tf"
+        override.write_text(f'module "pipeline" {{\n  pipelines = {pipelines_expression}\n}}\n')
+        try:
+            tf(
+                self.directory,
+                "plan",
+                "-refresh=false",
+                "-out=changed.tfplan",
+                "-no-color",
+                *self.var,
+            )
+            shown = json.loads(tf(self.directory, "show", "-json", "changed.tfplan").stdout)
+        finally:
+            override.unlink()
+        return {
+            change["address"]: change["change"]["actions"]
+            for change in shown.get("resource_changes", [])
+            if change["change"]["actions"] != ["no-op"]
+        }
+
     def destroy(self) -> None:
         self.outputs()
         # The plan above proved state and endpoint agree; refreshing again
@@ -156,12 +184,20 @@ def _module_suite(directory: Path) -> subprocess.CompletedProcess[str]:
     return tf(directory, "test", "-no-color", check=False)
 
 
-def _environment_suite(directory: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+def _root_suite(directory: Path) -> dict[str, subprocess.CompletedProcess[str]]:
     # init, validate and test share one working directory, so they run in sequence.
     results = {"init": tf(directory, "init", "-backend=false", "-no-color", check=False)}
     results["validate"] = tf(directory, "validate", "-no-color", check=False)
-    if (directory / "tests").is_dir():
-        results["test"] = tf(directory, "test", "-no-color", check=False)
+    for env, (root, var_file) in ENVIRONMENT_TESTS.items():
+        if directory.name == root:
+            results[f"test:{env}"] = tf(
+                directory,
+                "test",
+                "-no-color",
+                f"-var-file={var_file}",
+                f"-filter=tests/{env}.tftest.hcl",
+                check=False,
+            )
     return results
 
 
@@ -171,10 +207,8 @@ def suites(tmp_path_factory) -> Iterator[dict[str, Future[Any]]]:
     # Two at a time: each is mostly provider start-up, and the machine has two cores.
     executor = ThreadPoolExecutor(max_workers=2)
     futures: dict[str, Future[Any]] = {}
-    for env in ENVIRONMENTS:
-        futures[f"environments/{env}"] = executor.submit(
-            _environment_suite, tree / "environments" / env
-        )
+    for root in ROOTS:
+        futures[f"environments/{root}"] = executor.submit(_root_suite, tree / "environments" / root)
     for module in MODULES:
         futures[f"modules/{module}"] = executor.submit(_module_suite, tree / "modules" / module)
     yield futures
@@ -207,16 +241,17 @@ def test_terraform_is_formatted():
     assert result.returncode == 0, f"run `terraform fmt -recursive terraform`:\n{result.stdout}"
 
 
-@pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_environment_initialises_without_backend_and_validates(suites, env):
-    results = suites[f"environments/{env}"].result(timeout=TIMEOUT)
+@pytest.mark.parametrize("root", ROOTS)
+def test_environment_initialises_without_backend_and_validates(suites, root):
+    results = suites[f"environments/{root}"].result(timeout=TIMEOUT)
     assert results["init"].returncode == 0, _report(results["init"])
     assert results["validate"].returncode == 0, _report(results["validate"])
 
 
-@pytest.mark.parametrize("env", ENVIRONMENTS_WITH_TESTS)
+@pytest.mark.parametrize("env", sorted(ENVIRONMENT_TESTS))
 def test_environment_tftests_pass(suites, env):
-    result = suites[f"environments/{env}"].result(timeout=TIMEOUT)["test"]
+    root = ENVIRONMENT_TESTS[env][0]
+    result = suites[f"environments/{root}"].result(timeout=TIMEOUT)[f"test:{env}"]
     assert result.returncode == 0, _report(result)
     assert "0 failed" in result.stdout
 
@@ -242,7 +277,8 @@ def test_every_module_follows_the_house_layout():
         assert not missing, f"{module.name} lacks {sorted(missing)}"
         versions = (module / "versions.tf").read_text()
         assert 'required_version = ">= 1.7"' in versions
-        assert 'version = ">= 5.60, < 6.0"' in versions
+        # 5.65 is the first provider with aws_glue_job.job_run_queuing_enabled.
+        assert 'version = ">= 5.65, < 6.0"' in versions
 
 
 def test_checkov_finds_nothing_and_every_skip_is_justified(tmp_path):
@@ -289,7 +325,7 @@ def test_checkov_finds_nothing_and_every_skip_is_justified(tmp_path):
 
 def test_local_environment_applies_against_the_endpoint(local_env):
     outputs = local_env.outputs()
-    assert set(outputs["job_names"]) == {"incremental_load", "incremental_join"}
+    assert set(outputs["job_names"]) == {"orders", "customers", "orders_enriched"}
     for key in (
         "watermarks_table_name",
         "scripts_bucket_name",
@@ -308,18 +344,26 @@ def test_local_environment_applies_against_the_endpoint(local_env):
     }
 
     glue = aws.client("glue")
-    load = glue.get_job(JobName=outputs["job_names"]["incremental_load"])["Job"]
+    load = glue.get_job(JobName=outputs["job_names"]["orders"])["Job"]
     assert load["DefaultArguments"]["--job-bookmark-option"] == "job-bookmark-enable"
     assert load["ExecutionProperty"]["MaxConcurrentRuns"] == 1
-    assert (
-        load["NonOverridableArguments"]["--watermark_name"]
-        == outputs["job_names"]["incremental_load"]
-    )
-    join = glue.get_job(JobName=outputs["job_names"]["incremental_join"])["Job"]
+    assert load["NonOverridableArguments"]["--watermark_name"] == outputs["job_names"]["orders"]
+    join = glue.get_job(JobName=outputs["job_names"]["orders_enriched"])["Job"]
+    names = outputs["job_names"]
     assert (
         join["DefaultArguments"]["--upstream_jobs"]
-        == f"left={outputs['job_names']['incremental_load']}"
+        == f"left={names['orders']},right={names['customers']}"
     )
+
+    # Every target is a catalog table at its path; the join runs when both loads SUCCEEDED.
+    database = outputs["catalog_database_name"]
+    for pipeline in outputs["pipelines"].values():
+        table = glue.get_table(DatabaseName=database, Name=pipeline["table"].split(".", 1)[1])
+        assert table["Table"]["StorageDescriptor"]["Location"] == pipeline["target_path"]
+    trigger = glue.get_trigger(Name=outputs["pipelines"]["orders_enriched"]["trigger_name"])
+    conditions = trigger["Trigger"]["Predicate"]["Conditions"]
+    assert sorted(c["JobName"] for c in conditions) == sorted([names["orders"], names["customers"]])
+    assert {c["State"] for c in conditions} == {"SUCCEEDED"}
 
 
 # DynamoDB Local accepts SSESpecification but never describes it back: the one
@@ -355,11 +399,63 @@ def test_second_plan_after_apply_has_no_changes(local_env):
     assert not unexpected, f"plan after apply is not empty: {unexpected}\n{output[-6000:]}"
 
 
+RETURNS_PIPELINE = """{
+    kind             = "load"
+    schedule         = "cron(30 * * * ? *)"
+    source           = { uri = "${local.data}/raw/returns/" }
+    watermark_column = "updated_at"
+    primary_key      = ["return_id"]
+    target           = { path = "${local.data}/curated/returns/" }
+  }"""
+
+# The environment's dashboard has a row per pipeline: the one shared resource
+# a pipeline's arrival or departure may change.
+SHARED_BY_DESIGN = {"module.pipeline.aws_cloudwatch_dashboard.this[0]"}
+
+
+def test_adding_a_pipeline_plans_only_its_own_resources(local_env):
+    changes = local_env.planned_changes(
+        f"merge(local.pipelines, {{ returns = {RETURNS_PIPELINE} }})"
+    )
+    others = {a: act for a, act in changes.items() if a not in SHARED_BY_DESIGN}
+    assert others, "the new pipeline planned nothing"
+    foreign = {a: act for a, act in others.items() if "returns" not in a or act != ["create"]}
+    assert not foreign, f"adding a pipeline touches other resources: {foreign}"
+    assert any('module.job["returns"]' in a for a in others)
+    assert any('aws_glue_catalog_table.target["returns"]' in a for a in others)
+
+
+def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
+    changes = local_env.planned_changes(
+        '{ for k, p in local.pipelines : k => p if k != "orders_enriched" }'
+    )
+    others = {a: act for a, act in changes.items() if a not in SHARED_BY_DESIGN}
+    foreign = {
+        a: act
+        for a, act in others.items()
+        if not any(s in a for s in ('"orders_enriched"', "orders-enriched")) or act != ["delete"]
+    }
+    assert others and not foreign, f"removing a pipeline touches other resources: {foreign}"
+
+
+def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
+    outputs = local_env.outputs()
+    rows = status.environment_status("local", outputs=outputs)
+    assert [row.pipeline for row in rows] == ["customers", "orders", "orders_enriched"]
+    assert [row.job_name for row in rows] == [
+        outputs["job_names"][name] for name in ("customers", "orders", "orders_enriched")
+    ]
+    assert all(row.last_run_state is None and row.watermark is None for row in rows)
+    assert all(set(row.alarms) == {"zero_records", "missed_run", "watermark_stale"} for row in rows)
+    assert "MISSING" not in {state for row in rows for state in row.alarms.values()}
+    assert rows[2].upstreams == ["customers", "orders"]
+
+
 def test_every_applied_alarm_pages_the_on_call_topic(local_env):
     outputs = local_env.outputs()
     names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
     found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-    assert len(found) == len(names) == 6
+    assert len(found) == len(names) == 21  # 7 per pipeline: 3 run alarms + 4 count alarms
     for alarm in found:
         assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
@@ -380,14 +476,14 @@ def _alarm(name: str) -> dict[str, Any]:
 
 def test_deployed_alarms_follow_the_runtime_metric_contract(local_env):
     outputs = local_env.outputs()
-    job = outputs["job_names"]["incremental_load"]
-    names = outputs["alarm_names"]["incremental_load"]
+    job = outputs["job_names"]["orders"]
+    names = outputs["alarm_names"]["orders"]
     contract = metrics.METRIC_CONTRACT
     dimensions = [{"Name": contract["dimension"], "Value": job}]
 
     zero = _alarm(names["zero_records"])
     assert zero["Namespace"] == contract["namespace"] == metrics.NAMESPACE
-    assert zero["MetricName"] == contract["zero_records_metric"] == metrics.RECORDS_READ
+    assert zero["MetricName"] == contract["zero_records_metric"] == metrics.RECORDS_NEW
     assert zero["Dimensions"] == dimensions
     assert zero["Statistic"] == contract["zero_records_statistic"]
     assert (zero["ComparisonOperator"], zero["Threshold"]) == ("LessThanOrEqualToThreshold", 0.0)
@@ -426,8 +522,8 @@ def _wait_for_state(name: str, state: str, timeout: float) -> str:
 
 def test_localstack_pages_a_zero_record_run_through_the_on_call_topic(local_env):
     outputs = local_env.outputs()
-    job = outputs["job_names"]["incremental_load"]
-    name = outputs["alarm_names"]["incremental_load"]["zero_records"]
+    job = outputs["job_names"]["orders"]
+    name = outputs["alarm_names"]["orders"]["zero_records"]
     period = _alarm(name)["Period"]
     assert period == 10  # environments/local keeps alarm evaluation within seconds
 
@@ -444,12 +540,12 @@ def test_localstack_pages_a_zero_record_run_through_the_on_call_topic(local_env)
             if body.get("AlarmName") == name and body.get("NewStateValue") == "ALARM":
                 notified.append(body)
     assert notified, f"no ALARM notification for {name} reached the on-call queue"
-    assert notified[0]["Trigger"]["MetricName"] == metrics.RECORDS_READ
+    assert notified[0]["Trigger"]["MetricName"] == metrics.RECORDS_NEW
 
 
 def test_a_job_that_never_ran_is_in_missed_run_alarm(local_env):
     outputs = local_env.outputs()
-    name = outputs["alarm_names"]["incremental_join"]["missed_run"]
+    name = outputs["alarm_names"]["orders_enriched"]["missed_run"]
     # LocalStack evaluates an alarm when it is created: no datapoint, missing data breaching.
     assert _wait_for_state(name, "ALARM", timeout=30) == "ALARM"
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from glue_incremental import join, load
 from glue_incremental.args import (
+    COMMON_OPTIONS,
     ArgumentError,
     BookmarkOption,
+    markdown_table,
     parse_duration,
     parse_list,
+    parse_positive_int,
     resolve_options,
 )
-from glue_incremental.runtime import BookmarkControl
+from glue_incremental.runtime import BookmarkControl, glue_init_args
 
 
 def test_arguments_are_read_as_glue_passes_them():
@@ -102,3 +107,136 @@ def test_a_bad_duration_names_the_argument():
 def test_a_column_named_twice_is_rejected():
     with pytest.raises(ArgumentError, match="--primary_key names a column twice"):
         parse_list("primary_key", "id,id")
+
+
+# -- issue 16: arguments as Glue passes them ------------------------------------------------------
+
+
+def test_durations_accept_bare_seconds_as_glue_consoles_write_them():
+    assert parse_duration("lookback", "3600") == timedelta(hours=1)
+    assert parse_duration("lookback", " 90 ") == timedelta(seconds=90)
+
+
+@pytest.mark.parametrize("text", ["9" * 400 + " days", "1e400 seconds", "99999999999999 days"])
+def test_an_overflowing_duration_is_an_error_naming_the_argument(text):
+    with pytest.raises(ArgumentError, match=r"^--lookback ") as raised:
+        parse_duration("lookback", text)
+    assert raised.value.name == "lookback"
+
+
+@pytest.mark.parametrize("text", ["ten", "1.5", "9" * 40, "", "٣"])
+def test_a_non_numeric_integer_is_an_error_naming_the_argument(text):
+    with pytest.raises(ArgumentError, match=r"^--lease_seconds ") as raised:
+        parse_positive_int("lease_seconds", text)
+    assert raised.value.name == "lease_seconds"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "intended"),
+    [
+        ("dry-run", "dry_run"),
+        ("Dry_Run", "dry_run"),
+        ("DRY_RUN", "dry_run"),
+        ("job_bookmark_option", "job-bookmark-option"),
+        ("target-path", "target_path"),
+        ("targetpath", "target_path"),
+        ("Lookback", "lookback"),
+    ],
+)
+def test_a_name_close_to_a_declared_one_is_an_error_naming_the_intended_argument(
+    spelling, intended
+):
+    argv = ["script.py", "--JOB_NAME", "j", "--target_path", "t", f"--{spelling}", "true"]
+    with pytest.raises(ArgumentError, match=f"did you mean --{intended}") as raised:
+        resolve_options(argv, ["target_path"], {"lookback": "0"})
+    assert raised.value.name == intended
+
+
+@pytest.mark.parametrize(
+    "special",
+    [
+        "conf",
+        "scriptLocation",
+        "enable-metrics",
+        "TempDir",
+        "extra-py-files",
+        "datalake-formats",
+        "job-language",
+        "enable-glue-datacatalog",
+        "JOB_ID",
+    ],
+)
+def test_glue_special_parameters_are_accepted_and_ignored(special):
+    argv = ["script.py", "--JOB_NAME", "j", f"--{special}", "some value", "--target_path", "t"]
+    args = resolve_options(argv, ["target_path"])
+    assert special not in args and args["target_path"] == "t"
+
+
+def test_pause_with_only_one_end_of_the_replay_range_is_refused():
+    with pytest.raises(ArgumentError, match="--job-bookmark-to is missing"):
+        BookmarkControl(BookmarkOption.PAUSE, from_run="jr_1")
+    with pytest.raises(ArgumentError, match="--job-bookmark-from is missing"):
+        BookmarkControl(BookmarkOption.PAUSE, to_run="jr_2")
+
+
+def test_job_init_gets_the_keys_awsglue_get_resolved_options_gives():
+    args = resolve_options(
+        ["script.py", "--JOB_NAME", "j", "--job-bookmark-option", "job-bookmark-pause"], []
+    )
+    shaped = glue_init_args(args)
+    assert shaped["job_bookmark_option"] == "job-bookmark-pause"
+    assert not any("-" in key for key in shaped)
+
+
+def test_the_load_job_refuses_a_plain_text_password():
+    argv = [
+        "script.py",
+        "--JOB_NAME",
+        "j",
+        "--source",
+        "jdbc:postgresql://db/shop",
+        "--source_table",
+        "orders",
+        "--watermark_column",
+        "updated_at",
+        "--primary_key",
+        "id",
+        "--target_path",
+        "file:///tmp/t",
+        "--source_password",
+        "hunter2",
+    ]
+    with pytest.raises(ArgumentError, match="--source_password is refused") as raised:
+        load.main(argv, spark=object())
+    assert "hunter2" not in str(raised.value)
+
+
+def test_the_load_job_validates_declared_arguments_strictly():
+    base = ["script.py", "--JOB_NAME", "j", "--source", "file:///s", "--watermark_column", "u"]
+    base += ["--primary_key", "id", "--target_path", "file:///t"]
+    with pytest.raises(ArgumentError, match="--jdbc_num_partitions 'two'"):
+        load.LoadConfig.from_args(
+            resolve_options(
+                [*base, "--jdbc_num_partitions", "two"], *load.split_options(load.LOAD_OPTIONS)
+            )
+        )
+    with pytest.raises(ArgumentError, match="--dry_run 'maybe'"):
+        load.main([*base, "--dry_run", "maybe"], spark=object())
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.mark.parametrize(
+    ("marker", "options"),
+    [("load-arguments", load.LOAD_OPTIONS), ("join-arguments", join.JOIN_OPTIONS)],
+)
+def test_the_readme_argument_tables_are_generated_from_the_declarations(marker, options):
+    text = README.read_text()
+    begin, end = f"<!-- {marker}:begin -->\n", f"<!-- {marker}:end -->"
+    assert begin in text and end in text, f"README lacks the generated {marker} block"
+    block = text.split(begin, 1)[1].split(end, 1)[0]
+    assert block == markdown_table([*options, *COMMON_OPTIONS]), (
+        f"README's {marker} table is out of date: replace the block with "
+        "glue_incremental.args.markdown_table([*<JOB>_OPTIONS, *COMMON_OPTIONS])"
+    )

@@ -1,129 +1,16 @@
 """File-level bookmarks for S3, HDFS and local sources: Glue's S3 job bookmarks, made correct.
 
-Glue's S3 bookmarks (seed 002) pick the objects whose last-modified time is after
-the previous run and then apply a "final filter" that can silently leave out
-files when many of them share one modification time. Modification times are a
-poor high-watermark (seed 003): many files share one, and time can go
-backwards - an S3 multipart upload's object is stamped with the time the upload
-*began* and becomes visible only when it completes, after files with later
-stamps were already read. This module keeps a high mark plus a *band* of
-fingerprints so that every file is read exactly once, and reports what it
-cannot read instead of dropping it.
+The bookmark is a high mark plus a bounded *band* of file fingerprints, so files
+sharing one modification time, or becoming visible late (S3 multipart uploads),
+are read exactly once. A file is new if ``H < m <= U`` (U = run start), read from
+the band if its fingerprint was not seen, deferred if ``m > U``; files older than
+the band are counted as late (``LateFilesSkipped``), never silently skipped.
 
-How a run is planned
---------------------
-``U`` (the upper bound) is ``run_start_ms``, or ``min(upper_bound_ms, run_start_ms)``
-for a replay. With the stored bookmark ``(H, S, F)`` (high mark, band start,
-band fingerprints), a listed file with modification time ``m`` is
-
-- **new** if ``H < m <= U``: read;
-- **in the band** if ``S < m <= H``: read if its fingerprint is not in ``F``
-  (it became visible late), otherwise already read;
-- **deferred** if ``m > U``: it may still be being written; the next run reads it;
-- **old** if ``m <= S``: never read. If it is newly visible it is a *late file*,
-  counted and reported (see below), never silently skipped.
-
-First run (``H is None``, also after a first run that found no files): every
-file with ``m <= U`` is read, nothing is late.
-
-The next bookmark: ``H' = max(H, max m of the files with m <= U)`` - a property
-of the data, not of the clock running the job (seed 003) - and
-``S' = max(S, H' - band_seconds*1000)``; ``F'`` = fingerprints of every listed
-file with ``S' < m <= H'`` (all of them were read, now or earlier). Files
-sharing one modification time therefore can never be lost or read twice: one
-that appears after a run at exactly ``H`` is in the band and not in ``F``. The
-band must be wider than the longest time between a file's modification time
-and the moment it becomes visible to listings (multipart upload duration,
-rename delay, clock skew between writers and the file system).
-
-Bounded state: if more than ``max_band_files`` files qualify for ``F'``, the
-newest ``max_band_files`` are kept and ``S'`` moves up to the largest modification
-time among the dropped files, so the files of one modification time are either
-all in the band or all below it (the band may then hold fewer files than the
-cap - none at all if every qualifying file shares ``H'``). Effect: files older
-than the shrunk band are treated as already processed; one that becomes
-visible later is a late file (reported, not read). ``FileReadPlan.band_truncated``
-says when this happened.
-
-A fingerprint is a hash of (full URI, modification time, size): a file
-rewritten in place with a new modification time or size is a new file and is
-read again. A file rewritten with the *same* time and size is not.
-
-Late files (older than the band)
---------------------------------
-With modification times alone, an old file that was already processed cannot
-be told apart from a newly visible file with an old time without unbounded
-state. The bookmark therefore keeps a bounded heuristic: for at most
-``max_tracked_directories`` directories (those listed most recently, newest
-files first) the number of files with ``m <= S'``. When a listed directory's
-count of such files grows, the growth is reported as late files
-(``FileReadPlan.late_file_count`` / ``late_directories``; the job publishes it as
-the ``LateFilesSkipped`` metric). They are NOT read - the band is the knob that
-decides how late a file may be and still be read. A directory without an entry
-is assumed fully processed, except while the tracking is *complete*
-(``dir_counts_complete``: every directory holding files has an entry - no entry
-was dropped by the bound since the last unpruned listing): then a directory
-without an entry is new and all its old files are late. Counts, not names, are
-kept, so a deletion and an addition of old files in one directory between two
-runs cancel out. Late files are reported in the run that first sees them, not
-again.
-
-Listing and partition pruning
------------------------------
-Listing goes through Hadoop's ``FileSystem`` API over py4j, so the same code
-works on ``file:``, ``hdfs:`` and ``s3:``/``s3a:`` (EMRFS/S3A). Names starting with
-``.`` or ``_`` (except ``_key=value`` partition directories), ``*._COPYING_``
-and ``*_$folder$`` markers are skipped, files and directories alike:
-``_SUCCESS``, ``.part.crc``, ``_temporary/``, ``.spark-staging-*/``.
-
-Where directories have modification times (local file systems, HDFS: creating,
-deleting or renaming an entry updates its parent directory's time), the tree is
-walked level by level without entering hidden directories, and a later run
-does not list *leaf* directories (those holding files) whose time is
-``<= S`` - nothing was added to them since the band start, so every file in them
-is old and already accounted for. Intermediate directories are always listed,
-for their sub-directories: adding ``date=X/hour=Y/f`` does not change
-``date=X``'s time. Whether a level of the tree holds leaves is learnt by
-listing its changed directories (or, if none changed, one probe directory); the
-layout is assumed to have files at one depth, as Spark's partition discovery
-requires anyway. The first run lists everything. Object stores (``s3``,
-``s3a``, ``gs``, ``abfs``, ...) have no directory times (S3A reports 0 or the
-listing time): they are always listed in full, with one recursive (flat, paged)
-listing. Any directory reporting time 0 also turns pruning off for the rest of
-the walk.
-
-Limitation of pruning: a file created or overwritten *in place* (no rename)
-keeps changing its modification time while its directory's time stays at the
-creation; if that takes longer than the band, the file's changes can be
-missed. Writers that publish by rename (Spark, Hive, most tools) and S3 are
-not affected; pass ``prune_directories=False`` for other writers.
-
-State
------
-``FileBookmark.to_state()`` (lists, never tuples; ``from_state`` validates it)::
-
-    {"version": 1,
-     "high_mark_ms": 1700000100000,            # null before any file was read
-     "band_start_ms": 1700000040000,           # null exactly when high_mark_ms is
-     "band_fingerprints": ["3f1c0d9a2b7e4c11", ...],          # sorted, <= max_band_files
-     "dir_old_counts": [["s3://bucket/t/dt=2024-01-01", 42], ...],  # newest first
-     "dir_counts_complete": true}
-
-Size: about 20 bytes per band fingerprint and a directory URI plus a count per
-tracked directory - at the defaults (10,000 and 1,000) roughly 200 KB plus
-100 KB for 90-character URIs, inside DynamoDB's 400 KB item. Lower
-``max_band_files`` / ``max_tracked_directories`` for long URIs.
-
-Reading
--------
-``read_files`` loads exactly the planned files in one ``spark.read`` with
-``basePath`` = the root, so ``key=value`` directories become partition columns.
-It adds no Spark action of its own (pass ``schema`` to avoid schema inference
-for JSON/CSV). A planned file deleted before the read makes the read fail; it
-is never silently skipped.
-
-Take ``run_start_ms`` before listing. The plan is pure given the listing:
-``plan_from_listing`` and the small functions it uses need no Spark.
+First run (no bookmark): every file with ``m <= U`` is read. Listing goes through
+Hadoop's ``FileSystem`` (``file:``, ``hdfs:``, ``s3:``/``s3a:``); unchanged leaf
+directories are skipped where the file system has directory times.
+``plan_from_listing`` is pure given a listing. The design, the state layout and
+the limits are in ``docs/file-bookmarks.md``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,47 @@
 data "aws_caller_identity" "current" {}
 
 locals {
-  data = "s3://${aws_s3_bucket.data.bucket}"
+  # From the variable, not the bucket resource, so the pipelines' arguments
+  # are known before apply (terraform console, the environment contract test).
+  data = "s3://${var.data_bucket_name}"
+
+  # Two loads feeding a join: the chain the demo runs and `status` shows.
+  pipelines = {
+    orders = {
+      kind             = "load"
+      schedule         = var.load_schedule
+      source           = { uri = "${local.data}/raw/orders/", format = "parquet" }
+      watermark_column = "updated_at"
+      primary_key      = ["order_id"]
+      arguments        = { "--lookback" = "0" }
+      target = {
+        path       = "${local.data}/curated/orders/"
+        partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+      }
+    }
+    customers = {
+      kind             = "load"
+      schedule         = var.load_schedule
+      source           = { uri = "${local.data}/raw/customers/", format = "parquet" }
+      watermark_column = "updated_at"
+      primary_key      = ["customer_id"]
+      arguments        = { "--lookback" = "0" }
+      target           = { path = "${local.data}/curated/customers/" }
+    }
+    orders_enriched = {
+      kind = "join"
+      join = {
+        left  = { pipeline = "orders" }
+        right = { pipeline = "customers" }
+        keys  = ["customer_id"]
+        type  = "left"
+      }
+      target = {
+        path       = "${local.data}/curated/orders_enriched/"
+        partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+      }
+    }
+  }
 }
 
 resource "aws_s3_bucket" "data" {
@@ -26,34 +66,7 @@ module "pipeline" {
   scripts_bucket_name            = var.scripts_bucket_name
   scripts_bucket_force_destroy   = true
 
-  load_job = {
-    schedule = var.load_schedule
-    arguments = {
-      "--source"           = "${local.data}/raw/orders/"
-      "--source_table"     = "orders"
-      "--source_format"    = "parquet"
-      "--watermark_column" = "updated_at"
-      "--primary_key"      = "order_id"
-      "--target_path"      = "${local.data}/curated/orders/"
-      "--partition_by"     = "order_date"
-      "--lookback"         = "0"
-    }
-    read_s3_uris  = ["${local.data}/raw/orders/"]
-    write_s3_uris = ["${local.data}/curated/orders/"]
-  }
-
-  join_job = {
-    arguments = {
-      "--left_path"    = "${local.data}/curated/orders/"
-      "--right_path"   = "${local.data}/raw/customers/"
-      "--join_keys"    = "customer_id"
-      "--join_type"    = "left"
-      "--partition_by" = "order_date"
-      "--target_path"  = "${local.data}/curated/orders_enriched/"
-    }
-    read_s3_uris  = ["${local.data}/curated/orders/", "${local.data}/raw/customers/"]
-    write_s3_uris = ["${local.data}/curated/orders_enriched/"]
-  }
+  pipelines = local.pipelines
 
   alarms = {
     schedule_period_seconds         = var.alarm_period_seconds
@@ -64,8 +77,11 @@ module "pipeline" {
 
   job_run_queuing_enabled = var.job_run_queuing_enabled
   triggers_enabled        = var.triggers_enabled
-  workflow_enabled        = var.workflow_enabled
-  failure_events_enabled  = var.failure_events_enabled
+  dashboard_enabled       = var.dashboard_enabled
+  # Athena tags are read back by ARN, which has no account id here (see README).
+  athena_workgroup_enabled = false
+  runbook_url              = "https://wiki.example.com/data-platform/runbooks/glue-incremental"
+  failure_events_enabled   = var.failure_events_enabled
 }
 
 # Stands in for the pager: tests and the demo read pages from this queue.

@@ -14,8 +14,28 @@ output "data_bucket_name" {
 }
 
 output "job_names" {
-  description = "Glue job names keyed incremental_load and incremental_join."
+  description = "Glue job names keyed by pipeline."
   value       = module.pipeline.job_names
+}
+
+output "pipelines" {
+  description = "Per pipeline: job, state, upstreams, arguments, S3 grants, table, alarms, trigger."
+  value       = module.pipeline.pipelines
+}
+
+output "catalog_database_name" {
+  description = "Glue Data Catalog database of the targets."
+  value       = module.pipeline.catalog_database_name
+}
+
+output "athena_workgroup_name" {
+  description = "Athena workgroup for the catalog database."
+  value       = module.pipeline.athena_workgroup_name
+}
+
+output "dashboard_name" {
+  description = "The environment's CloudWatch dashboard."
+  value       = module.pipeline.dashboard_name
 }
 
 output "oncall_topic_arn" {
@@ -29,6 +49,6 @@ output "oncall_queue_url" {
 }
 
 output "alarm_names" {
-  description = "Alarm names per job: {incremental_load = {zero_records, missed_run, watermark_stale}, incremental_join = {...}}."
+  description = "Alarm names per pipeline: {<pipeline> = {zero_records, missed_run, watermark_stale}}."
   value       = module.pipeline.alarm_names
 }

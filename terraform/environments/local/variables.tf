@@ -106,8 +106,8 @@ variable "triggers_enabled" {
   default     = true
 }
 
-variable "workflow_enabled" {
-  description = "Group the triggers in a Glue workflow."
+variable "dashboard_enabled" {
+  description = "Create the CloudWatch dashboard (toggle for emulators that cannot store dashboards)."
   type        = bool
   default     = true
 }

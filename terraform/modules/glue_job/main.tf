@@ -18,8 +18,13 @@ locals {
       "--TempDir"                = var.temp_dir
       "--extra-py-files"         = var.library_location
       "--custom-logGroup-prefix" = local.log_group_prefix
-      "--metrics_namespace"      = var.metrics_namespace
     },
+    var.jdbc_credentials.secret_arn == null ? {} : {
+      "--source_secret_id" = var.jdbc_credentials.secret_arn
+    },
+    length(var.jdbc_credentials.connection_names) == 1 ? {
+      "--connection_name" = var.jdbc_credentials.connection_names[0]
+    } : {},
     var.enable_glue_metrics ? {
       "--enable-metrics"               = "true"
       "--enable-observability-metrics" = "true"
@@ -27,13 +32,24 @@ locals {
     } : {},
   )
 
-  # Run-time overrides of these would point a run at another job's state or
-  # let two runs hold leases of different lengths.
+  # Run-time overrides of these would point a run at another job's state,
+  # let two runs hold leases of different lengths, or send the run metrics to
+  # a namespace the role may not publish to (a committed run would then fail
+  # to report, and the alarms would watch an empty metric).
   non_overridable_arguments = {
-    "--watermarks_table" = var.watermarks_table_name
-    "--watermark_name"   = local.state_name
-    "--lease_seconds"    = tostring(var.lease_seconds)
+    "--watermarks_table"  = var.watermarks_table_name
+    "--watermark_name"    = local.state_name
+    "--lease_seconds"     = tostring(var.lease_seconds)
+    "--metrics_namespace" = var.metrics_namespace
   }
+
+  # Region and account of the job's own resources, from the table it is given.
+  table_arn_parts = regex("^arn:[^:]+:dynamodb:([^:]+):([0-9]{12}):", var.watermarks_table_arn)
+  connection_arns = [
+    for name in var.jdbc_credentials.connection_names :
+    "arn:${local.partition}:glue:${local.table_arn_parts[0]}:${local.table_arn_parts[1]}:connection/${name}"
+  ]
+  catalog_arn = "arn:${local.partition}:glue:${local.table_arn_parts[0]}:${local.table_arn_parts[1]}:catalog"
 
   # s3://bucket[/prefix] -> {bucket, prefix}; the prefix loses its slashes at
   # either end so ARNs and s3:prefix conditions can be built uniformly.
@@ -148,6 +164,23 @@ locals {
         Resource = flatten([for g in aws_cloudwatch_log_group.this : [g.arn, "${g.arn}:log-stream:*"]])
       },
     ],
+    var.jdbc_credentials.secret_arn == null ? [] : [
+      {
+        # Exactly the job's own secret: no wildcard, no other secret.
+        Sid      = "ReadJdbcSecret"
+        Effect   = "Allow"
+        Action   = ["secretsmanager:GetSecretValue"]
+        Resource = var.jdbc_credentials.secret_arn
+      },
+    ],
+    length(local.connection_arns) == 0 ? [] : [
+      {
+        Sid      = "ReadOwnConnections"
+        Effect   = "Allow"
+        Action   = ["glue:GetConnection"]
+        Resource = concat([local.catalog_arn], local.connection_arns)
+      },
+    ],
     length(var.kms_key_arns) == 0 ? [] : [
       {
         Sid      = "UseDataKeys"
@@ -214,6 +247,7 @@ resource "aws_glue_job" "this" {
   job_run_queuing_enabled   = var.job_run_queuing_enabled
   default_arguments         = merge(local.default_arguments, var.default_arguments)
   non_overridable_arguments = local.non_overridable_arguments
+  connections               = var.jdbc_credentials.connection_names
   tags                      = var.tags
 
   command {
@@ -228,4 +262,11 @@ resource "aws_glue_job" "this" {
 
   # A run that starts before its role can act fails on its first S3 read.
   depends_on = [aws_iam_role_policy.this, aws_cloudwatch_log_group.this]
+
+  lifecycle {
+    precondition {
+      condition     = var.execution_class != "FLEX" || contains(["G.1X", "G.2X"], var.worker_type)
+      error_message = "FLEX execution runs only on G.1X or G.2X workers (AWS Glue flexible job runs); got worker_type ${var.worker_type}."
+    }
+  }
 }

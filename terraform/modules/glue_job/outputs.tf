@@ -37,3 +37,8 @@ output "non_overridable_arguments" {
   description = "Arguments a run cannot override: watermarks table, state name and lease length."
   value       = aws_glue_job.this.non_overridable_arguments
 }
+
+output "run_arguments" {
+  description = "Every argument a run gets from the job definition (module defaults, caller's default_arguments, non-overridable), known at plan: what the environment contract test parses with the job's own parser."
+  value       = merge(local.default_arguments, var.default_arguments, local.non_overridable_arguments)
+}

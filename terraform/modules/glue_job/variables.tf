@@ -159,6 +159,11 @@ variable "default_arguments" {
   }
 
   validation {
+    condition     = length(setintersection(keys(var.default_arguments), ["--source_password", "--source_secret_id"])) == 0
+    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--source_password", "--source_secret_id"]))}: a password there is visible in GetJob, CloudTrail and Terraform state (the job refuses --source_password); give jdbc_credentials.secret_arn (Secrets Manager) or jdbc_credentials.connection_names (Glue connection) instead."
+  }
+
+  validation {
     condition     = length(setintersection(keys(var.default_arguments), ["--enable-continuous-cloudwatch-log", "--enable-continuous-log-filter", "--continuous-log-logGroup", "--continuous-log-logStreamPrefix", "--continuous-log-conversionPattern"])) == 0
     error_message = "Glue 5 logs in real time and dropped continuous logging; remove ${join(", ", setintersection(keys(var.default_arguments), ["--enable-continuous-cloudwatch-log", "--enable-continuous-log-filter", "--continuous-log-logGroup", "--continuous-log-logStreamPrefix", "--continuous-log-conversionPattern"]))} from default_arguments."
   }
@@ -326,4 +331,23 @@ variable "tags" {
   description = "Tags applied to every resource of the module."
   type        = map(string)
   default     = {}
+}
+
+variable "jdbc_credentials" {
+  description = "Where a JDBC job reads its credentials. secret_arn: a Secrets Manager secret (JSON username/password) passed as --source_secret_id; the role may GetSecretValue on exactly it. connection_names: Glue connections set as the job's connections (the role may GetConnection on them); with one, it is passed as --connection_name."
+  type = object({
+    secret_arn       = optional(string)
+    connection_names = optional(list(string), [])
+  })
+  default = {}
+
+  validation {
+    condition     = var.jdbc_credentials.secret_arn == null || can(regex("^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$", var.jdbc_credentials.secret_arn))
+    error_message = "jdbc_credentials.secret_arn must be one Secrets Manager secret ARN (no wildcard); got \"${coalesce(var.jdbc_credentials.secret_arn, "null")}\"."
+  }
+
+  validation {
+    condition     = alltrue([for name in var.jdbc_credentials.connection_names : can(regex("^[A-Za-z0-9_.-]{1,255}$", name))])
+    error_message = "jdbc_credentials.connection_names must be Glue connection names ([A-Za-z0-9_.-], no wildcard)."
+  }
 }

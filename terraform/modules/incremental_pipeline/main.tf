@@ -1,25 +1,161 @@
 locals {
-  bucket = module.scripts_bucket.bucket_name
+  # Names from the variables, not the resources: every job argument is then
+  # known at plan (terraform console, the environment contract test). The
+  # jobs still depend on the bucket and table through their roles' ARNs.
+  bucket        = var.scripts_bucket_name
+  database_name = coalesce(var.catalog_database_name, replace(var.name_prefix, "-", "_"))
 
-  load_name = "${var.name_prefix}-incremental-load"
-  join_name = "${var.name_prefix}-incremental-join"
+  job_names = { for k in keys(var.pipelines) : k => "${var.name_prefix}-${replace(k, "_", "-")}" }
+
+  # --- the dependency graph ------------------------------------------------
+
+  # Join sides by pipeline; an empty map for loads or malformed joins (the
+  # variable's validations report those).
+  join_sides = { for k, p in var.pipelines : k => try({ left = p.join.left, right = p.join.right }, {}) }
+
+  # A side naming a pipeline reads that pipeline's committed state and target.
+  side_upstreams = { for k, sides in local.join_sides : k => { for side, s in sides : side => s.pipeline if try(s.pipeline != null, false) } }
+  upstreams      = { for k, p in var.pipelines : k => sort(distinct(concat(p.upstreams, values(local.side_upstreams[k])))) }
+
+  ambiguous_sides      = flatten([for k, sides in local.join_sides : [for side, s in sides : "${k}.join.${side}" if(s.path == null) == (s.pipeline == null)]])
+  unknown_upstreams    = flatten([for k, ups in local.upstreams : [for u in ups : "${k} -> ${u}" if !contains(keys(var.pipelines), u)]])
+  join_sides_not_loads = flatten([for k, sides in local.side_upstreams : [for side, u in sides : "${k}.join.${side} = ${u} (a ${var.pipelines[u].kind})" if try(var.pipelines[u].kind != "load", false)]])
+
+  # Transitive upstreams by repeated squaring: reach_64 covers chains up to 64
+  # pipelines long. A pipeline in its own reach is on a cycle.
+  reach_1  = { for k, ups in local.upstreams : k => [for u in ups : u if contains(keys(var.pipelines), u)] }
+  reach_2  = { for k, r in local.reach_1 : k => distinct(concat(r, flatten([for u in r : local.reach_1[u]]))) }
+  reach_4  = { for k, r in local.reach_2 : k => distinct(concat(r, flatten([for u in r : local.reach_2[u]]))) }
+  reach_8  = { for k, r in local.reach_4 : k => distinct(concat(r, flatten([for u in r : local.reach_4[u]]))) }
+  reach_16 = { for k, r in local.reach_8 : k => distinct(concat(r, flatten([for u in r : local.reach_8[u]]))) }
+  reach_32 = { for k, r in local.reach_16 : k => distinct(concat(r, flatten([for u in r : local.reach_16[u]]))) }
+  reach_64 = { for k, r in local.reach_32 : k => distinct(concat(r, flatten([for u in r : local.reach_32[u]]))) }
+
+  cyclic_pipelines = sort([for k, r in local.reach_64 : k if contains(r, k)])
+
+  target_paths     = { for k, p in var.pipelines : k => "${trimsuffix(p.target.path, "/")}/" }
+  target_tables    = { for k, p in var.pipelines : k => coalesce(p.target.table, k) }
+  targets_by_path  = { for k, path in local.target_paths : path => k... }
+  targets_by_table = { for k, table in local.target_tables : table => k... }
+  duplicate_targets = concat(
+    [for path, ks in local.targets_by_path : "${join(" and ", ks)} write ${path}" if length(ks) > 1],
+    [for table, ks in local.targets_by_table : "${join(" and ", ks)} register table ${table}" if length(ks) > 1],
+  )
+
+  # --- job arguments, derived ------------------------------------------------
+
+  derived_argument_names = [
+    "--source", "--source_format", "--source_table", "--watermark_column", "--primary_key",
+    "--left_path", "--right_path", "--left_format", "--right_format", "--join_keys", "--join_type",
+    "--partition_by", "--partition_types", "--target_path", "--upstream_jobs",
+  ]
+
+  side_paths = {
+    for k, sides in local.join_sides : k => {
+      for side, s in sides : side => s.pipeline != null ? lookup(local.target_paths, s.pipeline, "") : s.path
+    }
+  }
+
+  partition_names = { for k, p in var.pipelines : k => [for part in p.target.partitions : part.name] }
+
+  load_arguments = {
+    for k, p in var.pipelines : k => merge(
+      {
+        "--source"           = p.source.uri
+        "--watermark_column" = p.watermark_column
+        "--primary_key"      = join(",", p.primary_key)
+      },
+      startswith(p.source.uri, "jdbc:") ? {} : { "--source_format" = p.source.format },
+      p.source.table == null ? {} : { "--source_table" = p.source.table },
+    ) if p.kind == "load" && p.source != null
+  }
+
+  join_arguments = {
+    for k, p in var.pipelines : k => merge(
+      {
+        "--left_path"    = local.side_paths[k].left
+        "--right_path"   = local.side_paths[k].right
+        "--left_format"  = p.join.left.format
+        "--right_format" = p.join.right.format
+        "--join_keys"    = join(",", p.join.keys)
+        "--join_type"    = p.join.type
+      },
+      # Derived, never configured: the upstream states the join reads are the
+      # ones its role may read (upstream_state_names below).
+      length(local.side_upstreams[k]) == 0 ? {} : {
+        "--upstream_jobs" = join(",", [for side, u in local.side_upstreams[k] : "${side}=${lookup(local.job_names, u, u)}"])
+      },
+      length([for part in p.target.partitions : part if contains(["int", "bigint", "date"], part.type)]) == 0 ? {} : {
+        "--partition_types" = join(",", [for part in p.target.partitions : "${part.name}:${part.type}" if contains(["int", "bigint", "date"], part.type)])
+      },
+    ) if p.kind == "join" && p.join != null
+  }
 
   jobs = {
-    incremental_load = merge(var.load_job, {
-      name            = local.load_name
-      script          = "incremental_load"
-      upstream_states = []
-      arguments       = var.load_job.arguments
-    })
-    incremental_join = merge(var.join_job, {
-      name   = local.join_name
-      script = "incremental_join"
-      # Derived, not configured: the state the join reads (--upstream_jobs,
-      # side=job) must be the state its role may read. The load job's state
-      # name is its job name (no watermark_name override).
-      upstream_states = [local.load_name]
-      arguments       = merge(var.join_job.arguments, { "--upstream_jobs" = "${var.join_job.load_side}=${local.load_name}" })
-    })
+    for k, p in var.pipelines : k => {
+      name   = local.job_names[k]
+      script = p.kind == "load" ? "incremental_load" : "incremental_join"
+      arguments = merge(
+        p.arguments,
+        lookup(local.load_arguments, k, {}),
+        lookup(local.join_arguments, k, {}),
+        { "--target_path" = local.target_paths[k] },
+        length(p.target.partitions) == 0 ? {} : { "--partition_by" = join(",", local.partition_names[k]) },
+      )
+      upstream_states = sort([for u in values(local.side_upstreams[k]) : lookup(local.job_names, u, u)])
+      read_s3_uris = distinct(concat(
+        p.kind == "load" ? [for u in [try(p.source.uri, "")] : u if startswith(u, "s3://")] : [for s in values(local.side_paths[k]) : s if startswith(s, "s3://")],
+        p.read_s3_uris,
+      ))
+      write_s3_uris = [local.target_paths[k]]
+    }
+  }
+
+  alarm_tuning = { for k, p in var.pipelines : k => merge(var.alarms, { for name, value in p.alarms : name => value if value != null }) }
+}
+
+# The map's graph rules, checked at plan before anything is created. They are
+# preconditions rather than validations of var.pipelines because they need
+# the derived graph (locals), which itself depends on the variable.
+#
+# No input: the resource never changes, so adding a pipeline plans nothing
+# here; the preconditions are evaluated on every plan all the same.
+resource "terraform_data" "pipeline_graph" {
+  lifecycle {
+    precondition {
+      condition     = length(local.ambiguous_sides) == 0
+      error_message = "each join side is either { path = \"s3://...\" } or { pipeline = \"<load pipeline>\" }, exactly one; invalid: ${join(", ", local.ambiguous_sides)}."
+    }
+
+    precondition {
+      condition     = length(local.unknown_upstreams) == 0
+      error_message = "unknown upstream pipeline: ${join(", ", local.unknown_upstreams)}."
+    }
+
+    precondition {
+      condition     = length(local.join_sides_not_loads) == 0
+      error_message = "a join side must name a load pipeline (its target is the side's input): ${join(", ", local.join_sides_not_loads)}."
+    }
+
+    precondition {
+      condition     = length(local.cyclic_pipelines) == 0
+      error_message = "dependency cycle: ${join(", ", local.cyclic_pipelines)} depend(s) on itself through its upstreams."
+    }
+
+    precondition {
+      condition     = length(local.duplicate_targets) == 0
+      error_message = "duplicate target: ${join("; ", local.duplicate_targets)}. Two pipelines writing one target would overwrite each other's partitions."
+    }
+
+    precondition {
+      condition     = alltrue([for k, p in var.pipelines : length(local.upstreams[k]) > 0 || p.schedule != null])
+      error_message = "a pipeline without upstreams needs a schedule (AWS cron): ${join(", ", [for k, p in var.pipelines : k if length(local.upstreams[k]) == 0 && p.schedule == null])}."
+    }
+
+    precondition {
+      condition     = alltrue([for p in values(var.pipelines) : length(setintersection(keys(p.arguments), local.derived_argument_names)) == 0])
+      error_message = "pipeline arguments must not set what the module derives (${join(", ", local.derived_argument_names)}): ${join(", ", flatten([for k, p in var.pipelines : [for a in setintersection(keys(p.arguments), local.derived_argument_names) : "${k} sets ${a}"]]))}."
+    }
   }
 }
 
@@ -44,51 +180,58 @@ module "scripts_bucket" {
 
 module "job" {
   source   = "../glue_job"
-  for_each = local.jobs
+  for_each = var.pipelines
 
-  name              = each.value.name
-  description       = "glue_incremental ${each.value.script} (${var.name_prefix})"
-  script_location   = "s3://${local.bucket}/scripts/${var.artifact_version}/${each.value.script}.py"
+  name              = local.jobs[each.key].name
+  description       = coalesce(each.value.description, "glue_incremental ${each.value.kind} pipeline ${each.key} (${var.name_prefix})")
+  script_location   = "s3://${local.bucket}/scripts/${var.artifact_version}/${local.jobs[each.key].script}.py"
   library_location  = "s3://${local.bucket}/lib/${var.artifact_version}/glue_incremental.zip"
-  temp_dir          = "s3://${local.bucket}/tmp/${each.value.name}/"
-  worker_type       = each.value.worker_type
-  number_of_workers = each.value.number_of_workers
-  timeout           = each.value.timeout
-  max_retries       = each.value.max_retries
+  temp_dir          = "s3://${local.bucket}/tmp/${local.jobs[each.key].name}/"
+  worker_type       = each.value.size.worker_type
+  number_of_workers = each.value.size.number_of_workers
+  timeout           = each.value.size.timeout
+  max_retries       = each.value.size.max_retries
   bookmark_option   = each.value.bookmark_option
-  default_arguments = each.value.arguments
+  default_arguments = local.jobs[each.key].arguments
 
   job_run_queuing_enabled = var.job_run_queuing_enabled
-  watermarks_table_name   = module.watermarks_table.name
+  watermarks_table_name   = var.watermarks_table_name
   watermarks_table_arn    = module.watermarks_table.arn
-  upstream_state_names    = each.value.upstream_states
+  upstream_state_names    = local.jobs[each.key].upstream_states
   lease_seconds           = var.lease_seconds
   metrics_namespace       = var.metrics_namespace
-  read_s3_uris            = each.value.read_s3_uris
-  write_s3_uris           = each.value.write_s3_uris
+  read_s3_uris            = local.jobs[each.key].read_s3_uris
+  write_s3_uris           = local.jobs[each.key].write_s3_uris
   kms_key_arns            = distinct(concat(compact([var.scripts_bucket_kms_key_arn, var.watermarks_kms_key_arn]), var.data_kms_key_arns))
   log_retention_days      = var.log_retention_days
   tags                    = var.tags
 }
 
+# Standalone conditional triggers rather than Glue workflows: a workflow has a
+# single start trigger, so two loads on their own schedules could not feed one
+# join without sharing a schedule; and the join does not need a workflow run's
+# bookkeeping to be correct, because it reads each side from its own bookmark
+# bounded by the upstream's committed state (--upstream_jobs). One trigger per
+# pipeline also keeps adding a pipeline from touching any other resource.
 module "triggers" {
   source = "../glue_triggers"
   count  = var.triggers_enabled ? 1 : 0
 
-  workflow = var.workflow_enabled ? { name = "${var.name_prefix}-incremental" } : null
-
   scheduled_triggers = {
-    "${local.load_name}-schedule" = {
-      job_name = module.job["incremental_load"].job_name
-      schedule = var.load_job.schedule
-    }
+    for k, p in var.pipelines : "${local.job_names[k]}-schedule" => {
+      job_name    = module.job[k].job_name
+      schedule    = p.schedule
+      description = "Starts pipeline ${k} on its schedule."
+    } if length(local.upstreams[k]) == 0
   }
 
   conditional_triggers = {
-    "${local.join_name}-after-load" = {
-      job_name           = module.job["incremental_join"].job_name
-      upstream_job_names = [module.job["incremental_load"].job_name]
-    }
+    for k, p in var.pipelines : "${local.job_names[k]}-after-upstreams" => {
+      job_name           = module.job[k].job_name
+      upstream_job_names = [for u in local.reach_1[k] : module.job[u].job_name]
+      logical            = p.trigger_logical
+      description        = "Starts pipeline ${k} when ${join(", ", local.reach_1[k])} SUCCEEDED."
+    } if length(local.reach_1[k]) > 0
   }
 
   tags = var.tags
@@ -105,15 +248,16 @@ module "oncall" {
 
 module "alarms" {
   source   = "../job_alarms"
-  for_each = module.job
+  for_each = var.pipelines
 
-  job_name                        = each.value.job_name
+  job_name                        = module.job[each.key].job_name
   alarm_topic_arn                 = module.oncall.topic_arn
   metrics_namespace               = var.metrics_namespace
-  schedule_period_seconds         = var.alarms.schedule_period_seconds
-  missed_run_grace_seconds        = var.alarms.missed_run_grace_seconds
-  zero_records_evaluation_periods = var.alarms.zero_records_evaluation_periods
-  watermark_lag_threshold_seconds = var.alarms.watermark_lag_threshold_seconds
+  schedule_period_seconds         = local.alarm_tuning[each.key].schedule_period_seconds
+  missed_run_grace_seconds        = local.alarm_tuning[each.key].missed_run_grace_seconds
+  zero_records_evaluation_periods = local.alarm_tuning[each.key].zero_records_evaluation_periods
+  watermark_lag_threshold_seconds = local.alarm_tuning[each.key].watermark_lag_threshold_seconds
   enable_failure_events           = var.failure_events_enabled
+  runbook_url                     = "${var.runbook_url}#${each.key}"
   tags                            = var.tags
 }

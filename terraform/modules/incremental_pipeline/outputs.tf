@@ -19,13 +19,49 @@ output "scripts_bucket_name" {
 }
 
 output "job_names" {
-  description = "Glue job names keyed incremental_load and incremental_join."
+  description = "Glue job names keyed by pipeline name."
   value       = { for k, j in module.job : k => j.job_name }
 }
 
 output "job_role_arns" {
-  description = "IAM role ARNs of the jobs, keyed like job_names."
+  description = "IAM role ARNs of the jobs, keyed by pipeline name."
   value       = { for k, j in module.job : k => j.role_arn }
+}
+
+output "pipelines" {
+  description = "Per pipeline: kind, job, state name, upstream pipelines, the job's own arguments (derived ones included), the S3 URIs its role reads and writes, its catalog table, alarms and trigger. `run_arguments` is everything a run receives from the job definition. What `python -m glue_incremental status` and the environment contract test read."
+  value = {
+    for k, p in var.pipelines : k => {
+      kind          = p.kind
+      job_name      = local.jobs[k].name
+      state_name    = module.job[k].state_name
+      upstreams     = local.upstreams[k]
+      script        = local.jobs[k].script
+      arguments     = local.jobs[k].arguments
+      run_arguments = module.job[k].run_arguments
+      read_s3_uris  = local.jobs[k].read_s3_uris
+      write_s3_uris = local.jobs[k].write_s3_uris
+      target_path   = local.target_paths[k]
+      table         = "${local.database_name}.${local.target_tables[k]}"
+      alarm_names   = module.alarms[k].alarm_names
+      trigger_name  = var.triggers_enabled ? (length(local.upstreams[k]) == 0 ? "${local.job_names[k]}-schedule" : "${local.job_names[k]}-after-upstreams") : null
+    }
+  }
+}
+
+output "catalog_database_name" {
+  description = "Glue Data Catalog database holding every target table."
+  value       = aws_glue_catalog_database.this.name
+}
+
+output "athena_workgroup_name" {
+  description = "Athena workgroup for the catalog database (encrypted results), or null when disabled."
+  value       = try(aws_athena_workgroup.this[0].name, null)
+}
+
+output "dashboard_name" {
+  description = "The environment's CloudWatch dashboard, or null when disabled."
+  value       = try(aws_cloudwatch_dashboard.this[0].dashboard_name, null)
 }
 
 output "oncall_topic_arn" {
@@ -34,18 +70,13 @@ output "oncall_topic_arn" {
 }
 
 output "alarm_names" {
-  description = "Alarm names per job: {incremental_load = {zero_records, missed_run, watermark_stale}, incremental_join = {...}}."
+  description = "Alarm names per pipeline: {<pipeline> = {zero_records, missed_run, watermark_stale}}."
   value       = { for k, a in module.alarms : k => a.alarm_names }
 }
 
 output "failure_event_rule_names" {
-  description = "EventBridge failure rules per job (null where disabled)."
+  description = "EventBridge failure rules per pipeline (null where disabled)."
   value       = { for k, a in module.alarms : k => a.failure_event_rule_name }
-}
-
-output "workflow_name" {
-  description = "Glue workflow grouping the triggers, or null."
-  value       = try(module.triggers[0].workflow_name, null)
 }
 
 output "trigger_names" {

@@ -65,44 +65,154 @@ variable "artifact_version" {
   }
 }
 
-variable "load_job" {
-  description = "The incremental_load job: its runtime arguments (--source, --source_table, --source_format, --watermark_column, --primary_key, --target_path, --partition_by, --lookback), the S3 URIs it reads and writes, its schedule and its size."
-  type = object({
-    arguments         = map(string)
-    read_s3_uris      = list(string)
-    write_s3_uris     = list(string)
-    schedule          = string
-    worker_type       = optional(string, "G.1X")
-    number_of_workers = optional(number, 2)
-    timeout           = optional(number, 120)
-    max_retries       = optional(number, 0)
-    bookmark_option   = optional(string, "enable")
-  })
+variable "pipelines" {
+  description = <<-EOT
+    The environment's pipelines, keyed by name (`[a-z][a-z0-9_]*`, at most 40 characters; the Glue job is `<name_prefix>-<name>`).
+    Adding a pipeline is adding one entry: it gets its Glue job and least-privilege role, its alarms, its trigger and its catalog table.
+
+    kind = "load": `source` (`uri` s3://... or jdbc:..., `format` for files, `table` for JDBC), `watermark_column`, `primary_key`.
+    kind = "join": `join.left` and `join.right`, each either `{ path = "s3://..." }` or `{ pipeline = "<a load pipeline>" }`, `join.keys`, `join.type`.
+    A pipeline with no upstream runs on `schedule` (AWS cron). One with upstreams (explicit `upstreams`, plus every join side that names
+    a pipeline) is started by a conditional trigger when they SUCCEEDED; the join's `--upstream_jobs` and its role's read grant are derived
+    from the same sides, so they cannot disagree.
+    `target`: `path`, `table` (default: the pipeline name), `columns` (data columns, Glue types) and `partitions` (in order; each with its
+    Glue type and Athena partition projection: `date` with `range`/`format`, `integer` with `range`, `enum` with `values`, or `injected`).
+    `arguments`: further job arguments (`--lookback`, `--partition_moves`, ...); `--upstream_jobs` and what this module derives are refused.
+    `alarms`: overrides of the environment's alarm tuning. `secret_arn` and `connections` are reserved for JDBC credentials.
+  EOT
+  type = map(object({
+    kind            = string
+    description     = optional(string)
+    schedule        = optional(string)
+    upstreams       = optional(list(string), [])
+    trigger_logical = optional(string, "AND")
+
+    source = optional(object({
+      uri    = string
+      format = optional(string, "parquet")
+      table  = optional(string)
+    }))
+    watermark_column = optional(string)
+    primary_key      = optional(list(string), [])
+
+    join = optional(object({
+      left  = object({ path = optional(string), pipeline = optional(string), format = optional(string, "parquet") })
+      right = object({ path = optional(string), pipeline = optional(string), format = optional(string, "parquet") })
+      keys  = list(string)
+      type  = optional(string, "inner")
+    }))
+
+    target = object({
+      format  = optional(string, "parquet")
+      path    = string
+      table   = optional(string)
+      columns = optional(list(object({ name = string, type = string })), [])
+      partitions = optional(list(object({
+        name       = string
+        type       = optional(string, "string")
+        projection = optional(string, "injected")
+        range      = optional(string)
+        format     = optional(string)
+        values     = optional(list(string))
+      })), [])
+    })
+
+    arguments    = optional(map(string), {})
+    read_s3_uris = optional(list(string), [])
+    size = optional(object({
+      worker_type       = optional(string, "G.1X")
+      number_of_workers = optional(number, 2)
+      timeout           = optional(number, 120)
+      max_retries       = optional(number, 0)
+    }), {})
+    bookmark_option = optional(string, "enable")
+    alarms = optional(object({
+      schedule_period_seconds         = optional(number)
+      watermark_lag_threshold_seconds = optional(number)
+      missed_run_grace_seconds        = optional(number)
+      zero_records_evaluation_periods = optional(number)
+    }), {})
+    secret_arn  = optional(string)
+    connections = optional(list(string), [])
+  }))
+
+  validation {
+    condition     = length(var.pipelines) > 0
+    error_message = "pipelines is empty: an environment declares at least one pipeline."
+  }
+
+  validation {
+    condition     = alltrue([for k in keys(var.pipelines) : can(regex("^[a-z][a-z0-9_]{0,39}$", k))])
+    error_message = "pipeline names must be [a-z][a-z0-9_]*, at most 40 characters (they name the Glue job, its role and its table); invalid: ${join(", ", [for k in keys(var.pipelines) : "\"${k}\"" if !can(regex("^[a-z][a-z0-9_]{0,39}$", k))])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : contains(["load", "join"], p.kind)])
+    error_message = "pipeline kind must be load or join; invalid: ${join(", ", [for k, p in var.pipelines : "${k} (kind = \"${p.kind}\")" if !contains(["load", "join"], p.kind)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.kind != "load" || (p.source != null && p.watermark_column != null && length(p.primary_key) > 0 && p.join == null)])
+    error_message = "a load pipeline needs source, watermark_column and primary_key, and no join; invalid: ${join(", ", [for k, p in var.pipelines : k if p.kind == "load" && !(p.source != null && p.watermark_column != null && length(p.primary_key) > 0 && p.join == null)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.kind != "join" || (p.join != null && p.source == null && length(p.target.partitions) > 0)])
+    error_message = "a join pipeline needs join (left, right, keys), target.partitions, and no source; invalid: ${join(", ", [for k, p in var.pipelines : k if p.kind == "join" && !(p.join != null && p.source == null && length(p.target.partitions) > 0)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.target.format == "parquet"])
+    error_message = "target.format must be parquet (the only format the jobs write today); invalid: ${join(", ", [for k, p in var.pipelines : "${k} (\"${p.target.format}\")" if p.target.format != "parquet"])}."
+  }
+
+  validation {
+    condition = alltrue(flatten([for p in values(var.pipelines) : [for part in p.target.partitions : (
+      part.projection == "injected" ||
+      (part.projection == "date" && part.range != null && part.format != null) ||
+      (part.projection == "integer" && part.range != null) ||
+      (part.projection == "enum" && try(length(part.values) > 0, false))
+    )]]))
+    error_message = "target.partitions projection must be date (with range and format), integer (with range), enum (with values) or injected; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for part in p.target.partitions : "${k}.${part.name} (${part.projection})" if !(part.projection == "injected" || (part.projection == "date" && part.range != null && part.format != null) || (part.projection == "integer" && part.range != null) || (part.projection == "enum" && try(length(part.values) > 0, false)))]]))}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.secret_arn == null && length(p.connections) == 0])
+    error_message = "secret_arn and connections are not wired to modules/glue_job yet: ${join(", ", [for k, p in var.pipelines : k if !(p.secret_arn == null && length(p.connections) == 0)])}."
+  }
 }
 
-variable "join_job" {
-  description = "The incremental_join job, started when the load job SUCCEEDED: its runtime arguments (--left_path, --right_path, --join_keys, --join_type, --partition_by, --target_path; --upstream_jobs is set by this module), which join side (`left` or `right`) the load job writes, the S3 URIs it reads and writes, and its size."
-  type = object({
-    arguments         = map(string)
-    load_side         = optional(string, "left")
-    read_s3_uris      = list(string)
-    write_s3_uris     = list(string)
-    worker_type       = optional(string, "G.1X")
-    number_of_workers = optional(number, 2)
-    timeout           = optional(number, 120)
-    max_retries       = optional(number, 0)
-    bookmark_option   = optional(string, "enable")
-  })
+variable "runbook_url" {
+  description = "On-call runbook linked from every alarm description."
+  type        = string
 
   validation {
-    condition     = contains(["left", "right"], var.join_job.load_side)
-    error_message = "join_job.load_side must be left or right (the join side the load job writes); got \"${var.join_job.load_side}\"."
+    condition     = can(regex("^https://[^\\s]+$", var.runbook_url))
+    error_message = "runbook_url must be an https:// URL; got \"${var.runbook_url}\"."
   }
+}
+
+variable "catalog_database_name" {
+  description = "Glue Data Catalog database holding every target table; null uses the name prefix with `_` for `-`."
+  type        = string
+  default     = null
 
   validation {
-    condition     = !contains(keys(var.join_job.arguments), "--upstream_jobs")
-    error_message = "join_job.arguments must not set --upstream_jobs (got \"${lookup(var.join_job.arguments, "--upstream_jobs", "")}\"): the module derives it from the load job so that it always matches the role's read grant."
+    condition     = var.catalog_database_name == null || can(regex("^[a-z0-9_]{1,255}$", var.catalog_database_name))
+    error_message = "catalog_database_name must be 1-255 characters of [a-z0-9_]; got \"${coalesce(var.catalog_database_name, "null")}\"."
   }
+}
+
+variable "athena_workgroup_enabled" {
+  description = "Create the Athena workgroup. Off only where the endpoint cannot read workgroup tags back (emulators without an account id in ARNs)."
+  type        = bool
+  default     = true
+}
+
+variable "dashboard_enabled" {
+  description = "Create the environment's CloudWatch dashboard."
+  type        = bool
+  default     = true
 }
 
 variable "lease_seconds" {
@@ -124,7 +234,7 @@ variable "log_retention_days" {
 }
 
 variable "alarms" {
-  description = "Alarm tuning shared by both jobs: the schedule interval (alarm period), missed-run grace, consecutive empty runs before paging, and the watermark lag that counts as stale."
+  description = "Alarm tuning every pipeline starts from (a pipeline's `alarms` overrides it): the schedule interval (alarm period), missed-run grace, consecutive empty runs before paging, and the watermark lag that counts as stale."
   type = object({
     schedule_period_seconds         = number
     watermark_lag_threshold_seconds = number
@@ -156,12 +266,6 @@ variable "job_run_queuing_enabled" {
 
 variable "triggers_enabled" {
   description = "Create the load job's scheduled trigger and the join's conditional trigger."
-  type        = bool
-  default     = true
-}
-
-variable "workflow_enabled" {
-  description = "Group the triggers in a Glue workflow (one run graph per pipeline run)."
   type        = bool
   default     = true
 }

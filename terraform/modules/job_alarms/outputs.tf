@@ -1,22 +1,37 @@
 output "alarm_names" {
-  description = "Alarm names keyed zero_records, missed_run, watermark_stale."
-  value = {
-    zero_records    = aws_cloudwatch_metric_alarm.zero_records.alarm_name
-    missed_run      = aws_cloudwatch_metric_alarm.missed_run.alarm_name
-    watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.alarm_name
-  }
+  description = "Alarm names keyed zero_records, missed_run, watermark_stale, and the enabled count alarms (late_files, null_watermarks, future_watermarks, metric_publish_failures)."
+  value = merge(
+    {
+      zero_records    = aws_cloudwatch_metric_alarm.zero_records.alarm_name
+      missed_run      = aws_cloudwatch_metric_alarm.missed_run.alarm_name
+      watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.alarm_name
+    },
+    { for key, alarm in aws_cloudwatch_metric_alarm.counts : key => alarm.alarm_name },
+  )
 }
 
 output "alarm_arns" {
-  description = "Alarm ARNs keyed zero_records, missed_run, watermark_stale."
-  value = {
-    zero_records    = aws_cloudwatch_metric_alarm.zero_records.arn
-    missed_run      = aws_cloudwatch_metric_alarm.missed_run.arn
-    watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.arn
-  }
+  description = "Alarm ARNs, keyed as alarm_names."
+  value = merge(
+    {
+      zero_records    = aws_cloudwatch_metric_alarm.zero_records.arn
+      missed_run      = aws_cloudwatch_metric_alarm.missed_run.arn
+      watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.arn
+    },
+    { for key, alarm in aws_cloudwatch_metric_alarm.counts : key => alarm.arn },
+  )
 }
 
 output "failure_event_rule_name" {
   description = "Name of the EventBridge rule paging on failed runs, or null when enable_failure_events is false."
   value       = try(aws_cloudwatch_event_rule.run_failed[0].name, null)
+}
+
+output "alarm_descriptions" {
+  description = "Alarm descriptions (what the page says, runbook link included) keyed zero_records, missed_run, watermark_stale."
+  value = {
+    zero_records    = aws_cloudwatch_metric_alarm.zero_records.alarm_description
+    missed_run      = aws_cloudwatch_metric_alarm.missed_run.alarm_description
+    watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.alarm_description
+  }
 }

@@ -77,8 +77,29 @@ variable "enable_failure_events" {
   default     = true
 }
 
+variable "runbook_url" {
+  description = "On-call runbook URL appended to every alarm description (the page links to it). Null adds none."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.runbook_url == null || can(regex("^https://[^\\s]{1,400}$", var.runbook_url))
+    error_message = "runbook_url must be an https:// URL of at most 408 characters; got \"${coalesce(var.runbook_url, "null")}\"."
+  }
+}
+
 variable "tags" {
   description = "Tags applied to the alarms and the event rule."
   type        = map(string)
   default     = {}
+}
+
+variable "count_alarms" {
+  description = "Which per-run count alarms page (each fires when one run reports more than 0): late files, null watermarks, future watermarks. The metric-publish-failure alarm always exists."
+  type = object({
+    late_files        = optional(bool, true)
+    null_watermarks   = optional(bool, true)
+    future_watermarks = optional(bool, true)
+  })
+  default = {}
 }

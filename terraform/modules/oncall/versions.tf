@@ -4,7 +4,7 @@ terraform {
   required_providers {
     aws = {
       source  = "hashicorp/aws"
-      version = ">= 5.60, < 6.0"
+      version = ">= 5.65, < 6.0"
     }
   }
 }

@@ -81,7 +81,7 @@ run "module_defaults_survive_caller_arguments" {
   }
 
   assert {
-    condition = alltrue([for k in ["--job-language", "--job-bookmark-option", "--extra-py-files", "--enable-metrics", "--enable-observability-metrics", "--enable-job-insights", "--metrics_namespace"] :
+    condition = alltrue([for k in ["--job-language", "--job-bookmark-option", "--extra-py-files", "--enable-metrics", "--enable-observability-metrics", "--enable-job-insights"] :
     contains(keys(aws_glue_job.this.default_arguments), k)])
     error_message = "Caller arguments must be merged over the module defaults, not replace them."
   }
@@ -98,11 +98,12 @@ run "module_defaults_survive_caller_arguments" {
 
   assert {
     condition = aws_glue_job.this.non_overridable_arguments == tomap({
-      "--watermarks_table" = "glue-watermarks"
-      "--watermark_name"   = "orders-load"
-      "--lease_seconds"    = "900"
+      "--watermarks_table"  = "glue-watermarks"
+      "--watermark_name"    = "orders-load"
+      "--lease_seconds"     = "900"
+      "--metrics_namespace" = "GlueIncremental"
     })
-    error_message = "--watermarks_table, --watermark_name (the job name by default) and --lease_seconds must be non-overridable."
+    error_message = "--watermarks_table, --watermark_name (the job name by default), --lease_seconds and --metrics_namespace must be non-overridable."
   }
 }
 
@@ -250,4 +251,104 @@ run "rejects_glue_4_and_whole_bucket_writes" {
   }
 
   expect_failures = [var.glue_version, var.write_s3_uris]
+}
+
+run "metrics_namespace_cannot_be_overridden_at_run_time" {
+  assert {
+    condition     = aws_glue_job.this.non_overridable_arguments["--metrics_namespace"] == "GlueIncremental" && !contains(keys(aws_glue_job.this.default_arguments), "--metrics_namespace")
+    error_message = "--metrics_namespace must be non-overridable: a run-time override is denied by IAM after the commit and leaves the alarms blind."
+  }
+}
+
+run "jdbc_secret_is_readable_by_exactly_this_job" {
+  variables {
+    jdbc_credentials = { secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi/orders-db-AbCdEf" }
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadJdbcSecret"]).Resource == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi/orders-db-AbCdEf"
+    error_message = "The role must read exactly the job's secret."
+  }
+
+  assert {
+    condition     = length([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if contains(flatten([s.Action]), "secretsmanager:GetSecretValue")]) == 1
+    error_message = "GetSecretValue must be granted in one statement only."
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--source_secret_id"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi/orders-db-AbCdEf"
+    error_message = "The secret must reach the job as --source_secret_id."
+  }
+}
+
+run "no_secret_no_secret_permission" {
+  assert {
+    condition     = length([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if contains(flatten([s.Action]), "secretsmanager:GetSecretValue") || contains(flatten([s.Action]), "glue:GetConnection")]) == 0
+    error_message = "A job without jdbc_credentials must not read any secret or connection."
+  }
+}
+
+run "glue_connection_becomes_the_jobs_connection" {
+  variables {
+    jdbc_credentials = { connection_names = ["orders-db"] }
+  }
+
+  assert {
+    condition     = aws_glue_job.this.connections == tolist(["orders-db"]) && aws_glue_job.this.default_arguments["--connection_name"] == "orders-db"
+    error_message = "connection_names must be the job's connections, and a single one its --connection_name."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadOwnConnections"]).Resource == ["arn:aws:glue:eu-west-1:123456789012:catalog", "arn:aws:glue:eu-west-1:123456789012:connection/orders-db"]
+    error_message = "glue:GetConnection must be limited to the job's own connections."
+  }
+}
+
+run "rejects_a_password_in_default_arguments" {
+  command = plan
+
+  variables {
+    default_arguments = {
+      "--source"          = "jdbc:postgresql://db:5432/shop"
+      "--source_password" = "hunter2"
+    }
+  }
+
+  expect_failures = [var.default_arguments]
+}
+
+run "rejects_a_wildcard_secret" {
+  command = plan
+
+  variables {
+    jdbc_credentials = { secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:*" }
+  }
+
+  expect_failures = [var.jdbc_credentials]
+}
+
+run "rejects_flex_on_workers_glue_refuses_for_it" {
+  command = plan
+
+  variables {
+    execution_class = "FLEX"
+    worker_type     = "G.4X"
+  }
+
+  expect_failures = [aws_glue_job.this]
+}
+
+run "accepts_flex_on_g1x" {
+  command = plan
+
+  variables {
+    execution_class         = "FLEX"
+    worker_type             = "G.1X"
+    job_run_queuing_enabled = false
+  }
+
+  assert {
+    condition     = aws_glue_job.this.execution_class == "FLEX"
+    error_message = "FLEX on G.1X is allowed."
+  }
 }

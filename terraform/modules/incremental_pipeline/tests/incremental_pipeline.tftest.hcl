@@ -1,53 +1,48 @@
 mock_provider "aws" {
-  mock_data "aws_partition" {
-    defaults = { partition = "aws" }
-  }
-
-  mock_data "aws_caller_identity" {
-    defaults = { account_id = "123456789012" }
-  }
-
-  mock_resource "aws_dynamodb_table" {
-    defaults = { arn = "arn:aws:dynamodb:eu-west-1:123456789012:table/glue-watermarks" }
-  }
-
-  mock_resource "aws_iam_role" {
-    defaults = { arn = "arn:aws:iam::123456789012:role/mock-glue-role" }
-  }
-
-  mock_resource "aws_kms_key" {
-    defaults = { arn = "arn:aws:kms:eu-west-1:123456789012:key/00000000-0000-0000-0000-000000000000" }
-  }
-
-  mock_resource "aws_s3_bucket" {
-    defaults = { arn = "arn:aws:s3:::gi-test-scripts" }
-  }
-
-  mock_resource "aws_cloudwatch_log_group" {
-    defaults = { arn = "arn:aws:logs:eu-west-1:123456789012:log-group:/aws-glue/jobs/mock" }
-  }
-
-  mock_resource "aws_sns_topic" {
-    defaults = { arn = "arn:aws:sns:eu-west-1:123456789012:gi-test-oncall" }
-  }
+  source = "../../testing/aws"
 }
 
 variables {
   name_prefix                 = "gi-test"
   deletion_protection_enabled = true
   scripts_bucket_name         = "gi-test-scripts"
+  runbook_url                 = "https://runbooks.example.com/glue-incremental"
 
-  load_job = {
-    schedule      = "cron(15 * * * ? *)"
-    arguments     = { "--source" = "s3://gi-test-lake/raw/orders/", "--target_path" = "s3://gi-test-lake/curated/orders/" }
-    read_s3_uris  = ["s3://gi-test-lake/raw/orders/"]
-    write_s3_uris = ["s3://gi-test-lake/curated/orders/"]
-  }
-
-  join_job = {
-    arguments     = { "--left_path" = "s3://gi-test-lake/curated/orders/", "--target_path" = "s3://gi-test-lake/curated/enriched/" }
-    read_s3_uris  = ["s3://gi-test-lake/curated/orders/"]
-    write_s3_uris = ["s3://gi-test-lake/curated/enriched/"]
+  pipelines = {
+    orders = {
+      kind             = "load"
+      schedule         = "cron(15 * * * ? *)"
+      source           = { uri = "s3://gi-test-lake/raw/orders/", format = "json" }
+      watermark_column = "updated_at"
+      primary_key      = ["order_id"]
+      target = {
+        path       = "s3://gi-test-lake/curated/orders"
+        columns    = [{ name = "order_id", type = "bigint" }, { name = "customer_id", type = "bigint" }]
+        partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+      }
+      arguments = { "--lookback" = "1 hour" }
+    }
+    customers = {
+      kind             = "load"
+      schedule         = "cron(0 * * * ? *)"
+      source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+      watermark_column = "updated_at"
+      primary_key      = ["customer_id"]
+      target           = { path = "s3://gi-test-lake/curated/customers/" }
+    }
+    orders_enriched = {
+      kind = "join"
+      join = {
+        left  = { pipeline = "orders" }
+        right = { pipeline = "customers" }
+        keys  = ["customer_id"]
+        type  = "left"
+      }
+      target = {
+        path       = "s3://gi-test-lake/curated/orders_enriched/"
+        partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+      }
+    }
   }
 
   alarms = {
@@ -58,59 +53,264 @@ variables {
   oncall_subscriptions = [{ protocol = "email", endpoint = "oncall@example.com" }]
 }
 
-run "join_reads_exactly_the_load_jobs_committed_state" {
+run "a_join_side_naming_a_pipeline_reads_its_target_and_committed_state" {
+  command = plan
+
   assert {
-    condition     = module.job["incremental_join"].default_arguments["--upstream_jobs"] == "left=gi-test-incremental-load"
-    error_message = "The join's --upstream_jobs must name the load job's state as its left side (side=job)."
+    condition     = module.job["orders_enriched"].default_arguments["--upstream_jobs"] == "left=gi-test-orders,right=gi-test-customers"
+    error_message = "--upstream_jobs must be derived from the sides: side=<upstream job>."
   }
 
   assert {
-    condition     = module.job["incremental_load"].state_name == "gi-test-incremental-load" && module.job["incremental_join"].state_name == "gi-test-incremental-join"
-    error_message = "Each job writes under its own job name."
+    condition     = module.job["orders_enriched"].default_arguments["--left_path"] == "s3://gi-test-lake/curated/orders/" && module.job["orders_enriched"].default_arguments["--right_path"] == "s3://gi-test-lake/curated/customers/"
+    error_message = "A side naming a pipeline must read that pipeline's target path."
+  }
+
+  assert {
+    condition     = jsonencode(output.pipelines["orders_enriched"].read_s3_uris) == jsonencode(["s3://gi-test-lake/curated/orders/", "s3://gi-test-lake/curated/customers/"])
+    error_message = "The join's role must be granted exactly the sides' paths."
+  }
+
+  assert {
+    condition     = jsonencode(output.pipelines["orders_enriched"].upstreams) == jsonencode(["customers", "orders"])
+    error_message = "The join's upstreams are the pipelines its sides name."
   }
 }
 
-run "jobs_run_the_deployed_scripts_and_library" {
+run "loads_get_their_arguments_from_the_typed_fields" {
+  command = plan
+
   assert {
-    condition     = module.job["incremental_load"].default_arguments["--extra-py-files"] == "s3://gi-test-scripts/lib/current/glue_incremental.zip"
-    error_message = "Jobs must load the library from s3://<bucket>/lib/<version>/glue_incremental.zip."
+    condition = (
+      module.job["orders"].default_arguments["--source_format"] == "json" &&
+      module.job["orders"].default_arguments["--primary_key"] == "order_id" &&
+      module.job["orders"].default_arguments["--partition_by"] == "order_date" &&
+      module.job["orders"].default_arguments["--target_path"] == "s3://gi-test-lake/curated/orders/" &&
+      module.job["orders"].default_arguments["--lookback"] == "1 hour"
+    )
+    error_message = "The load's arguments must come from source, keys, target and arguments."
   }
 
   assert {
-    condition     = module.job["incremental_load"].default_arguments["--TempDir"] == "s3://gi-test-scripts/tmp/gi-test-incremental-load/"
-    error_message = "Each job's TempDir must be its own prefix under the expiring tmp/."
+    condition     = module.job["customers"].default_arguments["--source_table"] == "public.customers" && !contains(keys(module.job["customers"].default_arguments), "--source_format")
+    error_message = "A JDBC load passes --source_table and no --source_format."
+  }
+
+  assert {
+    condition     = length(output.pipelines["customers"].read_s3_uris) == 0 && jsonencode(output.pipelines["orders"].read_s3_uris) == jsonencode(["s3://gi-test-lake/raw/orders/"])
+    error_message = "A load's role reads its S3 source, and nothing for a JDBC source."
   }
 }
 
-run "join_is_started_by_the_load_succeeding" {
+run "roots_run_on_their_schedule_and_dependents_on_a_conditional_trigger" {
+  command = plan
+
   assert {
-    condition     = output.trigger_names == { "gi-test-incremental-load-schedule" = "gi-test-incremental-load-schedule", "gi-test-incremental-join-after-load" = "gi-test-incremental-join-after-load" }
-    error_message = "The load job must be scheduled and the join started by a conditional trigger."
+    condition     = keys(module.triggers[0].scheduled_trigger_names) == ["gi-test-customers-schedule", "gi-test-orders-schedule"]
+    error_message = "Each pipeline without upstreams must get its own scheduled trigger."
   }
 
   assert {
-    condition     = output.workflow_name == "gi-test-incremental"
-    error_message = "The triggers must be grouped in the pipeline's workflow."
+    condition     = keys(module.triggers[0].conditional_trigger_names) == ["gi-test-orders-enriched-after-upstreams"]
+    error_message = "A pipeline with upstreams must be started by a conditional trigger."
   }
 }
 
-run "both_jobs_are_alarmed" {
+run "every_target_is_a_catalog_table_with_projected_partitions" {
+  command = plan
+
   assert {
-    condition     = keys(output.alarm_names) == ["incremental_join", "incremental_load"] && alltrue([for a in values(output.alarm_names) : length(a) == 3])
-    error_message = "Each job must have its zero-record, missed-run and stale-watermark alarms."
+    condition     = aws_glue_catalog_database.this.name == "gi_test" && length(aws_glue_catalog_table.target) == 3
+    error_message = "One catalog database per environment, one table per target."
   }
+
+  assert {
+    condition = (
+      aws_glue_catalog_table.target["orders"].parameters["projection.enabled"] == "true" &&
+      aws_glue_catalog_table.target["orders"].parameters["projection.order_date.type"] == "date" &&
+      aws_glue_catalog_table.target["orders"].parameters["projection.order_date.format"] == "yyyy-MM-dd" &&
+      aws_glue_catalog_table.target["orders"].storage_descriptor[0].location == "s3://gi-test-lake/curated/orders/" &&
+      aws_glue_catalog_table.target["orders"].partition_keys[0].name == "order_date"
+    )
+    error_message = "A partitioned target's table must project its partitions and point at the target path."
+  }
+
+  assert {
+    condition     = aws_athena_workgroup.this[0].configuration[0].enforce_workgroup_configuration && aws_athena_workgroup.this[0].configuration[0].result_configuration[0].encryption_configuration[0].encryption_option == "SSE_S3"
+    error_message = "The Athena workgroup must enforce its encrypted results location."
+  }
+}
+
+run "every_pipeline_is_alarmed_with_the_runbook_and_on_the_dashboard" {
+  command = plan
+
+  assert {
+    condition     = keys(output.alarm_names) == ["customers", "orders", "orders_enriched"] && alltrue([for a in values(output.alarm_names) : length(setsubtract(["zero_records", "missed_run", "watermark_stale", "late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"], keys(a))) == 0])
+    error_message = "Each pipeline must have its zero-record, missed-run, stale-watermark, late-file, null/future-watermark and metric-publish-failure alarms."
+  }
+
+  assert {
+    condition     = endswith(module.alarms["orders"].alarm_descriptions.zero_records, "Runbook: https://runbooks.example.com/glue-incremental#orders")
+    error_message = "Alarm descriptions must link the pipeline's runbook section."
+  }
+
+  assert {
+    condition     = length(aws_cloudwatch_dashboard.this) == 1 && length(flatten(local.dashboard_rows)) == 4 * 3
+    error_message = "The dashboard holds the alarm widget and four widgets per pipeline."
+  }
+}
+
+run "a_pipeline_overrides_the_environment_alarm_tuning" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(0 6 * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+        alarms           = { schedule_period_seconds = 86400, zero_records_evaluation_periods = 2 }
+      }
+    }
+  }
+
+  assert {
+    condition     = local.alarm_tuning["orders"].schedule_period_seconds == 86400 && local.alarm_tuning["orders"].zero_records_evaluation_periods == 2 && local.alarm_tuning["orders"].watermark_lag_threshold_seconds == 10800
+    error_message = "A pipeline's alarm overrides must replace only the fields it sets."
+  }
+}
+
+# --- invalid maps --------------------------------------------------------------
+
+run "rejects_an_unknown_upstream" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        upstreams        = ["payments"]
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
+}
+
+run "rejects_a_dependency_cycle" {
+  command = plan
+
+  variables {
+    pipelines = {
+      a = {
+        kind             = "load"
+        upstreams        = ["c"]
+        source           = { uri = "s3://gi-test-lake/raw/a/" }
+        watermark_column = "updated_at"
+        primary_key      = ["id"]
+        target           = { path = "s3://gi-test-lake/curated/a/" }
+      }
+      b = {
+        kind             = "load"
+        upstreams        = ["a"]
+        source           = { uri = "s3://gi-test-lake/raw/b/" }
+        watermark_column = "updated_at"
+        primary_key      = ["id"]
+        target           = { path = "s3://gi-test-lake/curated/b/" }
+      }
+      c = {
+        kind = "join"
+        join = { left = { pipeline = "a" }, right = { pipeline = "b" }, keys = ["id"] }
+        target = {
+          path       = "s3://gi-test-lake/curated/c/"
+          partitions = [{ name = "day" }]
+        }
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
+}
+
+run "rejects_two_pipelines_writing_one_target" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+      }
+      orders_again = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders_v2/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders" }
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
+}
+
+run "rejects_a_join_side_naming_a_join" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+      }
+      enriched = {
+        kind   = "join"
+        join   = { left = { pipeline = "orders" }, right = { path = "s3://gi-test-lake/raw/customers/" }, keys = ["customer_id"] }
+        target = { path = "s3://gi-test-lake/curated/enriched/", partitions = [{ name = "order_date" }] }
+      }
+      twice_enriched = {
+        kind   = "join"
+        join   = { left = { pipeline = "enriched" }, right = { path = "s3://gi-test-lake/raw/regions/" }, keys = ["region_id"] }
+        target = { path = "s3://gi-test-lake/curated/twice/", partitions = [{ name = "order_date" }] }
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
 }
 
 run "rejects_a_configured_upstream_jobs_argument" {
   command = plan
 
   variables {
-    join_job = {
-      arguments     = { "--upstream_jobs" = "something-else" }
-      read_s3_uris  = []
-      write_s3_uris = ["s3://gi-test-lake/curated/enriched/"]
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+        arguments        = { "--upstream_jobs" = "left=something-else" }
+      }
     }
   }
 
-  expect_failures = [var.join_job]
+  expect_failures = [terraform_data.pipeline_graph]
 }

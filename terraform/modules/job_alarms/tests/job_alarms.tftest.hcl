@@ -9,7 +9,7 @@ variables {
 
 run "every_alarm_pages_the_on_call_topic" {
   assert {
-    condition = alltrue([for a in [aws_cloudwatch_metric_alarm.zero_records, aws_cloudwatch_metric_alarm.missed_run, aws_cloudwatch_metric_alarm.watermark_stale] :
+    condition = alltrue([for a in concat([aws_cloudwatch_metric_alarm.zero_records, aws_cloudwatch_metric_alarm.missed_run, aws_cloudwatch_metric_alarm.watermark_stale], values(aws_cloudwatch_metric_alarm.counts)) :
     a.alarm_actions == toset(["arn:aws:sns:eu-west-1:123456789012:gi-oncall"]) && a.ok_actions == toset(["arn:aws:sns:eu-west-1:123456789012:gi-oncall"])])
     error_message = "Every alarm's alarm_actions and ok_actions must be exactly the on-call topic."
   }
@@ -23,10 +23,10 @@ run "every_alarm_pages_the_on_call_topic" {
 run "zero_record_alarm_follows_the_metric_contract" {
   assert {
     condition = (aws_cloudwatch_metric_alarm.zero_records.namespace == "GlueIncremental" &&
-      aws_cloudwatch_metric_alarm.zero_records.metric_name == "RecordsRead" &&
+      aws_cloudwatch_metric_alarm.zero_records.metric_name == "RecordsNew" &&
       aws_cloudwatch_metric_alarm.zero_records.dimensions == tomap({ JobName = "orders-load" }) &&
     aws_cloudwatch_metric_alarm.zero_records.statistic == "Maximum")
-    error_message = "The zero-record alarm must watch GlueIncremental/RecordsRead{JobName=<job>} with Maximum."
+    error_message = "The zero-record alarm must watch GlueIncremental/RecordsNew{JobName=<job>} with Maximum: RecordsRead counts boundary and lookback re-reads and never reaches 0 for a JDBC job."
   }
 
   assert {
@@ -34,7 +34,7 @@ run "zero_record_alarm_follows_the_metric_contract" {
       aws_cloudwatch_metric_alarm.zero_records.threshold == 0 &&
       aws_cloudwatch_metric_alarm.zero_records.period == 3600 &&
     aws_cloudwatch_metric_alarm.zero_records.treat_missing_data == "notBreaching")
-    error_message = "The zero-record alarm must fire on RecordsRead <= 0 per schedule period and leave missing data to the missed-run alarm."
+    error_message = "The zero-record alarm must fire on RecordsNew <= 0 per schedule period and leave missing data to the missed-run alarm."
   }
 }
 
@@ -100,4 +100,62 @@ run "rejects_an_evaluation_range_cloudwatch_cannot_hold" {
   }
 
   expect_failures = [aws_cloudwatch_metric_alarm.zero_records]
+}
+
+run "late_files_null_and_future_watermarks_and_publish_failures_page" {
+  assert {
+    condition = (
+      { for k, a in aws_cloudwatch_metric_alarm.counts : k => a.metric_name } == {
+        late_files              = "LateFilesSkipped"
+        null_watermarks         = "NullWatermarkRows"
+        future_watermarks       = "FutureWatermarkRows"
+        metric_publish_failures = "MetricPublishFailures"
+      }
+    )
+    error_message = "Late files, null watermarks, future watermarks and metric-publish failures must each have an alarm on their runtime metric."
+  }
+
+  assert {
+    condition = alltrue([for a in values(aws_cloudwatch_metric_alarm.counts) :
+      a.namespace == "GlueIncremental" && a.dimensions == tomap({ JobName = "orders-load" }) &&
+      a.statistic == "Maximum" && a.comparison_operator == "GreaterThanThreshold" && a.threshold == 0 &&
+      a.period == 3600 && a.treat_missing_data == "notBreaching" &&
+    a.alarm_actions == toset(["arn:aws:sns:eu-west-1:123456789012:gi-oncall"])])
+    error_message = "Each count alarm must page the on-call topic as soon as one run reports more than 0."
+  }
+
+  assert {
+    condition     = output.alarm_names.future_watermarks == "orders-load-future-watermarks"
+    error_message = "The count alarms must be in alarm_names."
+  }
+}
+
+run "count_alarms_can_be_turned_off_but_not_the_publish_failure_one" {
+  variables {
+    count_alarms = { null_watermarks = false }
+  }
+
+  assert {
+    condition     = keys(aws_cloudwatch_metric_alarm.counts) == ["future_watermarks", "late_files", "metric_publish_failures"]
+    error_message = "count_alarms.null_watermarks = false must drop only that alarm."
+  }
+}
+
+run "every_alarm_description_links_the_runbook" {
+  command = plan
+
+  variables {
+    runbook_url = "https://runbooks.example.com/glue-incremental#orders"
+  }
+
+  assert {
+    condition = alltrue([
+      for d in concat(
+        [aws_cloudwatch_metric_alarm.zero_records.alarm_description, aws_cloudwatch_metric_alarm.missed_run.alarm_description, aws_cloudwatch_metric_alarm.watermark_stale.alarm_description],
+        [for a in values(aws_cloudwatch_metric_alarm.counts) : a.alarm_description],
+      ) :
+      endswith(d, " Runbook: https://runbooks.example.com/glue-incremental#orders")
+    ])
+    error_message = "Every alarm description must end with the runbook link, so the page carries it."
+  }
 }

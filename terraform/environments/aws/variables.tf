@@ -1,5 +1,5 @@
 variable "environment" {
-  description = "Environment name, used in tags."
+  description = "Environment name (dev or prod): tags, and the check that the tfvars and backend belong together."
   type        = string
 
   validation {
@@ -45,43 +45,27 @@ variable "artifact_version" {
   default     = "current"
 }
 
-variable "load_job" {
-  description = "incremental_load job: runtime arguments, S3 URIs read and written, schedule (AWS cron) and size."
-  type = object({
-    arguments         = map(string)
-    read_s3_uris      = list(string)
-    write_s3_uris     = list(string)
-    schedule          = string
-    worker_type       = optional(string, "G.1X")
-    number_of_workers = optional(number, 2)
-    timeout           = optional(number, 120)
-    max_retries       = optional(number, 0)
-    bookmark_option   = optional(string, "enable")
-  })
-}
-
-variable "join_job" {
-  description = "incremental_join job (started when the load SUCCEEDED): runtime arguments, S3 URIs read and written, and size."
-  type = object({
-    arguments         = map(string)
-    read_s3_uris      = list(string)
-    write_s3_uris     = list(string)
-    worker_type       = optional(string, "G.1X")
-    number_of_workers = optional(number, 2)
-    timeout           = optional(number, 120)
-    max_retries       = optional(number, 0)
-    bookmark_option   = optional(string, "enable")
-  })
+variable "pipelines" {
+  description = "The environment's pipelines; see modules/incremental_pipeline's `pipelines` for the fields."
+  # Deliberately untyped here: the one definition of the pipeline object, its
+  # defaults and its validations is the module's variable, so this root cannot
+  # drift from it (the drift that left environments unable to set load_side).
+  type = any
 }
 
 variable "alarms" {
-  description = "Alarm tuning: schedule interval (alarm period), stale-watermark threshold, missed-run grace and consecutive empty runs before paging."
+  description = "Alarm tuning every pipeline starts from; see modules/incremental_pipeline's `alarms`."
   type = object({
     schedule_period_seconds         = number
     watermark_lag_threshold_seconds = number
     missed_run_grace_seconds        = optional(number, 3600)
     zero_records_evaluation_periods = optional(number, 1)
   })
+}
+
+variable "runbook_url" {
+  description = "On-call runbook linked from every alarm description (#<pipeline> is appended)."
+  type        = string
 }
 
 variable "oncall_subscriptions" {

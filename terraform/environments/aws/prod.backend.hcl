@@ -1,5 +1,4 @@
-# Copy to backend.hcl (not committed) and run:
-#   terraform init -backend-config=backend.hcl
+# terraform init -reconfigure -backend-config=prod.backend.hcl (with TF_DATA_DIR=.terraform-prod)
 # Locking is S3-native (use_lockfile = true in versions.tf): no DynamoDB table.
 bucket = "example-terraform-state-prod"
 key    = "glue-incremental/prod/terraform.tfstate"

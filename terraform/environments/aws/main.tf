@@ -6,8 +6,8 @@ module "pipeline" {
   deletion_protection_enabled = var.deletion_protection_enabled
   scripts_bucket_name         = var.scripts_bucket_name
   artifact_version            = var.artifact_version
-  load_job                    = var.load_job
-  join_job                    = var.join_job
+  pipelines                   = var.pipelines
   alarms                      = var.alarms
+  runbook_url                 = var.runbook_url
   oncall_subscriptions        = var.oncall_subscriptions
 }

@@ -1,0 +1,342 @@
+"""``python -m glue_incremental status --env ENV``: every pipeline of an environment, one row each.
+
+What a platform engineer opens first in the morning. The pipelines come from
+the environment's Terraform outputs (``pipelines``: job, state name, kind,
+upstreams, alarms); everything else is read live:
+
+* last run state and time: the Glue API (``GetJobRuns``), overridden by the
+  local runner's authoritative run record where one exists (the local
+  endpoint reports every run SUCCEEDED);
+* rows read / written and watermark lag: the last run's summary where the
+  local runner recorded one, else the latest datapoint of the run metrics the
+  job publishes (``RecordsRead``, ``RecordsWritten``, ``WatermarkLagSeconds``)
+  within the last ``--since`` hours;
+* watermark: the committed state in the watermarks table (cursor, else the
+  file high mark; for a join the older of its two sides) and its version;
+* alarms: ``DescribeAlarms`` of the pipeline's alarms, worst first;
+* pending upstream: for a join, the partitions it deferred because an upstream
+  was still writing them, and how many commits each upstream made that the
+  join has not consumed yet.
+
+Nothing is written. ``--json`` prints the rows as a JSON list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from glue_incremental import aws, metrics
+from glue_incremental.watermarks import DEFAULT_SLOT, Watermarks
+
+from glue_incremental_tools import deploy, runner
+from glue_incremental_tools.cli import CommandError
+
+JOIN_SLOTS = ("left", "right")
+ALARM_ORDER = {"ALARM": 0, "INSUFFICIENT_DATA": 1, "OK": 2}
+COLUMNS = (
+    ("pipeline", "PIPELINE"),
+    ("kind", "KIND"),
+    ("last_run", "LAST RUN"),
+    ("rows", "ROWS READ/WRITTEN"),
+    ("watermark", "WATERMARK"),
+    ("lag", "LAG"),
+    ("alarms", "ALARMS"),
+    ("pending", "PENDING UPSTREAM"),
+)
+
+
+@dataclass(frozen=True)
+class PipelineStatus:
+    """One pipeline's row; None where nothing is known yet (never run, no metric)."""
+
+    pipeline: str
+    kind: str
+    job_name: str
+    upstreams: list[str]
+    last_run_id: str | None = None
+    last_run_state: str | None = None
+    last_run_at: str | None = None
+    records_read: float | None = None
+    records_written: float | None = None
+    watermark: str | None = None
+    watermark_version: int | None = None
+    lag_seconds: float | None = None
+    alarms: dict[str, str] = field(default_factory=dict)
+    pending_partitions: int = 0
+    upstream_commits_pending: dict[str, int] = field(default_factory=dict)
+
+    def cells(self) -> dict[str, str]:
+        worst = sorted(self.alarms.items(), key=lambda kv: ALARM_ORDER.get(kv[1], 3))
+        firing = [name for name, state in worst if state == "ALARM"]
+        pending = [f"{self.pending_partitions} partition(s)"] if self.pending_partitions else []
+        pending += [f"{up} +{n}" for up, n in sorted(self.upstream_commits_pending.items()) if n]
+        return {
+            "pipeline": self.pipeline,
+            "kind": self.kind,
+            "last_run": " ".join(filter(None, [self.last_run_state, self.last_run_at])) or "never",
+            "rows": f"{_number(self.records_read)}/{_number(self.records_written)}",
+            "watermark": (self.watermark or "-")
+            + (f" (v{self.watermark_version})" if self.watermark_version else ""),
+            "lag": _duration(self.lag_seconds),
+            "alarms": ("ALARM: " + ", ".join(firing))
+            if firing
+            else (worst[0][1] if worst and len({s for _, s in worst}) == 1 else _mixed(worst)),
+            "pending": ", ".join(pending) or "-",
+        }
+
+
+def environment_status(
+    env: str,
+    *,
+    since: timedelta = timedelta(days=1),
+    now: datetime | None = None,
+    outputs: Mapping[str, Any] | None = None,
+) -> list[PipelineStatus]:
+    """The status rows of every pipeline of ``env``, sorted by pipeline name."""
+    outputs = outputs if outputs is not None else deploy.terraform_outputs(env)
+    pipelines = outputs.get("pipelines")
+    if not pipelines:
+        raise deploy.DeployError(
+            f"environment {env!r} has no `pipelines` output: apply it with this version first"
+        )
+    store = Watermarks(outputs.get("watermarks_table_name") or "glue-watermarks")
+    now = now or datetime.now(UTC)
+    alarm_states = _alarm_states(
+        [name for p in pipelines.values() for name in (p.get("alarm_names") or {}).values()]
+    )
+    state_names = {name: p["state_name"] for name, p in pipelines.items()}
+    rows = []
+    for name in sorted(pipelines):
+        pipeline = pipelines[name]
+        job = pipeline["job_name"]
+        run = _last_run(job)
+        committed = _committed(store, pipeline["state_name"], pipeline["kind"])
+        pending, behind = _pending_upstream(store, committed, state_names, pipeline)
+        # The local runner's record carries the run's own summary; elsewhere
+        # (or when the last run died before summarising) the latest metrics.
+        summary = run.get("Summary") or {}
+        window = (now - since, now)
+        rows.append(
+            PipelineStatus(
+                pipeline=name,
+                kind=pipeline["kind"],
+                job_name=job,
+                upstreams=list(pipeline.get("upstreams") or []),
+                last_run_id=run.get("Id"),
+                last_run_state=run.get("JobRunState"),
+                last_run_at=_iso(run.get("CompletedOn") or run.get("StartedOn")),
+                records_read=_figure(summary, "records_read", job, metrics.RECORDS_READ, window),
+                records_written=_figure(summary, "records_written", job, "RecordsWritten", window),
+                watermark=_watermark_text(committed),
+                watermark_version=_version(committed),
+                lag_seconds=_figure(
+                    summary, "watermark_lag_seconds", job, "WatermarkLagSeconds", window
+                ),
+                alarms={
+                    kind: alarm_states.get(alarm, "MISSING")
+                    for kind, alarm in sorted((pipeline.get("alarm_names") or {}).items())
+                },
+                pending_partitions=pending,
+                upstream_commits_pending=behind,
+            )
+        )
+    return rows
+
+
+def render_table(rows: Sequence[PipelineStatus]) -> str:
+    """A fixed-width text table, one line per pipeline."""
+    cells = [row.cells() for row in rows]
+    widths = {key: max([len(title), *(len(c[key]) for c in cells)]) for key, title in COLUMNS}
+    lines = ["  ".join(title.ljust(widths[key]) for key, title in COLUMNS).rstrip()]
+    lines += ["  ".join(c[key].ljust(widths[key]) for key, _ in COLUMNS).rstrip() for c in cells]
+    return "\n".join(lines)
+
+
+# -- sources ---------------------------------------------------------------------------------
+
+
+def _last_run(job: str) -> dict[str, Any]:
+    try:
+        runs = aws.client("glue").get_job_runs(JobName=job).get("JobRuns", [])
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "EntityNotFoundException":
+            return {"JobRunState": "NO JOB"}
+        raise
+    if not runs:
+        return {}
+    # Glue lists newest first; emulators do not all agree, so pick by start time.
+    run = dict(max(runs, key=lambda r: r.get("StartedOn") or datetime.min.replace(tzinfo=UTC)))
+    try:
+        record = runner.get_run_record(job, run["Id"])
+    except (ClientError, BotoCoreError, KeyError, ValueError):
+        return run  # real Glue: its own state is authoritative
+    run.update(
+        {
+            k: record[k]
+            for k in ("JobRunState", "StartedOn", "CompletedOn", "Summary")
+            if record.get(k)
+        }
+    )
+    return run
+
+
+def _figure(
+    summary: Mapping[str, Any],
+    key: str,
+    job: str,
+    metric: str,
+    window: tuple[datetime, datetime],
+) -> float | None:
+    if summary.get(key) is not None:
+        return float(summary[key])
+    return _latest(job, metric, *window)
+
+
+def _latest(job: str, metric: str, start: datetime, end: datetime) -> float | None:
+    points = (
+        aws.client("cloudwatch")
+        .get_metric_statistics(
+            Namespace=metrics.NAMESPACE,
+            MetricName=metric,
+            Dimensions=[{"Name": metrics.METRIC_CONTRACT["dimension"], "Value": job}],
+            StartTime=start,
+            EndTime=end + timedelta(minutes=1),
+            Period=60,
+            Statistics=["Maximum"],
+        )
+        .get("Datapoints", [])
+    )
+    if not points:
+        return None
+    return float(max(points, key=lambda p: p["Timestamp"])["Maximum"])
+
+
+def _alarm_states(names: list[str]) -> dict[str, str]:
+    states: dict[str, str] = {}
+    cloudwatch = aws.client("cloudwatch")
+    for start in range(0, len(names), 100):
+        found = cloudwatch.describe_alarms(AlarmNames=names[start : start + 100])
+        states.update({a["AlarmName"]: a["StateValue"] for a in found.get("MetricAlarms", [])})
+    return states
+
+
+def _committed(store: Watermarks, state_name: str, kind: str) -> dict[str, dict[str, Any]]:
+    slots = JOIN_SLOTS if kind == "join" else (DEFAULT_SLOT,)
+    found = {}
+    for slot in slots:
+        state = store.get_watermark(state_name, slot)
+        if state is not None:
+            found[slot] = state
+    return found
+
+
+def _pending_upstream(
+    store: Watermarks,
+    committed: Mapping[str, dict[str, Any]],
+    state_names: Mapping[str, str],
+    pipeline: Mapping[str, Any],
+) -> tuple[int, dict[str, int]]:
+    if pipeline["kind"] != "join":
+        return 0, {}
+    partitions = sum(
+        len((state.get("watermarks") or {}).get("pending_partitions") or [])
+        for state in committed.values()
+    )
+    consumed: dict[str, int] = {}
+    for state in committed.values():
+        upstream = (state.get("watermarks") or {}).get("upstream") or {}
+        if upstream.get("job"):
+            consumed[upstream["job"]] = int(upstream.get("version") or 0)
+    behind = {}
+    for name in pipeline.get("upstreams") or []:
+        state_name = state_names.get(name, name)
+        current = store.get_watermark(state_name)
+        if current is not None:
+            behind[name] = max(0, int(current["version"]) - consumed.get(state_name, 0))
+    return partitions, behind
+
+
+def _watermark_text(committed: Mapping[str, dict[str, Any]]) -> str | None:
+    marks = []
+    for state in committed.values():
+        values = state.get("watermarks") or {}
+        cursor = values.get("cursor")
+        high_mark = (values.get("files") or {}).get("high_mark_ms")
+        if cursor is not None:
+            marks.append(_iso(cursor) if isinstance(cursor, datetime) else str(cursor))
+        elif high_mark is not None:
+            marks.append(_iso(datetime.fromtimestamp(high_mark / 1000, UTC)))
+    # A join is as fresh as its older side.
+    return min(marks) if marks else None
+
+
+def _version(committed: Mapping[str, dict[str, Any]]) -> int | None:
+    versions = [int(s["version"]) for s in committed.values() if s.get("version") is not None]
+    return max(versions) if versions else None
+
+
+# -- formatting -------------------------------------------------------------------------------
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        value = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _mixed(worst: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{kind} {state}" for kind, state in worst if state != "OK") or "-"
+
+
+# -- command line -----------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "status",
+        help="one table of every pipeline of an environment: runs, rows, watermarks, alarms",
+        description=__doc__.split("\n\n", 1)[0],
+    )
+    parser.add_argument("--env", required=True, help="environment (local, dev, prod)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--since",
+        type=float,
+        default=24.0,
+        metavar="HOURS",
+        help="how far back to look for run metrics (default 24)",
+    )
+    parser.set_defaults(handler=_cmd_status)
+
+
+def _cmd_status(args: argparse.Namespace, out: Callable[[str], Any] = print) -> int:
+    try:
+        rows = environment_status(args.env, since=timedelta(hours=args.since))
+    except deploy.DeployError as error:
+        raise CommandError(str(error)) from None
+    if args.json:
+        out(json.dumps([asdict(row) for row in rows], indent=2, default=str))
+    else:
+        out(render_table(rows))
+    return 0

@@ -1,0 +1,79 @@
+environment                 = "dev"
+region                      = "eu-west-1"
+name_prefix                 = "gi-dev"
+watermarks_table_name       = "glue-watermarks"
+scripts_bucket_name         = "example-gi-dev-scripts"
+deletion_protection_enabled = false
+runbook_url                 = "https://wiki.example.com/data-platform/runbooks/glue-incremental"
+
+pipelines = {
+  orders = {
+    kind             = "load"
+    schedule         = "cron(0 6 * * ? *)"
+    source           = { uri = "s3://example-gi-dev-lake/raw/orders/", format = "parquet" }
+    watermark_column = "updated_at"
+    primary_key      = ["order_id"]
+    arguments        = { "--lookback" = "1 hour" }
+    target = {
+      path = "s3://example-gi-dev-lake/curated/orders/"
+      columns = [
+        { name = "order_id", type = "bigint" },
+        { name = "customer_id", type = "bigint" },
+        { name = "amount", type = "decimal(12,2)" },
+        { name = "updated_at", type = "timestamp" },
+      ]
+      partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+    }
+  }
+
+  customers = {
+    kind             = "load"
+    schedule         = "cron(0 6 * * ? *)"
+    source           = { uri = "s3://example-gi-dev-lake/raw/customers/", format = "json" }
+    watermark_column = "updated_at"
+    primary_key      = ["customer_id"]
+    arguments        = { "--lookback" = "1 hour", "--partition_moves" = "ignore" }
+    target = {
+      path = "s3://example-gi-dev-lake/curated/customers/"
+      columns = [
+        { name = "customer_id", type = "bigint" },
+        { name = "name", type = "string" },
+        { name = "updated_at", type = "timestamp" },
+      ]
+    }
+  }
+
+  # Runs when both loads SUCCEEDED; reads their targets and committed states.
+  orders_enriched = {
+    kind = "join"
+    join = {
+      left  = { pipeline = "orders" }
+      right = { pipeline = "customers" }
+      keys  = ["customer_id"]
+      type  = "left"
+    }
+    target = {
+      path = "s3://example-gi-dev-lake/curated/orders_enriched/"
+      columns = [
+        { name = "customer_id", type = "bigint" },
+        { name = "order_id", type = "bigint" },
+        { name = "amount", type = "decimal(12,2)" },
+        { name = "name", type = "string" },
+      ]
+      partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+    }
+  }
+}
+
+# Daily loads at 06:00 UTC (dev only needs fresh-enough data to test against).
+alarms = {
+  schedule_period_seconds = 86400
+  # Two days: one missed dev run is not worth a page.
+  watermark_lag_threshold_seconds = 172800
+  missed_run_grace_seconds        = 7200
+  zero_records_evaluation_periods = 2
+}
+
+oncall_subscriptions = [
+  { protocol = "email", endpoint = "data-platform-dev@example.com" },
+]

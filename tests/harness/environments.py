@@ -1,0 +1,109 @@
+"""Every environment's pipelines as Terraform computes them, without applying anything.
+
+Each environment's root is copied to a temporary directory with a local
+backend override, initialised against the provider mirror, and asked through
+``terraform console`` (with the environment's var file) for each pipeline's
+script, job name, run arguments and declared S3 grants. Everything asked for
+is derived from variables, so it is known before apply and no credentials or
+endpoint are needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TERRAFORM = ROOT / "terraform"
+
+# environment -> (root directory under terraform/environments, var file or None)
+ENVIRONMENTS: dict[str, tuple[str, str | None]] = {
+    "dev": ("aws", "dev.tfvars"),
+    "prod": ("aws", "prod.tfvars"),
+    "local": ("local", None),
+}
+
+QUERY = (
+    "jsonencode({ for k, p in module.pipeline.pipelines : k => { script = p.script, "
+    "job_name = p.job_name, run_arguments = p.run_arguments, "
+    "read_s3_uris = p.read_s3_uris, write_s3_uris = p.write_s3_uris } })"
+)
+
+
+@dataclass(frozen=True)
+class PlannedPipeline:
+    environment: str
+    name: str
+    script: str
+    job_name: str
+    run_arguments: dict[str, str]
+    read_s3_uris: tuple[str, ...]
+    write_s3_uris: tuple[str, ...]
+
+    def argv(self) -> list[str]:
+        """What Glue hands the script: its path, --JOB_NAME, then the job's arguments."""
+        argv = [f"{self.script}.py", "--JOB_NAME", self.job_name]
+        for name, value in sorted(self.run_arguments.items()):
+            argv += [name, value]
+        return argv
+
+
+def terraform_env() -> dict[str, str]:
+    rc = ROOT / "build" / "terraformrc"
+    return {
+        **os.environ,
+        "TF_CLI_CONFIG_FILE": str(rc),
+        "TF_IN_AUTOMATION": "1",
+        "TF_INPUT": "0",
+        "CHECKPOINT_DISABLE": "1",
+    }
+
+
+def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
+    """The pipelines of ``environment`` (dev, prod, local) as its Terraform configuration defines them."""
+    root, var_file = ENVIRONMENTS[environment]
+    tree = Path(
+        shutil.copytree(
+            TERRAFORM,
+            workdir / f"terraform-{environment}",
+            ignore=shutil.ignore_patterns(".terraform", "*.tfstate", "*.tfstate.*", "*.tfplan"),
+        )
+    )
+    directory = tree / "environments" / root
+    (directory / "backend_override.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    terraform = shutil.which("terraform") or "/usr/local/bin/terraform"
+    env = terraform_env()
+    subprocess.run(
+        [terraform, "init", "-no-color"], cwd=directory, env=env, check=True, capture_output=True
+    )
+    command = [terraform, "console", "-no-color"]
+    if var_file:
+        command.append(f"-var-file={var_file}")
+    completed = subprocess.run(
+        command,
+        cwd=directory,
+        env=env,
+        input=QUERY + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if completed.returncode != 0:
+        raise AssertionError(f"terraform console of {environment} failed:\n{completed.stderr}")
+    pipelines = json.loads(json.loads(completed.stdout.strip().splitlines()[-1]))
+    return [
+        PlannedPipeline(
+            environment=environment,
+            name=name,
+            script=p["script"],
+            job_name=p["job_name"],
+            run_arguments=dict(p["run_arguments"]),
+            read_s3_uris=tuple(p["read_s3_uris"]),
+            write_s3_uris=tuple(p["write_s3_uris"]),
+        )
+        for name, p in sorted(pipelines.items())
+    ]

@@ -1,0 +1,120 @@
+"""Test doubles for ``runtime.hooks``: crashes at named steps, counting, S3-like renames."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from glue_incremental import writer
+from glue_incremental.runtime import hooks
+
+
+class Crash(RuntimeError):
+    """A simulated crash: raised by a hook, never by the library."""
+
+
+@dataclass
+class StepCounter:
+    """Records every hook point reached, in order."""
+
+    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def __call__(self, name: str, details: Mapping[str, Any]) -> None:
+        self.steps.append((name, dict(details)))
+
+    def names(self, prefix: str = "") -> list[str]:
+        return [name for name, _ in self.steps if name.startswith(prefix)]
+
+
+@dataclass
+class CrashAtStep:
+    """Raises ``Crash`` at the ``k``-th (1-based) point whose name starts with ``prefix``."""
+
+    k: int
+    prefix: str = ""
+    seen: int = 0
+    crashed_at: str | None = None
+
+    def __call__(self, name: str, details: Mapping[str, Any]) -> None:
+        if not name.startswith(self.prefix):
+            return
+        self.seen += 1
+        if self.seen == self.k:
+            self.crashed_at = name
+            raise Crash(f"crash at step {self.k}: {name} {dict(details)}")
+
+
+def crash_at(name: str, *, times: int = 1) -> Callable[[str, Mapping[str, Any]], None]:
+    """A handler raising ``Crash`` the ``times``-th time the point ``name`` is reached."""
+    return CrashAtStep(times, prefix=name)
+
+
+def on_point(name: str, action: Callable[..., None]) -> Callable[[str, Mapping[str, Any]], None]:
+    """A handler calling ``action(**details)`` whenever the point ``name`` is reached."""
+
+    def handler(reached: str, details: Mapping[str, Any]) -> None:
+        if reached == name:
+            action(**details)
+
+    return handler
+
+
+class CopyThenDeleteFileSystem:
+    """S3 semantics over a real file system: a rename is a copy, then a delete of the source.
+
+    A hook point separates the two, so a crash can leave both copies. Until the
+    S3A fixtures run against a local S3 endpoint, this is what "S3" means here.
+    """
+
+    def __init__(self, inner: writer.HadoopFileSystem) -> None:
+        self._inner = inner
+
+    def rename_file(self, source: str, destination: str) -> None:
+        self._inner.mkdirs(destination.rsplit("/", 1)[0])
+        self._inner.copy_file(source, destination)
+        hooks.point("fs.copied", source=source, destination=destination)
+        self._inner.delete_file(source)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+FILESYSTEMS = ("local", "copy_then_delete")
+
+
+def use_filesystem(monkeypatch: Any, kind: str) -> None:
+    """Make the writer see the file system ``kind`` (one of ``FILESYSTEMS``)."""
+    if kind == "local":
+        return
+    if kind == "copy_then_delete":
+        real = writer.open_filesystem
+        monkeypatch.setattr(
+            writer, "open_filesystem", lambda spark, uri: CopyThenDeleteFileSystem(real(spark, uri))
+        )
+        return
+    raise ValueError(f"unknown file system {kind!r}")
+
+
+def install_kill_from_environment() -> None:
+    """SIGKILL this process at hook step ``GLUE_INCREMENTAL_TEST_KILL_AT_STEP`` (1-based).
+
+    Used by ``killpoint/sitecustomize.py`` in subprocesses; the count of steps a
+    run reaches is written to ``GLUE_INCREMENTAL_TEST_STEP_LOG`` when set.
+    """
+    step = int(os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_STEP") or 0)
+    log_path = os.environ.get("GLUE_INCREMENTAL_TEST_STEP_LOG")
+    seen = 0
+
+    def handler(name: str, details: Mapping[str, Any]) -> None:
+        nonlocal seen
+        seen += 1
+        if log_path:
+            with open(log_path, "a") as log:
+                log.write(f"{seen} {name}\n")
+        if seen == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    hooks.install(handler)

@@ -1,0 +1,123 @@
+"""Ties on the watermark: the row just read wins over the stored one; then the later delivery."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from glue_incremental.load import LoadConfig
+from glue_incremental.watermarks import Watermarks, create_table
+
+from tests.harness.loads import FixedClock, run_load_at, write_json_file
+from tests.harness.reference import as_tuples, full_refresh, visible_rows
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000.0
+COLUMNS = ["id", "part", "updated", "value"]
+
+
+@pytest.fixture
+def store(aws):
+    create_table()
+    return Watermarks()
+
+
+def files_config(tmp: Path) -> LoadConfig:
+    return LoadConfig(
+        source=(tmp / "source").as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=(tmp / "target").as_uri(),
+        partition_by=("part",),
+    )
+
+
+def row(key: int, updated: int, value: str) -> dict:
+    return {"id": key, "part": "a", "updated": updated, "value": value}
+
+
+def test_with_equal_watermarks_the_row_just_read_beats_the_stored_one(spark, tmp_path, store):
+    config = files_config(tmp_path)
+    write_json_file(tmp_path / "source", [row(k, 5, "old") for k in range(20)], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="ties", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(tmp_path / "source", [row(k, 5, "new") for k in range(20)], mtime=T0 + 10)
+
+    run_load_at(
+        spark, config, job_name="ties", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
+
+    values = {r["value"] for r in visible_rows(tmp_path / "target", COLUMNS)}
+    assert values == {"new"}
+
+
+def test_within_one_run_the_later_file_then_the_greater_file_name_wins(spark, tmp_path, store):
+    config = files_config(tmp_path)
+    source = tmp_path / "source"
+    # Key 1: the later modification time wins although its name sorts first.
+    write_json_file(source, [row(1, 5, "later")], mtime=T0 - 50, name="a.json")
+    write_json_file(source, [row(1, 5, "earlier")], mtime=T0 - 90, name="z.json")
+    # Key 2: the same modification time: the greater file name wins.
+    write_json_file(source, [row(2, 5, "name-b")], mtime=T0 - 70, name="b.json")
+    write_json_file(source, [row(2, 5, "name-c")], mtime=T0 - 70, name="c.json")
+
+    run_load_at(spark, config, job_name="ties", run_id="jr_1", clock=FixedClock(T0), store=store)
+
+    seen = as_tuples(visible_rows(tmp_path / "target", COLUMNS), COLUMNS)
+    assert seen == [(1, "a", 5, "later"), (2, "a", 5, "name-c")]
+    assert seen == as_tuples(full_refresh(source, ("id",), "updated"), COLUMNS)
+
+
+@pytest.mark.postgres
+def test_reproduction_5_same_day_updates_of_a_date_watermark_are_kept(
+    spark, postgres, tmp_path, store
+):
+    table = f"ties_{uuid.uuid4().hex[:8]}"
+    postgres.execute(
+        f"create table {table} (id bigint primary key, part text, updated_on date, value text)"
+    )
+    day = date(2024, 5, 1)
+    insert = (
+        f"insert into {table} (id, part, updated_on, value) values (%s, %s, %s, %s) "
+        "on conflict (id) do update set updated_on = excluded.updated_on, value = excluded.value"
+    )
+    try:
+        postgres.execute(insert, [(k, "a", day, "before") for k in range(20)], many=True)
+        config = LoadConfig(
+            source=postgres.jdbc_url,
+            source_table=table,
+            source_user=postgres.user,
+            source_password=postgres.password,
+            watermark_column="updated_on",
+            primary_key=("id",),
+            target_path=(tmp_path / "target").as_uri(),
+            partition_by=("part",),
+        )
+        start = datetime(2024, 5, 1, 9, tzinfo=UTC).timestamp()
+        run_load_at(
+            spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(start), store=store
+        )
+        postgres.execute(insert, [(k, "a", day, "after") for k in range(20)], many=True)
+        later = start + timedelta(hours=3).total_seconds()
+        run_load_at(
+            spark, config, job_name="pg", run_id="jr_2", clock=FixedClock(later), store=store
+        )
+        postgres.execute(insert, [(99, "a", day + timedelta(days=1), "next day")], many=True)
+        run_load_at(
+            spark,
+            config,
+            job_name="pg",
+            run_id="jr_3",
+            clock=FixedClock(later + 86400),
+            store=store,
+        )
+    finally:
+        postgres.execute(f"drop table {table}")
+
+    values = [
+        r["value"] for r in visible_rows(tmp_path / "target", ["id", "value"]) if r["id"] != 99
+    ]
+    assert sorted(values) == ["after"] * 20

@@ -1,0 +1,84 @@
+"""The environment contract: every pipeline Terraform defines can actually run.
+
+For every pipeline of every environment (dev, prod, local), the arguments its
+Glue job receives from the job definition parse with that job's own parser,
+and every S3 path in them is covered by the URIs its role is granted: sources
+and sides readable, the target writable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from glue_incremental import join, load
+from glue_incremental.args import resolve_options
+
+from tests.harness.environments import ENVIRONMENTS, PlannedPipeline, planned_pipelines
+
+pytestmark = pytest.mark.terraform
+
+PARSERS: dict[str, tuple[Any, Any, Callable[[Mapping[str, str | None]], Any]]] = {
+    "incremental_load": (load.REQUIRED_ARGS, load.OPTIONAL_ARGS, load.LoadConfig.from_args),
+    "incremental_join": (join.REQUIRED_ARGS, join.OPTIONAL_ARGS, join.JoinJobConfig.from_args),
+}
+READ_ARGUMENTS = ("--source", "--left_path", "--right_path")
+WRITE_ARGUMENTS = ("--target_path",)
+
+
+@pytest.fixture(scope="module")
+def pipelines(tmp_path_factory) -> dict[str, list[PlannedPipeline]]:
+    workdir = tmp_path_factory.mktemp("contract")
+    return {env: planned_pipelines(env, workdir) for env in ENVIRONMENTS}
+
+
+def _covered(path: str, uris: tuple[str, ...]) -> bool:
+    folder = path.rstrip("/") + "/"
+    return any(folder.startswith(uri.rstrip("/") + "/") for uri in uris)
+
+
+def _parse(pipeline: PlannedPipeline) -> Any:
+    required, optional, from_args = PARSERS[pipeline.script]
+    return from_args(resolve_options(pipeline.argv(), required, optional))
+
+
+@pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
+def test_every_pipeline_argument_parses_with_its_jobs_parser(pipelines, env):
+    assert len(pipelines[env]) >= 3, f"{env} defines fewer than three pipelines"
+    failures = []
+    for pipeline in pipelines[env]:
+        try:
+            _parse(pipeline)
+        except ValueError as error:
+            failures.append(f"{env}.{pipeline.name} ({pipeline.script}): {error}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
+def test_the_role_grants_cover_every_path_in_the_arguments(pipelines, env):
+    gaps = []
+    for pipeline in pipelines[env]:
+        arguments = pipeline.run_arguments
+        for name in READ_ARGUMENTS:
+            path = arguments.get(name, "")
+            readable = pipeline.read_s3_uris + pipeline.write_s3_uris
+            if path.startswith("s3://") and not _covered(path, readable):
+                gaps.append(f"{env}.{pipeline.name}: {name} {path} is not readable")
+        for name in WRITE_ARGUMENTS:
+            path = arguments.get(name, "")
+            if not _covered(path, pipeline.write_s3_uris):
+                gaps.append(f"{env}.{pipeline.name}: {name} {path!r} is not writable")
+    assert not gaps, "\n".join(gaps)
+
+
+def test_a_join_reads_the_committed_state_of_the_loads_it_joins(pipelines):
+    for env, planned in pipelines.items():
+        jobs = {p.name: p for p in planned}
+        joins = [p for p in planned if p.script == "incremental_join"]
+        assert joins, f"{env} has no join"
+        for pipeline in joins:
+            config = _parse(pipeline)
+            targets = {p.job_name: p.run_arguments["--target_path"] for p in jobs.values()}
+            for side, job in config.upstream_jobs.items():
+                assert targets[job] == config.path(side), (env, pipeline.name, side)
