@@ -99,16 +99,26 @@ def _jdbc_jars() -> list[str]:
     return [jar for jar in JDBC_JAR_CANDIDATES[:1] if os.path.exists(jar)]
 
 
-@pytest.fixture(params=["local", "copy_then_delete"])
+@pytest.fixture(params=["local", "copy_then_delete", pytest.param("s3a", marks=pytest.mark.s3)])
 def filesystem(request, monkeypatch):
-    """The file system the writer publishes on: a local disk, or S3 semantics (copy + delete).
-
-    An ``s3a`` variant (S3A against the local S3 endpoint) joins the params when it lands.
+    """The file system the writer publishes on: a local disk, S3 semantics emulated on it
+    (copy + delete), or LocalStack's S3 through Spark's S3A (``targets`` puts the target there).
     """
     from tests.harness.faults import use_filesystem
 
     use_filesystem(monkeypatch, request.param)
     return request.param
+
+
+@pytest.fixture
+def targets(filesystem, tmp_path, request):
+    """``targets(name)``: a writer target on ``filesystem`` (``tests/harness/targets.py``)."""
+    from tests.harness.targets import LocalTarget, S3Target
+
+    if filesystem == "s3a":
+        root = request.getfixturevalue("s3_root")
+        return lambda name: S3Target(f"{root}/{name}")
+    return lambda name: LocalTarget(tmp_path / name)
 
 
 @pytest.fixture(params=["partitioned", "unpartitioned"])
