@@ -7,23 +7,25 @@
 2. ``terraform apply`` of ``terraform/environments/local`` against them (state and
    Terraform's data dir under ``.demo/terraform``).
 3. Deploy the scripts and the library (``glue_incremental_tools.deploy``).
-4. Generate a source in LocalStack's S3: small JSON objects of orders, partitioned
-   by ``order_date``, and the customers the join enriches them with.
-5. Run the incremental load through the local Glue runner (full load).
+4. Generate a source in LocalStack's S3: small JSON objects of orders and of a
+   daily customer snapshot, both partitioned by ``order_date``.
+5. Full loads of the two load pipelines, ``customers`` and ``orders``, through the
+   local Glue runner.
 6. Land new and late data (a new day; corrections to an old day).
-7. Run the load again: only the new files are read.
-8. Run the incremental join.
-9. Run the load with no new data: it publishes ``RecordsRead = 0``.
-10. Run the load with a bad argument: FAILED, and Glue's state change event.
+7. Run both loads again: only the new files are read.
+8. Run ``orders_enriched``, the incremental join of the two loads' targets.
+9. Run ``orders`` with no new data: it publishes ``RecordsNew = 0``.
+10. Run ``orders`` with a bad argument: FAILED, and Glue's state change event.
 11. Wait for LocalStack's own alarm evaluation: the zero-record run drives the
-    load's alarm to ALARM (the local environment's alarm period is 10 s).
+    orders' alarm (on ``RecordsNew``) to ALARM (the alarm period is 10 s here).
 12. Read the pages from the SQS queue subscribed to the on-call topic: LocalStack
     delivered them (alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS).
 
-Then a summary: runs, rows read and written, watermarks, alarm states, pages.
-The jobs read and write their own ``s3://`` paths in LocalStack's S3, through
-Spark's S3A connector; the runs only pass ``--source_format json`` (and the
-join's ``--right_format json``), as ``StartJobRun --arguments`` would.
+Then a summary (runs, rows read and written, watermarks, alarm states, pages)
+and, last, the ``status --env local`` table: one row per pipeline.
+The jobs read and write ``s3://`` paths in LocalStack's S3, through Spark's S3A
+connector; the runs pass their paths and formats as ``StartJobRun --arguments``
+would (``local_arguments``).
 
 Everything the steps use is the library's public API, and the end-to-end test
 (``tests/e2e``) drives the same ``Demo`` methods one by one.
@@ -47,16 +49,18 @@ from typing import Any
 
 from glue_incremental import aws
 
-from glue_incremental_tools import deploy, runner
+from glue_incremental_tools import deploy, runner, status
 from glue_incremental_tools.localendpoint import LocalAws, running_local_aws
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
-LOAD, JOIN = "incremental_load", "incremental_join"
+# The three pipelines of terraform/environments/local: two loads feeding a join.
+ORDERS, CUSTOMERS, ENRICHED = "orders", "customers", "orders_enriched"
+PIPELINES = (CUSTOMERS, ORDERS, ENRICHED)
 FIRST_DAY = date(2024, 5, 1)
 DAYS = 3
 ORDERS_PER_DAY = 20
-CUSTOMERS = 8
+CUSTOMER_COUNT = 8
 BAD_ARGUMENTS = {"--primary_keys": "order_id"}  # a typo of --primary_key
 
 Log = Callable[[str], Any]
@@ -128,9 +132,24 @@ class Demo:
     def job(self, key: str) -> str:
         return self.outputs["job_names"][key]
 
+    def curated(self, key: str) -> str:
+        return f"{self.data}/curated/{key}/"
+
     def local_arguments(self, key: str) -> dict[str, str]:
-        """This run's ``--arguments``: the demo lands JSON where the jobs default to Parquet."""
-        return {"--source_format": "json"} if key == LOAD else {"--right_format": "json"}
+        """This run's ``--arguments``: JSON sources (the jobs default to Parquet), s3:// paths."""
+        if key == ORDERS:
+            return {"--source_format": "json"}
+        if key == CUSTOMERS:
+            return {
+                "--source": f"{self.customers}/",
+                "--source_format": "json",
+                "--target_path": self.curated(CUSTOMERS),
+            }
+        return {
+            "--left_path": self.curated(ORDERS),
+            "--right_path": self.curated(CUSTOMERS),
+            "--target_path": self.curated(ENRICHED),
+        }
 
     def target(self, key: str) -> str:
         """The job's ``--target_path`` (an ``s3://`` URI in the data bucket)."""
@@ -262,19 +281,19 @@ class Demo:
         return run
 
     def alarm_period(self) -> int:
-        """The period of the load's zero-record alarm (seconds)."""
-        name = self.outputs["alarm_names"][LOAD]["zero_records"]
+        """The period of the orders' zero-record alarm (seconds)."""
+        name = self.outputs["alarm_names"][ORDERS]["zero_records"]
         alarm = aws.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]
         return int(alarm["Period"])
 
     def wait_out_alarm_period(self) -> float:
-        """Sleep until one alarm period has passed since the load's last run ended.
+        """Sleep until one alarm period has passed since the orders' last run ended.
 
         Then the next run's datapoint falls in a period of its own, as with a real
         schedule (one run per period): CloudWatch takes the period's Maximum, and
         an earlier non-empty run in the same period would hide the zero.
         """
-        load = self.job(LOAD)
+        load = self.job(ORDERS)
         last = [row.run for row in self.runs if row.job == load][-1]
         remaining = (
             self.alarm_period() + 1 - (datetime.now(UTC) - last.completed_on).total_seconds()
@@ -284,7 +303,7 @@ class Demo:
         return max(remaining, 0.0)
 
     def evaluate_alarms(self, timeout: float | None = None) -> dict[str, str]:
-        """Wait for LocalStack's own evaluation to put the load's zero-record alarm in ALARM.
+        """Wait for LocalStack's own evaluation to put the orders' zero-record alarm in ALARM.
 
         LocalStack evaluates each metric alarm every ``Period x EvaluationPeriods``
         seconds from its creation, over the last few periods, and runs its actions
@@ -293,7 +312,7 @@ class Demo:
         names = sorted(
             name for per_job in self.outputs["alarm_names"].values() for name in per_job.values()
         )
-        zero = self.outputs["alarm_names"][LOAD]["zero_records"]
+        zero = self.outputs["alarm_names"][ORDERS]["zero_records"]
         period = self.alarm_period()
         deadline = time.monotonic() + (timeout if timeout is not None else 3 * period + 30)
         cloudwatch = aws.client("cloudwatch")
@@ -336,6 +355,10 @@ class Demo:
             self.log(f"page: {page['summary']}")
         return self.pages
 
+    def status(self) -> str:
+        """``status --env local``: one row per pipeline (runs, rows, watermarks, alarms)."""
+        return status.render_table(status.environment_status(ENVIRONMENT, outputs=self.outputs))
+
     # -- reading state ---------------------------------------------------------------------------
 
     def watermarks(self, job: str) -> dict[str, dict[str, Any]]:
@@ -371,7 +394,7 @@ class Demo:
         ]
         lines += _table(["RUN", "JOB", "RUN ID", "STATE", "READ", "WRITTEN", "TIME"], runs)
         lines.append("")
-        jobs = [self.job(LOAD), self.job(JOIN)]
+        jobs = [self.job(key) for key in PIPELINES]
         lines += _table(
             ["JOB", "WATERMARK"], [[job, self.watermark(job) or "(none)"] for job in jobs]
         )
@@ -422,7 +445,7 @@ class Demo:
         rows = 0
         for offset in offsets:
             day = FIRST_DAY + timedelta(days=offset)
-            batch = [_customer(number, day) for number in range(1, CUSTOMERS + 1)]
+            batch = [_customer(number, day) for number in range(1, CUSTOMER_COUNT + 1)]
             rows += _write_json(f"{self.customers}/order_date={day}/part-0001.json", batch)
         return rows
 
@@ -439,7 +462,7 @@ class Demo:
 def _order(day: date, number: int, revision: int = 0) -> dict[str, Any]:
     return {
         "order_id": f"{day:%Y%m%d}-{number:03d}",
-        "customer_id": (number % CUSTOMERS) + 1,
+        "customer_id": (number % CUSTOMER_COUNT) + 1,
         "amount": round(10.5 + number * 3.25 + revision * 100, 2),
         "status": "corrected" if revision else "placed",
         "updated_at": f"{day}T{8 + number % 10:02d}:{(number * 7) % 60:02d}:00Z"
@@ -449,10 +472,12 @@ def _order(day: date, number: int, revision: int = 0) -> dict[str, Any]:
 
 
 def _customer(number: int, day: date) -> dict[str, Any]:
+    """One customer in the snapshot of ``day`` (its ``order_date`` comes from the object's path)."""
     return {
         "customer_id": number,
         "customer_name": f"customer-{number}",
         "segment": "ab"[number % 2],
+        "updated_at": f"{day}T07:00:00Z",
     }
 
 
@@ -599,6 +624,8 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
             out("\n" + "=" * 100)
             out(demo.summary())
             out("=" * 100)
+            out(f"\npython -m glue_incremental status --env {ENVIRONMENT}:")
+            out(demo.status())
     finally:
         if not keep:
             clean(workdir, out=lambda _: None)
@@ -616,24 +643,26 @@ def _chain(demo: Demo, steps: Steps) -> None:
         f"Deploy scripts and library: python -m glue_incremental deploy --env {ENVIRONMENT}"
     ):
         demo.deploy()
-    with steps.step("Generate the source: JSON files partitioned by order_date"):
+    with steps.step("Generate the source: JSON objects partitioned by order_date"):
         demo.generate_source()
-    load = demo.job(LOAD)
-    with steps.step(f"Run {load} through the local Glue runner: full load"):
-        demo.run(LOAD, "full load")
+    orders, customers, enriched = (demo.job(key) for key in (ORDERS, CUSTOMERS, ENRICHED))
+    with steps.step(f"Run {customers} and {orders} through the local Glue runner: full loads"):
+        demo.run(CUSTOMERS, "full load")
+        demo.run(ORDERS, "full load")
     with steps.step("Land new and late data"):
         demo.land_new_and_late_data()
-    with steps.step(f"Run {load}: incremental (only the new files)"):
-        demo.run(LOAD, "incremental")
-    with steps.step(f"Run {demo.job(JOIN)}: incremental join of orders with customers"):
-        demo.run(JOIN, "join")
-    with steps.step(f"Run {load} with no new data"):
+    with steps.step(f"Run {customers} and {orders}: incremental (only the new files)"):
+        demo.run(CUSTOMERS, "incremental")
+        demo.run(ORDERS, "incremental")
+    with steps.step(f"Run {enriched}: incremental join of orders with customers"):
+        demo.run(ENRICHED, "join")
+    with steps.step(f"Run {orders} with no new data"):
         waited = demo.wait_out_alarm_period()
         if waited:
             steps.detail(f"waited {waited:.1f} s: one run per alarm period, as on a schedule")
-        demo.run(LOAD, "no new data")
-    with steps.step(f"Run {load} with a bad argument {json.dumps(BAD_ARGUMENTS)}"):
-        demo.run(LOAD, "bad argument", BAD_ARGUMENTS)
+        demo.run(ORDERS, "no new data")
+    with steps.step(f"Run {orders} with a bad argument {json.dumps(BAD_ARGUMENTS)}"):
+        demo.run(ORDERS, "bad argument", BAD_ARGUMENTS)
         steps.detail(
             "the runner emitted Glue's 'Glue Job State Change' event (state FAILED) to EventBridge"
         )
