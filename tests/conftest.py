@@ -1,6 +1,8 @@
-"""Session-wide real parts: one AWS-compatible endpoint, one SparkSession, one PostgreSQL.
+"""Session-wide real parts: local AWS, one SparkSession, one PostgreSQL.
 
-State is reset between tests (``aws`` fixture), never the processes themselves.
+Local AWS is LocalStack + DynamoDB Local + moto's server for Glue only
+(``tests/harness/endpoint.py``), started once per session. State is reset between
+tests (``aws`` fixture), never the processes themselves.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.harness.endpoint import running_endpoint, use_dummy_credentials  # noqa: E402
+from tests.harness.endpoint import running_local_aws, use_dummy_credentials  # noqa: E402
 
 use_dummy_credentials()
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
@@ -38,14 +40,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 @pytest.fixture(scope="session")
 def endpoint():
-    """The session's AWS-compatible endpoint (LocalStack if it answers, else moto's server)."""
-    with running_endpoint() as running:
+    """The session's local AWS (``LocalAws``): LocalStack, DynamoDB Local, moto for Glue.
+
+    Fails the session loudly when one of them cannot start: there is no fallback.
+    """
+    with running_local_aws() as running:
         yield running
 
 
 @pytest.fixture
 def aws(endpoint):
-    """A clean endpoint for one test: every resource from earlier tests is gone."""
+    """Local AWS clean for one test: every resource from earlier tests is gone."""
     endpoint.reset()
     return endpoint
 
@@ -59,12 +64,33 @@ def iceberg_warehouse(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
-def spark(iceberg_warehouse):
-    from glue_incremental.spark import local_spark_session
+def spark(endpoint, iceberg_warehouse):
+    """The session's SparkSession: JDBC, Iceberg, and ``s3://``/``s3a://`` to LocalStack's S3."""
+    from glue_incremental.spark import local_spark_session, s3a_conf, s3a_jars
 
-    session = local_spark_session(app_name="glue-incremental-tests", extra_jars=_jdbc_jars())
+    session = local_spark_session(
+        app_name="glue-incremental-tests",
+        extra_jars=[*_jdbc_jars(), *s3a_jars()],
+        extra_conf=s3a_conf(endpoint.localstack_url),
+    )
     yield session
     session.stop()
+
+
+@pytest.fixture
+def s3_bucket(aws) -> str:
+    """A fresh, empty bucket in LocalStack's S3 for one test."""
+    from glue_incremental import aws as aws_clients
+
+    name = "gi-test-data"
+    aws_clients.client("s3").create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def s3_root(s3_bucket, spark) -> str:
+    """A fresh ``s3://bucket/prefix`` for one test, read and written by Spark through S3A."""
+    return f"s3://{s3_bucket}/t"
 
 
 @pytest.fixture(scope="session")
@@ -81,16 +107,26 @@ def _jdbc_jars() -> list[str]:
     return [jar for jar in JDBC_JAR_CANDIDATES[:1] if os.path.exists(jar)]
 
 
-@pytest.fixture(params=["local", "copy_then_delete"])
+@pytest.fixture(params=["local", "copy_then_delete", pytest.param("s3a", marks=pytest.mark.s3)])
 def filesystem(request, monkeypatch):
-    """The file system the writer publishes on: a local disk, or S3 semantics (copy + delete).
-
-    An ``s3a`` variant (S3A against the local S3 endpoint) joins the params when it lands.
+    """The file system the writer publishes on: a local disk, S3 semantics emulated on it
+    (copy + delete), or LocalStack's S3 through Spark's S3A (``targets`` puts the target there).
     """
     from tests.harness.faults import use_filesystem
 
     use_filesystem(monkeypatch, request.param)
     return request.param
+
+
+@pytest.fixture
+def targets(filesystem, tmp_path, request):
+    """``targets(name)``: a writer target on ``filesystem`` (``tests/harness/targets.py``)."""
+    from tests.harness.targets import LocalTarget, S3Target
+
+    if filesystem == "s3a":
+        root = request.getfixturevalue("s3_root")
+        return lambda name: S3Target(f"{root}/{name}")
+    return lambda name: LocalTarget(tmp_path / name)
 
 
 @pytest.fixture(params=["partitioned", "unpartitioned"])

@@ -1,8 +1,8 @@
 """The one place that builds boto3 clients.
 
 Honours the standard ``AWS_ENDPOINT_URL`` (and the per-service
-``AWS_ENDPOINT_URL_<SERVICE>``) variables, so the same code talks to AWS, to
-LocalStack or to moto's standalone server. ``LOCALSTACK_ENDPOINT`` is accepted
+``AWS_ENDPOINT_URL_<SERVICE>``) variables, so the same code talks to AWS or to
+local AWS (LocalStack, DynamoDB Local, moto for Glue). ``LOCALSTACK_ENDPOINT`` is accepted
 as the localstack-client convention for the same thing.
 """
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,25 @@ REQUIRED_CONF = {
 }
 
 
+# Local runs only: Glue 5.1 brings its own S3A connector. PySpark 3.5.6 carries the
+# Hadoop 3.3.4 client without hadoop-aws; scripts/setup-aws-emulators.sh extracts these.
+S3A_JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
+
+
 def local_spark_session(
     app_name: str = "glue-incremental",
     *,
     master: str | None = None,
     extra_jars: Sequence[str] = (),
+    extra_conf: Mapping[str, str] | None = None,
     shuffle_partitions: int = 4,
 ) -> Any:
-    """A small local SparkSession (UI off, few shuffle partitions), or the active one."""
+    """A small local SparkSession (UI off, few shuffle partitions), or the active one.
+
+    ``extra_jars`` and ``extra_conf`` add to the defaults (JDBC drivers from
+    ``GLUE_INCREMENTAL_JARS``, and S3 through S3A when an S3 endpoint is exported,
+    see ``s3a_conf``). ``extra_conf`` wins over every default except ``REQUIRED_CONF``.
+    """
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
@@ -44,10 +55,17 @@ def local_spark_session(
         .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
     )
     jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env() + iceberg_jars()
+    conf: dict[str, str] = iceberg_conf() if iceberg_jars() else {}
+    s3_endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if s3_endpoint:
+        jars += s3a_jars()
+        conf.update(s3a_conf(s3_endpoint))
+    conf.update(extra_conf or {})
     if jars:
         builder = builder.config("spark.jars", ",".join(dict.fromkeys(jars)))
-    extra_conf = iceberg_conf() if iceberg_jars() else {}
-    for key, value in {**REQUIRED_CONF, **extra_conf}.items():
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    for key, value in REQUIRED_CONF.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("GLUE_INCREMENTAL_SPARK_LOG_LEVEL", "ERROR"))
@@ -58,6 +76,47 @@ def local_spark_session(
 def apply_required_conf(session: Any) -> None:
     for key, value in REQUIRED_CONF.items():
         session.conf.set(key, value)
+
+
+def s3a_jars(directory: str | os.PathLike[str] | None = None) -> list[str]:
+    """The S3A connector jars (``GLUE_INCREMENTAL_S3A_JAR_DIR``, default ``<repo>/build/jars``)."""
+    directory = Path(
+        directory
+        or os.environ.get("GLUE_INCREMENTAL_S3A_JAR_DIR")
+        or Path(__file__).resolve().parents[2] / "build" / "jars"
+    )
+    missing = [name for name in S3A_JARS if not (directory / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"S3A jars missing in {directory}: {', '.join(missing)} (run `make setup`)"
+        )
+    return [str(directory / name) for name in S3A_JARS]
+
+
+def s3a_conf(endpoint_url: str, region: str | None = None) -> dict[str, str]:
+    """Hadoop settings for ``s3://`` and ``s3a://`` through S3A against a local S3 endpoint.
+
+    Path-style requests, no TLS, the endpoint's dummy keys; ``s3://`` is mapped to
+    S3A as on Glue 5.1, where S3A is the default S3 connector.
+    """
+    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    return {
+        "spark.hadoop.fs.s3a.endpoint": endpoint_url,
+        "spark.hadoop.fs.s3a.endpoint.region": region or "us-east-1",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.aws.credentials.provider": (
+            "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+        ),
+        "spark.hadoop.fs.s3a.access.key": os.environ.get("AWS_ACCESS_KEY_ID", "test"),
+        "spark.hadoop.fs.s3a.secret.key": os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
+        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        # Failing fast beats Hadoop's default minutes of retries against a local endpoint.
+        "spark.hadoop.fs.s3a.attempts.maximum": "3",
+        "spark.hadoop.fs.s3a.retry.limit": "3",
+        "spark.hadoop.fs.s3a.connection.establish.timeout": "5000",
+        "spark.hadoop.fs.s3a.connection.timeout": "30000",
+    }
 
 
 def _jdbc_jars_from_env() -> list[str]:

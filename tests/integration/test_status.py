@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import textwrap
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from glue_incremental import aws
 from glue_incremental.watermarks import create_table
-from glue_incremental_tools import alarms, deploy, runner, status
+from glue_incremental_tools import deploy, runner, status
 from glue_incremental_tools.cli import main
+
+from tests.harness.alarm_states import wait_for_alarm_state
 
 BUCKET = "gi-test-status"
 TABLE = "glue-watermarks"
@@ -103,7 +104,7 @@ def environment(aws, monkeypatch):
             MetricName="RecordsRead",
             Dimensions=[{"Name": "JobName", "Value": job}],
             Statistic="Maximum",
-            Period=3600,
+            Period=10,  # LocalStack evaluates it every period
             EvaluationPeriods=1,
             Threshold=0,
             ComparisonOperator="LessThanOrEqualToThreshold",
@@ -152,9 +153,8 @@ def test_status_shows_runs_rows_watermarks_alarms_and_pending_upstream(environme
     )
     failed = run("orders_enriched", tmp_path, mode="fail")
     assert failed.state == "FAILED"
-    now = datetime.now(UTC)
-    for job in JOBS.values():
-        alarms.evaluate_on_endpoint(f"{job}-zero-records", now=now + timedelta(minutes=1))
+    assert wait_for_alarm_state(f"{JOBS['customers']}-zero-records", "ALARM", 25) == "ALARM"
+    assert wait_for_alarm_state(f"{JOBS['orders']}-zero-records", "OK", 25) == "OK"
 
     rows = {row.pipeline: row for row in status.environment_status("local")}
 

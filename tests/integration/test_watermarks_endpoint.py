@@ -1,7 +1,7 @@
-"""The watermark store over real HTTP against the session's AWS-compatible endpoint.
+"""The watermark store over real HTTP against DynamoDB Local (AWS's own implementation).
 
 Every test gets a clean endpoint from the ``aws`` fixture (tests/conftest.py),
-which also exports ``AWS_ENDPOINT_URL``; the table is created with the
+which also exports ``AWS_ENDPOINT_URL_DYNAMODB``; the table is created with the
 library's own ``create_table``.
 """
 
@@ -84,30 +84,6 @@ def partition(job: str) -> list[dict]:
 def commit(store: Watermarks, job: str = JOB, run: str | None = None, **values) -> dict:
     store.get_watermark(job)
     return store.add_watermark(store.create_watermark_item(job, run or run_id(), **values))
-
-
-@pytest.fixture
-def linearizable(aws, monkeypatch):
-    """Serialise moto's DynamoDB request handling, as DynamoDB itself does.
-
-    moto applies a TransactWriteItems by checking and writing item by item and
-    rolls back by restoring a copy of the table, so two transactions running in
-    two server threads at once can both pass their conditions or undo each
-    other. The real service (and LocalStack's DynamoDB Local) is serialisable.
-    The moto server runs in this process, so its handler can be wrapped here.
-    """
-    if aws.kind != "moto":
-        return
-    from moto.dynamodb.responses import DynamoHandler
-
-    lock = threading.RLock()
-    original = DynamoHandler.call_action
-
-    def call_action(self):
-        with lock:
-            return original(self)
-
-    monkeypatch.setattr(DynamoHandler, "call_action", call_action)
 
 
 @pytest.fixture
@@ -246,7 +222,7 @@ def test_a_run_that_retries_after_a_conflict_commits_on_the_new_state(store):
 
 
 @pytest.mark.parametrize("racers", [2, 6])
-def test_racing_runs_in_threads_exactly_one_commit_wins_each_round(table, linearizable, racers):
+def test_racing_runs_in_threads_exactly_one_commit_wins_each_round(table, racers):
     rounds = 3
     clients = [new_client() for _ in range(racers)]
     winners = []

@@ -1,14 +1,16 @@
-"""No crash, at any instant, on a local disk or with S3 semantics, loses or duplicates a row.
+"""No crash, at any instant, on a local disk, with S3 semantics or on S3 itself, loses or
+duplicates a row.
 
 The publish is enumerated once with a counting hook; then the run is crashed
 at every step k (every object operation of the publish, and of the recovery
 that follows), and a rerun with *different* new input must equal a full
-refresh computed in pure Python (``tests/harness/reference.py``).
+refresh computed in pure Python (``tests/harness/reference.py``). The ``s3a``
+file system puts the target in LocalStack's S3, written and read by Spark through S3A.
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 from pathlib import Path
 
 import pytest
@@ -20,13 +22,26 @@ from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
-from tests.harness.reference import as_tuples, full_refresh, visible_rows
+from tests.harness.reference import as_tuples, full_refresh
+from tests.harness.targets import LocalTarget, Target
 
 pytestmark = pytest.mark.spark
 
 T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated", "value"]
 JOB = "sweep"
+# A sweep on S3 costs minutes (two Spark runs through S3A per step): by default only the
+# partitioned layout runs there; `make test-deep` (HYPOTHESIS_PROFILE=deep) runs both.
+S3A_LAYOUTS = (
+    ("partitioned", "unpartitioned")
+    if os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+    else ("partitioned",)
+)
+
+
+def skip_slow_s3a_layouts(filesystem: str, layout: str) -> None:
+    if filesystem == "s3a" and layout not in S3A_LAYOUTS:
+        pytest.skip(f"the {layout} sweep on s3a runs under HYPOTHESIS_PROFILE=deep only")
 
 
 def row(key: int, part: str, updated: int, value: str) -> dict:
@@ -47,17 +62,20 @@ def store(aws):
 
 
 class Scenario:
-    """One target, its JSON source and its job state, with a restorable baseline."""
+    """One target, its JSON source (on the local disk) and its job state, with a restorable
+    baseline."""
 
-    def __init__(self, spark, tmp: Path, store: Watermarks, *, partitioned: bool) -> None:
+    def __init__(
+        self, spark, tmp: Path, store: Watermarks, target: Target, *, partitioned: bool
+    ) -> None:
         self.spark, self.tmp, self.store = spark, tmp, store
-        self.source, self.target = tmp / "source", tmp / "target"
+        self.source, self.target = tmp / "source", target
         self.config = LoadConfig(
             source=self.source.as_uri(),
             source_format="json",
             watermark_column="updated",
             primary_key=("id",),
-            target_path=self.target.as_uri(),
+            target_path=target.uri,
             partition_by=("part",) if partitioned else (),
         )
 
@@ -76,26 +94,27 @@ class Scenario:
         )
 
     def save(self, name: str) -> None:
-        shutil.rmtree(self.tmp / name, ignore_errors=True)
-        shutil.copytree(self.target, self.tmp / name)
+        self.target.save(name)
 
     def restore(self, name: str, *, state_after: str) -> None:
-        shutil.rmtree(self.target)
-        shutil.copytree(self.tmp / name, self.target)
+        self.target.restore(name)
         self.store.rewind(JOB, state_after, why="next crash point")
         (self.source / "next.json").unlink(missing_ok=True)
 
     def assert_equals_full_refresh(self, context: str) -> None:
-        seen = as_tuples(visible_rows(self.target, COLUMNS), COLUMNS)
+        seen = as_tuples(self.target.rows(COLUMNS), COLUMNS)
         expected = as_tuples(full_refresh(self.source, ("id",), "updated"), COLUMNS)
         assert len({r[0] for r in seen}) == len(seen), f"{context}: a key is there twice: {seen}"
         assert seen == expected, context
 
 
 def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a_full_refresh(
-    spark, tmp_path, store, filesystem, layout
+    spark, tmp_path, store, filesystem, targets, layout
 ):
-    scenario = Scenario(spark, tmp_path, store, partitioned=layout == "partitioned")
+    skip_slow_s3a_layouts(filesystem, layout)
+    scenario = Scenario(
+        spark, tmp_path, store, targets("target"), partitioned=layout == "partitioned"
+    )
     scenario.land(BASE, T0 - 100)
     scenario.run("jr_1", T0)
     scenario.land(UPDATE, T0 + 10)
@@ -118,9 +137,12 @@ def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a
 
 
 def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
-    spark, tmp_path, store, filesystem, layout
+    spark, tmp_path, store, filesystem, targets, layout
 ):
-    scenario = Scenario(spark, tmp_path, store, partitioned=layout == "partitioned")
+    skip_slow_s3a_layouts(filesystem, layout)
+    scenario = Scenario(
+        spark, tmp_path, store, targets("target"), partitioned=layout == "partitioned"
+    )
     scenario.land(BASE, T0 - 100)
     scenario.run("jr_1", T0)
     scenario.land(UPDATE, T0 + 10)
@@ -144,20 +166,20 @@ def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
 
 
 def test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows(
-    spark, tmp_path, store, filesystem
+    spark, tmp_path, store, targets
 ):
     """What docs/writer-protocol.md promises a reader listing the path during a publish."""
-    scenario = Scenario(spark, tmp_path, store, partitioned=True)
+    scenario = Scenario(spark, tmp_path, store, targets("target"), partitioned=True)
     scenario.land(BASE, T0 - 100)
     scenario.run("jr_1", T0)
-    old = {tuple(r.values()) for r in visible_rows(scenario.target, COLUMNS)}
+    old = {tuple(r.values()) for r in scenario.target.rows(COLUMNS)}
     scenario.land(UPDATE, T0 + 10)
     new = {tuple(r[c] for c in COLUMNS) for r in full_refresh(scenario.source, ("id",), "updated")}
     kept_keys = {r[0] for r in new} & {r[0] for r in old}
     observations = []
 
     def reader(name, _details):
-        seen = {tuple(r[c] for c in COLUMNS) for r in visible_rows(scenario.target, COLUMNS)}
+        seen = {tuple(r[c] for c in COLUMNS) for r in scenario.target.rows(COLUMNS)}
         observations.append((name, seen))
 
     scenario.run("jr_2", T0 + 60, hook=reader)
@@ -172,11 +194,11 @@ def test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_ro
 # -- the issue's reproductions --------------------------------------------------------------------
 
 
-def _upsert(spark, frame, target: Path, run_id: str, partition_by=("p",)):
+def _upsert(spark, frame, target: Target, run_id: str, partition_by=("p",)):
     return writer.upsert(
         spark,
         frame,
-        target.as_uri(),
+        target.uri,
         primary_key=["id"],
         partition_by=list(partition_by),
         order_by="ts",
@@ -190,12 +212,12 @@ def _frame(spark, rows, partitions: int = 1):
     )
 
 
-def _target_rows(target: Path):
-    return as_tuples(visible_rows(target, ["id", "p", "ts", "v"]), ["id", "p", "ts", "v"])
+def _target_rows(target: Target):
+    return as_tuples(target.rows(["id", "p", "ts", "v"]), ["id", "p", "ts", "v"])
 
 
-def test_reproduction_1_recovery_runs_before_the_target_is_read(spark, tmp_path, filesystem):
-    target = tmp_path / "t"
+def test_reproduction_1_recovery_runs_before_the_target_is_read(spark, targets):
+    target = targets("t")
     rows = [(i, "a" if i < 50 else "b", 1, f"x{i}") for i in range(100)]
     _upsert(spark, _frame(spark, rows, 2), target, "r1")
     update = [(7, "a", 2, "changed")]
@@ -206,8 +228,8 @@ def test_reproduction_1_recovery_runs_before_the_target_is_read(spark, tmp_path,
     assert _target_rows(target) == expected
 
 
-def test_reproduction_2_a_key_that_moved_partition_is_there_once(spark, tmp_path, filesystem):
-    target = tmp_path / "t"
+def test_reproduction_2_a_key_that_moved_partition_is_there_once(spark, targets):
+    target = targets("t")
     _upsert(spark, _frame(spark, [(1, "a", 1, "old"), (2, "b", 1, "x")]), target, "r1")
     moved = [(1, "b", 2, "new")]
     with pytest.raises(Crash), hooks.installed(crash_at("publish.delete", times=2)):
@@ -216,13 +238,13 @@ def test_reproduction_2_a_key_that_moved_partition_is_there_once(spark, tmp_path
     assert _target_rows(target) == [(1, "b", 2, "new"), (2, "b", 1, "x")]
 
 
-def test_reproduction_3_an_unpartitioned_target_caught_mid_publish(spark, tmp_path, filesystem):
-    target = tmp_path / "t"
+def test_reproduction_3_an_unpartitioned_target_caught_mid_publish(spark, targets):
+    target = targets("t")
     rows = [(i, "a", 1, f"x{i}") for i in range(100)]
     writer.replace_partitions(
-        spark, _frame(spark, rows, 4), target.as_uri(), partition_by=[], affected=None, run_id="r1"
+        spark, _frame(spark, rows, 4), target.uri, partition_by=[], affected=None, run_id="r1"
     )
-    assert len(list(target.glob("*.parquet"))) == 4
+    assert len(target.data_files()) == 4
     more = [(i, "a", 1, f"y{i}") for i in range(100, 110)]
     with pytest.raises(Crash), hooks.installed(crash_at("publish.delete", times=2)):
         _upsert(spark, _frame(spark, more), target, "r2", partition_by=())
@@ -236,7 +258,7 @@ def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
     from tests.harness.faults import use_filesystem
 
     use_filesystem(monkeypatch, "copy_then_delete")
-    target = tmp_path / "t"
+    target = LocalTarget(tmp_path / "t")
     rows = [(i, "a", 1, f"x{i}") for i in range(200)]
     _upsert(spark, _frame(spark, rows), target, "r1")
     rewritten = [(i, "a", 2, f"u{i}") for i in range(200)]
@@ -289,10 +311,10 @@ def test_reproduction_6_a_run_id_that_leaves_the_staging_prefix_is_refused_befor
 
 
 def test_partition_values_stay_inside_their_directory(spark, tmp_path):
-    target = tmp_path / "lake" / "t"
+    target = LocalTarget(tmp_path / "lake" / "t")
     _upsert(spark, _frame(spark, [(1, "../../escape", 1, "x"), (2, "a/b", 1, "y")]), target, "r1")
     assert not (tmp_path / "escape").exists() and not (tmp_path / "lake" / "escape").exists()
-    assert sorted(p.name for p in target.iterdir() if not p.name.startswith("_")) == [
+    assert sorted(p.name for p in target.path.iterdir() if not p.name.startswith("_")) == [
         "p=..%2F..%2Fescape",
         "p=a%2Fb",
     ]

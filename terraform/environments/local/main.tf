@@ -19,14 +19,19 @@ locals {
         partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
       }
     }
+    # A daily snapshot of the customers, partitioned like the orders: the join is
+    # maintained per partition, so both of its sides carry order_date.
     customers = {
       kind             = "load"
       schedule         = var.load_schedule
       source           = { uri = "${local.data}/raw/customers/", format = "parquet" }
       watermark_column = "updated_at"
-      primary_key      = ["customer_id"]
+      primary_key      = ["customer_id", "order_date"]
       arguments        = { "--lookback" = "0" }
-      target           = { path = "${local.data}/curated/customers/" }
+      target = {
+        path       = "${local.data}/curated/customers/"
+        partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+      }
     }
     orders_enriched = {
       kind = "join"
@@ -69,7 +74,7 @@ module "pipeline" {
   pipelines = local.pipelines
 
   alarms = {
-    schedule_period_seconds         = 3600
+    schedule_period_seconds         = var.alarm_period_seconds
     watermark_lag_threshold_seconds = 7200
   }
 

@@ -13,9 +13,9 @@ provider "aws" {
   endpoints {
     cloudwatch     = var.aws_endpoint_url
     cloudwatchlogs = var.aws_endpoint_url
-    dynamodb       = var.aws_endpoint_url
+    dynamodb       = coalesce(var.dynamodb_endpoint_url, var.aws_endpoint_url)
     events         = var.aws_endpoint_url
-    glue           = var.aws_endpoint_url
+    glue           = coalesce(var.glue_endpoint_url, var.aws_endpoint_url)
     iam            = var.aws_endpoint_url
     kms            = var.aws_endpoint_url
     s3             = var.aws_endpoint_url

@@ -1,11 +1,44 @@
 variable "aws_endpoint_url" {
-  description = "The LocalStack-compatible endpoint every service is sent to (LocalStack, or moto's standalone server in tests)."
+  description = "The LocalStack endpoint: every service but those given their own endpoint below."
   type        = string
   default     = "http://localhost:4566"
 
   validation {
     condition     = can(regex("^https?://[^/\\s]+/?$", var.aws_endpoint_url))
     error_message = "aws_endpoint_url must be an http(s)://host[:port] URL; got \"${var.aws_endpoint_url}\"."
+  }
+}
+
+variable "dynamodb_endpoint_url" {
+  description = "Endpoint for DynamoDB when it is not aws_endpoint_url (DynamoDB Local in tests and the demo); null: aws_endpoint_url."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.dynamodb_endpoint_url == null || can(regex("^https?://[^/\\s]+/?$", var.dynamodb_endpoint_url))
+    error_message = "dynamodb_endpoint_url must be an http(s)://host[:port] URL or null; got \"${coalesce(var.dynamodb_endpoint_url, "null")}\"."
+  }
+}
+
+variable "glue_endpoint_url" {
+  description = "Endpoint for Glue when it is not aws_endpoint_url (LocalStack community has no Glue: moto's server in tests and the demo); null: aws_endpoint_url."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.glue_endpoint_url == null || can(regex("^https?://[^/\\s]+/?$", var.glue_endpoint_url))
+    error_message = "glue_endpoint_url must be an http(s)://host[:port] URL or null; got \"${coalesce(var.glue_endpoint_url, "null")}\"."
+  }
+}
+
+variable "alarm_period_seconds" {
+  description = "Period of the zero-record and staleness alarms. 10 here: LocalStack evaluates an alarm every period, so a zero-record run pages within seconds."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = contains([10, 30], var.alarm_period_seconds) || (var.alarm_period_seconds >= 60 && var.alarm_period_seconds % 60 == 0)
+    error_message = "alarm_period_seconds must be 10, 30 or a multiple of 60; got ${var.alarm_period_seconds}."
   }
 }
 
@@ -56,7 +89,7 @@ variable "load_schedule" {
 }
 
 variable "point_in_time_recovery_enabled" {
-  description = "Continuous backups of the watermarks table (toggle for emulators that cannot serve them)."
+  description = "Continuous backups of the watermarks table (false for DynamoDB Local, which has no UpdateContinuousBackups)."
   type        = bool
   default     = true
 }

@@ -2,11 +2,13 @@ locals {
   # Mirrors glue_incremental.metrics (DIMENSION, RECORDS_NEW, RECORDS_READ,
   # WATERMARK_LAG, METRIC_CONTRACT statistics); tests/terraform/test_terraform.py
   # compares the deployed alarm with the Python constants.
-  dimension        = "JobName"
-  records_new      = "RecordsNew"
-  records_read     = "RecordsRead"
-  watermark_lag    = "WatermarkLagSeconds"
-  missed_window    = var.schedule_period_seconds + var.missed_run_grace_seconds
+  dimension     = "JobName"
+  records_new   = "RecordsNew"
+  records_read  = "RecordsRead"
+  watermark_lag = "WatermarkLagSeconds"
+  # CloudWatch periods above 30 s are whole minutes: a sub-minute schedule rounds up.
+  missed_raw       = var.schedule_period_seconds + var.missed_run_grace_seconds
+  missed_window    = contains([10, 20, 30], local.missed_raw) ? local.missed_raw : ceil(local.missed_raw / 60) * 60
   failure_states   = ["FAILED", "TIMEOUT", "STOPPED", "ERROR"]
   alarm_topic_arns = [var.alarm_topic_arn]
 

@@ -30,12 +30,12 @@ variable "metrics_namespace" {
 }
 
 variable "schedule_period_seconds" {
-  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run."
+  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds."
   type        = number
 
   validation {
-    condition     = var.schedule_period_seconds >= 60 && var.schedule_period_seconds <= 86400 && var.schedule_period_seconds % 60 == 0
-    error_message = "schedule_period_seconds must be a multiple of 60 from 60 to 86400; got ${var.schedule_period_seconds}."
+    condition     = contains([10, 30], var.schedule_period_seconds) || (var.schedule_period_seconds >= 60 && var.schedule_period_seconds <= 86400 && var.schedule_period_seconds % 60 == 0)
+    error_message = "schedule_period_seconds must be 10, 30 (high-resolution alarms) or a multiple of 60 from 60 to 86400; got ${var.schedule_period_seconds}."
   }
 }
 

@@ -1,0 +1,90 @@
+"""Which implementation answers each AWS service in the tests (issue 10).
+
+LocalStack for everything it really offers, DynamoDB Local for DynamoDB, moto's
+server for Glue only. Nothing is patched into any of them, and each is asked
+directly who it is.
+"""
+
+from __future__ import annotations
+
+import localstack_client.session
+import pytest
+from glue_incremental import aws as aws_clients
+from glue_incremental_tools import localendpoint
+
+LOCALSTACK_CALLS = {
+    "s3": lambda client: client.list_buckets(),
+    "sqs": lambda client: client.list_queues(),
+    "sns": lambda client: client.list_topics(),
+    "cloudwatch": lambda client: client.list_metrics(),
+    "events": lambda client: client.list_rules(),
+    "iam": lambda client: client.list_roles(),
+    "sts": lambda client: client.get_caller_identity(),
+    "logs": lambda client: client.describe_log_groups(),
+    "secretsmanager": lambda client: client.list_secrets(),
+    "kms": lambda client: client.list_keys(),
+}
+
+
+@pytest.mark.parametrize("service", sorted(LOCALSTACK_CALLS))
+def test_localstack_answers_for(aws, service):
+    client = aws_clients.client(service)
+    assert client.meta.endpoint_url == aws.localstack_url
+    LOCALSTACK_CALLS[service](client)
+    health = localendpoint.localstack_health(aws.localstack_url)
+    assert health is not None and health["version"].startswith("2026.")
+    # LocalStack marks a service "running" once it has served a request.
+    assert health["services"][service] == "running"
+
+
+def test_dynamodb_is_dynamodb_local(aws):
+    client = aws_clients.client("dynamodb")
+    assert client.meta.endpoint_url == aws.dynamodb_url != aws.localstack_url
+    response = client.list_tables()
+    assert response["ResponseMetadata"]["HTTPHeaders"]["server"].startswith("Jetty")
+    assert aws.implementations()["dynamodb"].startswith("DynamoDB Local")
+    assert localendpoint.localstack_health(aws.localstack_url)["services"]["dynamodb"] == "disabled"
+
+
+def test_glue_is_moto_and_only_glue(aws):
+    client = aws_clients.client("glue")
+    assert client.meta.endpoint_url == aws.glue_url
+    response = client.get_jobs()
+    assert "Werkzeug" in response["ResponseMetadata"]["HTTPHeaders"]["server"]
+    assert aws.implementations()["glue"].startswith("moto ")
+    routed_to_moto = {
+        name
+        for name, value in aws.environment().items()
+        if value == aws.glue_url and name.startswith("AWS_ENDPOINT_URL")
+    }
+    assert routed_to_moto == {"AWS_ENDPOINT_URL_GLUE"}
+
+
+def test_localstack_client_reaches_the_sessions_localstack(aws):
+    sqs = localstack_client.session.Session().client("sqs")
+    url = sqs.create_queue(QueueName="who-answers")["QueueUrl"]
+    assert aws_clients.client("sqs").list_queues()["QueueUrls"] == [url]
+
+
+def test_reset_leaves_every_service_empty(aws):
+    aws_clients.client("s3").create_bucket(Bucket="reset-me")
+    aws_clients.client("s3").put_object(Bucket="reset-me", Key="a/b.json", Body=b"{}")
+    aws_clients.client("cloudwatch").put_metric_data(
+        Namespace="GlueIncremental", MetricData=[{"MetricName": "RecordsRead", "Value": 1.0}]
+    )
+    aws_clients.client("secretsmanager").create_secret(Name="reset-me", SecretString="x")
+    aws_clients.client("dynamodb").create_table(
+        TableName="reset-me",
+        KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    aws_clients.client("glue").create_database(DatabaseInput={"Name": "reset_me"})
+
+    aws.reset()
+
+    assert aws_clients.client("s3").list_buckets()["Buckets"] == []
+    assert aws_clients.client("cloudwatch").list_metrics()["Metrics"] == []
+    assert aws_clients.client("secretsmanager").list_secrets()["SecretList"] == []
+    assert aws_clients.client("dynamodb").list_tables()["TableNames"] == []
+    assert aws_clients.client("glue").get_databases()["DatabaseList"] == []
