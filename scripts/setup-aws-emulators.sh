@@ -15,7 +15,10 @@ LOCALSTACK_VERSION=2026.3.0
 LOCALSTACK_PYTHON="${LOCALSTACK_PYTHON:-}"
 if [ -z "$LOCALSTACK_PYTHON" ]; then
   for candidate in python3.13 "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python"; do
-    if command -v "$candidate" >/dev/null 2>&1; then LOCALSTACK_PYTHON="$candidate"; break; fi
+    # A pyenv shim answers `command -v` even where that version is not selected: run it.
+    if "$candidate" -c 'import sys; assert sys.version_info >= (3, 13)' >/dev/null 2>&1; then
+      LOCALSTACK_PYTHON="$candidate"; break
+    fi
   done
 fi
 ls_stamp=.venv-localstack/.installed-$LOCALSTACK_VERSION
