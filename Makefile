@@ -22,6 +22,7 @@ setup:
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	terraform fmt -check -recursive terraform
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
 	$(VENV)/bin/shellcheck scripts/*.sh

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import reduce
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from glue_incremental.args import (
     ArgumentError,
@@ -156,11 +156,11 @@ def validate_sides(left_df: Any, right_df: Any, spec: JoinSpec) -> JoinLayout:
                     f"appears twice (as {folded[0]!r}; Spark resolves names case-insensitively)",
                 )
             fields[column.name] = column.dataType
-        for kind, columns in (
+        for kind, required in (
             ("partition column", spec.partition_by),
             ("join key", spec.join_keys),
         ):
-            for column in columns:
+            for column in required:
                 if column not in fields:
                     near = [name for name in fields if name.lower() == column.lower()]
                     hint = f" (found {near[0]!r}: names are case-sensitive here)" if near else ""
@@ -788,10 +788,14 @@ def _plan_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
         exists = True
     except file_source.SourceNotFound:
         listing, stats, exists = [], None, False
-    pruned = {
-        _partition_of(_dir_partition(stats.root_uri, uri), columns)
-        for uri in (stats.pruned_directories if stats else ())
-    }
+    pruned = (
+        {
+            _partition_of(_dir_partition(stats.root_uri, uri), columns)
+            for uri in stats.pruned_directories
+        }
+        if stats is not None
+        else set()
+    )
     band = config.lookback.total_seconds() or DEFAULT_BAND_SECONDS
     plan = file_source.plan_from_listing(
         listing,
@@ -805,17 +809,19 @@ def _plan_side(run: Any, config: JoinJobConfig, name: str) -> _Side:
     if upstream is not None:
         unsettled = _unsettled(spark, root, listing, upper_ms, columns)
     declared = None
-    if config.schema(name):
+    schema_text = config.schema(name)
+    if schema_text:
         from pyspark.sql.types import _parse_datatype_string
 
-        declared = _string_partitions(_parse_datatype_string(config.schema(name)), columns)
+        declared = _string_partitions(_parse_datatype_string(schema_text), columns)
     new_rows = None
     if plan.files:
         new_rows = file_source.read_files(
             spark,
             plan.files,
             root_uri=root,
-            source_format=config.format(name),
+            # An Iceberg side never gets here: it is read by snapshot, not by files.
+            source_format=cast(Literal["parquet", "json", "csv"], config.format(name)),
             schema=declared,
             options=_read_options(config.format(name)),
         )

@@ -567,6 +567,7 @@ def _batch_stats(rows: DataFrame, watermark_column: str, cursor_limit: datetime)
         F.sum(column.isNull().cast("int")).alias("nulls"),
         F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
     ).first()
+    assert stats is not None  # a global aggregate always has one row
     return BatchStats(
         rows=int(stats["n"]),
         nulls=int(stats["nulls"] or 0),

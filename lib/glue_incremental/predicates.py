@@ -333,18 +333,18 @@ def _coerce(column: str, value: Any, data_type: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
             raise bad("expected a decimal")
         try:
-            number = Decimal(str(value).strip())
+            decimal = Decimal(str(value).strip())
         except InvalidOperation:
             raise bad("not a decimal") from None
-        if not number.is_finite():
+        if not decimal.is_finite():
             raise bad("not a finite decimal")
         precision, scale = data_type.precision, data_type.scale
-        exponent = number.as_tuple().exponent
+        exponent = decimal.as_tuple().exponent
         if isinstance(exponent, int) and -exponent > scale:
             raise bad(f"more than {scale} decimal places")
-        if abs(number) >= Decimal(10) ** (precision - scale):
+        if abs(decimal) >= Decimal(10) ** (precision - scale):
             raise bad(f"does not fit decimal({precision},{scale})")
-        return number
+        return decimal
     raise bad("unsupported partition column type")
 
 
@@ -391,9 +391,9 @@ def _group(rows: list[tuple], columns: tuple[str, ...], level: int) -> Any:
     for value, child_rows in children.items():
         by_subtree.setdefault(_group(child_rows, columns, level + 1), []).append(value)
     terms = []
-    for subtree, values in by_subtree.items():
-        present = tuple(value for value in values if value is not None)
-        head = _In(column, present, len(present) != len(values))
+    for subtree, subtree_values in by_subtree.items():
+        present = tuple(value for value in subtree_values if value is not None)
+        head = _In(column, present, len(present) != len(subtree_values))
         tail = subtree.parts if isinstance(subtree, _And) else (subtree,)
         terms.append(_And((head, *tail)))
     return terms[0] if len(terms) == 1 else _Or(tuple(terms))
@@ -460,12 +460,12 @@ def to_sql_predicate(
 def _sql(node: Any, escaped: bool, *, top: bool = False) -> str:
     if isinstance(node, _In):
         name = quote_identifier(node.column)
-        values = [sql_string_literal(v, escaped_string_literals=escaped) for v in node.values]
+        literals = [sql_string_literal(v, escaped_string_literals=escaped) for v in node.values]
         terms = []
-        if len(values) == 1:
-            terms.append(f"{name} = {values[0]}")
-        elif values:
-            terms.append(f"{name} IN ({','.join(values)})")
+        if len(literals) == 1:
+            terms.append(f"{name} = {literals[0]}")
+        elif literals:
+            terms.append(f"{name} IN ({','.join(literals)})")
         if node.has_null:
             terms.append(f"{name} IS NULL")
         return terms[0] if len(terms) == 1 else f"({' OR '.join(terms)})"
@@ -594,7 +594,7 @@ def scanned_files(df: Any) -> list[FileScan]:
             return
         if name == "FileSourceScanExec":
             directories = plan.dynamicallySelectedPartitions()
-            files = []
+            files: list[Any] = []
             for i in range(len(directories)):
                 statuses = directories[i].files()
                 files.extend(statuses.apply(j).getPath().toString() for j in range(statuses.size()))

@@ -210,7 +210,7 @@ def recover(fs: ObjectStore, target_uri: str) -> list[Intent]:
 def _complete(fs: ObjectStore, target_uri: str, intent: Intent, *, step: str) -> bool:
     """Roll ``intent`` forward if every new file can be made live, else back. True if forward."""
     stage = stage_data_uri(target_uri, intent.run_id)
-    moved_in = []
+    moved_in: list[FileEntry] = []
     for entry in intent.new_files:
         live, staged = join(target_uri, entry.path), join(stage, entry.path)
         live_size = fs.size(live)

@@ -193,8 +193,8 @@ class GlueJob:
         if spark is not None:
             return cls(args, spark)
         try:
-            from awsglue.context import GlueContext  # type: ignore[import-not-found]
-            from awsglue.job import Job  # type: ignore[import-not-found]
+            from awsglue.context import GlueContext
+            from awsglue.job import Job
             from pyspark.context import SparkContext
         except ImportError:
             from glue_incremental.spark import local_spark_session
@@ -275,7 +275,7 @@ class IncrementalRun:
         self.started_at = self.clock()
         if not self.dry_run:
             self.lease = self.store.acquire_lease(
-                self.state_name, self.run_id, seconds=self.lease_seconds
+                str(self.state_name), self.run_id, seconds=self.lease_seconds
             )
             self.lease.start_heartbeat()
         return self

@@ -486,7 +486,7 @@ class Watermarks:
         committed = []
         for item in items:
             state_item = self._state_item(item, item.expected_version + 1, now)
-            condition = (
+            condition: dict[str, Any] = (
                 {"ConditionExpression": "attribute_not_exists(#sk)"}
                 if item.expected_version == 0
                 else {

@@ -252,7 +252,10 @@ def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -
     try:
         return spark.read.option("basePath", base_uri).parquet(*paths)
     finally:
-        spark.conf.set(conf, previous)
+        if previous is None:
+            spark.conf.unset(conf)
+        else:
+            spark.conf.set(conf, previous)
 
 
 def partition_dir(partition_by: Sequence[str], values: PartitionValues) -> str:
@@ -383,6 +386,7 @@ class HadoopFileSystem:
 
     def __init__(self, spark: SparkSession, uri: str) -> None:
         jvm = spark.sparkContext._jvm
+        assert jvm is not None, "a SparkSession whose JVM is gone"
         self._jvm = jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         self._Path = jvm.org.apache.hadoop.fs.Path

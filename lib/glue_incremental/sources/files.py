@@ -211,19 +211,21 @@ def _validate(bookmark: FileBookmark) -> None:
         raise InvalidBookmarkState(
             "band_start_ms", start, "must be null exactly when high_mark_ms is null"
         )
-    if high is not None and start > high:
+    if high is not None and start is not None and start > high:
         raise InvalidBookmarkState("band_start_ms", start, f"must be <= high_mark_ms ({high})")
     if not isinstance(bookmark.band_fingerprints, tuple):
         raise InvalidBookmarkState(
             "band_fingerprints", bookmark.band_fingerprints, "expected a tuple"
         )
-    for index, value in enumerate(bookmark.band_fingerprints):
+    for index, fingerprint in enumerate(bookmark.band_fingerprints):
         if not (
-            isinstance(value, str) and len(value) == FINGERPRINT_HEX_CHARS and set(value) <= _HEX
+            isinstance(fingerprint, str)
+            and len(fingerprint) == FINGERPRINT_HEX_CHARS
+            and set(fingerprint) <= _HEX
         ):
             raise InvalidBookmarkState(
                 f"band_fingerprints[{index}]",
-                value,
+                fingerprint,
                 f"expected {FINGERPRINT_HEX_CHARS} lowercase hex characters",
             )
     if not isinstance(bookmark.dir_old_counts, tuple):
@@ -361,7 +363,7 @@ def select_files_to_read(
             deferred += 1
         elif high is None or modified > high:
             selected.append(source)  # new (or first run)
-        elif modified <= start:
+        elif start is not None and modified <= start:
             continue  # old: already processed, or late (count_late_files)
         elif source.fingerprint not in band:
             selected.append(source)  # in the band, visible late
