@@ -259,93 +259,136 @@ def validate_partition_values(
     return normalise_partitions(typed, columns)
 
 
+class _Rejected(Exception):
+    """A partition value a column's type cannot hold; ``_coerce`` names the column."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _coerce(column: str, value: Any, data_type: Any) -> Any:
     if value is None:
         return None
     kind = data_type.simpleString()
+    try:
+        return _coercer(kind)(value, kind, data_type)
+    except _Rejected as rejected:
+        raise InvalidPartitionValue(column, value, data_type, rejected.reason) from None
 
-    def bad(reason: str) -> InvalidPartitionValue:
-        return InvalidPartitionValue(column, value, data_type, reason)
 
+def _coercer(kind: str) -> Any:
     if kind == "string" or kind.startswith(("varchar", "char")):
-        if not isinstance(value, str):
-            raise bad("expected a string")
-        return value
+        return _as_string
     if kind in _INT_BITS:
-        if isinstance(value, bool):
-            raise bad("expected an integer")
-        if isinstance(value, str):
-            if not _INT_RE.fullmatch(value.strip()):
-                raise bad("not an integer")
-            value_int = int(value)
-        elif isinstance(value, int):
-            value_int = value
-        else:
-            raise bad("expected an integer")
-        bits = _INT_BITS[kind]
-        if not -(2 ** (bits - 1)) <= value_int < 2 ** (bits - 1):
-            raise bad("out of range")
-        return value_int
-    if kind == "date":
-        if isinstance(value, datetime):
-            raise bad("expected a date, not a datetime")
-        if isinstance(value, date):
-            return value
-        if isinstance(value, str) and _DATE_RE.fullmatch(value):
-            try:
-                return date.fromisoformat(value)
-            except ValueError as error:
-                raise bad(str(error)) from None
-        raise bad("not a valid date (YYYY-MM-DD)")
-    if kind in ("timestamp", "timestamp_ntz"):
-        if isinstance(value, str):
-            try:
-                parsed = datetime.fromisoformat(value)
-            except ValueError:
-                raise bad("not a valid ISO-8601 timestamp") from None
-        elif isinstance(value, datetime):
-            parsed = value
-        else:
-            raise bad("expected a timestamp")
-        if kind == "timestamp":
-            # Sessions run in UTC (glue_incremental.spark): a naive value means UTC.
-            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-        if parsed.tzinfo is not None:
-            raise bad("timestamp_ntz cannot hold a time zone")
-        return parsed
-    if kind == "boolean":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        raise bad("expected true or false")
-    if kind in ("float", "double"):
-        if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
-            raise bad("expected a number")
-        try:
-            number = float(value)
-        except ValueError:
-            raise bad("not a number") from None
-        if not math.isfinite(number):
-            raise bad("NaN and infinity are not partition values")
-        return number
+        return _as_int
     if kind.startswith("decimal"):
-        if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-            raise bad("expected a decimal")
+        return _as_decimal
+    coercers = {
+        "date": _as_date,
+        "timestamp": _as_timestamp,
+        "timestamp_ntz": _as_timestamp,
+        "boolean": _as_boolean,
+        "float": _as_float,
+        "double": _as_float,
+    }
+    return coercers.get(kind, _unsupported)
+
+
+def _unsupported(value: Any, kind: str, data_type: Any) -> Any:
+    raise _Rejected("unsupported partition column type")
+
+
+def _as_string(value: Any, kind: str, data_type: Any) -> str:
+    if not isinstance(value, str):
+        raise _Rejected("expected a string")
+    return value
+
+
+def _as_int(value: Any, kind: str, data_type: Any) -> int:
+    if isinstance(value, bool):
+        raise _Rejected("expected an integer")
+    if isinstance(value, str):
+        if not _INT_RE.fullmatch(value.strip()):
+            raise _Rejected("not an integer")
+        number = int(value)
+    elif isinstance(value, int):
+        number = value
+    else:
+        raise _Rejected("expected an integer")
+    bits = _INT_BITS[kind]
+    if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
+        raise _Rejected("out of range")
+    return number
+
+
+def _as_date(value: Any, kind: str, data_type: Any) -> date:
+    if isinstance(value, datetime):
+        raise _Rejected("expected a date, not a datetime")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and _DATE_RE.fullmatch(value):
         try:
-            decimal = Decimal(str(value).strip())
-        except InvalidOperation:
-            raise bad("not a decimal") from None
-        if not decimal.is_finite():
-            raise bad("not a finite decimal")
-        precision, scale = data_type.precision, data_type.scale
-        exponent = decimal.as_tuple().exponent
-        if isinstance(exponent, int) and -exponent > scale:
-            raise bad(f"more than {scale} decimal places")
-        if abs(decimal) >= Decimal(10) ** (precision - scale):
-            raise bad(f"does not fit decimal({precision},{scale})")
-        return decimal
-    raise bad("unsupported partition column type")
+            return date.fromisoformat(value)
+        except ValueError as error:
+            raise _Rejected(str(error)) from None
+    raise _Rejected("not a valid date (YYYY-MM-DD)")
+
+
+def _as_timestamp(value: Any, kind: str, data_type: Any) -> datetime:
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            raise _Rejected("not a valid ISO-8601 timestamp") from None
+    elif isinstance(value, datetime):
+        parsed = value
+    else:
+        raise _Rejected("expected a timestamp")
+    if kind == "timestamp":
+        # Sessions run in UTC (glue_incremental.spark): a naive value means UTC.
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    if parsed.tzinfo is not None:
+        raise _Rejected("timestamp_ntz cannot hold a time zone")
+    return parsed
+
+
+def _as_boolean(value: Any, kind: str, data_type: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise _Rejected("expected true or false")
+
+
+def _as_float(value: Any, kind: str, data_type: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
+        raise _Rejected("expected a number")
+    try:
+        number = float(value)
+    except ValueError:
+        raise _Rejected("not a number") from None
+    if not math.isfinite(number):
+        raise _Rejected("NaN and infinity are not partition values")
+    return number
+
+
+def _as_decimal(value: Any, kind: str, data_type: Any) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
+        raise _Rejected("expected a decimal")
+    try:
+        decimal = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise _Rejected("not a decimal") from None
+    if not decimal.is_finite():
+        raise _Rejected("not a finite decimal")
+    precision, scale = data_type.precision, data_type.scale
+    exponent = decimal.as_tuple().exponent
+    if isinstance(exponent, int) and -exponent > scale:
+        raise _Rejected(f"more than {scale} decimal places")
+    if abs(decimal) >= Decimal(10) ** (precision - scale):
+        raise _Rejected(f"does not fit decimal({precision},{scale})")
+    return decimal
 
 
 # --------------------------------------------------------------------------- predicate plan
