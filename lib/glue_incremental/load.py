@@ -410,7 +410,7 @@ def _load_rows(
                 )
             new_cursor = _max_cursor(previous_cursor, stats.max_cursor)
             if config.is_jdbc and records_read and target_schema is not None:
-                records_new = _count_new_versions(spark, rows, config, reread_from)
+                records_new = _count_new_versions(spark, rows.drop(*delivery), config, reread_from)
             run.store.check_fits(
                 str(run.state_name), run.run_id, _next_state(new_cursor, run, state_extra)
             )
@@ -494,16 +494,18 @@ def _limit_literal(limit: datetime, data_type: Any) -> Any:
 
 
 def _count_new_versions(spark: Any, rows: DataFrame, config: LoadConfig, reread_from: Any) -> int:
-    """Rows whose version (primary key, watermark) the target does not hold yet.
+    """Rows the target does not hold yet, value for value.
 
-    Compared as strings (the target reads partition columns as strings) and
-    null-safe, so a re-read null-watermark row is not new either. Only target
-    versions at or after ``reread_from`` can match a row of this read.
+    A whole row is compared, not only (primary key, watermark): a row changed
+    in place without its watermark moving (a date or second-precision column)
+    is new. Compared as strings (the target reads partition columns as
+    strings) and null-safe, so a re-read null-watermark row is not new either.
+    Only target rows at or after ``reread_from`` can match a row of this read.
     """
     target = writer.read_target(spark, config.target_path, config.partition_by)
     if target is None:
         return rows.count()
-    version = [*config.primary_key, config.watermark_column]
+    version = list(rows.columns)
     if reread_from is not None:
         watermark = F.col(f"`{config.watermark_column}`")
         target = target.where(
