@@ -48,6 +48,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.digest import state_bytes
 from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.sources.jdbc import redact_url
 
 SourceFormat = Literal["parquet", "json", "csv"]
 NullWatermarkPolicy = Literal["load", "fail"]
@@ -204,6 +205,13 @@ class LoadConfig:
         for name, reason in REFUSED_ARGS.items():
             if args.get(name) is not None:
                 raise ArgumentError(name, f"--{name} is refused: {reason}")
+        source = args.get("source") or ""
+        if source.startswith("jdbc:") and redact_url(source) != source:
+            raise ArgumentError(
+                "source",
+                f"--source carries a password ({redact_url(source)}): "
+                + REFUSED_ARGS["source_password"],
+            )
         return cls(**typed_values(LOAD_OPTIONS, args))
 
 
