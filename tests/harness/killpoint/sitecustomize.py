@@ -2,8 +2,10 @@
 
 import os
 
-if os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_STEP") or os.environ.get(
-    "GLUE_INCREMENTAL_TEST_STEP_LOG"
+if (
+    os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_STEP")
+    or os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_POINT")
+    or os.environ.get("GLUE_INCREMENTAL_TEST_STEP_LOG")
 ):
     from tests.harness.faults import install_kill_from_environment
 
