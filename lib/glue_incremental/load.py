@@ -50,6 +50,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.digest import state_bytes
 from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.watermarks import DEFAULT_SLOT
 
 SourceFormat = Literal["parquet", "json", "csv"]
@@ -257,6 +258,13 @@ class LoadConfig:
         for name, reason in REFUSED_ARGS.items():
             if args.get(name) is not None:
                 raise ArgumentError(name, f"--{name} is refused: {reason}")
+        source = args.get("source") or ""
+        if source.startswith("jdbc:") and redact_url(source) != source:
+            raise ArgumentError(
+                "source",
+                f"--source carries a password ({redact_url(source)}): "
+                + REFUSED_ARGS["source_password"],
+            )
         return cls(**typed_values(LOAD_OPTIONS, args))
 
 
@@ -481,7 +489,11 @@ def _load_rows(
             new_cursor = _max_cursor(previous_cursor, stats.max_cursor)
             if config.is_jdbc and records_read and target_schema is not None:
                 records_new = _count_new_versions(
-                    spark, rows, config, reread_from, _read_target(spark, config, started_from)
+                    spark,
+                    rows.drop(*delivery),
+                    config,
+                    reread_from,
+                    _read_target(spark, config, started_from),
                 )
             state = _next_state(new_cursor, run, state_extra)
             run.store.check_fits(str(run.state_name), run.run_id, state)
@@ -596,16 +608,18 @@ def _read_target(spark: Any, config: LoadConfig, started_from: Any) -> DataFrame
 def _count_new_versions(
     spark: Any, rows: DataFrame, config: LoadConfig, reread_from: Any, target: DataFrame | None
 ) -> int:
-    """Rows whose version (primary key, watermark) the target does not hold yet.
+    """Rows the target does not hold yet, value for value.
 
-    Compared as strings (the target reads partition columns as strings) and
-    null-safe, so a re-read null-watermark row is not new either. Only target
-    versions at or after ``reread_from`` can match a row of this read. For an
-    Iceberg target, the versions are those of the snapshot the run started from.
+    A whole row is compared, not only (primary key, watermark): a row changed
+    in place without its watermark moving (a date or second-precision column)
+    is new. Compared as strings (the target reads partition columns as
+    strings) and null-safe, so a re-read null-watermark row is not new either.
+    Only target rows at or after ``reread_from`` can match a row of this read.
+    For an Iceberg target, the rows are those of the snapshot the run started from.
     """
     if target is None:
         return rows.count()
-    version = [*config.primary_key, config.watermark_column]
+    version = list(rows.columns)
     if reread_from is not None:
         watermark = F.col(f"`{config.watermark_column}`")
         target = target.where(

@@ -158,14 +158,29 @@ def publish(
     run_id: str,
     partitions: Sequence[str],
     *,
+    expected: Sequence[FileEntry] | None = None,
     clock_ms: int | None = None,
 ) -> Intent:
     """Make exactly ``partitions`` of the target hold the files staged by ``run_id``.
 
     Partitions with nothing staged end up empty and are removed. Other
     partitions are never touched. Returns the intent it followed.
+
+    ``expected`` is what the run staged (listed right after writing, before its
+    lease check). If staging no longer holds exactly that, another run has
+    recovered this run's staging (this run lost its lease while stalled): the
+    publish stops with PublishError before the intent, so it can never empty
+    live partitions it did not read.
     """
     new = staged_files(fs, target_uri, run_id, partitions)
+    if expected is not None and sorted(new, key=_by_path) != sorted(expected, key=_by_path):
+        prefix = run_prefix(target_uri, run_id)
+        raise PublishError(
+            prefix,
+            f"run {run_id}: its staged files changed before the publish ({len(expected)} "
+            f"written, {len(new)} found under {prefix}); another run recovered them, so this "
+            "run lost its lease; nothing live was touched",
+        )
     old = live_files(fs, target_uri, partitions)
     clash = {f.path for f in new} & {f.path for f in old}
     if clash:
@@ -183,6 +198,10 @@ def publish(
     fs.write_bytes(join(run_prefix(target_uri, run_id), INTENT_FILE), intent.to_bytes())
     _complete(fs, target_uri, intent, step="publish")
     return intent
+
+
+def _by_path(entry: FileEntry) -> str:
+    return entry.path
 
 
 def recover(fs: ObjectStore, target_uri: str) -> list[Intent]:

@@ -303,9 +303,10 @@ def replace_partitions(
         to_replace = staged | existing
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
+    written_files = publish.staged_files(fs, target_uri, run_id, to_replace)
     if before_publish is not None:
         before_publish()
-    publish.publish(fs, target_uri, run_id, sorted(to_replace))
+    publish.publish(fs, target_uri, run_id, sorted(to_replace), expected=written_files)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)

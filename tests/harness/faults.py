@@ -106,17 +106,21 @@ def install_kill_from_environment() -> None:
     run reaches is written to ``GLUE_INCREMENTAL_TEST_STEP_LOG`` when set.
     """
     step = int(os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_STEP") or 0)
-    point = os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_POINT") or None
+    # ``GLUE_INCREMENTAL_TEST_KILL_AT_POINT=recover.delete#2``: the second time that point is reached.
+    point, _, nth = (os.environ.get("GLUE_INCREMENTAL_TEST_KILL_AT_POINT") or "").partition("#")
+    wanted = int(nth or 1)
     log_path = os.environ.get("GLUE_INCREMENTAL_TEST_STEP_LOG")
     seen = 0
+    reached = 0
 
     def handler(name: str, details: Mapping[str, Any]) -> None:
-        nonlocal seen
+        nonlocal seen, reached
         seen += 1
+        reached += name == point
         if log_path:
             with open(log_path, "a") as log:
                 log.write(f"{seen} {name}\n")
-        if seen == step or name == point:
+        if seen == step or (point and name == point and reached == wanted):
             os.kill(os.getpid(), signal.SIGKILL)
 
     hooks.install(handler)

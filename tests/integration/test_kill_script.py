@@ -84,7 +84,14 @@ class KillBench:
             *("--lease_seconds", str(LEASE_SECONDS)),
         ]
 
-    def spawn(self, run_id: str, *, kill_at_step: int = 0, kill_after: float | None = None):
+    def spawn(
+        self,
+        run_id: str,
+        *,
+        kill_at_step: int = 0,
+        kill_after: float | None = None,
+        kill_at_point: str = "",
+    ):
         """Run the script; returns (return code, seconds). Killed: -9."""
         env = {
             **os.environ,
@@ -92,6 +99,7 @@ class KillBench:
                 [str(ROOT / "tests" / "harness" / "killpoint"), str(ROOT / "lib"), str(ROOT)]
             ),
             "GLUE_INCREMENTAL_TEST_KILL_AT_STEP": str(kill_at_step),
+            "GLUE_INCREMENTAL_TEST_KILL_AT_POINT": kill_at_point,
         }
         started = time.monotonic()
         process = subprocess.Popen(
@@ -166,3 +174,30 @@ def test_sigkill_at_every_step_and_across_the_run_then_a_rerun_equals_a_full_ref
         killed += code == -signal.SIGKILL
         bench.rerun_and_check(f"SIGKILL after {after:.1f}s of {duration:.1f}s", 100 + i)
     assert killed >= steps + TIMED_KILLS // 2
+
+
+@pytest.mark.parametrize(
+    ("first_kill", "recovery_kill"),
+    [
+        ("publish.move#2", "recover.move#1"),
+        pytest.param(
+            "publish.delete#1",
+            "recover.delete#1",
+            marks=pytest.mark.skipif(
+                os.environ.get("HYPOTHESIS_PROFILE") != "deep", reason="make test-deep only"
+            ),
+        ),
+    ],
+)
+def test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges(
+    bench, first_kill, recovery_kill
+):
+    code, _ = bench.spawn("jr_killed_publishing", kill_at_point=first_kill)
+    assert code == -signal.SIGKILL, f"the publish was not killed at {first_kill}: exit {code}"
+    assert list((bench.target / "_staging").glob("*/_intent.json")), "no intent left to recover"
+    time.sleep(LEASE_SECONDS + 0.3)
+
+    code, _ = bench.spawn("jr_killed_recovering", kill_at_point=recovery_kill)
+
+    assert code == -signal.SIGKILL, f"the recovery was not killed at {recovery_kill}: exit {code}"
+    bench.rerun_and_check(f"SIGKILL at {first_kill}, then in recovery at {recovery_kill}", 1)

@@ -304,3 +304,20 @@ def test_a_state_too_large_for_an_item_fails_before_anything_is_written(spark, t
 
     assert not (tmp_path / "target").exists()
     assert store.get_watermark("big") is None
+
+
+@pytest.mark.postgres
+def test_a_same_watermark_update_of_a_reread_row_counts_as_new(
+    spark, postgres, table, tmp_path, store
+):
+    """A row changed in place without its watermark moving (a DATE or second-precision
+    column, a batch stamped with one time) is new data: the zero-record alarm must not page."""
+    config = jdbc_config(postgres, table, tmp_path)
+    upsert(postgres, table, [(1, "a", T0, "before"), (2, "a", T0, "same")])
+    run_once(spark, config, store, state="same", run="r1", at=T0 + timedelta(minutes=1))
+    upsert(postgres, table, [(1, "a", T0, "after, same updated_at")])
+
+    changed = run_once(spark, config, store, state="same", run="r2", at=T0 + timedelta(minutes=2))
+
+    assert changed["records_read"] == 2
+    assert changed["records_new"] == 1

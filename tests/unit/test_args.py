@@ -240,3 +240,19 @@ def test_the_readme_argument_tables_are_generated_from_the_declarations(marker, 
         f"README's {marker} table is out of date: replace the block with "
         "glue_incremental.args.markdown_table([*<JOB>_OPTIONS, *COMMON_OPTIONS])"
     )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "jdbc:postgresql://db/shop?user=a&password=hunter2",
+        "jdbc:mysql://app:hunter2@db/shop",
+        "jdbc:redshift://db:5439/shop;UID=a;PWD=hunter2",
+    ],
+)
+def test_a_password_inside_the_source_url_is_refused_like_source_password(url):
+    base = ["script.py", "--JOB_NAME", "j", "--source", url, "--source_table", "orders"]
+    base += ["--watermark_column", "u", "--primary_key", "id", "--target_path", "file:///t"]
+    with pytest.raises(ArgumentError, match="--source carries a password") as raised:
+        load.LoadConfig.from_args(resolve_options(base, *load.split_options(load.LOAD_OPTIONS)))
+    assert "hunter2" not in str(raised.value)

@@ -21,6 +21,15 @@ from glue_incremental.sources.jdbc import redact_url
             "jdbc:sqlserver://db;user=a;password=tiger;db=x",
             "jdbc:sqlserver://db;user=a;password=***;db=x",
         ),
+        (
+            "jdbc:sqlserver://db;user=a;password={ti;ger};db=x",
+            "jdbc:sqlserver://db;user=a;password=***;db=x",
+        ),
+        (
+            "jdbc:redshift://db:5439/shop;UID=a;PWD=tiger",
+            "jdbc:redshift://db:5439/shop;UID=a;PWD=***",
+        ),
+        ("jdbc:mysql://app:ti@ger@db/shop", "jdbc:mysql://app:***@db/shop"),
     ],
 )
 def test_redact_url_hides_the_password_in_every_url_style(url, shown):

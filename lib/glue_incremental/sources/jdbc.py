@@ -471,11 +471,13 @@ def _load(spark: Any, source: JdbcSource, options: dict[str, str]) -> Any:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with passwords removed: ``//user:pw@``, Oracle's ``user/pw@``, ``password=``."""
-    redacted = re.sub(r"(//[^/@:?;]*:)[^/@]*@", r"\1***@", url)
+    """``url`` with passwords removed: ``//user:pw@``, Oracle's ``user/pw@``, ``password=``
+    (``sslpassword=`` too), ODBC-style ``PWD=``, SQL Server's braced ``password={a;b}``."""
+    # Greedy to the last "@" before the path: a password may itself contain "@".
+    redacted = re.sub(r"(//[^/@:?;]*:)[^/]*@", r"\1***@", url)
     # Oracle thin: jdbc:oracle:thin:user/password@host:1521/service
     redacted = re.sub(r"(?i)^(jdbc:oracle:[a-z0-9]+:)([^/@:]+)/[^@]*@", r"\1\2/***@", redacted)
-    return re.sub(r"(?i)(password=)[^&;)]*", r"\1***", redacted)
+    return re.sub(r"(?i)((?:password|pwd)=)(?:\{[^}]*\}?|[^&;)]*)", r"\1***", redacted)
 
 
 def _java_exception(error: BaseException) -> Any | None:
