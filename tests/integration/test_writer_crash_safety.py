@@ -267,7 +267,7 @@ def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
             writer.replace_partitions(
                 spark,
                 _frame(spark, rewritten, 3),
-                target.as_uri(),
+                target.uri,
                 partition_by=["p"],
                 affected=[("a",)],
                 run_id=f"crash{k}",
