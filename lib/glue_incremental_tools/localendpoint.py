@@ -35,7 +35,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -443,39 +443,56 @@ def _drop_dynamodb_tables(url: str) -> None:
 
 def _drop_localstack_resources(url: str, used: set[str]) -> None:
     """Delete what the tests create, in the services LocalStack reports as started."""
-    if "cloudwatch" in used:
-        cloudwatch = _client("cloudwatch", url)
-        alarms = cloudwatch.describe_alarms(AlarmTypes=["MetricAlarm", "CompositeAlarm"])
-        names = [a["AlarmName"] for a in alarms["MetricAlarms"] + alarms["CompositeAlarms"]]
-        for start in range(0, len(names), 100):
-            cloudwatch.delete_alarms(AlarmNames=names[start : start + 100])
-    if "s3" in used:
-        _drop_buckets(_client("s3", url))
-    if "sqs" in used:
-        sqs = _client("sqs", url)
-        for queue in sqs.list_queues().get("QueueUrls", []):
-            sqs.delete_queue(QueueUrl=queue)
-    if "sns" in used:
-        sns = _client("sns", url)
-        for topic in sns.list_topics().get("Topics", []):
-            sns.delete_topic(TopicArn=topic["TopicArn"])
-    if "events" in used:
-        events = _client("events", url)
-        for rule in events.list_rules().get("Rules", []):
-            targets = events.list_targets_by_rule(Rule=rule["Name"]).get("Targets", [])
-            if targets:
-                events.remove_targets(Rule=rule["Name"], Ids=[t["Id"] for t in targets], Force=True)
-            events.delete_rule(Name=rule["Name"], Force=True)
-    if "secretsmanager" in used:
-        secrets = _client("secretsmanager", url)
-        for secret in secrets.list_secrets(IncludePlannedDeletion=True).get("SecretList", []):
-            secrets.delete_secret(SecretId=secret["ARN"], ForceDeleteWithoutRecovery=True)
-    if "logs" in used:
-        logs = _client("logs", url)
-        for group in logs.describe_log_groups().get("logGroups", []):
-            logs.delete_log_group(logGroupName=group["logGroupName"])
-    if "iam" in used:
-        _drop_roles(_client("iam", url))
+    for service, drop in _DROPPERS.items():
+        if service in used:
+            drop(_client(service, url))
+
+
+def _drop_alarms(cloudwatch: Any) -> None:
+    alarms = cloudwatch.describe_alarms(AlarmTypes=["MetricAlarm", "CompositeAlarm"])
+    names = [a["AlarmName"] for a in alarms["MetricAlarms"] + alarms["CompositeAlarms"]]
+    for start in range(0, len(names), 100):
+        cloudwatch.delete_alarms(AlarmNames=names[start : start + 100])
+
+
+def _drop_queues(sqs: Any) -> None:
+    for queue in sqs.list_queues().get("QueueUrls", []):
+        sqs.delete_queue(QueueUrl=queue)
+
+
+def _drop_topics(sns: Any) -> None:
+    for topic in sns.list_topics().get("Topics", []):
+        sns.delete_topic(TopicArn=topic["TopicArn"])
+
+
+def _drop_rules(events: Any) -> None:
+    for rule in events.list_rules().get("Rules", []):
+        targets = events.list_targets_by_rule(Rule=rule["Name"]).get("Targets", [])
+        if targets:
+            events.remove_targets(Rule=rule["Name"], Ids=[t["Id"] for t in targets], Force=True)
+        events.delete_rule(Name=rule["Name"], Force=True)
+
+
+def _drop_secrets(secrets: Any) -> None:
+    for secret in secrets.list_secrets(IncludePlannedDeletion=True).get("SecretList", []):
+        secrets.delete_secret(SecretId=secret["ARN"], ForceDeleteWithoutRecovery=True)
+
+
+def _drop_log_groups(logs: Any) -> None:
+    for group in logs.describe_log_groups().get("logGroups", []):
+        logs.delete_log_group(logGroupName=group["logGroupName"])
+
+
+def _drop_kms_aliases(kms: Any) -> None:
+    """Aliases name keys uniquely: a later apply of the same environment recreates them.
+
+    Keys themselves cannot be deleted at once (seven days' notice, as in AWS);
+    they are left, unnamed and unused.
+    """
+    for page in kms.get_paginator("list_aliases").paginate():
+        for alias in page.get("Aliases", []):
+            if not alias["AliasName"].startswith("alias/aws/"):
+                kms.delete_alias(AliasName=alias["AliasName"])
 
 
 def _drop_buckets(s3: Any) -> None:
@@ -499,6 +516,20 @@ def _drop_roles(iam: Any) -> None:
         for policy in iam.list_attached_role_policies(RoleName=name).get("AttachedPolicies", []):
             iam.detach_role_policy(RoleName=name, PolicyArn=policy["PolicyArn"])
         iam.delete_role(RoleName=name)
+
+
+# Per service LocalStack started, how to empty it between tests.
+_DROPPERS: dict[str, Callable[[Any], None]] = {
+    "cloudwatch": _drop_alarms,
+    "s3": _drop_buckets,
+    "sqs": _drop_queues,
+    "sns": _drop_topics,
+    "events": _drop_rules,
+    "secretsmanager": _drop_secrets,
+    "logs": _drop_log_groups,
+    "iam": _drop_roles,
+    "kms": _drop_kms_aliases,
+}
 
 
 def _dynamodb_identity(url: str) -> str:

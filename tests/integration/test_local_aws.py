@@ -80,6 +80,8 @@ def test_reset_leaves_every_service_empty(aws):
         BillingMode="PAY_PER_REQUEST",
     )
     aws_clients.client("glue").create_database(DatabaseInput={"Name": "reset_me"})
+    key = aws_clients.client("kms").create_key()["KeyMetadata"]["KeyId"]
+    aws_clients.client("kms").create_alias(AliasName="alias/reset-me", TargetKeyId=key)
 
     aws.reset()
 
@@ -88,3 +90,5 @@ def test_reset_leaves_every_service_empty(aws):
     assert aws_clients.client("secretsmanager").list_secrets()["SecretList"] == []
     assert aws_clients.client("dynamodb").list_tables()["TableNames"] == []
     assert aws_clients.client("glue").get_databases()["DatabaseList"] == []
+    aliases = aws_clients.client("kms").list_aliases()["Aliases"]
+    assert [a["AliasName"] for a in aliases if not a["AliasName"].startswith("alias/aws/")] == []
