@@ -55,6 +55,15 @@ def aws(endpoint):
     return endpoint
 
 
+@pytest.fixture
+def store(aws):
+    """A fresh ``glue-watermarks`` table on the session's DynamoDB Local, and the store on it."""
+    from glue_incremental.watermarks import Watermarks, create_table
+
+    create_table()
+    return Watermarks()
+
+
 @pytest.fixture(scope="session")
 def iceberg_warehouse(tmp_path_factory) -> str:
     """The session's local Hadoop-catalog warehouse (scripts run by tests share it via env)."""

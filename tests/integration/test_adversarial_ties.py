@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.load import LoadConfig
-from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
@@ -13,12 +12,6 @@ pytestmark = pytest.mark.spark
 
 T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated", "value"]
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 @pytest.mark.xfail(

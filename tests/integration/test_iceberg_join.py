@@ -8,7 +8,6 @@ import pytest
 from glue_incremental import iceberg
 from glue_incremental.join import JoinJobConfig, JoinSpec
 from glue_incremental.load import LoadConfig
-from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
@@ -27,12 +26,6 @@ pytestmark = [pytest.mark.spark, requires_iceberg]
 
 def order(key: int, date: str, updated: int) -> dict:
     return {"id": key, "date": date, "updated": updated, "amount": key * 10 + updated}
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 def config_for(tmp: Path, table: str, join_type: str) -> JoinJobConfig:

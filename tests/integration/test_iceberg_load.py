@@ -57,12 +57,6 @@ def config_for(tmp: Path, table: str, **overrides) -> LoadConfig:
     return LoadConfig(**options)
 
 
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
-
-
 def our_snapshots(spark, config):
     return iceberg.snapshots(spark, config.iceberg_target)
 

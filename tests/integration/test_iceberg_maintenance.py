@@ -9,7 +9,7 @@ import pytest
 from glue_incremental import iceberg
 from glue_incremental.iceberg_maintenance import Retention, compact, expire
 from glue_incremental.load import LoadConfig
-from glue_incremental.watermarks import Watermarks, create_table
+from glue_incremental.watermarks import Watermarks
 
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
@@ -18,12 +18,6 @@ pytestmark = [pytest.mark.spark, requires_iceberg]
 
 T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated"]
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 def three_runs(spark, tmp: Path, store: Watermarks, job: str) -> LoadConfig:

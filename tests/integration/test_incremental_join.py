@@ -34,7 +34,7 @@ from glue_incremental.predicates import (
     scanned_files,
 )
 from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
-from glue_incremental.watermarks import Watermarks, create_table
+from glue_incremental.watermarks import Watermarks
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
@@ -51,12 +51,6 @@ OUT_SCHEMA = (
     "date string, id long, left_value string, amount long, right_value string, label string"
 )
 _files = itertools.count()
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 def land(root: Path, partition: str | None, rows: Iterable[Mapping[str, Any]], mtime: float):

@@ -21,7 +21,7 @@ import pytest
 from glue_incremental import writer
 from glue_incremental.join import JoinJobConfig, JoinSpec, UpstreamChanged, run_join
 from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
-from glue_incremental.watermarks import Watermarks, create_table
+from glue_incremental.watermarks import Watermarks
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.faults import Crash, crash_at, on_point
@@ -33,12 +33,6 @@ OUT_SCHEMA = (
     "date string, id long, left_value string, amount long, right_value string, label string"
 )
 UPSTREAM = "payments_load"
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 class Upstream:

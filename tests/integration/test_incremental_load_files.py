@@ -46,12 +46,6 @@ def row(key: int, part: str, updated: int, value: str) -> dict:
     return {"id": key, "part": part, "updated": updated, "value": value}
 
 
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
-
-
 def full_refresh(spark, tmp: Path, deliveries=None):
     """The reference, in pure Python: the latest row per key over everything landed.
 

@@ -23,12 +23,6 @@ COLUMNS = ["id", "part", "updated_at", "value"]
 
 
 @pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
-
-
-@pytest.fixture
 def table(postgres):
     name = f"orders_{uuid.uuid4().hex[:8]}"
     postgres.execute(

@@ -12,17 +12,10 @@ from glue_incremental import aws as aws_clients
 from glue_incremental import load
 from glue_incremental.args import ArgumentError
 from glue_incremental.credentials import CredentialsError
-from glue_incremental.watermarks import Watermarks, create_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.postgres]
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 @pytest.fixture

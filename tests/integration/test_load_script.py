@@ -11,18 +11,11 @@ from pathlib import Path
 import pytest
 from glue_incremental.args import BookmarkOption
 from glue_incremental.load import LoadConfig
-from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_700_000_000.0
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 def test_the_script_runs_locally_unchanged_and_logs_one_summary_line(aws, store, tmp_path):

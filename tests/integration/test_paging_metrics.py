@@ -14,7 +14,7 @@ from glue_incremental import aws as aws_clients
 from glue_incremental import metrics
 from glue_incremental.load import LoadConfig, run_load
 from glue_incremental.runtime import IncrementalRun
-from glue_incremental.watermarks import WatermarkItemTooLarge, Watermarks, create_table
+from glue_incremental.watermarks import WatermarkItemTooLarge
 
 from tests.harness.alarm_states import wait_for_alarm_state
 from tests.harness.loads import FixedClock, write_json_file
@@ -22,12 +22,6 @@ from tests.harness.loads import FixedClock, write_json_file
 pytestmark = pytest.mark.spark
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
 from glue_incremental.load import LoadConfig
 from glue_incremental.runtime import BookmarkControl, IncrementalRun
 from glue_incremental.sources.files import list_source_files
-from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
@@ -34,12 +33,6 @@ S3_EXAMPLES = 2 if settings.default.max_examples < 50 else 20
 S3_SETTINGS = settings(
     max_examples=S3_EXAMPLES, phases=[Phase.explicit, Phase.reuse, Phase.generate]
 )
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 def row(key: int, part: str, updated: int, value: str) -> dict:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.load import LoadConfig
-from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
@@ -17,12 +16,6 @@ pytestmark = pytest.mark.spark
 
 T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated", "value"]
-
-
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
 
 
 def files_config(tmp: Path) -> LoadConfig:

@@ -55,12 +55,6 @@ UPDATE = [row(1, "b", 20, "v1'"), row(3, "b", 20, "v3'"), row(5, "c", 20, "v5")]
 NEXT = [row(2, "c", 30, "v2''"), row(4, "b", 30, "v4''"), row(6, "d", 30, "v6")]
 
 
-@pytest.fixture
-def store(aws):
-    create_table()
-    return Watermarks()
-
-
 class Scenario:
     """One target, its JSON source (on the local disk) and its job state, with a restorable
     baseline."""
