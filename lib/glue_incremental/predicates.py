@@ -12,13 +12,20 @@ grouping: ``docs/partition-predicates.md``.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
+from datetime import date, datetime
+from decimal import Decimal
 from functools import reduce
 from typing import Any
+
+from glue_incremental.partition_values import (
+    InvalidPartitionValue,
+    MissingPartitionColumn,
+    PartitionError,
+    PartitionTypeMismatch,
+    coerce,
+)
 
 __all__ = [
     "DEFAULT_LITERAL_LIMIT",
@@ -51,45 +58,6 @@ DEFAULT_LITERAL_LIMIT = 500
 _SCALAR_TYPES = (str, int, float, Decimal, date, bool)
 _MARKER = "__glue_incremental_keep"
 _KEY = "__glue_incremental_partition"
-
-
-class PartitionError(ValueError):
-    """Base class of this module's errors."""
-
-
-class MissingPartitionColumn(PartitionError):
-    def __init__(self, side: str, column: str, available: Sequence[str]) -> None:
-        self.side, self.column, self.available = side, column, list(available)
-        hint = ""
-        folded = [name for name in available if name.lower() == column.lower()]
-        if folded:
-            hint = f" (did you mean {folded[0]!r}? names are case-sensitive here)"
-        super().__init__(
-            f"{side}: partition column {column!r} is missing{hint}; "
-            f"available columns: {', '.join(map(repr, available)) or 'none'}"
-        )
-
-
-class PartitionTypeMismatch(PartitionError):
-    def __init__(self, column: str, types: dict[str, str]) -> None:
-        self.column, self.types = column, dict(types)
-        sides = ", ".join(f"{side}: {kind}" for side, kind in types.items())
-        super().__init__(
-            f"partition column {column!r} has different types ({sides}); "
-            "cast one side so both agree"
-        )
-
-
-class InvalidPartitionValue(PartitionError):
-    """A partition value that its column's type cannot hold."""
-
-    def __init__(self, column: str, value: Any, type: Any, reason: str = "") -> None:
-        self.column, self.value = column, value
-        self.type = type.simpleString() if hasattr(type, "simpleString") else str(type)
-        detail = f": {reason}" if reason else ""
-        super().__init__(
-            f"invalid partition value {value!r} for column {column!r} of type {self.type}{detail}"
-        )
 
 
 class PredicateTooLarge(PartitionError):
@@ -227,10 +195,6 @@ def partition_counts(
 
 # --------------------------------------------------------------------------- validation
 
-_INT_RE = re.compile(r"[+-]?\d+")
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_INT_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
-
 
 def validate_partition_values(
     partitions: Iterable[Any], columns: Sequence[str], schema: Any
@@ -251,144 +215,12 @@ def validate_partition_values(
             raise MissingPartitionColumn("schema", column, list(fields))
     typed = [
         tuple(
-            _coerce(column, value, fields[column])
+            coerce(column, value, fields[column])
             for column, value in zip(columns, row, strict=True)
         )
         for row in normalise_partitions(partitions, columns)
     ]
     return normalise_partitions(typed, columns)
-
-
-class _Rejected(Exception):
-    """A partition value a column's type cannot hold; ``_coerce`` names the column."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def _coerce(column: str, value: Any, data_type: Any) -> Any:
-    if value is None:
-        return None
-    kind = data_type.simpleString()
-    try:
-        return _coercer(kind)(value, kind, data_type)
-    except _Rejected as rejected:
-        raise InvalidPartitionValue(column, value, data_type, rejected.reason) from None
-
-
-def _coercer(kind: str) -> Any:
-    if kind == "string" or kind.startswith(("varchar", "char")):
-        return _as_string
-    if kind in _INT_BITS:
-        return _as_int
-    if kind.startswith("decimal"):
-        return _as_decimal
-    coercers = {
-        "date": _as_date,
-        "timestamp": _as_timestamp,
-        "timestamp_ntz": _as_timestamp,
-        "boolean": _as_boolean,
-        "float": _as_float,
-        "double": _as_float,
-    }
-    return coercers.get(kind, _unsupported)
-
-
-def _unsupported(value: Any, kind: str, data_type: Any) -> Any:
-    raise _Rejected("unsupported partition column type")
-
-
-def _as_string(value: Any, kind: str, data_type: Any) -> str:
-    if not isinstance(value, str):
-        raise _Rejected("expected a string")
-    return value
-
-
-def _as_int(value: Any, kind: str, data_type: Any) -> int:
-    if isinstance(value, bool):
-        raise _Rejected("expected an integer")
-    if isinstance(value, str):
-        if not _INT_RE.fullmatch(value.strip()):
-            raise _Rejected("not an integer")
-        number = int(value)
-    elif isinstance(value, int):
-        number = value
-    else:
-        raise _Rejected("expected an integer")
-    bits = _INT_BITS[kind]
-    if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
-        raise _Rejected("out of range")
-    return number
-
-
-def _as_date(value: Any, kind: str, data_type: Any) -> date:
-    if isinstance(value, datetime):
-        raise _Rejected("expected a date, not a datetime")
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str) and _DATE_RE.fullmatch(value):
-        try:
-            return date.fromisoformat(value)
-        except ValueError as error:
-            raise _Rejected(str(error)) from None
-    raise _Rejected("not a valid date (YYYY-MM-DD)")
-
-
-def _as_timestamp(value: Any, kind: str, data_type: Any) -> datetime:
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            raise _Rejected("not a valid ISO-8601 timestamp") from None
-    elif isinstance(value, datetime):
-        parsed = value
-    else:
-        raise _Rejected("expected a timestamp")
-    if kind == "timestamp":
-        # Sessions run in UTC (glue_incremental.spark): a naive value means UTC.
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-    if parsed.tzinfo is not None:
-        raise _Rejected("timestamp_ntz cannot hold a time zone")
-    return parsed
-
-
-def _as_boolean(value: Any, kind: str, data_type: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise _Rejected("expected true or false")
-
-
-def _as_float(value: Any, kind: str, data_type: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
-        raise _Rejected("expected a number")
-    try:
-        number = float(value)
-    except ValueError:
-        raise _Rejected("not a number") from None
-    if not math.isfinite(number):
-        raise _Rejected("NaN and infinity are not partition values")
-    return number
-
-
-def _as_decimal(value: Any, kind: str, data_type: Any) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
-        raise _Rejected("expected a decimal")
-    try:
-        decimal = Decimal(str(value).strip())
-    except InvalidOperation:
-        raise _Rejected("not a decimal") from None
-    if not decimal.is_finite():
-        raise _Rejected("not a finite decimal")
-    precision, scale = data_type.precision, data_type.scale
-    exponent = decimal.as_tuple().exponent
-    if isinstance(exponent, int) and -exponent > scale:
-        raise _Rejected(f"more than {scale} decimal places")
-    if abs(decimal) >= Decimal(10) ** (precision - scale):
-        raise _Rejected(f"does not fit decimal({precision},{scale})")
-    return decimal
 
 
 # --------------------------------------------------------------------------- predicate plan
