@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-import types
 import uuid
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import boto3
-import glue_incremental.watermarks as watermarks_module
 import pytest
 from botocore.exceptions import ClientError
 from glue_incremental.encoding import InvalidWatermarkValue
@@ -55,8 +53,8 @@ def table(aws):
 
 
 @pytest.fixture
-def store(table):
-    return Watermarks(table, client=new_client())
+def store(table, clock):
+    return Watermarks(table, client=new_client(), clock=clock.time)
 
 
 class Requests:
@@ -86,24 +84,22 @@ def commit(store: Watermarks, job: str = JOB, run: str | None = None, **values) 
     return store.add_watermark(store.create_watermark_item(job, run or run_id(), **values))
 
 
+class Clock:
+    """The stores' clock, which a test moves (lease expiry is judged on the client's clock)."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def time(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
 @pytest.fixture
-def clock(monkeypatch):
-    """Move the library's clock forward (lease expiry is judged on the client's clock)."""
-
-    class Clock:
-        offset = 0.0
-
-        def time(self) -> float:
-            return time.time() + self.offset
-
-        def advance(self, seconds: float) -> None:
-            self.offset += seconds
-
-    fake = Clock()
-    monkeypatch.setattr(
-        watermarks_module, "time", types.SimpleNamespace(time=fake.time, sleep=time.sleep)
-    )
-    return fake
+def clock() -> Clock:
+    return Clock()
 
 
 # -- seed 000: the playbook's usage, end to end ------------------------------------------------
@@ -321,7 +317,7 @@ def test_the_old_holder_cannot_commit_after_a_takeover(store, clock):
     store.get_watermark(JOB)
     item = store.create_watermark_item(JOB, "jr_old", n=1)
     clock.advance(61)  # the old run stalled past its lease
-    Watermarks(TABLE, client=new_client()).acquire_lease(JOB, "jr_new")
+    Watermarks(TABLE, client=new_client(), clock=clock.time).acquire_lease(JOB, "jr_new")
     before = partition(JOB)
 
     with pytest.raises(LeaseLost, match=r"must not write") as caught:
@@ -336,7 +332,7 @@ def test_lease_check_raises_lease_lost_after_a_takeover(store, clock):
     old = store.acquire_lease(JOB, "jr_old", seconds=60)
     old.check()  # held: no error
     clock.advance(61)
-    Watermarks(TABLE, client=new_client()).acquire_lease(JOB, "jr_new")
+    Watermarks(TABLE, client=new_client(), clock=clock.time).acquire_lease(JOB, "jr_new")
     with pytest.raises(LeaseLost, match=r"now held by 'jr_new'"):
         old.check()
     with pytest.raises(LeaseLost):
