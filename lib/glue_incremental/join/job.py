@@ -34,6 +34,7 @@ from glue_incremental.predicates import (
     validate_partition_values,
 )
 from glue_incremental.runtime import GlueJob, hooks
+from glue_incremental.state import JoinSideState
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 
@@ -102,9 +103,10 @@ def _work(run: Any, config: JoinJobConfig, sides: Mapping[str, Side]) -> _Work:
     if config.partition_types:
         validate_partition_values(touched, columns, declared_types(config.partition_types, columns))
     pending_before = [
-        tuple(values)
+        values
         for side in sides.values()
-        for values in ((side.previous or {}).get("pending_partitions") or [])
+        if side.previous
+        for values in side.previous.pending_partitions
     ]
     candidates = normalise_partitions([*touched, *pending_before], columns)
     affected = [p for p in candidates if not any(p in s.unsettled for s in sides.values())]
@@ -210,24 +212,20 @@ def _side_states(
     sides: Mapping[str, Side],
     pending: Mapping[str, list[Partition]],
     published_at_ms: int,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JoinSideState]:
     """The state each side commits: its bookmark, pending partitions, upstream, publish time."""
-    states: dict[str, dict[str, Any]] = {}
-    for name, side in sides.items():
-        bookmark: dict[str, Any] = (
-            {"iceberg_snapshot_id": side.iceberg_snapshot}
-            if side.fmt == "iceberg"
-            else {"files": side.plan.next_bookmark.to_state()}
+    table = config.iceberg_target.name if config.target_format == "iceberg" else None
+    return {
+        name: JoinSideState(
+            published_at_ms=published_at_ms,
+            pending_partitions=tuple(pending[name]),
+            upstream=side.upstream.state() if side.upstream else None,
+            files=None if side.fmt == "iceberg" else side.plan.next_bookmark,
+            iceberg_snapshot_id=side.iceberg_snapshot,
+            iceberg_table=table,
         )
-        states[name] = {
-            **bookmark,
-            "pending_partitions": [list(p) for p in pending[name]],
-            "upstream": side.upstream.state() if side.upstream else None,
-            "published_at_ms": published_at_ms,
-        }
-        if config.target_format == "iceberg":
-            states[name]["iceberg_table"] = config.iceberg_target.name
-    return states
+        for name, side in sides.items()
+    }
 
 
 def _publish_iceberg(
@@ -235,7 +233,7 @@ def _publish_iceberg(
     config: JoinJobConfig,
     joined: DataFrame,
     work: _Work,
-    states: Mapping[str, Mapping[str, Any]],
+    states: Mapping[str, JoinSideState],
     started_from: int | None,
 ) -> writer.WriteResult:
     """One snapshot replaces every affected partition; it carries both sides' states."""
@@ -253,7 +251,7 @@ def _publish_iceberg(
             state_versions={
                 name: iceberg.started_version(run.store, state_name, name) for name in SIDES
             },
-            watermarks=states,
+            watermarks={name: state.to_state() for name, state in states.items()},
             commits=run.bookmark.commits,
         ),
         guard=run.guard,
@@ -263,19 +261,14 @@ def _publish_iceberg(
 
 
 def _commit(
-    run: Any,
-    sides: Mapping[str, Side],
-    states: Mapping[str, Mapping[str, Any]],
-    *,
-    wrote: bool,
+    run: Any, sides: Mapping[str, Side], states: Mapping[str, JoinSideState], *, wrote: bool
 ) -> None:
     """Commit both sides at once, unless nothing but the publish time would change."""
-    changed = wrote or any(
-        _without(states[name], "published_at_ms") != _without(side.previous, "published_at_ms")
-        for name, side in sides.items()
+    unchanged = all(
+        states[name].same_apart_from_publish_time(side.previous) for name, side in sides.items()
     )
-    if changed:
-        run.commit(states)
+    if wrote or not unchanged:
+        run.commit({name: state.to_state() for name, state in states.items()})
 
 
 def _record(
@@ -297,7 +290,3 @@ def _record(
         partitions_removed=result.partitions_removed,
         **details,
     )
-
-
-def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
-    return {key: value for key, value in (values or {}).items() if key not in keys}

@@ -28,6 +28,7 @@ from glue_incremental.join.spec import (
 )
 from glue_incremental.join.upstream import Upstream, unsettled, upstream_view
 from glue_incremental.sources import files as file_source
+from glue_incremental.state import JoinSideState
 from glue_incremental.writer import partition_dir
 
 
@@ -61,7 +62,7 @@ class Side:
     root: str
     fmt: str
     declared_schema: StructType | None  # partition columns as strings
-    previous: dict[str, Any] | None
+    previous: JoinSideState | None
     band_start_ms: int | None
     exists: bool
     listing: list[file_source.SourceFile]
@@ -91,13 +92,12 @@ def plan_side(run: Any, config: JoinJobConfig, name: str) -> Side:
     if config.format(name) == "iceberg":
         return plan_iceberg_side(run, config, name)
     spark, root, columns = run.spark, config.path(name), config.spec.partition_by
-    previous = run.previous(name)
-    bookmark = file_source.FileBookmark.from_state(previous.get("files") if previous else None)
+    previous = JoinSideState.from_state(run.previous(name))
+    bookmark = (previous.files if previous else None) or file_source.FileBookmark.initial()
     upstream = None
     if name in config.upstream_jobs:
-        upstream = upstream_view(
-            run.store, config.upstream_jobs[name], (previous or {}).get("upstream")
-        )
+        seen = previous.upstream if previous else None
+        upstream = upstream_view(run.store, config.upstream_jobs[name], seen)
     upper_ms = _upper_bound_ms(upstream, run.upper_bound(name))
     listing, stats = _list(spark, root, bookmark.band_start_ms)
     band = config.lookback.total_seconds() or file_source.DEFAULT_BAND_SECONDS
@@ -206,11 +206,11 @@ def plan_iceberg_side(run: Any, config: JoinJobConfig, name: str) -> Side:
     table is read again.
     """
     spark = run.spark
-    previous = run.previous(name)
+    previous = JoinSideState.from_state(run.previous(name))
     target = config.side_target(name)
     current = iceberg.current_snapshot(spark, target)
     end = current.snapshot_id if current else None
-    start = (previous or {}).get("iceberg_snapshot_id")
+    start = previous.iceberg_snapshot_id if previous else None
     new_rows = None
     if end is not None and start != end:
         if start is not None and iceberg.is_ancestor(spark, target, end, start):

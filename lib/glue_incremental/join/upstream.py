@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from glue_incremental import publish, writer
 from glue_incremental.join.spec import Partition, partition_of
 from glue_incremental.sources import files as file_source
+from glue_incremental.state import UpstreamState
 from glue_incremental.watermarks import Watermarks
 
 MAX_UPSTREAM_RUNS_LISTED = 100
@@ -55,16 +56,16 @@ class Upstream:
         """Files modified after this are not committed yet (-1: nothing committed upstream)."""
         return self.published_at_ms if self.published_at_ms is not None else -1
 
-    def state(self) -> dict[str, Any]:
-        return {
-            "job": self.job,
-            "version": self.version,
-            "run_id": self.run_id,
-            "published_at_ms": self.published_at_ms,
-        }
+    def state(self) -> UpstreamState:
+        return UpstreamState(
+            job=self.job,
+            version=self.version,
+            run_id=self.run_id,
+            published_at_ms=self.published_at_ms,
+        )
 
 
-def upstream_view(store: Watermarks, job: str, seen: Mapping[str, Any] | None) -> Upstream:
+def upstream_view(store: Watermarks, job: str, seen: UpstreamState | None) -> Upstream:
     """The upstream job's latest committed state and the runs committed since ``seen``."""
     slots = store.slots(job)
     slot = "default" if "default" in slots else (sorted(slots)[0] if slots else None)
@@ -84,7 +85,7 @@ def upstream_view(store: Watermarks, job: str, seen: Mapping[str, Any] | None) -
             f"upstream job {job!r} (slot {slot!r}) committed no integer 'published_at_ms' "
             "in its state: it is not a job of this platform, or too old to be an upstream"
         )
-    since = seen.get("version") if isinstance(seen, Mapping) and seen.get("job") == job else None
+    since = seen["version"] if seen is not None and seen["job"] == job else None
     current = state["version"] if state else chosen["version"]
     consumed = _runs_between(store.iter_history(job, slot), since, current)
     return Upstream(job, slot, current, chosen["job_run_id"], published, consumed)
