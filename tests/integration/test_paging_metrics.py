@@ -5,7 +5,6 @@ Every figure is read back from the metrics the run published to the endpoint.
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,6 +16,7 @@ from glue_incremental.runtime import IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge
 
 from tests.harness.alarm_states import wait_for_alarm_state
+from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, write_json_file
 
 pytestmark = pytest.mark.spark
@@ -26,39 +26,8 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def table(postgres):
-    name = f"paging_{uuid.uuid4().hex[:8]}"
-    postgres.execute(
-        f"create table {name} (id bigint primary key, part text not null, "
-        "updated_at timestamptz, value text)"
-    )
-    yield name
-    postgres.execute(f"drop table {name}")
-
-
-def upsert(postgres, table, rows):
-    postgres.execute(
-        f"insert into {table} (id, part, updated_at, value) values (%s, %s, %s, %s) "
-        "on conflict (id) do update set part = excluded.part, updated_at = excluded.updated_at, "
-        "value = excluded.value",
-        rows,
-        many=True,
-    )
-
-
-def jdbc_config(postgres, table, tmp_path, **overrides) -> LoadConfig:
-    options = {
-        "source": postgres.jdbc_url,
-        "source_table": table,
-        "source_user": postgres.user,
-        "source_password": postgres.password,
-        "watermark_column": "updated_at",
-        "primary_key": ("id",),
-        "target_path": (tmp_path / "target").as_uri(),
-        "partition_by": ("part",),
-        "lookback": timedelta(minutes=30),
-    }
-    options.update(overrides)
-    return LoadConfig(**options)
+    with orders_table(postgres, prefix="paging") as name:
+        yield name
 
 
 def run_once(spark, config, store, *, state: str, run: str, at: datetime, **options) -> dict:

@@ -33,6 +33,8 @@ from glue_incremental.watermarks import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.harness.watermarks import Requests, same
+
 TABLE = "glue-watermarks"
 JOB = "orders_incremental"
 
@@ -55,17 +57,6 @@ def table(aws):
 @pytest.fixture
 def store(table, clock):
     return Watermarks(table, client=new_client(), clock=clock.time)
-
-
-class Requests:
-    """Counts the DynamoDB requests a client sends (a botocore event hook)."""
-
-    def __init__(self, client) -> None:
-        self.operations: list[str] = []
-        client.meta.events.register("before-send.dynamodb.*", self._seen)
-
-    def _seen(self, event_name: str, **_kwargs) -> None:
-        self.operations.append(event_name.rsplit(".", 1)[-1])
 
 
 def partition(job: str) -> list[dict]:
@@ -398,23 +389,6 @@ values = st.recursive(
     ),
     max_leaves=8,
 )
-
-
-def same(a: object, b: object) -> bool:
-    """Equal and of the same type; floats bit for bit, Decimals with exponent, datetimes UTC."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a.hex() == b.hex()  # type: ignore[union-attr]
-    if isinstance(a, Decimal):
-        return a.as_tuple() == b.as_tuple()  # type: ignore[union-attr]
-    if isinstance(a, datetime):
-        return a == b and b.tzinfo == UTC  # type: ignore[union-attr]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))  # type: ignore[arg-type]
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)  # type: ignore[union-attr]
-    return a == b
 
 
 @given(stored=st.dictionaries(top_names, values, min_size=1, max_size=4))
