@@ -14,6 +14,7 @@ from datetime import timedelta
 from glue_incremental.args import (
     ArgumentError,
     Option,
+    check_target,
     choice,
     parse_duration,
     parse_optional_path,
@@ -166,19 +167,9 @@ class JoinJobConfig:
         self._check_partition_types()
 
     def _check_target(self) -> None:
-        if self.target_format not in TARGET_FORMATS:
-            raise ArgumentError(
-                "target_format",
-                f"--target_format {self.target_format!r} is not one of {', '.join(TARGET_FORMATS)}",
-            )
+        check_target(self.target_format, self.target_table, self.target_path, TARGET_FORMATS)
         if self.target_format == "iceberg":
-            if not self.target_table:
-                raise ArgumentError(
-                    "target_table", "--target_format iceberg needs --target_table database.table"
-                )
             self.iceberg_target  # noqa: B018 (validates the name now, before any run)
-        elif not self.target_path:
-            raise ArgumentError("target_path", "--target_path is required for a Parquet target")
         if self.target_path and self.target_path.rstrip("/") in (
             self.left_path.rstrip("/"),
             self.right_path.rstrip("/"),

@@ -33,7 +33,7 @@ from glue_incremental.predicates import (
     partition_counts,
     validate_partition_values,
 )
-from glue_incremental.runtime import GlueJob, hooks
+from glue_incremental.runtime import GlueJob, IncrementalRun, hooks
 from glue_incremental.state import JoinSideState
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
     return run.summary
 
 
-def run_join(run: Any, config: JoinJobConfig) -> None:
+def run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
     """One run of the incremental join inside ``run`` (an entered ``IncrementalRun``).
 
     A publish of the Parquet output that a crashed run left half done is
@@ -67,7 +67,7 @@ def run_join(run: Any, config: JoinJobConfig) -> None:
         spark.conf.set(_TYPE_INFERENCE, before)
 
 
-def _recover_target(run: Any, config: JoinJobConfig) -> None:
+def _recover_target(run: IncrementalRun, config: JoinJobConfig) -> None:
     if run.dry_run:
         return
     if config.target_format != "iceberg":
@@ -94,7 +94,7 @@ class _Work:
         return sum(sum(c.values()) for c in self.counts.values())
 
 
-def _work(run: Any, config: JoinJobConfig, sides: Mapping[str, Side]) -> _Work:
+def _work(run: IncrementalRun, config: JoinJobConfig, sides: Mapping[str, Side]) -> _Work:
     """Touched partitions plus those left pending, minus those an upstream has not settled."""
     columns = config.spec.partition_by
     new = {name: side.new_rows for name, side in sides.items() if side.new_rows is not None}
@@ -129,7 +129,7 @@ def _details(sides: Mapping[str, Side], work: _Work) -> dict[str, Any]:
     }
 
 
-def _run_join(run: Any, config: JoinJobConfig) -> None:
+def _run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
     spark = run.spark
     to_iceberg = config.target_format == "iceberg"
     started_from = iceberg.current_snapshot(spark, config.iceberg_target) if to_iceberg else None
@@ -179,7 +179,7 @@ def _join_affected(
 
 
 def _replace_parquet(
-    run: Any, config: JoinJobConfig, joined: DataFrame, work: _Work
+    run: IncrementalRun, config: JoinJobConfig, joined: DataFrame, work: _Work
 ) -> writer.WriteResult:
     return writer.replace_partitions(
         run.spark,
@@ -229,7 +229,7 @@ def _side_states(
 
 
 def _publish_iceberg(
-    run: Any,
+    run: IncrementalRun,
     config: JoinJobConfig,
     joined: DataFrame,
     work: _Work,
@@ -261,7 +261,11 @@ def _publish_iceberg(
 
 
 def _commit(
-    run: Any, sides: Mapping[str, Side], states: Mapping[str, JoinSideState], *, wrote: bool
+    run: IncrementalRun,
+    sides: Mapping[str, Side],
+    states: Mapping[str, JoinSideState],
+    *,
+    wrote: bool,
 ) -> None:
     """Commit both sides at once, unless nothing but the publish time would change."""
     unchanged = all(
@@ -272,7 +276,7 @@ def _commit(
 
 
 def _record(
-    run: Any,
+    run: IncrementalRun,
     sides: Mapping[str, Side],
     work: _Work,
     result: writer.WriteResult,

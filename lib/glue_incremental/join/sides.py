@@ -27,6 +27,7 @@ from glue_incremental.join.spec import (
     string_partitions,
 )
 from glue_incremental.join.upstream import Upstream, unsettled, upstream_view
+from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import files as file_source
 from glue_incremental.state import JoinSideState
 from glue_incremental.writer import partition_dir
@@ -87,7 +88,7 @@ class Side:
         return {partition_of(f, columns) for f in self.listing} | self.pruned_partitions
 
 
-def plan_side(run: Any, config: JoinJobConfig, name: str) -> Side:
+def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
     """Plan ``name``'s read: list, plan with its bookmark, read the new files (lazily)."""
     if config.format(name) == "iceberg":
         return plan_iceberg_side(run, config, name)
@@ -196,7 +197,7 @@ def _read_new(
     return partition_strings(rows, config.spec.partition_by)
 
 
-def plan_iceberg_side(run: Any, config: JoinJobConfig, name: str) -> Side:
+def plan_iceberg_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
     """An Iceberg side: the rows that changed since the snapshot this side last consumed.
 
     Only committed snapshots exist, so no upstream rule is needed. First run: the whole
