@@ -30,6 +30,17 @@ def table(postgres):
         yield name
 
 
+def json_files_config(tmp_path) -> LoadConfig:
+    """A load of the JSON files under ``tmp_path/source`` into ``tmp_path/target``."""
+    return LoadConfig(
+        source=(tmp_path / "source").as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=(tmp_path / "target").as_uri(),
+    )
+
+
 def run_once(spark, config, store, *, state: str, run: str, at: datetime, **options) -> dict:
     """One run whose metrics carry the dimension ``JobName=<state>-<run>`` (one run each)."""
     context = IncrementalRun(
@@ -104,13 +115,7 @@ def test_a_jdbc_run_with_no_change_publishes_zero_new_records_despite_rereads(
 def test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_pages(
     spark, tmp_path, store
 ):
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     write_json_file(tmp_path / "source", [{"id": 1, "updated": 10}], mtime=T0.timestamp() - 100)
     run_once(spark, config, store, state="files", run="r1", at=T0)
     assert published("files-r1", metrics.RECORDS_NEW) == [1.0]
@@ -195,13 +200,7 @@ def test_a_metric_publish_failure_after_the_commit_keeps_the_run_succeeded(
         return real_put(**request)
 
     monkeypatch.setattr(cloudwatch, "put_metric_data", denied_in_the_job_namespace)
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     write_json_file(tmp_path / "source", [{"id": 1, "updated": 10}], mtime=T0.timestamp() - 100)
 
     summary = run_once(
@@ -223,13 +222,7 @@ def test_a_metric_publish_failure_after_the_commit_keeps_the_run_succeeded(
 def test_the_summary_carries_a_digest_of_the_file_state_and_its_size_is_published(
     spark, tmp_path, store
 ):
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     for number in range(5):
         write_json_file(
             tmp_path / "source" / f"day={number}",
@@ -251,13 +244,7 @@ def test_the_summary_carries_a_digest_of_the_file_state_and_its_size_is_publishe
 
 
 def test_a_state_too_large_for_an_item_fails_before_anything_is_written(spark, tmp_path, store):
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     write_json_file(
         tmp_path / "source", [{"id": 1, "updated": "x" * 420_000}], mtime=T0.timestamp() - 100
     )
