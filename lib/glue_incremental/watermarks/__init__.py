@@ -21,7 +21,7 @@ from glue_incremental.watermarks.errors import (
     WatermarkTableMissing,
     WatermarkTableSchemaMismatch,
 )
-from glue_incremental.watermarks.items import ChangeKind, HistoryPage, WatermarkItem
+from glue_incremental.watermarks.items import ChangeKind, CommittedState, HistoryPage, WatermarkItem
 from glue_incremental.watermarks.keys import (
     DEFAULT_SLOT,
     DEFAULT_TABLE,
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_ITEM_BYTES",
     "RANGE_KEY",
     "ChangeKind",
+    "CommittedState",
     "HistoryPage",
     "InvalidWatermarkValue",
     "Lease",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from glue_incremental.encoding import decode, encode
 from glue_incremental.watermarks.errors import WatermarkItemTooLarge
@@ -48,9 +48,28 @@ class WatermarkItem:
         }
 
 
+class CommittedState(TypedDict):
+    """A committed state as read back: ``watermarks`` None is a reset.
+
+    Notes given with a manual change (``who``, ``why``, ``rewound_to_run``...) are
+    flattened into it.
+    """
+
+    job_name: str
+    slot: str
+    job_run_id: str
+    version: int
+    committed_at: str
+    kind: ChangeKind
+    watermarks: dict[str, Any] | None
+    who: NotRequired[str]
+    why: NotRequired[str]
+    rewound_to_run: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class HistoryPage:
-    items: list[dict[str, Any]]
+    items: list[CommittedState]
     next_token: str | None
 
 
@@ -78,18 +97,19 @@ def state_attributes(item: WatermarkItem, version: int, committed_at: str) -> di
     return attributes
 
 
-def state_from_item(raw: Mapping[str, Any]) -> dict[str, Any]:
+def state_from_item(raw: Mapping[str, Any]) -> CommittedState:
     """A stored ``STATE#`` or ``HIST#`` item as the dict readers get (notes flattened)."""
-    state = {
-        "job_name": raw[HASH_KEY]["S"],
-        "slot": raw.get("slot", {}).get("S", DEFAULT_SLOT),
-        "job_run_id": raw["job_run_id"]["S"],
-        "version": int(raw["version"]["N"]),
-        "committed_at": raw["committed_at"]["S"],
-        "kind": raw.get("kind", {}).get("S", "run"),
-        "watermarks": decode(raw["watermarks"]["S"]),
-    }
+    state = CommittedState(
+        job_name=raw[HASH_KEY]["S"],
+        slot=raw.get("slot", {}).get("S", DEFAULT_SLOT),
+        job_run_id=raw["job_run_id"]["S"],
+        version=int(raw["version"]["N"]),
+        committed_at=raw["committed_at"]["S"],
+        kind=raw.get("kind", {}).get("S", "run"),
+        watermarks=decode(raw["watermarks"]["S"]),
+    )
+    notes = cast(dict[str, Any], state)  # any note a manual change carried
     for name, value in raw.items():
         if name.startswith("note_"):
-            state[name[5:]] = value["S"]
+            notes[name[5:]] = value["S"]
     return state

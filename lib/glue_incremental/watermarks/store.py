@@ -33,6 +33,7 @@ from glue_incremental.watermarks.errors import (
 )
 from glue_incremental.watermarks.items import (
     ChangeKind,
+    CommittedState,
     HistoryPage,
     WatermarkItem,
     state_attributes,
@@ -101,7 +102,7 @@ class Watermarks:
 
     # -- reading -------------------------------------------------------------------------
 
-    def get_watermark(self, job_name: str, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+    def get_watermark(self, job_name: str, slot: str = DEFAULT_SLOT) -> CommittedState | None:
         """The most recently committed state of ``job_name``, or None.
 
         None on the first run and after ``reset``. One consistent ``GetItem``.
@@ -113,7 +114,7 @@ class Watermarks:
             return None
         return state
 
-    def current_state(self, job_name: str, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+    def current_state(self, job_name: str, slot: str = DEFAULT_SLOT) -> CommittedState | None:
         """Like ``get_watermark`` but also returns a reset state (``watermarks`` None)."""
         check_names(job_name, slot)
         raw = self._get(job_name, state_key(slot))
@@ -127,7 +128,7 @@ class Watermarks:
 
     def state_after_run(
         self, job_name: str, run_id: str, slot: str = DEFAULT_SLOT
-    ) -> dict[str, Any]:
+    ) -> CommittedState:
         """The values that run ``run_id`` committed (for replays and rewinds)."""
         check_names(job_name, slot)
         pointer = self._get(job_name, run_key(slot, run_id))
@@ -164,7 +165,7 @@ class Watermarks:
         last = response.get("LastEvaluatedKey")
         return HistoryPage(items, last[RANGE_KEY]["S"] if last else None)
 
-    def iter_history(self, job_name: str, slot: str = DEFAULT_SLOT) -> Iterable[dict[str, Any]]:
+    def iter_history(self, job_name: str, slot: str = DEFAULT_SLOT) -> Iterable[CommittedState]:
         token = None
         while True:
             page = self.history(job_name, slot, limit=100, next_token=token)
@@ -226,7 +227,7 @@ class Watermarks:
         encode(values)
         state_attributes(WatermarkItem(job_name, job_run_id, values, slot), 1, self.now_iso())
 
-    def add_watermark(self, item: WatermarkItem, *, lease: Lease | None = None) -> dict[str, Any]:
+    def add_watermark(self, item: WatermarkItem, *, lease: Lease | None = None) -> CommittedState:
         """Commit ``item`` if no other commit happened since it was read.
 
         Raises WatermarkConflict (nothing written) when another run committed
@@ -236,7 +237,7 @@ class Watermarks:
 
     def commit_many(
         self, items: Sequence[WatermarkItem], *, lease: Lease | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[CommittedState]:
         """Commit several states (slots or jobs) in one transaction: all or nothing."""
         if not items:
             raise ValueError("commit_many needs at least one item")
@@ -317,7 +318,7 @@ class Watermarks:
         who: str | None = None,
         why: str = "",
         note: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CommittedState:
         """Make the state after ``run_id`` current again (recorded as a new version).
 
         ``note`` adds attributes to the history entry (an output rollback, for example).
@@ -341,7 +342,7 @@ class Watermarks:
         who: str | None = None,
         why: str = "",
         **attrs: Any,
-    ) -> dict[str, Any]:
+    ) -> CommittedState:
         """Set values directly (skip-ahead, precise backfills), merged onto the current ones.
 
         Recorded in history as a manual change with who and why; Glue's own
@@ -350,7 +351,7 @@ class Watermarks:
         if not attrs:
             raise ValueError("set needs at least one attribute, e.g. last_modified=...")
         current = self.current_state(job_name, slot)
-        values = {**((current or {}).get("watermarks") or {}), **attrs}
+        values = {**((current["watermarks"] if current else None) or {}), **attrs}
         return self._manual_change(job_name, slot, values, "set", who, why, expected=current)
 
     def _manual_change(
@@ -362,8 +363,8 @@ class Watermarks:
         who: str | None,
         why: str,
         extra: Mapping[str, str] | None = None,
-        expected: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+        expected: CommittedState | None = None,
+    ) -> CommittedState:
         current = expected if expected is not None else self.current_state(job_name, slot)
         if current is None and kind != "set":
             raise UnknownJob(job_name, slot)
