@@ -8,16 +8,11 @@ tests (``aws`` fixture), never the processes themselves.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.harness.endpoint import running_local_aws, use_dummy_credentials  # noqa: E402
+from tests.harness.endpoint import running_local_aws, use_dummy_credentials
 
 use_dummy_credentials()
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")

@@ -1,22 +1,10 @@
 """How watermark values are stored: versioned, lossless JSON.
 
-The whole ``watermarks`` mapping is kept in one DynamoDB string attribute as
-``{"v": 1, "values": {...}}``. JSON (not DynamoDB numbers) is used so that
-floats round-trip exactly (Python's float repr is exact; DynamoDB's Decimal
-context is not), and types JSON lacks are tagged:
-
-- ``datetime``: ``{"$datetime": "2024-05-01T12:00:00.123456+00:00"}``, always
-  timezone-aware, normalised to UTC, microseconds kept (a truncated cursor
-  re-reads rows every run). Naive datetimes are rejected: which zone they mean
-  is a guess, and a wrong guess silently skips or repeats hours of data.
-- ``date``: ``{"$date": "2024-05-01"}``; ``Decimal``: ``{"$decimal": "1.10"}``
-  (exponent and trailing zeros kept).
-- Tuples are rejected: JSON brings them back as lists, so a cursor compared
-  against its own stored value would change type between runs.
-- NaN and infinities are rejected: they compare false with everything.
-
-Version 1 is the only encoding so far; ``decode`` dispatches on ``v`` so a
-later version can be added without breaking state already stored.
+The whole ``watermarks`` mapping is one DynamoDB string ``{"v": 1, "values": {...}}``.
+Floats round-trip bit for bit; ``datetime`` (aware, normalised to UTC, microseconds
+kept), ``date`` and ``Decimal`` (exponent kept) are tagged. Naive datetimes, tuples,
+NaN and infinities are rejected with ``InvalidWatermarkValue`` before anything is
+written. ``decode`` dispatches on ``v``. Design: ``docs/watermarks-and-leases.md``.
 """
 
 from __future__ import annotations

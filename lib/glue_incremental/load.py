@@ -51,6 +51,7 @@ from glue_incremental.args import (
 from glue_incremental.digest import state_bytes
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources.jdbc import redact_url
+from glue_incremental.state import LoadStateDict, LoadStateExtra
 from glue_incremental.watermarks import DEFAULT_SLOT
 
 SourceFormat = Literal["parquet", "json", "csv"]
@@ -442,7 +443,7 @@ def _load_rows(
     *,
     delivery: Sequence[str] = (),
     previous_cursor: Any,
-    state_extra: dict[str, Any],
+    state_extra: LoadStateExtra,
     details: dict[str, Any],
     late_files: int = 0,
     file_high_mark_ms: int | None = None,
@@ -467,7 +468,7 @@ def _load_rows(
         started_from = None
     records_read = nulls = future = 0
     records_new: int | None = None
-    snapshot_state: dict[str, Any] | None = None
+    snapshot_state: LoadStateDict | None = None
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
@@ -544,7 +545,7 @@ def _load_rows(
     )
 
 
-def _next_state(cursor: Any, run: IncrementalRun, state_extra: dict[str, Any]) -> dict[str, Any]:
+def _next_state(cursor: Any, run: IncrementalRun, state_extra: LoadStateExtra) -> LoadStateDict:
     return {"cursor": cursor, "published_at_ms": int(run.clock() * 1000), **state_extra}
 
 
@@ -695,7 +696,7 @@ def _write_iceberg(
     return writer.WriteResult(result.records_written)
 
 
-def _maintain(run: IncrementalRun, config: LoadConfig, state: dict[str, Any]) -> None:
+def _maintain(run: IncrementalRun, config: LoadConfig, state: LoadStateDict) -> None:
     """Optional compaction and snapshot expiry, after the commit and under the run's lease."""
     target = config.iceberg_target
     if config.iceberg_compact:

@@ -1,28 +1,12 @@
 """The run context every Glue script uses: it owns the order that makes loads safe.
 
-1. Take the job's lease (a second run of the same job stops here, before it
-   reads anything).
-2. Read the committed state (``previous``), honouring ``--job-bookmark-option``:
-
-   ============================  ===========================  ==================
-   option                        starts from                  commits
-   ============================  ===========================  ==================
-   ``job-bookmark-enable``       the latest committed state   yes
-   ``job-bookmark-disable``      nothing (full reload)        no
-   ``job-bookmark-pause``        latest, or ``--job-bookmark-from`` run's state,  no
-                                 up to ``--job-bookmark-to`` run's state
-   ============================  ===========================  ==================
-
-3. The job reads only new data and writes its output durably (the writer calls
-   ``guard`` before publishing: a run whose lease was taken over stops there).
-4. ``commit`` moves the watermark: conditionally, fenced by the lease token,
-   all slots in one transaction. A failure anywhere before it leaves the
-   watermark where it was, and a rerun repairs the output.
-5. On the way out, metrics are published (also when the run read nothing: the
-   zero-record alarm depends on a 0) and one JSON summary line is logged.
-
-On AWS Glue (``awsglue`` importable) the GlueContext's session is used and
-``Job.init``/``Job.commit`` are called; elsewhere a local SparkSession.
+Take the job's lease, read the committed state (honouring ``--job-bookmark-option``),
+let the job write its output durably (``guard`` before publishing), then ``commit``
+all slots in one transaction fenced by the lease; metrics and one JSON summary line
+on the way out, also when nothing was read. A failure before the commit leaves the
+watermark where it was. ``hooks`` names the steps where tests inject crashes.
+On Glue the GlueContext's session is used; elsewhere a local SparkSession.
+Design: ``docs/watermarks-and-leases.md`` (the order of a run).
 """
 
 from __future__ import annotations

@@ -1,39 +1,13 @@
 """Deploy the Glue scripts and the library to an environment's bucket, then verify its jobs.
 
 ``python -m glue_incremental deploy --env ENV [--dry-run]`` (``make deploy ENV=...``):
-
-1. Compile every script in ``glue_scripts/`` and every library module
-   (``py_compile``). One that does not compile stops the deploy before
-   anything is uploaded.
-2. Build the library ONCE into ``glue_incremental.zip`` for Glue's
-   ``--extra-py-files``: every ``lib/glue_incremental/**.py`` in sorted order with
-   fixed timestamps and permissions, so the same sources give the same bytes
-   and the same checksum.
-3. Upload each file under a content-addressed key, ``lib/<sha256[:16]>/glue_incremental.zip``
-   and ``scripts/<sha256[:16]>/<name>.py``. A key that already holds that content
-   (HEAD: ``x-amz-meta-sha256``) is not uploaded again.
-4. Point the stable aliases the Glue jobs run at, ``lib/current/glue_incremental.zip``
-   and ``scripts/current/<name>.py``, at the new content (server-side copy, skipped
-   when the alias already holds it).
-5. Write the manifest (every file's name, sha256, key, alias and version) as
-   ``manifests/<version>.json`` and then ``manifests/current.json`` - LAST, so a
-   deploy that stopped half-way never looks current. It is printed.
-6. Verify the environment: every job's ``Command.ScriptLocation`` and the
-   ``glue_incremental.zip`` in ``DefaultArguments["--extra-py-files"]`` must be
-   objects whose content matches the manifest. A mismatch exits non-zero
-   naming the job.
-
-Why aliases: Terraform owns the jobs and points them at the alias keys
-(``artifact_version = "current"`` in ``modules/incremental_pipeline``), so a
-deploy changes no job definition and the next ``terraform plan`` stays clean.
-The content-addressed keys keep every version for rollback and audit; the
-manifest says which one each alias holds, and verification proves it.
-
-The environment's bucket and jobs come from ``terraform output -json`` of
-``terraform/environments/<env>`` (outputs ``scripts_bucket_name`` and
-``job_names``); ``--bucket`` and ``--jobs a,b`` override them (then Terraform
-is not needed). Terraform honours ``TF_DATA_DIR`` as usual, which is how the
-demo points it at its own state under ``.demo/``.
+compile everything (nothing is uploaded if one file fails), build the library zip
+reproducibly, upload each file under a content-addressed key, point the stable
+``current`` aliases the jobs run at, write the manifest LAST, then verify that every
+job's script and ``--extra-py-files`` match it (non-zero exit naming the job if not).
+Terraform owns the jobs and points them at the aliases, so a deploy changes no job
+definition. Bucket and jobs come from ``terraform output -json`` of the environment
+(``--bucket``/``--jobs`` override). Design: ``docs/local-tools.md``.
 """
 
 from __future__ import annotations

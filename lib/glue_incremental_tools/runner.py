@@ -1,35 +1,13 @@
 """Run a deployed Glue job locally, the way Glue runs it.
 
-``python -m glue_incremental run JOB_NAME [--arguments '{"--k": "v"}']``:
-
-1. Read the job definition from the Glue API of the endpoint (``GetJob``):
-   ``Command.ScriptLocation``, ``DefaultArguments``, ``NonOverridableArguments``,
-   ``Timeout``.
-2. Start a job run there (``StartJobRun``), so the run id is Glue's.
-3. Download the script and every ``--extra-py-files`` entry from S3 into a
-   temporary directory, and run the script in a subprocess with this Python,
-   ``PYTHONPATH`` = the downloaded files only: the DEPLOYED library runs, not
-   the working tree. The working directory is the temporary one.
-4. argv as Glue passes it: ``--JOB_NAME``, ``--JOB_RUN_ID``, then the job's
-   ``DefaultArguments``, overlaid by the run's ``--arguments``, overlaid by
-   ``NonOverridableArguments`` (a run cannot change those; a warning says so).
-5. Record the final state: ``SUCCEEDED`` (exit 0), ``FAILED`` (any other exit)
-   or ``TIMEOUT`` (the job's ``Timeout`` minutes passed).
-6. Emit the ``Glue Job State Change`` event Glue emits, to EventBridge on the
-   endpoint (source ``aws.glue``, detail ``jobName``, ``jobRunId``, ``state``,
-   ``severity``, ``message``), so rules on failed runs page like in AWS.
-
-Where the state is kept: Glue has no API to set a run's state (Glue sets it),
-and moto reports every run ``SUCCEEDED`` whatever happened. The authoritative
-record is therefore written next to the job's script, in the job's bucket:
-``s3://<bucket>/runs/<job>/<run_id>.json`` (Glue's ``JobRun`` fields:
-``Id``, ``JobName``, ``JobRunState``, ``Arguments``, ``ErrorMessage``,
-``StartedOn``, ``CompletedOn``, ``ExecutionTime``, plus ``ExitCode`` and the
-run's ``Summary`` line) with the full log at ``.../<run_id>.log``.
-``get_run_record(job, run_id)`` reads it.
-
-Local data: Spark has no S3 connector offline, so local runs read and write
-``file://`` paths; pass them with ``--arguments`` (the demo does).
+``python -m glue_incremental run JOB_NAME [--arguments '{"--k": "v"}']`` reads the job
+from the Glue API (``GetJob``), starts a run there (the run id is Glue's), downloads the
+script and ``--extra-py-files`` so the DEPLOYED library runs, passes argv as Glue does
+(defaults, then the run's arguments, then non-overridable ones), and records SUCCEEDED,
+FAILED or TIMEOUT with a ``Glue Job State Change`` event to EventBridge. The
+authoritative run record (moto reports every run SUCCEEDED) is written beside the
+script: ``s3://<bucket>/runs/<job>/<run_id>.json`` and ``.log``; ``get_run_record``
+reads it. Design: ``docs/local-tools.md``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """``python -m glue_incremental status --env ENV``: every pipeline of an environment, one row each.
 
-What a platform engineer opens first in the morning. The pipelines come from
-the environment's Terraform outputs (``pipelines``: job, state name, kind,
-upstreams, alarms); everything else is read live:
-
-* last run state and time: the Glue API (``GetJobRuns``), overridden by the
-  local runner's authoritative run record where one exists (the local
-  endpoint reports every run SUCCEEDED);
-* rows read / written and watermark lag: the last run's summary where the
-  local runner recorded one, else the latest datapoint of the run metrics the
-  job publishes (``RecordsRead``, ``RecordsWritten``, ``WatermarkLagSeconds``)
-  within the last ``--since`` hours;
-* watermark: the committed state in the watermarks table (cursor, else the
-  file high mark; for a join the older of its two sides) and its version;
-* alarms: ``DescribeAlarms`` of the pipeline's alarms, worst first;
-* pending upstream: for a join, the partitions it deferred because an upstream
-  was still writing them, and how many commits each upstream made that the
-  join has not consumed yet.
-
-Nothing is written. ``--json`` prints the rows as a JSON list.
+Pipelines come from the environment's Terraform outputs; the rest is read live: last
+run state (the Glue API, or the local runner's run record), rows read and written and
+watermark lag (the run summary or the run metrics), the committed watermark and its
+version, alarm states worst first, and for a join the partitions deferred for an
+upstream and the upstream commits not consumed yet. Nothing is written; ``--json``
+prints the rows as a JSON list. Design: ``docs/local-tools.md``.
 """
 
 from __future__ import annotations

@@ -27,58 +27,9 @@ from typing import Any
 from glue_incremental.predicates import affected_partitions, to_sql_predicate
 
 from tests.benchmarks.common import Context, SparkJobs, Timer
+from tests.harness.collect_loop import collect_loop_predicates
 
 COLUMNS = ["partition1", "partition2"]
-
-
-def seed_001_predicates(table1_new_df: Any, table2_new_df: Any) -> tuple[str, str, set]:
-    """Seed 001's step 2, faithfully (see the module docstring for the two fixed slips).
-
-    Returns both predicate strings and the partitions the loop visited.
-    """
-    table1_partition1 = table1_new_df.select("partition1").distinct().collect()
-    table1_partition1 = [x[0] for x in table1_partition1]
-
-    table2_partition1 = table2_new_df.select("partition1").distinct().collect()
-    table2_partition1 = [x[0] for x in table2_partition1]
-
-    partition1 = list(set(table1_partition1).union(set(table2_partition1)))
-
-    visited = set()
-    table1_predicate = ""
-    table2_predicate = ""
-    for p1 in partition1:
-        table1_partition2 = (
-            table1_new_df.where(table1_new_df["partition1"] == p1)
-            .select("partition2")
-            .distinct()
-            .collect()
-        )
-        table1_partition2 = [x[0] for x in table1_partition2]
-
-        table2_partition2 = (
-            table2_new_df.where(table2_new_df["partition1"] == p1)
-            .select("partition2")
-            .distinct()
-            .collect()
-        )
-        table2_partition2 = [x[0] for x in table2_partition2]
-
-        partition2 = list(set(table1_partition2).union(set(table2_partition2)))
-
-        table1_query = ""
-        table2_query = ""
-        for p2 in partition2:
-            table1_query += f"(partition1=='{p1}' and partition2=='{p2}') or "
-            table2_query += f"(partition1=='{p1}' and partition2=='{p2}') or "
-            visited.add((p1, p2))
-
-        table1_predicate += table1_query
-        table2_predicate += table2_query
-
-    table1_predicate = table1_predicate[:-4]
-    table2_predicate = table2_predicate[:-4]
-    return table1_predicate, table2_predicate, visited
 
 
 def _tables(ctx: Context, partitions: int) -> tuple[Any, Any]:
@@ -107,7 +58,7 @@ def _tables(ctx: Context, partitions: int) -> tuple[Any, Any]:
 def bench_partitions(ctx: Context, partitions: int) -> dict[str, Any]:
     table1, table2 = _tables(ctx, partitions)
     with SparkJobs(ctx.spark, "seed001") as seed_jobs, Timer() as seed_timer:
-        seed_t1, _, seed_visited = seed_001_predicates(table1, table2)
+        seed_t1, _, seed_visited = collect_loop_predicates(table1, table2, as_written=False)
     with SparkJobs(ctx.spark, "ours") as our_jobs, Timer() as our_timer:
         found = affected_partitions(table1, table2, columns=COLUMNS)
         predicate = to_sql_predicate(found, COLUMNS, max_length=None)

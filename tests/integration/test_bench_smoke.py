@@ -28,12 +28,22 @@ def results(spark, postgres, endpoint, tmp_path_factory):
     return output, json.loads((output / "results.json").read_text())
 
 
+def points(data: dict, section: str) -> list[dict]:
+    """The section's measured points; a section that measured nothing fails here."""
+    found = data["sections"][section]["points"]
+    assert found, f"section {section} has no points"
+    return found
+
+
 def test_every_section_reports(results):
     output, data = results
     assert set(data["sections"]) == set(SECTIONS)
-    for name, section in data["sections"].items():
-        expected = {"ok", "pending"} if name == "join" else {"ok"}
-        assert section["status"] in expected, (name, section.get("traceback"))
+    failed = {
+        name: section.get("traceback")
+        for name, section in data["sections"].items()
+        if section["status"] != "ok"
+    }
+    assert failed == {}
     readme = (output / "README.md").read_text()
     for title in (
         "File ingestion",
@@ -49,35 +59,37 @@ def test_every_section_reports(results):
 
 def test_incremental_file_runs_read_exactly_the_new_files(results):
     _, data = results
-    for point in data["sections"]["file_ingestion"]["points"]:
-        for run in point["incremental"]["ours"]:
-            assert run["files_read"] == point["delta_files"]
-            assert run["source_bytes_read"] < point["history_bytes"]
-        for run in point["incremental"]["available_now"]:
-            assert run["files_read"] == point["delta_files"]
+    for point in points(data, "file_ingestion"):
+        ours, available_now = point["incremental"]["ours"], point["incremental"]["available_now"]
+        assert ours and available_now
+        assert [run["files_read"] for run in ours + available_now] == [point["delta_files"]] * (
+            len(ours) + len(available_now)
+        )
+        assert max(run["source_bytes_read"] for run in ours) < point["history_bytes"]
         assert point["row_check_ok"], point["row_check"]
 
 
 def test_jdbc_runs_read_the_changed_rows_plus_the_lookback_window(results):
     _, data = results
-    for point in data["sections"]["jdbc"]["points"]:
-        for run in point["incremental"]:
-            assert run["records_read"] == run["expected_rows"]
-            assert run["changed_rows"] <= run["records_read"] < run["table_rows"]
+    runs = [run for point in points(data, "jdbc") for run in point["incremental"]]
+    assert runs
+    assert [run["records_read"] for run in runs] == [run["expected_rows"] for run in runs]
+    assert all(run["changed_rows"] <= run["records_read"] < run["table_rows"] for run in runs)
 
 
 def test_one_request_per_watermark_read_and_commit(results):
     _, data = results
-    for point in data["sections"]["watermarks"]["points"]:
+    for point in points(data, "watermarks"):
         assert point["get_watermark"]["requests_per_call"] == [1]
         assert point["commit"]["requests_per_call"] == [1]
 
 
 def test_predicate_jobs_do_not_grow_with_partitions(results):
     _, data = results
-    points = data["sections"]["predicates"]["points"]
-    assert len({point["ours"]["spark_jobs"] for point in points}) == 1
-    assert all(point["same_partitions"] for point in points)
+    measured = points(data, "predicates")
+    assert len(measured) >= 2  # "does not grow" needs two sizes
+    assert len({point["ours"]["spark_jobs"] for point in measured}) == 1
+    assert all(point["same_partitions"] for point in measured)
 
 
 def test_structural_targets_are_met(results):

@@ -6,13 +6,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.load import LoadConfig, SchemaError
+from glue_incremental.load import SchemaError
 from glue_incremental.sources.jdbc import SourceUnavailable
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
+from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.postgres import statements_since
 
@@ -24,39 +25,8 @@ COLUMNS = ["id", "part", "updated_at", "value"]
 
 @pytest.fixture
 def table(postgres):
-    name = f"orders_{uuid.uuid4().hex[:8]}"
-    postgres.execute(
-        f"create table {name} (id bigint primary key, part text not null, "
-        "updated_at timestamptz, value text)"
-    )
-    yield name
-    postgres.execute(f"drop table {name}")
-
-
-def upsert(postgres, table, rows):
-    postgres.execute(
-        f"insert into {table} (id, part, updated_at, value) values (%s, %s, %s, %s) "
-        "on conflict (id) do update set part = excluded.part, updated_at = excluded.updated_at, "
-        "value = excluded.value",
-        rows,
-        many=True,
-    )
-
-
-def config_for(postgres, table, tmp_path, **overrides) -> LoadConfig:
-    options = {
-        "source": postgres.jdbc_url,
-        "source_table": table,
-        "source_user": postgres.user,
-        "source_password": postgres.password,
-        "watermark_column": "updated_at",
-        "primary_key": ("id",),
-        "target_path": (tmp_path / "target").as_uri(),
-        "partition_by": ("part",),
-        "lookback": timedelta(minutes=30),
-    }
-    options.update(overrides)
-    return LoadConfig(**options)
+    with orders_table(postgres, prefix="orders") as name:
+        yield name
 
 
 def full_refresh(spark, postgres, table):
@@ -68,7 +38,7 @@ def full_refresh(spark, postgres, table):
 def test_incremental_run_pushes_the_watermark_predicate_down_to_the_database(
     spark, postgres, table, tmp_path, store
 ):
-    config = config_for(postgres, table, tmp_path)
+    config = jdbc_config(postgres, table, tmp_path)
     upsert(postgres, table, [(1, "a", T0, "x")])
     run_load_at(
         spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
@@ -95,7 +65,7 @@ def test_incremental_run_pushes_the_watermark_predicate_down_to_the_database(
 def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_lost(
     spark, postgres, table, tmp_path, store
 ):
-    config = config_for(postgres, table, tmp_path)
+    config = jdbc_config(postgres, table, tmp_path)
     upsert(postgres, table, [(1, "a", T0, "x"), (2, "b", T0 - timedelta(hours=1), "y")])
     run_load_at(
         spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
@@ -128,7 +98,7 @@ def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_l
 
 
 def test_the_cursor_keeps_microseconds(spark, postgres, table, tmp_path, store):
-    config = config_for(postgres, table, tmp_path, lookback=timedelta(0))
+    config = jdbc_config(postgres, table, tmp_path, lookback=timedelta(0))
     moment = T0 + timedelta(microseconds=123456)
     upsert(postgres, table, [(1, "a", moment, "x")])
 
@@ -142,7 +112,7 @@ def test_the_cursor_keeps_microseconds(spark, postgres, table, tmp_path, store):
 def test_a_missing_key_column_fails_before_reading_with_its_name(
     spark, postgres, table, tmp_path, store
 ):
-    config = config_for(postgres, table, tmp_path, primary_key=("order_id",))
+    config = jdbc_config(postgres, table, tmp_path, primary_key=("order_id",))
 
     with pytest.raises(SchemaError, match="order_id"):
         run_load_at(
@@ -158,7 +128,7 @@ def test_a_missing_key_column_fails_before_reading_with_its_name(
 
 
 def test_bad_credentials_give_one_clear_error(spark, postgres, table, tmp_path, store):
-    config = config_for(postgres, table, tmp_path, source_password="wrong")
+    config = jdbc_config(postgres, table, tmp_path, source_password="wrong")
 
     with pytest.raises(SourceUnavailable) as raised:
         run_load_at(
@@ -200,7 +170,7 @@ def test_property_jdbc_incremental_runs_equal_a_full_refresh(
         f"create table {table} (id bigint primary key, part text, updated_at timestamptz, value text)"
     )
     tmp = tmp_path_factory.mktemp("jdbc")
-    config = config_for(postgres, table, tmp)
+    config = jdbc_config(postgres, table, tmp)
     now = T0
     try:
         for number, batch in enumerate(batches, start=1):

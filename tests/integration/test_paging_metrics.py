@@ -5,7 +5,6 @@ Every figure is read back from the metrics the run published to the endpoint.
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,6 +16,7 @@ from glue_incremental.runtime import IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge
 
 from tests.harness.alarm_states import wait_for_alarm_state
+from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, write_json_file
 
 pytestmark = pytest.mark.spark
@@ -26,39 +26,19 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def table(postgres):
-    name = f"paging_{uuid.uuid4().hex[:8]}"
-    postgres.execute(
-        f"create table {name} (id bigint primary key, part text not null, "
-        "updated_at timestamptz, value text)"
+    with orders_table(postgres, prefix="paging") as name:
+        yield name
+
+
+def json_files_config(tmp_path) -> LoadConfig:
+    """A load of the JSON files under ``tmp_path/source`` into ``tmp_path/target``."""
+    return LoadConfig(
+        source=(tmp_path / "source").as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=(tmp_path / "target").as_uri(),
     )
-    yield name
-    postgres.execute(f"drop table {name}")
-
-
-def upsert(postgres, table, rows):
-    postgres.execute(
-        f"insert into {table} (id, part, updated_at, value) values (%s, %s, %s, %s) "
-        "on conflict (id) do update set part = excluded.part, updated_at = excluded.updated_at, "
-        "value = excluded.value",
-        rows,
-        many=True,
-    )
-
-
-def jdbc_config(postgres, table, tmp_path, **overrides) -> LoadConfig:
-    options = {
-        "source": postgres.jdbc_url,
-        "source_table": table,
-        "source_user": postgres.user,
-        "source_password": postgres.password,
-        "watermark_column": "updated_at",
-        "primary_key": ("id",),
-        "target_path": (tmp_path / "target").as_uri(),
-        "partition_by": ("part",),
-        "lookback": timedelta(minutes=30),
-    }
-    options.update(overrides)
-    return LoadConfig(**options)
 
 
 def run_once(spark, config, store, *, state: str, run: str, at: datetime, **options) -> dict:
@@ -135,13 +115,7 @@ def test_a_jdbc_run_with_no_change_publishes_zero_new_records_despite_rereads(
 def test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_pages(
     spark, tmp_path, store
 ):
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     write_json_file(tmp_path / "source", [{"id": 1, "updated": 10}], mtime=T0.timestamp() - 100)
     run_once(spark, config, store, state="files", run="r1", at=T0)
     assert published("files-r1", metrics.RECORDS_NEW) == [1.0]
@@ -226,13 +200,7 @@ def test_a_metric_publish_failure_after_the_commit_keeps_the_run_succeeded(
         return real_put(**request)
 
     monkeypatch.setattr(cloudwatch, "put_metric_data", denied_in_the_job_namespace)
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     write_json_file(tmp_path / "source", [{"id": 1, "updated": 10}], mtime=T0.timestamp() - 100)
 
     summary = run_once(
@@ -254,13 +222,7 @@ def test_a_metric_publish_failure_after_the_commit_keeps_the_run_succeeded(
 def test_the_summary_carries_a_digest_of_the_file_state_and_its_size_is_published(
     spark, tmp_path, store
 ):
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     for number in range(5):
         write_json_file(
             tmp_path / "source" / f"day={number}",
@@ -282,13 +244,7 @@ def test_the_summary_carries_a_digest_of_the_file_state_and_its_size_is_publishe
 
 
 def test_a_state_too_large_for_an_item_fails_before_anything_is_written(spark, tmp_path, store):
-    config = LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
+    config = json_files_config(tmp_path)
     write_json_file(
         tmp_path / "source", [{"id": 1, "updated": "x" * 420_000}], mtime=T0.timestamp() - 100
     )

@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-import types
 import uuid
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import boto3
-import glue_incremental.watermarks as watermarks_module
 import pytest
 from botocore.exceptions import ClientError
 from glue_incremental.encoding import InvalidWatermarkValue
@@ -34,6 +32,8 @@ from glue_incremental.watermarks import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+
+from tests.harness.watermarks import Requests, same
 
 TABLE = "glue-watermarks"
 JOB = "orders_incremental"
@@ -55,19 +55,8 @@ def table(aws):
 
 
 @pytest.fixture
-def store(table):
-    return Watermarks(table, client=new_client())
-
-
-class Requests:
-    """Counts the DynamoDB requests a client sends (a botocore event hook)."""
-
-    def __init__(self, client) -> None:
-        self.operations: list[str] = []
-        client.meta.events.register("before-send.dynamodb.*", self._seen)
-
-    def _seen(self, event_name: str, **_kwargs) -> None:
-        self.operations.append(event_name.rsplit(".", 1)[-1])
+def store(table, clock):
+    return Watermarks(table, client=new_client(), clock=clock.time)
 
 
 def partition(job: str) -> list[dict]:
@@ -86,24 +75,22 @@ def commit(store: Watermarks, job: str = JOB, run: str | None = None, **values) 
     return store.add_watermark(store.create_watermark_item(job, run or run_id(), **values))
 
 
+class Clock:
+    """The stores' clock, which a test moves (lease expiry is judged on the client's clock)."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def time(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
 @pytest.fixture
-def clock(monkeypatch):
-    """Move the library's clock forward (lease expiry is judged on the client's clock)."""
-
-    class Clock:
-        offset = 0.0
-
-        def time(self) -> float:
-            return time.time() + self.offset
-
-        def advance(self, seconds: float) -> None:
-            self.offset += seconds
-
-    fake = Clock()
-    monkeypatch.setattr(
-        watermarks_module, "time", types.SimpleNamespace(time=fake.time, sleep=time.sleep)
-    )
-    return fake
+def clock() -> Clock:
+    return Clock()
 
 
 # -- seed 000: the playbook's usage, end to end ------------------------------------------------
@@ -321,7 +308,7 @@ def test_the_old_holder_cannot_commit_after_a_takeover(store, clock):
     store.get_watermark(JOB)
     item = store.create_watermark_item(JOB, "jr_old", n=1)
     clock.advance(61)  # the old run stalled past its lease
-    Watermarks(TABLE, client=new_client()).acquire_lease(JOB, "jr_new")
+    Watermarks(TABLE, client=new_client(), clock=clock.time).acquire_lease(JOB, "jr_new")
     before = partition(JOB)
 
     with pytest.raises(LeaseLost, match=r"must not write") as caught:
@@ -336,7 +323,7 @@ def test_lease_check_raises_lease_lost_after_a_takeover(store, clock):
     old = store.acquire_lease(JOB, "jr_old", seconds=60)
     old.check()  # held: no error
     clock.advance(61)
-    Watermarks(TABLE, client=new_client()).acquire_lease(JOB, "jr_new")
+    Watermarks(TABLE, client=new_client(), clock=clock.time).acquire_lease(JOB, "jr_new")
     with pytest.raises(LeaseLost, match=r"now held by 'jr_new'"):
         old.check()
     with pytest.raises(LeaseLost):
@@ -402,23 +389,6 @@ values = st.recursive(
     ),
     max_leaves=8,
 )
-
-
-def same(a: object, b: object) -> bool:
-    """Equal and of the same type; floats bit for bit, Decimals with exponent, datetimes UTC."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a.hex() == b.hex()  # type: ignore[union-attr]
-    if isinstance(a, Decimal):
-        return a.as_tuple() == b.as_tuple()  # type: ignore[union-attr]
-    if isinstance(a, datetime):
-        return a == b and b.tzinfo == UTC  # type: ignore[union-attr]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))  # type: ignore[arg-type]
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)  # type: ignore[union-attr]
-    return a == b
 
 
 @given(stored=st.dictionaries(top_names, values, min_size=1, max_size=4))

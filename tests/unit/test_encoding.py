@@ -12,6 +12,8 @@ from glue_incremental.encoding import ENCODING_VERSION, InvalidWatermarkValue, d
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.harness.watermarks import same
+
 # -- strategies (any value JSON can carry back, plus the tagged types) -----------------------
 
 names = st.text(min_size=1, max_size=12).filter(lambda name: not name.startswith("$"))
@@ -40,23 +42,6 @@ values = st.recursive(
     max_leaves=12,
 )
 watermark_maps = st.dictionaries(names, values, max_size=5)
-
-
-def same(a: object, b: object) -> bool:
-    """Equal, of the same type, floats bit for bit (0.0 vs -0.0), Decimals with their exponent."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a.hex() == b.hex()  # type: ignore[union-attr]
-    if isinstance(a, Decimal):
-        return a.as_tuple() == b.as_tuple()  # type: ignore[union-attr]
-    if isinstance(a, datetime):
-        return a == b and b.tzinfo == UTC and a.utcoffset() is not None  # type: ignore[union-attr]
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(same, a, b))  # type: ignore[arg-type]
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)  # type: ignore[union-attr]
-    return a == b
 
 
 # -- round trips -------------------------------------------------------------------------------

@@ -45,6 +45,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from tests.harness.collect_loop import collect_loop_predicates
+
 NASTY = [
     "x' or 1=1 --",
     "x",
@@ -374,53 +376,8 @@ def _hourly(spark, days, hours=24):
     )
 
 
-def seed_001_loop(table1_new_df, table2_new_df):
-    """Seed 001's predicate builder, as written (bugs included)."""
-    table1_partition1 = table1_new_df.select("partition1").distinct().collect()
-    table1_partition1 = [x[0] for x in table1_partition1]
-
-    table2_partition1 = table2_new_df.select("partition2").distinct().collect()
-    table2_partition1 = [x[0] for x in table1_partition1]
-
-    partition1 = list(set(table1_partition1).union(set(table2_partition1)))
-
-    table1_predicate = ""
-    table2_predicate = ""
-    for p1 in partition1:
-        table1_partition2 = (
-            table1_new_df.where(table1_new_df["partition1"] == p1)
-            .select("partition2")
-            .distinct()
-            .collect()
-        )
-        table1_partition2 = [x[0] for x in table1_partition2]
-
-        table2_partition2 = (
-            table2_new_df.where(table2_new_df["partition1"] == p1)
-            .select("partition2")
-            .distinct()
-            .collect()
-        )
-        table2_partition2 = [x[0] for x in table2_partition2]
-
-        partition2 = list(set(table1_partition2).union(set(table2_partition2)))
-
-        table1_query = ""
-        table2_query = ""
-        for p2 in partition2:
-            table1_query += f"(partition1=='{p1}' and partition2=='{p2}') or "
-            table2_query += f"(partition1=='{p1}' and partition2=='{p2}') or "
-
-        table1_predicate += table1_query
-        table2_predicate += table2_query
-
-    table1_predicate = table1_predicate[:-4]
-    table2_predicate = table2_predicate[:-4]
-    return table1_predicate, table2_predicate
-
-
 @pytest.mark.spark
-def test_jobs_do_not_grow_with_partition_count_unlike_the_seed_loop(spark):
+def test_jobs_do_not_grow_with_partition_count_unlike_a_collect_per_value_loop(spark):
     columns = ["partition1", "partition2"]
     ours = {}
     for days in (1, 417):  # 24 and 10,008 partitions per side
@@ -437,17 +394,21 @@ def test_jobs_do_not_grow_with_partition_count_unlike_the_seed_loop(spark):
     seed = {}
     for days in (2, 6):
         left, right = _hourly(spark, days, hours=2), _hourly(spark, days, hours=2)
-        seed[days], _ = _jobs(spark, f"seed-{days}", lambda a=left, b=right: seed_001_loop(a, b))
+        seed[days], _ = _jobs(
+            spark,
+            f"seed-{days}",
+            lambda a=left, b=right: collect_loop_predicates(a, b, as_written=True),
+        )
     # 2 actions up front, then 2 more for every first-level partition
     assert seed[6] - seed[2] >= 2 * (6 - 2)
     assert seed[2] >= 2 + 2 * 2 > ours[417]
 
 
 @pytest.mark.spark
-def test_the_seed_loop_misses_partitions_only_the_second_table_has(spark):
+def test_the_collect_loop_as_written_misses_partitions_only_the_second_table_has(spark):
     table1 = _frame(spark, [("d1", "01", 1)], "partition1 string, partition2 string, v int")
     table2 = _frame(spark, [("d2", "05", 1)], "partition1 string, partition2 string, v int")
-    _, seed_predicate = seed_001_loop(table1, table2)
+    _, seed_predicate, _ = collect_loop_predicates(table1, table2, as_written=True)
     assert "d2" not in seed_predicate  # table2's new partition is never reloaded
     ours = affected_partitions(table1, table2, columns=["partition1", "partition2"])
     assert ours == [("d1", "01"), ("d2", "05")]

@@ -29,6 +29,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
+from tests.harness.watermarks import Requests
+
 TABLE = "glue-watermarks"
 REGION = "us-east-1"
 
@@ -43,20 +45,6 @@ def client(monkeypatch):
         dynamodb = boto3.client("dynamodb", region_name=REGION)
         create_table(TABLE, client=dynamodb)
         yield dynamodb
-
-
-class Requests:
-    """Counts the DynamoDB requests a client sends (a botocore event hook)."""
-
-    def __init__(self, client) -> None:
-        self.operations: list[str] = []
-        client.meta.events.register("before-send.dynamodb.*", self._seen)
-
-    def _seen(self, event_name: str, **_kwargs) -> None:
-        self.operations.append(event_name.rsplit(".", 1)[-1])
-
-    def clear(self) -> None:
-        self.operations.clear()
 
 
 def run_id() -> str:

@@ -1,48 +1,12 @@
 """Incremental reads from a relational table over JDBC, with the predicate pushed down.
 
-AWS Glue's own JDBC bookmarks need key columns and only ever see *new* rows
-(seed 002); rows updated in place, or committed with a watermark earlier than
-one already seen (seed 003: time can go backwards), are missed. This module
-reads by an explicit watermark column instead and leaves de-duplication to the
-caller, which merges by primary key:
-
-- ``lower_bound=None`` is a first run (full load): every row is read.
-- Otherwise rows with ``watermark_column >= lower_bound`` are read. The bound
-  is **inclusive**: rows sharing the boundary value that were committed after
-  the previous run must not be lost, and re-reading boundary rows is harmless
-  because the caller merges by key. The caller passes
-  ``previous_watermark - lookback`` to re-read a window in which late commits
-  may have landed.
-- ``upper_bound`` is **exclusive** (``watermark_column < upper_bound``), so
-  replayed ranges ``[a, b)``, ``[b, c)`` tile without overlap or gap.
-- ``include_null_watermarks=True`` adds ``OR watermark_column IS NULL``: rows
-  without a watermark are re-read on every run instead of being silently
-  dropped (the runtime counts them). With ``False`` they are excluded, on a
-  full load too.
-
-Pushdown: the predicate is part of a subquery ``(SELECT * FROM t WHERE ...) AS
-src`` given to Spark as ``dbtable``, so the *database* filters the rows; Spark
-only ever wraps that subquery (column pruning, partition ranges). Bounds are
-rendered as typed SQL literals (never concatenated raw): ``int``, finite
-``float``/``Decimal``, ``date`` (``DATE '...'``), aware ``datetime``
-(``TIMESTAMP WITH TIME ZONE '...+00:00'``, converted to UTC, microseconds
-kept), naive ``datetime`` (``TIMESTAMP '...'``, taken as UTC wall time) and
-``str`` (single quotes doubled). Anything else is rejected with ``TypeError``.
-Identifiers are double-quoted with embedded quotes doubled, so they are
-case-sensitive exactly as stored in the catalog (PostgreSQL folds unquoted
-names to lower case: pass ``orders``, not ``ORDERS``, for an unquoted table).
-
-Timestamps: the Spark session and JVM run in UTC (``glue_incremental.spark``),
-and for PostgreSQL every JDBC session is pinned with ``SET TIME ZONE 'UTC'``
-(Spark's ``sessionInitStatement``). So ``timestamp with time zone`` values are
-exact instants, ``timestamp without time zone`` values are read (and compared
-with bounds) as UTC wall time, and a naive bound means UTC wall time too.
-
-Errors: an unreachable database, bad credentials, a missing database or table
-(anything that fails on the first JDBC touch: schema resolution) raise one
-``SourceUnavailable`` with the URL stripped of any password and the root cause
-of the Java exception as a one-line reason. Errors that happen later, while a
-Spark action runs, are Spark's own.
+Rows are read by an explicit watermark column: ``lower_bound`` None is a full load,
+otherwise ``watermark_column >= lower_bound`` (inclusive: the caller merges by key)
+and ``< upper_bound`` (exclusive, so replayed ranges tile). Null watermarks are
+re-read every run or excluded (``include_null_watermarks``). The database filters
+(a ``dbtable`` subquery); bounds are typed SQL literals, identifiers double-quoted.
+Sessions run in UTC. A source that cannot be reached raises ``SourceUnavailable``
+with no password in it. Design: ``docs/jdbc-source.md``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,173 @@
+"""The upstream rule: a side written by a job of this platform is read only as far as it committed.
+
+The upstream job's committed state carries ``published_at_ms``; files newer than that, and
+partitions an unfinished publish of the upstream names, are unsettled: this run leaves them
+pending. Just before committing, the partitions read are checked again; if the upstream
+published into one meanwhile, ``UpstreamChanged`` stops the run before the commit. Design:
+``docs/upstream-commits.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from glue_incremental import publish, writer
+from glue_incremental.join.spec import Partition, partition_of
+from glue_incremental.sources import files as file_source
+from glue_incremental.state import UpstreamState
+from glue_incremental.watermarks import Watermarks
+
+MAX_UPSTREAM_RUNS_LISTED = 100
+
+
+class UpstreamChanged(RuntimeError):
+    """An upstream job published into partitions this run was reading; nothing was committed."""
+
+    def __init__(self, side: str, job: str, partitions: Sequence[tuple]) -> None:
+        self.side, self.job, self.partitions = side, job, list(partitions)
+        shown = ", ".join(map(str, self.partitions[:5]))
+        super().__init__(
+            f"{side} side: upstream job {job!r} published into partition(s) {shown} while this "
+            "run read them; nothing was committed: rerun"
+        )
+
+
+class UpstreamContractError(ValueError):
+    """The upstream job's committed state does not say when its output was published."""
+
+
+@dataclass
+class Upstream:
+    """What this run knows of a side's upstream job: its last commit and the runs since."""
+
+    job: str
+    slot: str | None
+    version: int | None
+    run_id: str | None
+    published_at_ms: int | None
+    runs_consumed: list[str]
+
+    @property
+    def visible_until_ms(self) -> int:
+        """Files modified after this are not committed yet (-1: nothing committed upstream)."""
+        return self.published_at_ms if self.published_at_ms is not None else -1
+
+    def state(self) -> UpstreamState:
+        return UpstreamState(
+            job=self.job,
+            version=self.version,
+            run_id=self.run_id,
+            published_at_ms=self.published_at_ms,
+        )
+
+
+def upstream_view(store: Watermarks, job: str, seen: UpstreamState | None) -> Upstream:
+    """The upstream job's latest committed state and the runs committed since ``seen``."""
+    slots = store.slots(job)
+    slot = "default" if "default" in slots else (sorted(slots)[0] if slots else None)
+    if slot is None:
+        return Upstream(job, None, None, None, None, [])
+    state = store.current_state(job, slot)
+    chosen: Mapping[str, Any] | None = None
+    if state and state.get("watermarks") is not None:
+        chosen = state
+    if chosen is None:  # reset: the output of its last committed run is still there
+        chosen = _last_published(store.iter_history(job, slot))
+    if chosen is None:
+        return Upstream(job, slot, None, None, None, [])
+    published = chosen["watermarks"].get("published_at_ms")
+    if not isinstance(published, int) or isinstance(published, bool):
+        raise UpstreamContractError(
+            f"upstream job {job!r} (slot {slot!r}) committed no integer 'published_at_ms' "
+            "in its state: it is not a job of this platform, or too old to be an upstream"
+        )
+    since = seen["version"] if seen is not None and seen["job"] == job else None
+    current = state["version"] if state else chosen["version"]
+    consumed = _runs_between(store.iter_history(job, slot), since, current)
+    return Upstream(job, slot, current, chosen["job_run_id"], published, consumed)
+
+
+def _last_published(history: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    return next(
+        (
+            item
+            for item in history
+            if isinstance(item.get("watermarks"), Mapping)
+            and "published_at_ms" in item["watermarks"]
+        ),
+        None,
+    )
+
+
+def _runs_between(
+    history: Iterable[Mapping[str, Any]], since: int | None, current: int
+) -> list[str]:
+    """Run ids committed after version ``since`` up to ``current``, oldest first (bounded)."""
+    consumed = []
+    for item in history:
+        if since is not None and item["version"] <= since:
+            break
+        if item["version"] <= current:
+            consumed.append(item["job_run_id"])
+        if len(consumed) >= MAX_UPSTREAM_RUNS_LISTED:
+            break
+    return consumed[::-1]
+
+
+def unsettled(
+    spark: SparkSession,
+    root: str,
+    listing: Sequence[Any],
+    upper_ms: int | None,
+    columns: Sequence[str],
+) -> set[Partition]:
+    """Partitions holding a file newer than the upstream's commit, or caught mid-publish."""
+    found = {
+        partition_of(source, columns)
+        for source in listing
+        if upper_ms is not None and source.modified_ms > upper_ms
+    }
+    fs = writer.open_filesystem(spark, root)
+    for run_dir in fs.list_dirs(publish.staging_root(root)):
+        found |= _staged_partitions(spark, fs, run_dir, columns)
+    return found
+
+
+def _staged_partitions(
+    spark: SparkSession, fs: writer.HadoopFileSystem, run_dir: str, columns: Sequence[str]
+) -> set[Partition]:
+    """The partitions an unfinished publish names in its intent or holds in its staging."""
+    intent = publish.Intent.from_bytes(fs.read_bytes(f"{run_dir}/{publish.INTENT_FILE}"))
+    found = {
+        partition_of(writer.dir_to_values(relative, columns), columns)
+        for relative in (intent.partitions if intent else ())
+    }
+    try:
+        staged, _ = file_source.list_source_files(spark, f"{run_dir}/{publish.DATA_DIR}")
+    except (file_source.SourceNotFound, ValueError):
+        return found
+    return found | {partition_of(source, columns) for source in staged}
+
+
+def recheck_upstream(
+    spark: SparkSession,
+    side: str,
+    root: str,
+    band_start_ms: int | None,
+    upstream: Upstream,
+    affected: Sequence[Partition],
+    columns: Sequence[str],
+) -> None:
+    """Raise ``UpstreamChanged`` if the upstream published into ``affected`` since planning."""
+    try:
+        listing, _ = file_source.list_source_files(spark, root, modified_after_ms=band_start_ms)
+    except file_source.SourceNotFound:
+        listing = []
+    now = unsettled(spark, root, listing, upstream.visible_until_ms, columns)
+    changed = sorted((p for p in affected if p in now), key=str)
+    if changed:
+        raise UpstreamChanged(side, upstream.job, changed)

@@ -1,0 +1,142 @@
+"""The stored state of each job, typed: a load's slot and each join side's slot.
+
+DynamoDB holds the ``to_state()`` dict (encoded by ``encoding``); ``from_state`` reads
+it back and returns None on a first run or after a reset. ``to_state`` writes exactly
+the keys the jobs have always committed, so states written before these types existed
+read back unchanged. Layout of each: ``docs/watermarks-and-leases.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, NotRequired, Required, TypedDict
+
+from glue_incremental.sources.files import FileBookmark
+
+PartitionValues = tuple[str | None, ...]
+
+
+class UpstreamState(TypedDict):
+    """The upstream job's commit a join side last read."""
+
+    job: str
+    version: int | None
+    run_id: str | None
+    published_at_ms: int | None
+
+
+class LoadStateExtra(TypedDict, total=False):
+    """What a load's state holds besides its cursor: the files' bookmark, its Iceberg table."""
+
+    files: dict[str, Any]
+    iceberg_table: str
+
+
+class LoadStateDict(LoadStateExtra):
+    """A load's stored state: the JDBC cursor (None for files) and when it was published."""
+
+    cursor: Required[Any]
+    published_at_ms: Required[int]
+
+
+class JoinSideStateDict(TypedDict):
+    """One join side's stored state: a file bookmark or an Iceberg snapshot id."""
+
+    files: NotRequired[dict[str, Any]]
+    iceberg_snapshot_id: NotRequired[int | None]
+    iceberg_table: NotRequired[str]
+    pending_partitions: list[list[str | None]]
+    upstream: UpstreamState | None
+    published_at_ms: int
+
+
+@dataclass(frozen=True)
+class LoadState:
+    """What a load commits: ``cursor`` is the greatest watermark value loaded (JDBC)."""
+
+    cursor: Any
+    published_at_ms: int
+    files: FileBookmark | None = None
+    iceberg_table: str | None = None
+
+    def to_state(self) -> LoadStateDict:
+        state = LoadStateDict(cursor=self.cursor, published_at_ms=self.published_at_ms)
+        if self.files is not None:
+            state["files"] = self.files.to_state()
+        if self.iceberg_table is not None:
+            state["iceberg_table"] = self.iceberg_table
+        return state
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> LoadState | None:
+        if state is None:
+            return None
+        files = state.get("files")
+        return cls(
+            cursor=state.get("cursor"),
+            published_at_ms=int(state.get("published_at_ms") or 0),
+            files=FileBookmark.from_state(files) if files is not None else None,
+            iceberg_table=state.get("iceberg_table"),
+        )
+
+
+@dataclass(frozen=True)
+class JoinSideState:
+    """What one join side commits.
+
+    A file side keeps its ``FileBookmark``; an Iceberg side the snapshot it consumed.
+    ``pending_partitions`` were changed but not yet settled upstream: the next run
+    recomputes them. ``upstream`` is the upstream commit read (None without one).
+    """
+
+    published_at_ms: int
+    pending_partitions: tuple[PartitionValues, ...] = ()
+    upstream: UpstreamState | None = None
+    files: FileBookmark | None = None
+    iceberg_snapshot_id: int | None = None
+    iceberg_table: str | None = None
+
+    def to_state(self) -> JoinSideStateDict:
+        state = JoinSideStateDict(
+            pending_partitions=[list(p) for p in self.pending_partitions],
+            upstream=self.upstream,
+            published_at_ms=self.published_at_ms,
+        )
+        if self.files is not None:
+            state["files"] = self.files.to_state()
+        else:
+            state["iceberg_snapshot_id"] = self.iceberg_snapshot_id
+        if self.iceberg_table is not None:
+            state["iceberg_table"] = self.iceberg_table
+        return state
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> JoinSideState | None:
+        if state is None:
+            return None
+        files = state.get("files")
+        upstream = state.get("upstream")
+        return cls(
+            published_at_ms=int(state.get("published_at_ms") or 0),
+            pending_partitions=tuple(tuple(p) for p in state.get("pending_partitions") or ()),
+            upstream=_upstream(upstream) if isinstance(upstream, Mapping) else None,
+            files=FileBookmark.from_state(files) if files is not None else None,
+            iceberg_snapshot_id=state.get("iceberg_snapshot_id"),
+            iceberg_table=state.get("iceberg_table"),
+        )
+
+    def same_apart_from_publish_time(self, other: JoinSideState | None) -> bool:
+        """Whether committing ``self`` over ``other`` would change only ``published_at_ms``."""
+        return other is not None and replace(self, published_at_ms=0) == replace(
+            other, published_at_ms=0
+        )
+
+
+def _upstream(stored: Mapping[str, Any]) -> UpstreamState:
+    return UpstreamState(
+        job=str(stored.get("job")),
+        version=stored.get("version"),
+        run_id=stored.get("run_id"),
+        published_at_ms=stored.get("published_at_ms"),
+    )

@@ -1,0 +1,58 @@
+"""The table's item layout: one key builder per item kind, and the name checks.
+
+Every item of a job shares its partition key (``job_name``); the sort key says what it is:
+``STATE#<slot>`` (the current state), ``HIST#<slot>#<version:012d>`` (one per committed
+change), ``RUN#<slot>#<run_id>`` (a run's version, for rewinds) and ``LEASE`` (the run lease).
+Layout and design: ``docs/watermarks-and-leases.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+DEFAULT_TABLE = "glue-watermarks"
+DEFAULT_SLOT = "default"
+HASH_KEY = "job_name"
+RANGE_KEY = "sk"
+# DynamoDB's hard item limit; attribute names and a little slack count too.
+MAX_ITEM_BYTES = 400 * 1024
+ITEM_OVERHEAD_BYTES = 1024
+
+STATE_PREFIX = "STATE#"
+LEASE_KEY = "LEASE"
+
+
+def item_key(job_name: str, sort_key: str) -> dict[str, Any]:
+    """The DynamoDB primary key of one item."""
+    return {HASH_KEY: {"S": job_name}, RANGE_KEY: {"S": sort_key}}
+
+
+def state_key(slot: str) -> str:
+    return f"{STATE_PREFIX}{slot}"
+
+
+def slot_of_state_key(sort_key: str) -> str:
+    return sort_key.removeprefix(STATE_PREFIX)
+
+
+def history_prefix(slot: str) -> str:
+    return f"HIST#{slot}#"
+
+
+def history_key(slot: str, version: int) -> str:
+    # Zero-padded so that sort-key order is version order.
+    return f"{history_prefix(slot)}{version:012d}"
+
+
+def run_key(slot: str, run_id: str) -> str:
+    return f"RUN#{slot}#{run_id}"
+
+
+def check_names(job_name: str, slot: str) -> None:
+    """Raise ValueError naming the value when a job name or slot cannot be a key part."""
+    if not isinstance(job_name, str) or not job_name.strip():
+        raise ValueError(f"job name must be a non-empty string, got {job_name!r}")
+    if len(job_name) > 255:
+        raise ValueError(f"job name is {len(job_name)} characters, over 255: {job_name[:40]!r}...")
+    if not isinstance(slot, str) or not slot or "#" in slot:
+        raise ValueError(f"slot must be a non-empty string without '#', got {slot!r}")

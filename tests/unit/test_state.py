@@ -1,0 +1,62 @@
+"""Typed job state: what ``to_state`` writes is what the jobs always committed, and reads back."""
+
+from __future__ import annotations
+
+from glue_incremental.sources.files import FileBookmark
+from glue_incremental.state import JoinSideState, LoadState, UpstreamState
+
+BOOKMARK = FileBookmark(
+    high_mark_ms=2_000, band_start_ms=1_000, band_fingerprints=("0123456789abcdef",)
+)
+UPSTREAM = UpstreamState(job="orders_load", version=3, run_id="jr_1", published_at_ms=1_500)
+
+
+def test_a_first_run_has_no_state():
+    assert LoadState.from_state(None) is None
+    assert JoinSideState.from_state(None) is None
+
+
+def test_a_file_side_writes_the_keys_the_join_always_wrote_and_reads_them_back():
+    side = JoinSideState(
+        published_at_ms=9,
+        pending_partitions=(("2024-01-01", None),),
+        upstream=UPSTREAM,
+        files=BOOKMARK,
+    )
+    stored = side.to_state()
+    assert stored == {
+        "files": BOOKMARK.to_state(),
+        "pending_partitions": [["2024-01-01", None]],
+        "upstream": dict(UPSTREAM),
+        "published_at_ms": 9,
+    }
+    assert JoinSideState.from_state(stored) == side
+
+
+def test_an_iceberg_side_keeps_its_snapshot_and_table():
+    side = JoinSideState(published_at_ms=9, iceberg_snapshot_id=42, iceberg_table="c.db.t")
+    stored = side.to_state()
+    assert stored == {
+        "iceberg_snapshot_id": 42,
+        "iceberg_table": "c.db.t",
+        "pending_partitions": [],
+        "upstream": None,
+        "published_at_ms": 9,
+    }
+    assert JoinSideState.from_state(stored) == side
+
+
+def test_only_a_new_publish_time_is_not_a_change():
+    before = JoinSideState(published_at_ms=1, files=BOOKMARK)
+    assert JoinSideState(published_at_ms=2, files=BOOKMARK).same_apart_from_publish_time(before)
+    moved = FileBookmark(high_mark_ms=3_000, band_start_ms=2_000)
+    assert not JoinSideState(published_at_ms=2, files=moved).same_apart_from_publish_time(before)
+    assert not before.same_apart_from_publish_time(None)
+
+
+def test_a_load_state_round_trips_with_and_without_files():
+    jdbc = LoadState(cursor=17, published_at_ms=5)
+    assert jdbc.to_state() == {"cursor": 17, "published_at_ms": 5}
+    files = LoadState(cursor=None, published_at_ms=5, files=BOOKMARK, iceberg_table="c.db.t")
+    assert LoadState.from_state(files.to_state()) == files
+    assert LoadState.from_state(jdbc.to_state()) == jdbc
