@@ -174,9 +174,7 @@ class Demo:
             env={**os.environ, **self.terraform_env},
             check=True,
         )
-        self.outputs = {
-            name: value["value"] for name, value in json.loads(completed.stdout).items()
-        }
+        self.outputs = deploy.output_values(json.loads(completed.stdout))
         self.log(
             f"{created} resources in {time.monotonic() - started:.0f} s: "
             f"jobs {', '.join(self.outputs['job_names'].values())}; "
