@@ -331,7 +331,7 @@ def test_checkov_finds_nothing_and_every_skip_is_justified(tmp_path):
 
 def test_local_environment_applies_against_the_endpoint(local_env):
     outputs = local_env.outputs()
-    assert set(outputs["job_names"]) == {"orders", "customers", "orders_enriched"}
+    assert set(outputs["job_names"]) == {"orders", "customers", "orders_enriched", "orders_iceberg"}
     for key in (
         "watermarks_table_name",
         "scripts_bucket_name",
@@ -361,9 +361,12 @@ def test_local_environment_applies_against_the_endpoint(local_env):
         == f"left={names['orders']},right={names['customers']}"
     )
 
-    # Every target is a catalog table at its path; the join runs when both loads SUCCEEDED.
+    # Every Parquet target is a catalog table at its path (an Iceberg target's job creates its
+    # own); the join runs when both loads SUCCEEDED.
     database = outputs["catalog_database_name"]
     for pipeline in outputs["pipelines"].values():
+        if pipeline["run_arguments"].get("--target_format") == "iceberg":
+            continue
         table = glue.get_table(DatabaseName=database, Name=pipeline["table"].split(".", 1)[1])
         assert table["Table"]["StorageDescriptor"]["Location"] == pipeline["target_path"]
     trigger = glue.get_trigger(Name=outputs["pipelines"]["orders_enriched"]["trigger_name"])
@@ -452,10 +455,9 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
 def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     outputs = local_env.outputs()
     rows = status.environment_status("local", outputs=outputs)
-    assert [row.pipeline for row in rows] == ["customers", "orders", "orders_enriched"]
-    assert [row.job_name for row in rows] == [
-        outputs["job_names"][name] for name in ("customers", "orders", "orders_enriched")
-    ]
+    names = ("customers", "orders", "orders_enriched", "orders_iceberg")
+    assert [row.pipeline for row in rows] == list(names)
+    assert [row.job_name for row in rows] == [outputs["job_names"][name] for name in names]
     assert all(row.last_run_state is None and row.watermark is None for row in rows)
     run_alarms = {"zero_records", "missed_run", "watermark_stale"}
     count_alarms = {"late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"}
@@ -468,7 +470,7 @@ def test_every_applied_alarm_pages_the_on_call_topic(local_env):
     outputs = local_env.outputs()
     names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
     found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-    assert len(found) == len(names) == 21  # 7 per pipeline: 3 run alarms + 4 count alarms
+    assert len(found) == len(names) == 28  # 7 per pipeline: 3 run alarms + 4 count alarms
     for alarm in found:
         assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
