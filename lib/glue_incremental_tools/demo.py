@@ -9,23 +9,27 @@
 3. Deploy the scripts and the library (``glue_incremental_tools.deploy``).
 4. Generate a source in LocalStack's S3: small JSON objects of orders and of a
    daily customer snapshot, both partitioned by ``order_date``.
-5. Full loads of the two load pipelines, ``customers`` and ``orders``, through the
-   local Glue runner.
+5. Full loads of the load pipelines through the local Glue runner: ``customers``,
+   ``orders``, and ``orders_iceberg`` (the same orders into an Iceberg table).
 6. Land new and late data (a new day; corrections to an old day).
-7. Run both loads again: only the new files are read.
-8. Run ``orders_enriched``, the incremental join of the two loads' targets.
-9. Run ``orders`` with no new data: it publishes ``RecordsNew = 0``.
-10. Run ``orders`` with a bad argument: FAILED, and Glue's state change event.
-11. Wait for LocalStack's own alarm evaluation: the zero-record run drives the
+7. Run the loads again: only the new files are read.
+8. ``orders_iceberg``: the table's snapshots (one per run, carrying its run id and
+   watermark), ``watermarks rewind`` to the full load rolls the table back, and a
+   rerun converges on the same rows again.
+9. Run ``orders_enriched``, the incremental join of the two loads' targets.
+10. Run ``orders`` with no new data: it publishes ``RecordsNew = 0``.
+11. Run ``orders`` with a bad argument: FAILED, and Glue's state change event.
+12. Wait for LocalStack's own alarm evaluation: the zero-record run drives the
     orders' alarm (on ``RecordsNew``) to ALARM (the alarm period is 10 s here).
-12. Read the pages from the SQS queue subscribed to the on-call topic: LocalStack
+13. Read the pages from the SQS queue subscribed to the on-call topic: LocalStack
     delivered them (alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS).
 
 Then a summary (runs, rows read and written, watermarks, alarm states, pages)
 and, last, the ``status --env local`` table: one row per pipeline.
 The jobs read and write ``s3://`` paths in LocalStack's S3, through Spark's S3A
-connector; the runs pass their paths and formats as ``StartJobRun --arguments``
-would (``local_arguments``).
+connector (the Iceberg table too: a Hadoop catalog whose warehouse is the pipeline's
+``s3://`` path; on Glue, the Glue Data Catalog); the runs pass their paths and
+formats as ``StartJobRun --arguments`` would (``local_arguments``).
 
 Everything the steps use is the library's public API, and the end-to-end test
 (``tests/e2e``) drives the same ``Demo`` methods one by one.
@@ -39,6 +43,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -47,16 +52,18 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from glue_incremental import aws
+from glue_incremental import aws, iceberg
 
 from glue_incremental_tools import deploy, runner, status
 from glue_incremental_tools.localendpoint import LocalAws, running_local_aws
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
-# The three pipelines of terraform/environments/local: two loads feeding a join.
+# The pipelines of terraform/environments/local: two loads feeding a join, and an
+# Iceberg load of the same orders.
 ORDERS, CUSTOMERS, ENRICHED = "orders", "customers", "orders_enriched"
-PIPELINES = (CUSTOMERS, ORDERS, ENRICHED)
+ICEBERG = "orders_iceberg"
+PIPELINES = (CUSTOMERS, ORDERS, ENRICHED, ICEBERG)
 FIRST_DAY = date(2024, 5, 1)
 DAYS = 3
 ORDERS_PER_DAY = 20
@@ -81,6 +88,23 @@ class RunRow:
     @property
     def written(self) -> int | None:
         return (self.run.summary or {}).get("records_written")
+
+
+@dataclass(frozen=True)
+class IcebergTableState:
+    """An Iceberg table as its current metadata file says (read with boto3, no Spark)."""
+
+    snapshots: list[iceberg.Snapshot]
+    records: dict[int, int]  # snapshot id -> rows in the table at that snapshot
+    current_id: int | None
+
+    @property
+    def current(self) -> iceberg.Snapshot | None:
+        return next((s for s in self.snapshots if s.snapshot_id == self.current_id), None)
+
+    @property
+    def rows(self) -> int:
+        return self.records.get(self.current_id, 0) if self.current_id is not None else 0
 
 
 @dataclass
@@ -137,7 +161,7 @@ class Demo:
 
     def local_arguments(self, key: str) -> dict[str, str]:
         """This run's ``--arguments``: JSON sources (the jobs default to Parquet), s3:// paths."""
-        if key == ORDERS:
+        if key in (ORDERS, ICEBERG):
             return {"--source_format": "json"}
         if key == CUSTOMERS:
             return {
@@ -149,6 +173,23 @@ class Demo:
             "--left_path": self.curated(ORDERS),
             "--right_path": self.curated(CUSTOMERS),
             "--target_path": self.curated(ENRICHED),
+        }
+
+    @property
+    def warehouse(self) -> str:
+        """The Iceberg pipeline's warehouse: its Terraform target path, in the data bucket."""
+        return self.outputs["pipelines"][ICEBERG]["target_path"]
+
+    def iceberg_env(self) -> dict[str, str]:
+        """What a local process needs for the Iceberg table: the jars, and the warehouse.
+
+        Locally the table lives in a Hadoop catalog on the pipeline's ``s3://``
+        warehouse (through S3A); on Glue, the job's ``--conf`` makes the same catalog
+        name the Glue Data Catalog.
+        """
+        return {
+            "GLUE_INCREMENTAL_JARS_DIR": str(self.root / "build" / "jars"),
+            "GLUE_INCREMENTAL_ICEBERG_WAREHOUSE": self.warehouse,
         }
 
     def target(self, key: str) -> str:
@@ -174,9 +215,7 @@ class Demo:
             env={**os.environ, **self.terraform_env},
             check=True,
         )
-        self.outputs = {
-            name: value["value"] for name, value in json.loads(completed.stdout).items()
-        }
+        self.outputs = deploy.output_values(json.loads(completed.stdout))
         self.log(
             f"{created} resources in {time.monotonic() - started:.0f} s: "
             f"jobs {', '.join(self.outputs['job_names'].values())}; "
@@ -256,6 +295,7 @@ class Demo:
             job,
             {**self.local_arguments(key), **(arguments or {})},
             log_dir=self.workdir / "runs",
+            extra_env=self.iceberg_env() if key == ICEBERG else None,
         )
         first_of_job = all(row.job != job for row in self.runs)
         self.runs.append(RunRow(label, job, run))
@@ -279,6 +319,81 @@ class Demo:
             self.log(f"recorded {run.state} in {_clip(run.record_uri, 100)}")
         self.log(f"log {self._rel(Path(run.log_path))}" if run.log_path else "")
         return run
+
+    def iceberg_table(self) -> IcebergTableState:
+        """The Iceberg pipeline's table: every snapshot with its summary, and the current one.
+
+        The Hadoop catalog's ``version-hint.text`` names the current metadata file.
+        """
+        database, table = self.outputs["pipelines"][ICEBERG]["table"].split(".")
+        metadata = f"{self.warehouse.rstrip('/')}/{database}/{table}/metadata"
+        version = int(_read_text(f"{metadata}/version-hint.text").strip())
+        current = json.loads(_read_text(f"{metadata}/v{version}.metadata.json"))
+        found = current.get("snapshots") or []
+        return IcebergTableState(
+            snapshots=[
+                iceberg.Snapshot.from_summary(
+                    int(s["snapshot-id"]), s.get("parent-snapshot-id"), s.get("summary") or {}
+                )
+                for s in found
+            ],
+            records={int(s["snapshot-id"]): int(s["summary"]["total-records"]) for s in found},
+            current_id=current.get("current-snapshot-id"),
+        )
+
+    def show_iceberg_table(self) -> IcebergTableState:
+        """Log the table's rows and snapshots (run id, watermark) as its metadata says."""
+        state = self.iceberg_table()
+        current = state.current
+        self.log(
+            f"table {self.outputs['pipelines'][ICEBERG]['table']}: {state.rows} rows at snapshot "
+            f"{state.current_id} (run {current.run_id if current else '?'}); "
+            f"{len(state.snapshots)} snapshots:"
+        )
+        for snapshot in state.snapshots:
+            marker = "  <- current" if snapshot.snapshot_id == state.current_id else ""
+            watermark = describe_state(snapshot.watermark or {})
+            self.log(
+                f"  {snapshot.snapshot_id}  run {snapshot.run_id}  {watermark}  "
+                f"{state.records[snapshot.snapshot_id]} rows{marker}"
+            )
+        return state
+
+    def rewind(self, key: str, run: runner.JobRun) -> str:
+        """``python -m glue_incremental watermarks rewind <job> <run> --why demo``, as a command."""
+        command = [
+            sys.executable,
+            "-m",
+            "glue_incremental",
+            "watermarks",
+            "rewind",
+            self.job(key),
+            run.run_id,
+            "--why",
+            "demo",
+            "--table",
+            self.outputs["watermarks_table_name"],
+        ]
+        self.log(
+            "$ " + " ".join(command[1:5]) + f" {self.job(key)} {run.run_id[:15]}... --why demo"
+        )
+        path = os.pathsep.join(
+            [str(self.root / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+        completed = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.iceberg_env(), "PYTHONPATH": path},
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise deploy.DeployError(
+                f"watermarks rewind failed: {completed.stderr.strip().splitlines()[-1:]}"
+            )
+        for line in completed.stdout.splitlines():
+            self.log(_clip(line))
+        return completed.stdout
 
     def alarm_period(self) -> int:
         """The period of the orders' zero-record alarm (seconds)."""
@@ -481,6 +596,11 @@ def _customer(number: int, day: date) -> dict[str, Any]:
     }
 
 
+def _read_text(uri: str) -> str:
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    return aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+
+
 def _write_json(uri: str, rows: list[dict[str, Any]]) -> int:
     """One JSON-lines object (an S3 PUT is atomic: a reader never sees half of it)."""
     bucket, _, key = uri.removeprefix("s3://").partition("/")
@@ -603,7 +723,7 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
     started = time.monotonic()
     clean(workdir, out=lambda _: None)
     workdir.mkdir(parents=True)
-    steps = Steps(12, out)
+    steps = Steps(13, out)
     out(f"glue-incremental demo: the platform on this machine (work dir {workdir})")
     try:
         with ExitStack() as stack:
@@ -646,14 +766,28 @@ def _chain(demo: Demo, steps: Steps) -> None:
     with steps.step("Generate the source: JSON objects partitioned by order_date"):
         demo.generate_source()
     orders, customers, enriched = (demo.job(key) for key in (ORDERS, CUSTOMERS, ENRICHED))
-    with steps.step(f"Run {customers} and {orders} through the local Glue runner: full loads"):
+    iceberg_job = demo.job(ICEBERG)
+    with steps.step(
+        f"Run {customers}, {orders} and {iceberg_job} (Iceberg) through the local Glue runner: "
+        "full loads"
+    ):
         demo.run(CUSTOMERS, "full load")
         demo.run(ORDERS, "full load")
+        full = demo.run(ICEBERG, "full load")
     with steps.step("Land new and late data"):
         demo.land_new_and_late_data()
-    with steps.step(f"Run {customers} and {orders}: incremental (only the new files)"):
+    with steps.step(
+        f"Run {customers}, {orders} and {iceberg_job}: incremental (only the new files)"
+    ):
         demo.run(CUSTOMERS, "incremental")
         demo.run(ORDERS, "incremental")
+        demo.run(ICEBERG, "incremental")
+    with steps.step(f"{iceberg_job}: one snapshot per run; rewind to the full load, then rerun"):
+        demo.show_iceberg_table()
+        demo.rewind(ICEBERG, full)
+        demo.show_iceberg_table()
+        demo.run(ICEBERG, "rerun after rewind")
+        demo.show_iceberg_table()
     with steps.step(f"Run {enriched}: incremental join of orders with customers"):
         demo.run(ENRICHED, "join")
     with steps.step(f"Run {orders} with no new data"):

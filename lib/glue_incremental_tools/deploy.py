@@ -239,6 +239,16 @@ def environment_root(env: str, root: Path | None = None) -> tuple[Path, dict[str
     )
 
 
+def output_values(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """``terraform output -json`` as name -> value, with the ``platform`` object's fields on top.
+
+    Environments re-export the pipeline module's outputs as one ``platform`` object
+    (declared once, in the module); callers read its fields by name.
+    """
+    values = {name: value.get("value") for name, value in outputs.items()}
+    return {**(values.pop("platform", None) or {}), **values}
+
+
 def terraform_outputs(
     env: str, *, root: Path | None = None, terraform_env: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -264,7 +274,7 @@ def terraform_outputs(
             f"terraform/environments/{env} has no outputs (not applied, or another TF_DATA_DIR): "
             "apply it first, or pass --bucket and --jobs"
         )
-    values = {name: value.get("value") for name, value in outputs.items()}
+    values = output_values(outputs)
     # The shared root holds one environment per data dir: refuse to act on the other one.
     applied = values.get("environment")
     if applied is not None and applied != env:

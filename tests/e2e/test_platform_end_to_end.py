@@ -1,12 +1,13 @@
 """The platform end to end, as ``make demo`` runs it, asserting every step.
 
 terraform apply of environments/local (pipelines ``customers`` and ``orders`` feeding
-``orders_enriched``) on LocalStack + DynamoDB Local + moto (Glue) -> deploy -> sources
-in S3 -> full loads -> new and late data -> incremental loads -> incremental join ->
-a run with no new data -> a failing run -> LocalStack's own alarm evaluation (on
-RecordsNew) -> pages on the on-call queue (alarm action -> SNS -> SQS, and
-EventBridge -> SNS -> SQS) -> the status table. The jobs read and write ``s3://``
-through S3A.
+``orders_enriched``, and ``orders_iceberg``) on LocalStack + DynamoDB Local + moto
+(Glue) -> deploy -> sources in S3 -> full loads -> new and late data -> incremental
+loads -> the Iceberg table's snapshots, a rewind that rolls it back, a rerun that
+converges -> incremental join -> a run with no new data -> a failing run ->
+LocalStack's own alarm evaluation (on RecordsNew) -> pages on the on-call queue
+(alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS) -> the status table.
+The jobs read and write ``s3://`` through S3A.
 Each step is a ``glue_incremental_tools.demo.Demo`` method: the demo and this test
 share one chain.
 """
@@ -27,6 +28,7 @@ from glue_incremental_tools.demo import (
     CUSTOMERS,
     DAYS,
     ENRICHED,
+    ICEBERG,
     ORDERS,
     ORDERS_PER_DAY,
     PIPELINES,
@@ -138,6 +140,9 @@ def test_the_platform_end_to_end(demo):
     target = demo.target(ORDERS)
     assert target.startswith("s3://")
     assert len(rows(target)) == 60
+    iceberg_full = demo.run(ICEBERG, "full load")
+    assert iceberg_full.state == "SUCCEEDED", iceberg_full.error_message
+    assert iceberg_full.summary["records_written"] == 60
 
     # -- new and late data: only the new files are read, the late corrections win ---------------
     assert demo.land_new_and_late_data() == {"new": 10, "late": 3}
@@ -153,6 +158,26 @@ def test_the_platform_end_to_end(demo):
     assert len(loaded) == 70 and len({row["order_id"] for row in loaded}) == 70
     corrected = sorted(row["order_id"] for row in loaded if row["status"] == "corrected")
     assert corrected == ["20240501-001", "20240501-002", "20240501-003"]
+
+    # -- Iceberg: one snapshot per run carrying its watermark; rewind rolls the table back ------
+    iceberg_job = demo.job(ICEBERG)
+    iceberg_incremental = demo.run(ICEBERG, "incremental")
+    assert iceberg_incremental.state == "SUCCEEDED", iceberg_incremental.error_message
+    table = demo.show_iceberg_table()
+    assert [s.run_id for s in table.snapshots] == [iceberg_full.run_id, iceberg_incremental.run_id]
+    assert table.current.watermark == demo.watermarks(iceberg_job)["default"]["watermarks"]
+    assert table.rows == len(loaded) == 70
+    demo.rewind(ICEBERG, iceberg_full)
+    rolled_back = demo.iceberg_table()
+    assert rolled_back.current_id == table.snapshots[0].snapshot_id and rolled_back.rows == 60
+    assert demo.watermarks(iceberg_job)["default"]["watermarks"]["cursor"] == "2024-05-03T17:13:00Z"
+    rerun = demo.run(ICEBERG, "rerun after rewind")
+    assert rerun.state == "SUCCEEDED", rerun.error_message
+    converged = demo.iceberg_table()
+    assert len(converged.snapshots) == 3 and converged.current.run_id == rerun.run_id
+    assert converged.rows == 70
+    assert converged.current.watermark == demo.watermarks(iceberg_job)["default"]["watermarks"]
+    assert converged.current.watermark["cursor"] == second["watermarks"]["cursor"]
 
     # -- the incremental join reads what the load committed --------------------------------------
     joined = demo.run(ENRICHED, "join")
@@ -221,5 +246,10 @@ def test_the_platform_end_to_end(demo):
 
     # -- status: one row per pipeline, read from what the runs left ------------------------------
     table = demo.status().splitlines()
-    assert [line.split()[0] for line in table[1:]] == ["customers", "orders", "orders_enriched"]
-    assert "FAILED" in table[2] and "SUCCEEDED" in table[3]
+    assert [line.split()[0] for line in table[1:]] == [
+        "customers",
+        "orders",
+        "orders_enriched",
+        "orders_iceberg",
+    ]
+    assert "FAILED" in table[2] and "SUCCEEDED" in table[3] and "SUCCEEDED" in table[4]

@@ -27,9 +27,13 @@ ENVIRONMENTS: dict[str, tuple[str, str | None]] = {
     "local": ("local", None),
 }
 
+# ``--conf`` is left out: an Iceberg target's catalog settings name the account id, which a
+# data source knows only after apply; the job's parser ignores it (Glue's own parameter).
 QUERY = (
     "jsonencode({ for k, p in module.pipeline.pipelines : k => { script = p.script, "
-    "job_name = p.job_name, run_arguments = p.run_arguments, "
+    "job_name = p.job_name, "
+    'run_arguments = { for n, v in p.run_arguments : n => v if n != "--conf" }, '
+    "target_path = p.target_path, "
     "read_s3_uris = p.read_s3_uris, write_s3_uris = p.write_s3_uris } })"
 )
 
@@ -41,6 +45,7 @@ class PlannedPipeline:
     script: str
     job_name: str
     run_arguments: dict[str, str]
+    target_path: str
     read_s3_uris: tuple[str, ...]
     write_s3_uris: tuple[str, ...]
 
@@ -102,6 +107,7 @@ def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
             script=p["script"],
             job_name=p["job_name"],
             run_arguments=dict(p["run_arguments"]),
+            target_path=p["target_path"],
             read_s3_uris=tuple(p["read_s3_uris"]),
             write_s3_uris=tuple(p["write_s3_uris"]),
         )

@@ -223,10 +223,12 @@ def test_bucket_and_jobs_come_from_terraform_outputs(env, tmp_path, monkeypatch,
     """``--env`` reads ``terraform output -json`` of terraform/environments/<env>."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    outputs = {
-        "scripts_bucket_name": {"value": BUCKET},
-        "job_names": {"value": {"incremental_load": LOAD, "incremental_join": JOIN}},
+    # The shape environments output: the pipeline module's fields in one `platform` object.
+    platform = {
+        "scripts_bucket_name": BUCKET,
+        "job_names": {"incremental_load": LOAD, "incremental_join": JOIN},
     }
+    outputs = {"platform": {"value": platform}}
     fake = bin_dir / "terraform"
     fake.write_text(
         f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\ncat <<'EOF'\n{json.dumps(outputs)}\nEOF\n"
@@ -249,7 +251,10 @@ def test_dev_and_prod_read_the_shared_root_in_their_own_data_dir(tmp_path, monke
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "terraform"
-    outputs = {"environment": {"value": "dev"}, "scripts_bucket_name": {"value": BUCKET}}
+    outputs = {
+        "environment": {"value": "dev"},
+        "platform": {"value": {"scripts_bucket_name": BUCKET}},
+    }
     fake.write_text(
         f'#!/bin/sh\necho "$@ TF_DATA_DIR=$TF_DATA_DIR" > {tmp_path}/args\n'
         f"cat <<'EOF'\n{json.dumps(outputs)}\nEOF\n"

@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import aws, metrics
+from glue_incremental import aws, load, metrics
 from glue_incremental.metrics import RunMetrics
-from glue_incremental_tools import status
+from glue_incremental_tools import deploy, status
+
+from tests.harness import catalog
+from tests.harness.reference import latest_per_key
 
 pytestmark = pytest.mark.terraform
 
@@ -34,8 +37,8 @@ MODULES = sorted(p.parent.name for p in TERRAFORM.glob("modules/*/tests"))
 # Terraform root modules: `aws` is dev and prod (one root, <env>.tfvars and
 # <env>.backend.hcl), `local` the emulator environment.
 ROOTS = ["aws", "local"]
-# Environment -> (root, var file or None): each environment's own tftest file
-# (tests/<env>.tftest.hcl) runs with its var file.
+# Environment -> (root, var file): the root's one tftest file (tests/environment.tftest.hcl)
+# runs once per environment, with its var file.
 ENVIRONMENT_TESTS = {"dev": ("aws", "dev.tfvars"), "prod": ("aws", "prod.tfvars")}
 TF = shutil.which("terraform") or "/usr/local/bin/terraform"
 CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
@@ -113,7 +116,7 @@ class LocalEnvironment:
             *self.var,
             check=False,
         )
-        return {name: value["value"] for name, value in raw.items()}, plan
+        return deploy.output_values(raw), plan
 
     def plan_changes(self) -> dict[str, set[str]]:
         """The second plan's changes: resource address -> top-level attributes that differ."""
@@ -147,7 +150,9 @@ class LocalEnvironment:
             shown = json.loads(tf(self.directory, "show", "-json", "changed.tfplan").stdout)
         finally:
             override.unlink()
-        gaps = {a for a, attributes in changed_attributes(shown).items() if local_gap(a, attributes)}
+        gaps = {
+            a for a, attributes in changed_attributes(shown).items() if local_gap(a, attributes)
+        }
         return {
             change["address"]: change["change"]["actions"]
             for change in shown.get("resource_changes", [])
@@ -196,7 +201,7 @@ def _root_suite(directory: Path) -> dict[str, subprocess.CompletedProcess[str]]:
                 "test",
                 "-no-color",
                 f"-var-file={var_file}",
-                f"-filter=tests/{env}.tftest.hcl",
+                "-filter=tests/environment.tftest.hcl",
                 check=False,
             )
     return results
@@ -326,7 +331,7 @@ def test_checkov_finds_nothing_and_every_skip_is_justified(tmp_path):
 
 def test_local_environment_applies_against_the_endpoint(local_env):
     outputs = local_env.outputs()
-    assert set(outputs["job_names"]) == {"orders", "customers", "orders_enriched"}
+    assert set(outputs["job_names"]) == {"orders", "customers", "orders_enriched", "orders_iceberg"}
     for key in (
         "watermarks_table_name",
         "scripts_bucket_name",
@@ -356,9 +361,12 @@ def test_local_environment_applies_against_the_endpoint(local_env):
         == f"left={names['orders']},right={names['customers']}"
     )
 
-    # Every target is a catalog table at its path; the join runs when both loads SUCCEEDED.
+    # Every Parquet target is a catalog table at its path (an Iceberg target's job creates its
+    # own); the join runs when both loads SUCCEEDED.
     database = outputs["catalog_database_name"]
     for pipeline in outputs["pipelines"].values():
+        if pipeline["run_arguments"].get("--target_format") == "iceberg":
+            continue
         table = glue.get_table(DatabaseName=database, Name=pipeline["table"].split(".", 1)[1])
         assert table["Table"]["StorageDescriptor"]["Location"] == pipeline["target_path"]
     trigger = glue.get_trigger(Name=outputs["pipelines"]["orders_enriched"]["trigger_name"])
@@ -447,10 +455,9 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
 def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     outputs = local_env.outputs()
     rows = status.environment_status("local", outputs=outputs)
-    assert [row.pipeline for row in rows] == ["customers", "orders", "orders_enriched"]
-    assert [row.job_name for row in rows] == [
-        outputs["job_names"][name] for name in ("customers", "orders", "orders_enriched")
-    ]
+    names = ("customers", "orders", "orders_enriched", "orders_iceberg")
+    assert [row.pipeline for row in rows] == list(names)
+    assert [row.job_name for row in rows] == [outputs["job_names"][name] for name in names]
     assert all(row.last_run_state is None and row.watermark is None for row in rows)
     run_alarms = {"zero_records", "missed_run", "watermark_stale"}
     count_alarms = {"late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"}
@@ -463,7 +470,7 @@ def test_every_applied_alarm_pages_the_on_call_topic(local_env):
     outputs = local_env.outputs()
     names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
     found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-    assert len(found) == len(names) == 21  # 7 per pipeline: 3 run alarms + 4 count alarms
+    assert len(found) == len(names) == 28  # 7 per pipeline: 3 run alarms + 4 count alarms
     for alarm in found:
         assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
@@ -541,9 +548,13 @@ def test_localstack_pages_a_zero_record_run_through_the_on_call_topic(local_env)
     deadline = datetime.now(UTC) + timedelta(seconds=20)
     notified = []
     while not notified and datetime.now(UTC) < deadline:
-        for message in aws.client("sqs").receive_message(
-            QueueUrl=outputs["oncall_queue_url"], MaxNumberOfMessages=10, WaitTimeSeconds=1
-        ).get("Messages", []):
+        for message in (
+            aws.client("sqs")
+            .receive_message(
+                QueueUrl=outputs["oncall_queue_url"], MaxNumberOfMessages=10, WaitTimeSeconds=1
+            )
+            .get("Messages", [])
+        ):
             body = json.loads(message["Body"])
             if body.get("AlarmName") == name and body.get("NewStateValue") == "ALARM":
                 notified.append(body)
@@ -556,6 +567,52 @@ def test_a_job_that_never_ran_is_in_missed_run_alarm(local_env):
     name = outputs["alarm_names"]["orders_enriched"]["missed_run"]
     # LocalStack evaluates an alarm when it is created: no datapoint, missing data breaching.
     assert _wait_for_state(name, "ALARM", timeout=30) == "ALARM"
+
+
+# Two days of orders, one key corrected within the batch: the reference keeps its later version.
+CATALOG_ORDERS = {
+    "2024-05-01": [
+        {"order_id": "o1", "amount": 10.5, "updated_at": "2024-05-01T08:00:00Z"},
+        {"order_id": "o2", "amount": 20.0, "updated_at": "2024-05-01T09:00:00Z"},
+        {"order_id": "o1", "amount": 11.5, "updated_at": "2024-05-01T10:00:00Z"},
+    ],
+    "2024-05-02": [{"order_id": "o3", "amount": 30.25, "updated_at": "2024-05-02T08:00:00Z"}],
+}
+
+
+def test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows(local_env, spark):
+    """Athena-style reading: the catalog's table (and partition or projection) locations only."""
+    outputs = local_env.outputs()
+    pipeline = outputs["pipelines"]["orders"]
+    arguments = {**pipeline["run_arguments"], "--source_format": "json"}
+    bucket, _, prefix = arguments["--source"].removeprefix("s3://").partition("/")
+    for day, batch in CATALOG_ORDERS.items():
+        body = "".join(json.dumps(row) + "\n" for row in batch).encode()
+        key = f"{prefix.rstrip('/')}/order_date={day}/part-0.json"
+        aws.client("s3").put_object(Bucket=bucket, Key=key, Body=body)
+    argv = ["incremental_load.py", "--JOB_NAME", pipeline["job_name"]]
+    summary = load.main(
+        [*argv, *(item for pair in arguments.items() for item in pair)], spark=spark
+    )
+    assert summary["records_written"] == 3
+
+    database, table = pipeline["table"].split(".", 1)
+    read = catalog.read_through_catalog(spark, database, table)
+    columns = ["order_id", "order_date", "amount", "updated_at"]
+    got = sorted(
+        tuple(row)
+        for row in read.selectExpr(*columns[:1], "string(order_date)", *columns[2:]).collect()
+    )
+    reference = latest_per_key(
+        [
+            ((0, day), {**row, "order_date": day})
+            for day, batch in CATALOG_ORDERS.items()
+            for row in batch
+        ],
+        ["order_id"],
+        "updated_at",
+    )
+    assert got == sorted(tuple(row[name] for name in columns) for row in reference)
 
 
 def test_local_environment_destroys_cleanly(local_env):

@@ -47,20 +47,16 @@ variable "artifact_version" {
 
 variable "pipelines" {
   description = "The environment's pipelines; see modules/incremental_pipeline's `pipelines` for the fields."
-  # Deliberately untyped here: the one definition of the pipeline object, its
-  # defaults and its validations is the module's variable, so this root cannot
-  # drift from it (the drift that left environments unable to set load_side).
+  # Deliberately untyped here, like `alarms` and `oncall_subscriptions`: the one
+  # definition of each object, its defaults and its validations is the module's
+  # variable, so this root cannot drift from it (the drift that left environments
+  # unable to set load_side).
   type = any
 }
 
 variable "alarms" {
-  description = "Alarm tuning every pipeline starts from; see modules/incremental_pipeline's `alarms`."
-  type = object({
-    schedule_period_seconds         = number
-    watermark_lag_threshold_seconds = number
-    missed_run_grace_seconds        = optional(number, 3600)
-    zero_records_evaluation_periods = optional(number, 1)
-  })
+  description = "Alarm tuning every pipeline starts from; see modules/incremental_pipeline's `alarms` (typed and validated there, like `pipelines`)."
+  type        = any
 }
 
 variable "runbook_url" {
@@ -69,10 +65,6 @@ variable "runbook_url" {
 }
 
 variable "oncall_subscriptions" {
-  description = "Who the on-call topic pages ({protocol, endpoint}); at least one."
-  type = list(object({
-    protocol             = string
-    endpoint             = string
-    raw_message_delivery = optional(bool, false)
-  }))
+  description = "Who the on-call topic pages; see modules/incremental_pipeline's `oncall_subscriptions` (typed and validated there)."
+  type        = any
 }

@@ -5,20 +5,25 @@ locals {
   # are known before apply (terraform console, the environment contract test).
   data = "s3://${var.data_bucket_name}"
 
-  # Two loads feeding a join: the chain the demo runs and `status` shows.
+  # The orders load, into Parquet (`orders`) and into Iceberg (`orders_iceberg`).
+  orders_load = {
+    kind             = "load"
+    schedule         = var.load_schedule
+    source           = { uri = "${local.data}/raw/orders/", format = "parquet" }
+    watermark_column = "updated_at"
+    primary_key      = ["order_id"]
+    arguments        = { "--lookback" = "0" }
+  }
+
+  # Two loads feeding a join: the chain the demo runs and `status` shows; and an
+  # Iceberg load of the same orders.
   pipelines = {
-    orders = {
-      kind             = "load"
-      schedule         = var.load_schedule
-      source           = { uri = "${local.data}/raw/orders/", format = "parquet" }
-      watermark_column = "updated_at"
-      primary_key      = ["order_id"]
-      arguments        = { "--lookback" = "0" }
+    orders = merge(local.orders_load, {
       target = {
         path       = "${local.data}/curated/orders/"
         partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
       }
-    }
+    })
     # A daily snapshot of the customers, partitioned like the orders: the join is
     # maintained per partition, so both of its sides carry order_date.
     customers = {
@@ -33,6 +38,11 @@ locals {
         partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
       }
     }
+    # The same orders into an Iceberg table: its job creates <database>.orders_iceberg
+    # under this warehouse on its first run, one snapshot per run; the demo rewinds it.
+    orders_iceberg = merge(local.orders_load, {
+      target = { format = "iceberg", path = "${local.data}/iceberg/", partitions = [{ name = "order_date" }] }
+    })
     orders_enriched = {
       kind = "join"
       join = {

@@ -1,15 +1,5 @@
 mock_provider "aws" {
-  mock_data "aws_partition" {
-    defaults = { partition = "aws" }
-  }
-
-  mock_resource "aws_iam_role" {
-    defaults = { arn = "arn:aws:iam::123456789012:role/glue-orders-load" }
-  }
-
-  mock_resource "aws_cloudwatch_log_group" {
-    defaults = { arn = "arn:aws:logs:eu-west-1:123456789012:log-group:/aws-glue/jobs/orders-load/mock" }
-  }
+  source = "../../testing/aws"
 }
 
 variables {

@@ -1,19 +1,5 @@
 mock_provider "aws" {
-  mock_data "aws_partition" {
-    defaults = { partition = "aws" }
-  }
-
-  mock_data "aws_caller_identity" {
-    defaults = { account_id = "123456789012" }
-  }
-
-  mock_resource "aws_kms_key" {
-    defaults = { arn = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab" }
-  }
-
-  mock_resource "aws_sns_topic" {
-    defaults = { arn = "arn:aws:sns:eu-west-1:123456789012:gi-oncall" }
-  }
+  source = "../../testing/aws"
 }
 
 variables {

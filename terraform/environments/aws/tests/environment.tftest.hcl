@@ -1,0 +1,45 @@
+# Every environment's promises, in one file planned once per var file:
+#   terraform test -var-file=dev.tfvars  (and -var-file=prod.tfvars)
+# What differs between dev and prod is stated here as data, not as a second copy.
+mock_provider "aws" {
+  source = "../../testing/aws"
+}
+
+run "only_prod_protects_the_watermarks_table_from_deletion" {
+  command = plan
+
+  assert {
+    condition     = output.platform.watermarks_table_deletion_protection_enabled == (var.environment == "prod")
+    error_message = "prod must keep deletion protection on the watermarks table (losing it forgets every job's progress); dev is disposable and keeps it off."
+  }
+}
+
+run "dev_tolerates_an_empty_run_and_prod_pages_on_the_first_empty_hourly_run" {
+  command = plan
+
+  assert {
+    condition = (var.environment == "prod"
+      ? var.alarms.schedule_period_seconds == 3600 && var.alarms.zero_records_evaluation_periods == 1 && var.alarms.watermark_lag_threshold_seconds <= 3 * 3600
+      : var.alarms.zero_records_evaluation_periods > 1 && var.alarms.watermark_lag_threshold_seconds > 3 * 3600
+    )
+    error_message = "prod alarms evaluate hourly, page on the first zero-record run and call a watermark three hours behind stale; dev alarms tolerate a missed or empty run."
+  }
+}
+
+run "two_loads_feed_a_join_started_by_their_success" {
+  command = plan
+
+  assert {
+    condition     = length(output.platform.pipelines) >= 3 && length(output.platform.pipelines["orders_enriched"].upstreams) == 2 && output.platform.pipelines["orders_enriched"].trigger_name == "${var.name_prefix}-orders-enriched-after-upstreams"
+    error_message = "every environment carries at least three pipelines: two loads feeding a join that their success starts."
+  }
+}
+
+run "loads_run_daily_in_dev_and_hourly_in_prod" {
+  command = plan
+
+  assert {
+    condition     = alltrue([for k in ["orders", "customers"] : var.pipelines[k].schedule == (var.environment == "prod" ? "cron(15 * * * ? *)" : "cron(0 6 * * ? *)")])
+    error_message = "the loads run at 06:00 UTC in dev and hourly at :15 in prod."
+  }
+}
