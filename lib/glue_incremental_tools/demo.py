@@ -347,14 +347,14 @@ class Demo:
         current = state.current
         self.log(
             f"table {self.outputs['pipelines'][ICEBERG]['table']}: {state.rows} rows at snapshot "
-            f"{state.current_id} (run {current.run_id if current else '?'}); "
+            f"{state.current_id} (run {_short(current.run_id if current else None)}); "
             f"{len(state.snapshots)} snapshots:"
         )
         for snapshot in state.snapshots:
             marker = "  <- current" if snapshot.snapshot_id == state.current_id else ""
             watermark = describe_state(snapshot.watermark or {})
             self.log(
-                f"  {snapshot.snapshot_id}  run {snapshot.run_id}  {watermark}  "
+                f"  {snapshot.snapshot_id}  run {_short(snapshot.run_id)}  {watermark}  "
                 f"{state.records[snapshot.snapshot_id]} rows{marker}"
             )
         return state
@@ -374,9 +374,7 @@ class Demo:
             "--table",
             self.outputs["watermarks_table_name"],
         ]
-        self.log(
-            "$ " + " ".join(command[1:5]) + f" {self.job(key)} {run.run_id[:15]}... --why demo"
-        )
+        self.log(f"$ python {' '.join(command[1:6])} {_short(run.run_id)} --why demo")
         path = os.pathsep.join(
             [str(self.root / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
@@ -662,6 +660,10 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
 def _clip(text: str, width: int = 130) -> str:
     text = re.sub(r"\b(jr_[0-9a-f]{12})[0-9a-f]{20,}\b", r"\1...", text)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _short(run_id: str | None) -> str:
+    return "?" if not run_id else run_id if len(run_id) <= 18 else run_id[:15] + "..."
 
 
 def _cell(value: Any) -> str:
