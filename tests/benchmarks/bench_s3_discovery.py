@@ -233,7 +233,7 @@ def run(ctx: Any) -> dict[str, Any]:
     s3, sqs = _client("s3"), _client("sqs")
     counters = (RequestCounter(s3), RequestCounter(sqs))
     points = [_one_point(ctx, history, s3, sqs, counters) for history in ctx.scale.s3_histories]
-    real = _real_run(ctx, points[0])
+    real = _real_run(ctx, points[0]) if ctx.scale.s3_real_run else None
     return {
         "description": (
             "Planning an incremental run of a date-partitioned source on the local S3 endpoint "

@@ -41,6 +41,7 @@ class Scale:
     s3_objects_per_partition: int = 100
     s3_delta: int = 20
     s3_repeats: int = 3
+    s3_real_run: bool = True  # one load run through S3A at the smallest size (~40 s: full only)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,6 +97,7 @@ SMOKE = Scale(
     s3_objects_per_partition=10,
     s3_delta=5,
     s3_repeats=1,
+    s3_real_run=False,
 )
 
 SCALES = {scale.name: scale for scale in (FULL, SMOKE)}
