@@ -54,6 +54,7 @@ from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
+from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.watermarks import DEFAULT_SLOT
 
 SourceFormat = Literal["parquet", "json", "csv"]
@@ -215,6 +216,12 @@ class LoadConfig:
 
     def __post_init__(self) -> None:
         self.file_discovery  # noqa: B018 (validates the discovery options now)
+        if self.discovery == "notifications" and not is_s3_uri(self.source):
+            raise ArgumentError(
+                "discovery",
+                f"--discovery notifications needs an s3:// source (S3 event notifications), "
+                f"got --source {redact_url(self.source)!r}",
+            )
         if self.target_format not in TARGET_FORMATS:
             raise ArgumentError(
                 "target_format",
@@ -269,7 +276,11 @@ class LoadConfig:
                 self.notification_visibility_seconds,
             )
         except ValueError as error:
-            name = "notification_queue_url" if self.discovery == "notifications" else "discovery"
+            message = str(error)
+            name = next(
+                (n for n in ("full_listing_every", "notification_queue_url") if n in message),
+                "notification_queue_url" if self.discovery == "notifications" else "discovery",
+            )
             raise ArgumentError(name, f"--{name}: {error}") from None
 
     @property

@@ -6,6 +6,8 @@ import json
 from decimal import Decimal
 
 import pytest
+from glue_incremental.args import ArgumentError
+from glue_incremental.load import LoadConfig
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import InvalidBookmarkState
 from glue_incremental.sources.notifications import keys_in
@@ -58,3 +60,31 @@ def test_a_malformed_state_names_the_field():
         DiscoveryState.from_state(
             {"runs_since_full_listing": 0, "ordered_start": 5, "full_listing_high_mark_ms": None}
         )
+
+
+@pytest.mark.parametrize(
+    ("options", "argument"),
+    [
+        ({"discovery": "notifications"}, "notification_queue_url"),
+        ({"notification_queue_url": "http://sqs/q"}, "discovery"),
+        ({"full_listing_every": 0}, "full_listing_every"),
+        (
+            {
+                "discovery": "notifications",
+                "notification_queue_url": "http://sqs/q",
+                "source": "/data/raw/",
+            },
+            "discovery",
+        ),
+    ],
+)
+def test_the_load_refuses_discovery_options_that_cannot_work_naming_the_argument(options, argument):
+    base = {
+        "source": "s3://lake/raw/",
+        "watermark_column": "updated",
+        "primary_key": ("id",),
+        "target_path": "s3://lake/out/",
+    }
+    with pytest.raises(ArgumentError) as raised:
+        LoadConfig(**{**base, **options})
+    assert raised.value.name == argument

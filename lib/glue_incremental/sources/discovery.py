@@ -32,7 +32,13 @@ from typing import Any
 from glue_incremental.sources import files, notifications
 from glue_incremental.sources.files import FileBookmark, FileReadPlan, InvalidBookmarkState
 from glue_incremental.sources.listing import ListingStats, SourceFile
-from glue_incremental.sources.s3_listing import S3Listing, S3Root, is_s3_uri, relative_directory
+from glue_incremental.sources.s3_listing import (
+    S3Listing,
+    S3Root,
+    is_s3_uri,
+    relative_directory,
+    relative_key,
+)
 
 DISCOVERY_MODES = ("listing", "notifications")
 DEFAULT_FULL_LISTING_EVERY = 24
@@ -227,10 +233,11 @@ def _ordered(
     assert state.ordered_start is not None
     start = state.ordered_start
     listing = lister.from_key(start)
+    # Every key of a directory sorts after "<directory>/": listed whole iff that is > start.
     below = [
         directory
         for directory, _ in bookmark.dir_old_counts
-        if relative_directory(lister.root, f"{directory}/file") < start
+        if relative_directory(lister.root, f"{directory}/file") + "/" <= start
     ]
     plan = files.plan_from_listing(listing, bookmark, **rules, stats=_stats(lister, listing, below))
     next_state = replace(state, runs_since_full_listing=state.runs_since_full_listing + 1)
@@ -305,7 +312,7 @@ def _missed_by_ordered_runs(
         for source in listing
         if since < source.modified_ms <= plan.upper_bound_ms
         and source.uri not in planned
-        and relative_directory(root, source.uri) < start
+        and relative_key(root, source.uri) <= start  # exactly what StartAfter left out
     ]
 
 

@@ -115,6 +115,12 @@ class S3Listing:
         return SourceFile(self.root.uri_of(key), modified_ms, int(item["Size"]), partition)
 
 
+def relative_key(root: S3Root, uri: str) -> str:
+    """The key of a file URI below the root (what ``StartAfter`` compares)."""
+    key = uri.split("://", 1)[1].split("/", 1)[1]
+    return root.relative(key) or ""
+
+
 def relative_directory(root: S3Root, uri: str) -> str:
     """The directory of a file URI below the root (``dt=2024-01-01/hour=03``; ``""`` at the root)."""
     key = uri.split("://", 1)[1].split("/", 1)[1]
