@@ -71,6 +71,8 @@ variable "pipelines" {
     Adding a pipeline is adding one entry: it gets its Glue job and least-privilege role, its alarms, its trigger and its catalog table.
 
     kind = "load": `source` (`uri` s3://... or jdbc:..., `format` for files, `table` for JDBC), `watermark_column`, `primary_key`.
+    `source.notifications = true` (s3:// sources, one such pipeline per bucket): S3 event notifications to an SQS queue
+    (modules/s3_notifications) and `--discovery notifications`; otherwise the job lists S3 by key order (`--discovery listing`).
     kind = "join": `join.left` and `join.right`, each either `{ path = "s3://..." }` or `{ pipeline = "<a load pipeline>" }`, `join.keys`, `join.type`.
     A pipeline with no upstream runs on `schedule` (AWS cron). One with upstreams (explicit `upstreams`, plus every join side that names
     a pipeline) is started by a conditional trigger when they SUCCEEDED; the join's `--upstream_jobs` and its role's read grant are derived
