@@ -37,6 +37,34 @@ def _client(service: str) -> Any:
     )
 
 
+class RequestTime:
+    """Seconds a client spent inside its requests (``before-call`` to ``after-call``)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.seconds = 0.0
+        self._started = 0.0
+        service = client.meta.service_model.service_name
+        client.meta.events.register(f"before-call.{service}", self._start)
+        client.meta.events.register(f"after-call.{service}", self._stop)
+
+    def _start(self, **kwargs: Any) -> None:
+        self._started = time.perf_counter()
+
+    def _stop(self, **kwargs: Any) -> None:
+        self.seconds += time.perf_counter() - self._started
+
+
+def _empty_list_seconds(s3: Any, bucket: str) -> float:
+    """One ListObjectsV2 matching nothing: the endpoint's own cost per request at this size."""
+    timings = []
+    for _ in range(3):
+        with Timer() as timer:
+            s3.list_objects_v2(Bucket=bucket, Prefix="no-such-prefix/", MaxKeys=1)
+        timings.append(timer.seconds)
+    return median(timings)
+
+
 def _key(prefix: str, index: int, per_partition: int) -> str:
     day = FIRST_DAY + timedelta(days=index // per_partition)
     return f"{prefix}dt={day.isoformat()}/part-{index:07d}.json"
@@ -101,20 +129,24 @@ def _measure(
     root: str,
     previous: Any,
     discovery: Discovery,
-    counters: tuple[RequestCounter, RequestCounter],
+    counters: tuple[RequestCounter, RequestCounter, RequestTime, RequestTime],
     repeats: int,
 ) -> dict[str, Any]:
-    s3_counter, sqs_counter = counters
-    seconds, requests, files = [], [], []
+    s3_counter, sqs_counter, s3_time, sqs_time = counters
+    seconds: list[float] = []
+    requests: list[int] = []
+    files: list[int] = []
+    net: list[float] = []
     kind = ""
     for _ in range(repeats):
         if discovery.mode == "notifications":
-            time.sleep(
-                discovery.visibility_seconds + 0.2
-            )  # the previous repeat's messages are back
+            # The previous repeat's messages are visible again.
+            time.sleep(discovery.visibility_seconds + 0.2)
+        in_requests = s3_time.seconds + sqs_time.seconds
         with s3_counter.measure() as s3_sent, sqs_counter.measure() as sqs_sent, Timer() as timer:
             found = _plan(root, previous, discovery, s3_counter.client, sqs_counter.client)
         seconds.append(timer.seconds)
+        net.append(timer.seconds - (s3_time.seconds + sqs_time.seconds - in_requests))
         requests.append(sum(s3_sent.values()) + sum(sqs_sent.values()))
         files.append(len(found.plan.files))
         kind = found.kind
@@ -123,6 +155,8 @@ def _measure(
         "kind": kind,
         "plan_seconds_median": median(seconds),
         "plan_seconds": [round(value, 4) for value in seconds],
+        # Without the time inside S3/SQS requests (the endpoint's side, and SQS's long poll).
+        "plan_seconds_without_requests_median": median(net),
         "requests_median": median(requests),
         "requests": requests,
         "files_planned": files,
@@ -164,6 +198,7 @@ def _one_point(ctx: Any, history: int, s3: Any, sqs: Any, counters: Any) -> dict
     ]
     return {
         "history_objects": history,
+        "empty_list_request_seconds": round(_empty_list_seconds(s3, bucket), 4),
         "partitions": -(-history // per_partition),
         "delta_objects": scale.s3_delta,
         "put_seconds": round(put_seconds, 1),
@@ -231,7 +266,7 @@ def _real_run(ctx: Any, point: dict[str, Any]) -> dict[str, Any]:
 
 def run(ctx: Any) -> dict[str, Any]:
     s3, sqs = _client("s3"), _client("sqs")
-    counters = (RequestCounter(s3), RequestCounter(sqs))
+    counters = (RequestCounter(s3), RequestCounter(sqs), RequestTime(s3), RequestTime(sqs))
     points = [_one_point(ctx, history, s3, sqs, counters) for history in ctx.scale.s3_histories]
     real = _real_run(ctx, points[0]) if ctx.scale.s3_real_run else None
     return {

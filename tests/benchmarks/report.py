@@ -686,12 +686,24 @@ def _s3_section(section: dict[str, Any], out: list[str], summary: list[list[str]
                     mode["mode"],
                     _fmt_int(mode["requests_median"]),
                     _fmt_seconds(mode["plan_seconds_median"]),
+                    _fmt_seconds(mode.get("plan_seconds_without_requests_median")),
+                    _fmt_seconds(p.get("empty_list_request_seconds")),
                     _fmt_int(mode["files_listed"]),
                     _fmt_int(mode["files_planned"]),
                 ]
             )
     out += _table(
-        ["history objects", "discovery", "requests", "plan s", "objects listed", "planned"], rows
+        [
+            "history objects",
+            "discovery",
+            "requests",
+            "plan s",
+            "plan s without requests",
+            "one empty list request s",
+            "objects listed",
+            "planned",
+        ],
+        rows,
     )
     sizes = [p["history_objects"] for p in section["points"]]
     for label in ("full listing", "ordered listing", "notifications"):
