@@ -23,6 +23,8 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
+from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, DISCOVERY_MODES
+
 
 class ArgumentError(ValueError):
     """A missing, unknown or invalid job argument; ``name`` is the argument."""
@@ -352,6 +354,29 @@ COMMON_OPTIONS: tuple[Option, ...] = (
         "`true`: print what the run would read and write nothing.",
         "false",
         parse_bool,
+    ),
+)
+
+# File sources on S3 (load and join): how a run finds its files (``sources.discovery``).
+DISCOVERY_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "discovery",
+        "Files on S3: `listing` (only partitions from the newest ones on, for `key=value` layouts "
+        "sorting in time order) or `notifications` (S3 events from `--notification_queue_url`).",
+        "listing",
+        choice(*DISCOVERY_MODES),
+    ),
+    Option(
+        "notification_queue_url",
+        "With `--discovery notifications`: the SQS queue receiving the source's S3 events "
+        "(Terraform: `notifications = true`). Messages are deleted after the commit.",
+    ),
+    Option(
+        "full_listing_every",
+        "Files on S3: every Nth run lists the whole source, finding files that landed in old "
+        "partitions (`files_found_by_full_listing`); `1`: always.",
+        str(DEFAULT_FULL_LISTING_EVERY),
+        parse_positive_int,
     ),
 )
 

@@ -36,6 +36,7 @@ from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
 from glue_incremental import credentials, iceberg, iceberg_maintenance, writer
 from glue_incremental.args import (
+    DISCOVERY_OPTIONS,
     ArgumentError,
     Option,
     choice,
@@ -50,7 +51,10 @@ from glue_incremental.args import (
 )
 from glue_incremental.digest import state_bytes
 from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
+from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
+from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.state import LoadStateDict, LoadStateExtra
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -162,6 +166,7 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "detect",
         choice(*PARTITION_MOVES),
     ),
+    *DISCOVERY_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
 REFUSED_ARGS = {
@@ -204,8 +209,20 @@ class LoadConfig:
     # Optional maintenance after each committed run (see iceberg_maintenance); 0: none.
     iceberg_expire_older_than: timedelta = timedelta(0)
     iceberg_compact: bool = False
+    discovery: str = "listing"
+    notification_queue_url: str | None = None
+    full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
+    # Programmatic only: how long a received notification stays hidden (it should outlast the run).
+    notification_visibility_seconds: int = DEFAULT_VISIBILITY_SECONDS
 
     def __post_init__(self) -> None:
+        self.file_discovery  # noqa: B018 (validates the discovery options now)
+        if self.discovery == "notifications" and not is_s3_uri(self.source):
+            raise ArgumentError(
+                "discovery",
+                f"--discovery notifications needs an s3:// source (S3 event notifications), "
+                f"got --source {redact_url(self.source)!r}",
+            )
         if self.target_format not in TARGET_FORMATS:
             raise ArgumentError(
                 "target_format",
@@ -249,6 +266,23 @@ class LoadConfig:
     @property
     def iceberg_target(self) -> iceberg.IcebergTarget:
         return iceberg.IcebergTarget(str(self.target_table), self.iceberg_catalog)
+
+    @property
+    def file_discovery(self) -> Discovery:
+        try:
+            return Discovery(
+                self.discovery,
+                self.full_listing_every,
+                self.notification_queue_url,
+                self.notification_visibility_seconds,
+            )
+        except ValueError as error:
+            message = str(error)
+            name = next(
+                (n for n in ("full_listing_every", "notification_queue_url") if n in message),
+                "notification_queue_url" if self.discovery == "notifications" else "discovery",
+            )
+            raise ArgumentError(name, f"--{name}: {error}") from None
 
     @property
     def is_jdbc(self) -> bool:
@@ -383,7 +417,7 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
 
 
 def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
-    from glue_incremental.sources import files
+    from glue_incremental.sources import discovery, files
 
     previous = run.previous()
     bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
@@ -392,16 +426,19 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     if upper_state:
         upper_ms = files.FileBookmark.from_state(upper_state.get("files")).high_mark_ms
     band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
-    plan = files.plan_file_read(
+    found = discovery.plan_discovered_read(
         run.spark,
         config.source,
         bookmark,
+        discovery.DiscoveryState.from_state(previous.get("discovery") if previous else None),
+        config.file_discovery,
         run_start_ms=int(run.started_at * 1000),
         band_seconds=int(band.total_seconds()),
         upper_bound_ms=upper_ms,
     )
+    plan = found.plan
     if run.dry_run:
-        _print_plan(run, {"source": "files", **plan.summary()})
+        _print_plan(run, {"source": "files", **found.summary()})
         return
     rows = files.read_files(
         run.spark, plan.files, root_uri=config.source, source_format=config.source_format
@@ -419,11 +456,17 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         rows,
         delivery=FILE_DELIVERY,
         previous_cursor=cursor,
-        state_extra={"files": plan.next_bookmark.to_state()},
-        details={"files_read": len(plan.files), "file_plan": plan.summary()},
+        state_extra={
+            "files": plan.next_bookmark.to_state(),
+            "discovery": found.next_state.to_state(),
+        },
+        details={"files_read": len(plan.files), "file_plan": found.summary()},
         late_files=_late_count(plan),
         file_high_mark_ms=plan.next_bookmark.high_mark_ms,
     )
+    if found.receipts and run.bookmark.commits:
+        # Only now: the state that makes these messages no-ops is committed.
+        discovery.delete_notifications(config.file_discovery, found.receipts)
 
 
 def _late_count(plan: Any) -> int:

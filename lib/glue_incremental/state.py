@@ -27,9 +27,11 @@ class UpstreamState(TypedDict):
 
 
 class LoadStateExtra(TypedDict, total=False):
-    """What a load's state holds besides its cursor: the files' bookmark, its Iceberg table."""
+    """What a load's state holds besides its cursor: the files' bookmark and S3 discovery
+    state, its Iceberg table."""
 
     files: dict[str, Any]
+    discovery: dict[str, Any]
     iceberg_table: str
 
 

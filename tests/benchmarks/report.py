@@ -674,6 +674,55 @@ def _iceberg_section(section: dict[str, Any], out: list[str], summary: list[list
     out += _table(["run", "target", "wall s", "rows read", "target bytes", "bytes committed"], rows)
 
 
+def _s3_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    out.append(section["description"] + ".")
+    out.append("")
+    rows = []
+    for p in section["points"]:
+        for mode in p["modes"]:
+            rows.append(
+                [
+                    _fmt_int(p["history_objects"]),
+                    mode["mode"],
+                    _fmt_int(mode["requests_median"]),
+                    _fmt_seconds(mode["plan_seconds_median"]),
+                    _fmt_seconds(mode.get("plan_seconds_without_requests_median")),
+                    _fmt_seconds(p.get("empty_list_request_seconds")),
+                    _fmt_int(mode["files_listed"]),
+                    _fmt_int(mode["files_planned"]),
+                ]
+            )
+    out += _table(
+        [
+            "history objects",
+            "discovery",
+            "requests",
+            "plan s",
+            "plan s without requests",
+            "one empty list request s",
+            "objects listed",
+            "planned",
+        ],
+        rows,
+    )
+    sizes = [p["history_objects"] for p in section["points"]]
+    for label in ("full listing", "ordered listing", "notifications"):
+        values = [
+            next(m for m in p["modes"] if m["mode"] == label)["requests_median"]
+            for p in section["points"]
+        ]
+        out.append(f"- {label}: requests {scaling(sizes, values)}")
+    real = section.get("real_run")
+    if real:
+        out.append(
+            f"- one real load run at {real['history_objects']:,} objects (Spark through S3A): "
+            f"first run {real['first_run_seconds']:.1f}s, incremental run "
+            f"{real['incremental_run_seconds']:.1f}s reading {real['files_read']} files "
+            f"({real['discovery']}, {real['listing_requests']} requests)"
+        )
+    out.append("")
+
+
 RENDERERS = {
     "file_ingestion": ("1. File ingestion", _files_section),
     "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
@@ -681,6 +730,7 @@ RENDERERS = {
     "watermarks": ("4. Watermark store", _watermarks_section),
     "predicates": ("5. Predicate building", _predicates_section),
     "iceberg": ("6. Load into Iceberg vs Parquet", _iceberg_section),
+    "s3_discovery": ("7. Discovery on S3 (local S3 endpoint, not file://)", _s3_section),
 }
 
 

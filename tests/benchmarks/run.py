@@ -48,6 +48,7 @@ SECTIONS: dict[str, str] = {
     "watermarks": "tests.benchmarks.bench_watermarks",
     "predicates": "tests.benchmarks.bench_predicates",
     "iceberg": "tests.benchmarks.bench_iceberg",
+    "s3_discovery": "tests.benchmarks.bench_s3_discovery",
 }
 NEEDS_POSTGRES = {"jdbc", "iceberg"}
 
@@ -80,6 +81,7 @@ LIBRARY_MODULES = (
     "glue_incremental.writer",
     "glue_incremental.sources.files",
     "glue_incremental.sources.jdbc",
+    "glue_incremental.sources.discovery",
 )
 
 

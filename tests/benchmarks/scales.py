@@ -36,6 +36,12 @@ class Scale:
     predicate_second_level: int
     # run every code path once, unmeasured, before the first measurement
     warm_up: bool
+    # 7. discovery on S3 (local S3 endpoint): objects of history, per dt= partition, new ones
+    s3_histories: tuple[int, ...] = (1_000, 10_000, 100_000)
+    s3_objects_per_partition: int = 100
+    s3_delta: int = 20
+    s3_repeats: int = 3
+    s3_real_run: bool = True  # one load run through S3A at the smallest size (~40 s: full only)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +93,11 @@ SMOKE = Scale(
     predicate_partitions=(10, 40),
     predicate_second_level=10,
     warm_up=False,
+    s3_histories=(20, 60),
+    s3_objects_per_partition=10,
+    s3_delta=5,
+    s3_repeats=1,
+    s3_real_run=False,
 )
 
 SCALES = {scale.name: scale for scale in (FULL, SMOKE)}

@@ -101,3 +101,19 @@ def test_structural_targets_are_met(results):
         or verdict["target"].startswith(("files read", "rows read"))
     ]
     assert structural and all(verdict["met"] for verdict in structural), structural
+
+
+def test_s3_discovery_plans_read_the_new_objects_with_requests_independent_of_history(results):
+    output, data = results
+    points = data["sections"]["s3_discovery"]["points"]
+    assert len(points) >= 2
+    for mode in ("ordered listing", "notifications"):
+        requests = [next(m for m in p["modes"] if m["mode"] == mode)["requests"] for p in points]
+        assert len({tuple(r) for r in requests}) == 1, (mode, requests)
+    assert all(
+        count == point["delta_objects"]
+        for point in points
+        for mode in point["modes"]
+        for count in mode["files_planned"]
+    )
+    assert "Discovery on S3" in (output / "README.md").read_text()

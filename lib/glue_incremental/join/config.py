@@ -24,7 +24,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
-from glue_incremental.sources.files import SOURCE_FORMATS as FILE_FORMATS
+from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")

@@ -7,33 +7,36 @@ the band if its fingerprint was not seen, deferred if ``m > U``; files older tha
 the band are counted as late (``LateFilesSkipped``), never silently skipped.
 
 First run (no bookmark): every file with ``m <= U`` is read. Listing goes through
-Hadoop's ``FileSystem`` (``file:``, ``hdfs:``, ``s3:``/``s3a:``); unchanged leaf
-directories are skipped where the file system has directory times.
+Hadoop's ``FileSystem`` (``sources.listing``: ``file:``, ``hdfs:``, ``s3:``/``s3a:``);
+unchanged leaf directories are skipped where the file system has directory times.
+On S3, ``sources.discovery`` lists by key order or drains event notifications.
 ``plan_from_listing`` is pure given a listing. The design, the state layout and
 the limits are in ``docs/file-bookmarks.md``.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cached_property
-from typing import Any, Literal
-from urllib.parse import unquote
+from typing import Any
+
+from glue_incremental.sources.listing import (
+    FINGERPRINT_HEX_CHARS,
+    OBJECT_STORE_SCHEMES,
+    ListingStats,
+    SourceFile,
+    SourceNotFound,
+    fingerprint_of,
+    list_source_files,
+)
+from glue_incremental.sources.reading import read_files
 
 STATE_VERSION = 1
 DEFAULT_BAND_SECONDS = 900
 DEFAULT_MAX_BAND_FILES = 10_000
 DEFAULT_MAX_TRACKED_DIRECTORIES = 1_000
-FINGERPRINT_HEX_CHARS = 16
-# Schemes whose directories have no modification time worth trusting.
-OBJECT_STORE_SCHEMES = frozenset(
-    {"s3", "s3a", "s3n", "gs", "wasb", "wasbs", "abfs", "abfss", "oss", "cosn"}
-)
-SOURCE_FORMATS = ("parquet", "json", "csv")
 _STATE_KEYS = (
     "version",
     "high_mark_ms",
@@ -48,6 +51,7 @@ __all__ = [
     "DEFAULT_BAND_SECONDS",
     "DEFAULT_MAX_BAND_FILES",
     "DEFAULT_MAX_TRACKED_DIRECTORIES",
+    "OBJECT_STORE_SCHEMES",
     "FileBookmark",
     "FileReadPlan",
     "InvalidBookmarkState",
@@ -66,14 +70,6 @@ __all__ = [
 ]
 
 
-class SourceNotFound(ValueError):
-    """The source root does not exist; ``uri`` is the root as given."""
-
-    def __init__(self, uri: str) -> None:
-        self.uri = uri
-        super().__init__(f"source root {uri!r} does not exist")
-
-
 class InvalidBookmarkState(ValueError):
     """A stored file bookmark that cannot be used; ``field`` names the offending part."""
 
@@ -84,33 +80,6 @@ class InvalidBookmarkState(ValueError):
         if len(shown) > 120:
             shown = shown[:117] + "..."
         super().__init__(f"invalid file bookmark state: {field}: {reason} (got {shown})")
-
-
-def fingerprint_of(uri: str, modified_ms: int, size: int) -> str:
-    """A short stable hash of (full URI, modification time, size): 16 hex characters."""
-    digest = hashlib.sha256(f"{uri}\n{modified_ms}\n{size}".encode()).hexdigest()
-    return digest[:FINGERPRINT_HEX_CHARS]
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """One listed file. ``partition`` holds the ``key=value`` directories under the root, in order
-    (values unescaped like Spark's: ``%3A`` -> ``:``)."""
-
-    uri: str
-    modified_ms: int
-    size: int
-    partition: tuple[tuple[str, str], ...] = ()
-
-    @cached_property
-    def fingerprint(self) -> str:
-        """Hash of (uri, modified_ms, size): a rewritten file (new time or size) is a new file."""
-        return fingerprint_of(self.uri, self.modified_ms, self.size)
-
-    @property
-    def directory(self) -> str:
-        """The URI of the directory holding the file (the key of the late-file counts)."""
-        return self.uri.rsplit("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -201,7 +170,22 @@ class FileBookmark:
 
 
 def _validate(bookmark: FileBookmark) -> None:
-    high, start = bookmark.high_mark_ms, bookmark.band_start_ms
+    _validate_marks(bookmark.high_mark_ms, bookmark.band_start_ms)
+    _validate_fingerprints(bookmark.band_fingerprints)
+    _validate_directory_counts(bookmark.dir_old_counts)
+    if bookmark.high_mark_ms is None and (bookmark.band_fingerprints or bookmark.dir_old_counts):
+        raise InvalidBookmarkState(
+            "high_mark_ms",
+            bookmark.high_mark_ms,
+            "is null but band_fingerprints/dir_old_counts are not empty",
+        )
+    if not isinstance(bookmark.dir_counts_complete, bool):
+        raise InvalidBookmarkState(
+            "dir_counts_complete", bookmark.dir_counts_complete, "expected true or false"
+        )
+
+
+def _validate_marks(high: Any, start: Any) -> None:
     for name, value in (("high_mark_ms", high), ("band_start_ms", start)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InvalidBookmarkState(
@@ -213,11 +197,12 @@ def _validate(bookmark: FileBookmark) -> None:
         )
     if high is not None and start is not None and start > high:
         raise InvalidBookmarkState("band_start_ms", start, f"must be <= high_mark_ms ({high})")
-    if not isinstance(bookmark.band_fingerprints, tuple):
-        raise InvalidBookmarkState(
-            "band_fingerprints", bookmark.band_fingerprints, "expected a tuple"
-        )
-    for index, fingerprint in enumerate(bookmark.band_fingerprints):
+
+
+def _validate_fingerprints(fingerprints: Any) -> None:
+    if not isinstance(fingerprints, tuple):
+        raise InvalidBookmarkState("band_fingerprints", fingerprints, "expected a tuple")
+    for index, fingerprint in enumerate(fingerprints):
         if not (
             isinstance(fingerprint, str)
             and len(fingerprint) == FINGERPRINT_HEX_CHARS
@@ -228,10 +213,13 @@ def _validate(bookmark: FileBookmark) -> None:
                 fingerprint,
                 f"expected {FINGERPRINT_HEX_CHARS} lowercase hex characters",
             )
-    if not isinstance(bookmark.dir_old_counts, tuple):
-        raise InvalidBookmarkState("dir_old_counts", bookmark.dir_old_counts, "expected a tuple")
+
+
+def _validate_directory_counts(counts: Any) -> None:
+    if not isinstance(counts, tuple):
+        raise InvalidBookmarkState("dir_old_counts", counts, "expected a tuple")
     seen: set[str] = set()
-    for index, pair in enumerate(bookmark.dir_old_counts):
+    for index, pair in enumerate(counts):
         where = f"dir_old_counts[{index}]"
         if not (isinstance(pair, tuple) and len(pair) == 2):
             raise InvalidBookmarkState(where, pair, "expected (directory, count)")
@@ -243,14 +231,6 @@ def _validate(bookmark: FileBookmark) -> None:
         if directory in seen:
             raise InvalidBookmarkState(f"{where}[0]", directory, "directory listed twice")
         seen.add(directory)
-    if high is None and (bookmark.band_fingerprints or bookmark.dir_old_counts):
-        raise InvalidBookmarkState(
-            "high_mark_ms", high, "is null but band_fingerprints/dir_old_counts are not empty"
-        )
-    if not isinstance(bookmark.dir_counts_complete, bool):
-        raise InvalidBookmarkState(
-            "dir_counts_complete", bookmark.dir_counts_complete, "expected true or false"
-        )
 
 
 def _as_int(value: Any, field: str) -> int:
@@ -271,19 +251,6 @@ def _as_list(value: Any, field: str) -> list[Any]:
     if not isinstance(value, list | tuple):
         raise InvalidBookmarkState(field, value, "expected a list")
     return list(value)
-
-
-@dataclass(frozen=True)
-class ListingStats:
-    """How a listing went. ``pruned_directories`` are leaf directories not listed (URIs)."""
-
-    root_uri: str
-    files_listed: int
-    directories_listed: int
-    partitions_pruned: int = 0
-    directory_mtimes_usable: bool = True
-    recursive: bool = False
-    pruned_directories: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -556,202 +523,6 @@ def _check_int(name: str, value: Any) -> None:
         raise TypeError(f"{name} must be an int, got {value!r}")
 
 
-# --------------------------------------------------------------------------- listing
-
-
-def _is_hidden(name: str) -> bool:
-    return (
-        name.startswith(".")
-        or (name.startswith("_") and "=" not in name)
-        or name.endswith("._COPYING_")
-        or name.endswith("_$folder$")
-    )
-
-
-def _partition_of(name: str) -> tuple[tuple[str, str], ...]:
-    key, sep, value = name.partition("=")
-    if not sep or not key:
-        return ()
-    return ((unquote(key), unquote(value)),)
-
-
-@dataclass
-class _Directory:
-    uri: str
-    modified_ms: int
-    partition: tuple[tuple[str, str], ...]
-    path: Any  # org.apache.hadoop.fs.Path
-
-
-def _is_java_not_found(error: Exception) -> bool:
-    java = getattr(error, "java_exception", None)
-    name = java.getClass().getName() if java is not None else ""
-    return name.endswith("FileNotFoundException")
-
-
-def list_source_files(
-    spark: Any,
-    root_uri: str,
-    *,
-    modified_after_ms: int | None = None,
-    prune_directories: bool = True,
-) -> tuple[list[SourceFile], ListingStats]:
-    """Every visible file under ``root_uri`` (sorted by (modified_ms, uri)) and how listing went.
-
-    ``modified_after_ms`` is the pruning threshold (the bookmark's band start):
-    leaf directories whose modification time is ``<= modified_after_ms`` are not
-    listed (``ListingStats.pruned_directories``). Files of listed directories
-    are returned whatever their time - the planner needs old ones to count late
-    files. None (first run), ``prune_directories=False`` and directories
-    reporting time 0 list everything; object stores are listed in full with one
-    recursive listing.
-
-    Raises ``SourceNotFound`` if the root does not exist and ``ValueError`` if
-    it is not a directory or its URI/scheme is unusable.
-    """
-    from py4j.protocol import Py4JJavaError
-
-    jvm = spark._jvm
-    try:
-        path = jvm.org.apache.hadoop.fs.Path(root_uri)
-        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-        path = fs.makeQualified(path)
-    except Py4JJavaError as error:
-        raise ValueError(f"cannot open source root {root_uri!r}: {error.java_exception}") from error
-    try:
-        root_status = fs.getFileStatus(path)
-    except Py4JJavaError as error:
-        if _is_java_not_found(error):
-            raise SourceNotFound(root_uri) from None
-        raise
-    if not root_status.isDirectory():
-        raise ValueError(
-            f"source root {root_uri!r} is a file; give the directory holding the files"
-        )
-    root = path.toString()
-    scheme = (path.toUri().getScheme() or "").lower()
-    if scheme in OBJECT_STORE_SCHEMES:
-        files, directories = _list_recursively(fs, path, root)
-        stats = ListingStats(
-            root_uri=root,
-            files_listed=len(files),
-            directories_listed=directories,
-            directory_mtimes_usable=False,
-            recursive=True,
-        )
-    else:
-        threshold = modified_after_ms if prune_directories else None
-        files, stats = _list_by_directory(fs, path, root, root_status, threshold)
-    files.sort(key=lambda source: (source.modified_ms, source.uri))
-    return files, stats
-
-
-def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], int]:
-    """One recursive listing (a flat, paged LIST on object stores)."""
-    prefix = root if root.endswith("/") else root + "/"
-    files: list[SourceFile] = []
-    directories: set[str] = set()
-    iterator = fs.listFiles(path, True)
-    while iterator.hasNext():
-        status = iterator.next()
-        uri = status.getPath().toString()
-        relative = uri[len(prefix) :] if uri.startswith(prefix) else uri.rsplit("/", 1)[-1]
-        parts = relative.split("/")
-        if any(_is_hidden(part) for part in parts):
-            continue
-        partition = tuple(pair for part in parts[:-1] for pair in _partition_of(part))
-        source = SourceFile(uri, int(status.getModificationTime()), int(status.getLen()), partition)
-        files.append(source)
-        directories.add(source.directory)
-    return files, len(directories)
-
-
-def _list_by_directory(
-    fs: Any, path: Any, root: str, root_status: Any, threshold: int | None
-) -> tuple[list[SourceFile], ListingStats]:
-    """Level by level, hidden directories not entered; with a threshold, unchanged leaves
-    are not listed. A directory removed while listing (``_temporary``, ...) is empty."""
-    from py4j.protocol import Py4JJavaError
-
-    files: list[SourceFile] = []
-    pruned: list[str] = []
-    listed = 0
-
-    def list_one(directory: _Directory) -> tuple[list[SourceFile], list[_Directory]]:
-        nonlocal listed
-        listed += 1
-        try:
-            statuses = fs.listStatus(directory.path)
-        except Py4JJavaError as error:
-            if _is_java_not_found(error):  # removed since its parent was listed
-                return [], []
-            raise
-        found_files: list[SourceFile] = []
-        found_dirs: list[_Directory] = []
-        for status in statuses:
-            child = status.getPath()
-            uri = child.toString()
-            name = uri.rstrip("/").rsplit("/", 1)[-1]
-            if _is_hidden(name):
-                continue
-            modified = int(status.getModificationTime())
-            if status.isDirectory():
-                found_dirs.append(
-                    _Directory(uri, modified, directory.partition + _partition_of(name), child)
-                )
-            else:
-                found_files.append(
-                    SourceFile(uri, modified, int(status.getLen()), directory.partition)
-                )
-        return found_files, found_dirs
-
-    root_modified = int(root_status.getModificationTime())
-    usable = root_modified > 0
-    level = [_Directory(root, root_modified, (), path)]
-    is_root = True
-    while level:
-        if not is_root and usable and any(d.modified_ms <= 0 for d in level):
-            usable = False  # no usable directory times: list everything from here on
-        if is_root or not usable or threshold is None:
-            changed, unchanged = level, []
-        else:
-            changed = [d for d in level if d.modified_ms > threshold]
-            unchanged = sorted(
-                (d for d in level if d.modified_ms <= threshold),
-                key=lambda d: (-d.modified_ms, d.uri),
-            )
-        next_level: list[_Directory] = []
-        has_files = has_dirs = False
-        to_list = list(changed)
-        if not to_list and unchanged:
-            to_list = [unchanged.pop(0)]  # probe: is this a level of leaves?
-        while to_list:
-            found_files, found_dirs = list_one(to_list.pop(0))
-            files.extend(found_files)
-            next_level.extend(found_dirs)
-            has_files = has_files or bool(found_files)
-            has_dirs = has_dirs or bool(found_dirs)
-            if not to_list and unchanged:
-                if has_dirs:  # an intermediate level: its sub-directories may be new
-                    to_list, unchanged = unchanged, []
-                elif not has_files:  # only empty directories so far: probe another
-                    to_list = [unchanged.pop(0)]
-        # What is left is a level of leaves unchanged since the band start.
-        pruned.extend(directory.uri for directory in unchanged)
-        level = sorted(next_level, key=lambda d: d.uri)
-        is_root = False
-    stats = ListingStats(
-        root_uri=root,
-        files_listed=len(files),
-        directories_listed=listed,
-        partitions_pruned=len(pruned),
-        directory_mtimes_usable=usable,
-        recursive=False,
-        pruned_directories=tuple(pruned),
-    )
-    return files, stats
-
-
 def plan_file_read(
     spark: Any,
     root_uri: str,
@@ -788,43 +559,3 @@ def plan_file_read(
         max_tracked_directories=max_tracked_directories,
         stats=stats,
     )
-
-
-# --------------------------------------------------------------------------- reading
-
-_GLOB_CHARS = "\\[]{}*?"
-
-
-def _literal_path(uri: str) -> str:
-    """Escape Hadoop glob characters: ``load`` globs its paths, a file name is literal."""
-    return "".join("\\" + char if char in _GLOB_CHARS else char for char in uri)
-
-
-def read_files(
-    spark: Any,
-    files: Sequence[SourceFile],
-    *,
-    root_uri: str,
-    source_format: Literal["parquet", "json", "csv"],
-    schema: Any = None,
-    options: Mapping[str, str] | None = None,
-) -> Any:
-    """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when empty.
-
-    ``key=value`` directories under the root become partition columns (types
-    inferred unless ``schema`` names them). No Spark action is added here;
-    without ``schema``, JSON/CSV (and Parquet footers) are inferred by Spark.
-    An empty ``files`` returns None: the caller decides the empty schema.
-    """
-    if source_format not in SOURCE_FORMATS:
-        raise ValueError(f"source_format must be one of {SOURCE_FORMATS}, got {source_format!r}")
-    uris = list(dict.fromkeys(source.uri for source in files))
-    if not uris:
-        return None
-    reader = spark.read.format(source_format)
-    if options:
-        reader = reader.options(**{str(key): str(value) for key, value in options.items()})
-    reader = reader.option("basePath", root_uri)
-    if schema is not None:
-        reader = reader.schema(schema)
-    return reader.load([_literal_path(uri) for uri in uris])

@@ -51,8 +51,12 @@ locals {
     "--source", "--source_format", "--source_table", "--watermark_column", "--primary_key",
     "--left_path", "--right_path", "--left_format", "--right_format", "--join_keys", "--join_type",
     "--partition_by", "--partition_types", "--target_path", "--target_format", "--target_table",
-    "--upstream_jobs",
+    "--upstream_jobs", "--discovery", "--notification_queue_url",
   ]
+
+  # Load pipelines whose S3 source announces new objects through SQS (modules/s3_notifications).
+  notified_sources = { for k, p in var.pipelines : k => p.source.uri if p.kind == "load" && try(p.source.notifications, false) }
+  notified_buckets = { for k, uri in local.notified_sources : split("/", trimprefix(uri, "s3://"))[0] => k... }
 
   side_paths = {
     for k, sides in local.join_sides : k => {
@@ -71,6 +75,10 @@ locals {
       },
       startswith(p.source.uri, "jdbc:") ? {} : { "--source_format" = p.source.format },
       p.source.table == null ? {} : { "--source_table" = p.source.table },
+      !contains(keys(local.notified_sources), k) ? {} : {
+        "--discovery"              = "notifications"
+        "--notification_queue_url" = module.source_notifications[k].queue_url
+      },
     ) if p.kind == "load" && p.source != null
   }
 
@@ -144,6 +152,11 @@ resource "terraform_data" "pipeline_graph" {
     precondition {
       condition     = length(local.join_sides_iceberg) == 0
       error_message = "a join side cannot name a pipeline with an Iceberg target yet (its role would need Glue table permissions on that table): ${join(", ", local.join_sides_iceberg)}."
+    }
+
+    precondition {
+      condition     = alltrue([for ks in values(local.notified_buckets) : length(ks) == 1])
+      error_message = "S3 keeps one notification configuration per bucket: at most one pipeline per bucket may set source.notifications; shared: ${join("; ", [for b, ks in local.notified_buckets : "${b} (${join(", ", ks)})" if length(ks) > 1])}."
     }
 
     precondition {
@@ -225,6 +238,27 @@ module "job" {
   kms_key_arns            = distinct(concat(compact([var.scripts_bucket_kms_key_arn, var.watermarks_kms_key_arn]), var.data_kms_key_arns))
   log_retention_days      = var.log_retention_days
   tags                    = var.tags
+}
+
+module "source_notifications" {
+  source   = "../s3_notifications"
+  for_each = local.notified_sources
+
+  name       = "${local.job_names[each.key]}-source-events"
+  source_uri = each.value
+  # The role policy is attached below: the job's arguments need the queue URL first.
+  job_role_name              = null
+  kms_key_arn                = var.notifications_kms_key_arn
+  visibility_timeout_seconds = min(43200, max(var.lease_seconds, var.pipelines[each.key].size.timeout * 60))
+  tags                       = var.tags
+}
+
+resource "aws_iam_role_policy" "source_notifications" {
+  for_each = local.notified_sources
+
+  name   = "${local.job_names[each.key]}-source-events"
+  role   = module.job[each.key].role_name
+  policy = module.source_notifications[each.key].job_policy_json
 }
 
 # Standalone conditional triggers rather than Glue workflows: a workflow has a

@@ -71,6 +71,8 @@ variable "pipelines" {
     Adding a pipeline is adding one entry: it gets its Glue job and least-privilege role, its alarms, its trigger and its catalog table.
 
     kind = "load": `source` (`uri` s3://... or jdbc:..., `format` for files, `table` for JDBC), `watermark_column`, `primary_key`.
+    `source.notifications = true` (s3:// sources, one such pipeline per bucket): S3 event notifications to an SQS queue
+    (modules/s3_notifications) and `--discovery notifications`; otherwise the job lists S3 by key order (`--discovery listing`).
     kind = "join": `join.left` and `join.right`, each either `{ path = "s3://..." }` or `{ pipeline = "<a load pipeline>" }`, `join.keys`, `join.type`.
     A pipeline with no upstream runs on `schedule` (AWS cron). One with upstreams (explicit `upstreams`, plus every join side that names
     a pipeline) is started by a conditional trigger when they SUCCEEDED; the join's `--upstream_jobs` and its role's read grant are derived
@@ -90,9 +92,10 @@ variable "pipelines" {
     trigger_logical = optional(string, "AND")
 
     source = optional(object({
-      uri    = string
-      format = optional(string, "parquet")
-      table  = optional(string)
+      uri           = string
+      format        = optional(string, "parquet")
+      table         = optional(string)
+      notifications = optional(bool, false)
     }))
     watermark_column = optional(string)
     primary_key      = optional(list(string), [])
@@ -176,6 +179,11 @@ variable "pipelines" {
       (part.projection == "enum" && try(length(part.values) > 0, false))
     )]]))
     error_message = "target.partitions projection must be date (with range and format), integer (with range), enum (with values) or injected; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for part in p.target.partitions : "${k}.${part.name} (${part.projection})" if !(part.projection == "injected" || (part.projection == "date" && part.range != null && part.format != null) || (part.projection == "integer" && part.range != null) || (part.projection == "enum" && try(length(part.values) > 0, false)))]]))}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : !try(p.source.notifications, false) || (p.kind == "load" && try(startswith(p.source.uri, "s3://"), false))])
+    error_message = "source.notifications needs a load pipeline reading an s3:// source (S3 event notifications to SQS); invalid: ${join(", ", [for k, p in var.pipelines : k if try(p.source.notifications, false) && !(p.kind == "load" && try(startswith(p.source.uri, "s3://"), false))])}."
   }
 
   validation {
@@ -282,4 +290,10 @@ variable "tags" {
   description = "Tags applied to every resource."
   type        = map(string)
   default     = {}
+}
+
+variable "notifications_kms_key_arn" {
+  description = "Customer key for the source-event queues of pipelines with `source.notifications`; null: SQS-managed SSE."
+  type        = string
+  default     = null
 }

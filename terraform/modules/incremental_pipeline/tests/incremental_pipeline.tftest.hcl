@@ -408,3 +408,67 @@ run "rejects_a_join_side_naming_an_iceberg_pipeline" {
 
   expect_failures = [terraform_data.pipeline_graph]
 }
+
+run "a_load_asking_for_notifications_gets_its_queue_and_the_job_reads_it" {
+  command = plan
+
+  variables {
+    pipelines = merge(var.pipelines, {
+      orders = merge(var.pipelines.orders, {
+        source = { uri = "s3://gi-test-lake/raw/orders/", format = "json", notifications = true }
+      })
+    })
+  }
+
+  assert {
+    condition     = module.job["orders"].default_arguments["--discovery"] == "notifications"
+    error_message = "A pipeline with source.notifications must run with --discovery notifications."
+  }
+
+  assert {
+    condition     = module.source_notifications["orders"].filter_prefix == "raw/orders/"
+    error_message = "The bucket notification must cover the pipeline's source prefix."
+  }
+
+  assert {
+    condition     = keys(module.source_notifications) == ["orders"] && keys(aws_iam_role_policy.source_notifications) == ["orders"]
+    error_message = "Only the pipeline asking for notifications gets a queue and the role policy for it."
+  }
+
+  assert {
+    condition     = !contains(keys(module.job["customers"].default_arguments), "--discovery")
+    error_message = "Other pipelines keep the default discovery (listing)."
+  }
+}
+
+run "notifications_for_a_jdbc_source_are_refused" {
+  command = plan
+
+  variables {
+    pipelines = merge(var.pipelines, {
+      customers = merge(var.pipelines.customers, {
+        source = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers", notifications = true }
+      })
+    })
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "two_notifying_pipelines_on_one_bucket_are_refused" {
+  command = plan
+
+  variables {
+    pipelines = merge(var.pipelines, {
+      orders = merge(var.pipelines.orders, {
+        source = { uri = "s3://gi-test-lake/raw/orders/", format = "json", notifications = true }
+      })
+      returns = merge(var.pipelines.orders, {
+        source = { uri = "s3://gi-test-lake/raw/returns/", format = "json", notifications = true }
+        target = merge(var.pipelines.orders.target, { path = "s3://gi-test-lake/curated/returns/" })
+      })
+    })
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
+}

@@ -1,0 +1,344 @@
+"""Which files an S3 source run lists: ordered listing or notifications, with a full listing every N runs.
+
+On ``s3://``/``s3a://`` sources a full listing costs a request per 1,000
+objects of history. For ``key=value`` layouts whose values sort in time order
+(``dt=2024-01-05/hour=03``) the run lists instead:
+
+- **ordered** (``--discovery listing``, the default): one ``ListObjectsV2`` with
+  ``StartAfter`` = the *ordered start*, the lowest partition that held a file of
+  the band at the last full listing. Every key from there on is listed, so new
+  and recent partitions are seen whatever their number;
+- **notifications** (``--discovery notifications``): the partitions named by the
+  S3 events in the SQS queue are listed (``sources.notifications``); the
+  messages are deleted after the commit.
+
+Every ``full_listing_every``-th run (and the first) lists everything. With
+ordered listing, the ordered start stays fixed between two full listings, so a
+file below it with a time after the last full listing's high mark cannot have
+been read: the full listing reads it (``files_found_by_full_listing``). With
+notifications, a file whose event never came is seen by the full listing and
+handled by the bookmark's rules (read in the band, counted late below it).
+Other schemes keep ``files.plan_file_read`` (directory-time pruning).
+State: ``DiscoveryState``, next to the file bookmark in the watermark store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from glue_incremental.sources import files, notifications
+from glue_incremental.sources.files import FileBookmark, FileReadPlan, InvalidBookmarkState
+from glue_incremental.sources.listing import ListingStats, SourceFile
+from glue_incremental.sources.s3_listing import (
+    S3Listing,
+    S3Root,
+    is_s3_uri,
+    relative_directory,
+    relative_key,
+)
+
+DISCOVERY_MODES = ("listing", "notifications")
+DEFAULT_FULL_LISTING_EVERY = 24
+_STATE_KEYS = ("runs_since_full_listing", "ordered_start", "full_listing_high_mark_ms")
+
+__all__ = [
+    "DEFAULT_FULL_LISTING_EVERY",
+    "DISCOVERY_MODES",
+    "DiscoveredPlan",
+    "Discovery",
+    "DiscoveryState",
+    "delete_notifications",
+    "plan_discovered_read",
+]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """How a file source finds its files (validated here: a bad option fails before any listing)."""
+
+    mode: str = "listing"
+    full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
+    queue_url: str | None = None
+    visibility_seconds: int = notifications.DEFAULT_VISIBILITY_SECONDS
+
+    def __post_init__(self) -> None:
+        if self.mode not in DISCOVERY_MODES:
+            raise ValueError(f"discovery {self.mode!r} is not one of {', '.join(DISCOVERY_MODES)}")
+        every = self.full_listing_every
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"full_listing_every must be a whole number >= 1, got {every!r}")
+        if self.mode == "notifications" and not self.queue_url:
+            raise ValueError("discovery 'notifications' needs a notification queue URL")
+        if self.mode == "listing" and self.queue_url:
+            raise ValueError(
+                f"a notification queue ({self.queue_url!r}) needs discovery 'notifications'"
+            )
+
+
+@dataclass(frozen=True)
+class DiscoveryState:
+    """Kept between runs. ``ordered_start`` None: the next run lists everything."""
+
+    runs_since_full_listing: int = 0
+    ordered_start: str | None = None
+    full_listing_high_mark_ms: int | None = None
+
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "runs_since_full_listing": self.runs_since_full_listing,
+            "ordered_start": self.ordered_start,
+            "full_listing_high_mark_ms": self.full_listing_high_mark_ms,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> DiscoveryState:
+        """None (no state yet): the next run lists everything. Anything malformed raises."""
+        if state is None:
+            return cls()
+        if not isinstance(state, Mapping) or set(state) != set(_STATE_KEYS):
+            raise InvalidBookmarkState("discovery", state, f"expected the keys {_STATE_KEYS}")
+        runs = _as_int(state["runs_since_full_listing"], "discovery.runs_since_full_listing")
+        high = state["full_listing_high_mark_ms"]
+        start = state["ordered_start"]
+        if start is not None and not isinstance(start, str):
+            raise InvalidBookmarkState("discovery.ordered_start", start, "expected a string")
+        return cls(
+            runs_since_full_listing=runs,
+            ordered_start=start,
+            full_listing_high_mark_ms=(
+                None if high is None else _as_int(high, "discovery.full_listing_high_mark_ms")
+            ),
+        )
+
+
+def _as_int(value: Any, field: str) -> int:
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidBookmarkState(field, value, "expected a whole number >= 0")
+    return value
+
+
+@dataclass(frozen=True)
+class DiscoveredPlan:
+    """The file plan, how the files were found, and what to do after the commit.
+
+    ``kind``: ``full`` / ``ordered`` / ``notifications`` on S3, ``hadoop`` elsewhere.
+    ``receipts``: SQS messages to delete once the state is committed.
+    """
+
+    plan: FileReadPlan
+    next_state: DiscoveryState
+    kind: str
+    requests: int = 0
+    files_found_by_full_listing: int = 0
+    receipts: tuple[str, ...] = ()
+    unreadable_notifications: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            **self.plan.summary(),
+            "discovery": self.kind,
+            "listing_requests": self.requests,
+            "files_found_by_full_listing": self.files_found_by_full_listing,
+            "notifications": len(self.receipts),
+            "unreadable_notifications": self.unreadable_notifications,
+        }
+
+
+def plan_discovered_read(
+    spark: Any,
+    root_uri: str,
+    bookmark: FileBookmark | None,
+    state: DiscoveryState | None,
+    discovery: Discovery,
+    *,
+    run_start_ms: int,
+    band_seconds: int = files.DEFAULT_BAND_SECONDS,
+    upper_bound_ms: int | None = None,
+    s3_client: Any = None,
+    sqs_client: Any = None,
+) -> DiscoveredPlan:
+    """Plan one run of ``root_uri`` (see the module docstring). Lists, never reads or deletes."""
+    bookmark = bookmark or FileBookmark.initial()
+    state = state or DiscoveryState()
+    if not is_s3_uri(root_uri):
+        plan = files.plan_file_read(
+            spark,
+            root_uri,
+            bookmark,
+            run_start_ms=run_start_ms,
+            band_seconds=band_seconds,
+            upper_bound_ms=upper_bound_ms,
+        )
+        return DiscoveredPlan(plan, state, "hadoop")
+    root = S3Root.parse(root_uri)
+    lister = S3Listing(root, s3_client)
+    candidates = notifications.Candidates((), ())
+    if discovery.mode == "notifications":
+        assert discovery.queue_url is not None  # Discovery validates it
+        candidates = notifications.receive_all(
+            discovery.queue_url, visibility_seconds=discovery.visibility_seconds, client=sqs_client
+        )
+    full = (
+        bookmark.first_run
+        or state.runs_since_full_listing + 1 >= discovery.full_listing_every
+        or (discovery.mode == "listing" and state.ordered_start is None)
+    )
+    plan_rules = {
+        "run_start_ms": run_start_ms,
+        "band_seconds": band_seconds,
+        "upper_bound_ms": upper_bound_ms,
+    }
+    if full:
+        result = _full(lister, bookmark, state, discovery, plan_rules)
+    elif discovery.mode == "notifications":
+        result = _from_notifications(lister, bookmark, state, candidates, plan_rules)
+    else:
+        result = _ordered(lister, bookmark, state, plan_rules)
+    return replace(
+        result,
+        requests=lister.requests + candidates.requests,
+        receipts=candidates.receipts,
+        unreadable_notifications=candidates.unreadable,
+    )
+
+
+def _full(
+    lister: S3Listing,
+    bookmark: FileBookmark,
+    state: DiscoveryState,
+    discovery: Discovery,
+    rules: Mapping[str, Any],
+) -> DiscoveredPlan:
+    listing = lister.everything()
+    plan = files.plan_from_listing(listing, bookmark, **rules)
+    missed = _missed_by_ordered_runs(listing, plan, lister.root, state)
+    if missed:
+        plan = _with_missed(plan, missed)
+    next_high = plan.next_bookmark.high_mark_ms
+    ordered_start = None
+    if discovery.mode == "listing":
+        ordered_start = _ordered_start(listing, plan.next_bookmark.band_start_ms, lister.root)
+    next_state = DiscoveryState(0, ordered_start, next_high)
+    return DiscoveredPlan(plan, next_state, "full", files_found_by_full_listing=len(missed))
+
+
+def _ordered(
+    lister: S3Listing, bookmark: FileBookmark, state: DiscoveryState, rules: Mapping[str, Any]
+) -> DiscoveredPlan:
+    assert state.ordered_start is not None
+    start = state.ordered_start
+    listing = lister.from_key(start)
+    # Every key of a directory sorts after "<directory>/": listed whole iff that is > start.
+    below = [
+        directory
+        for directory, _ in bookmark.dir_old_counts
+        if relative_directory(lister.root, f"{directory}/file") + "/" <= start
+    ]
+    plan = files.plan_from_listing(listing, bookmark, **rules, stats=_stats(lister, listing, below))
+    next_state = replace(state, runs_since_full_listing=state.runs_since_full_listing + 1)
+    return DiscoveredPlan(plan, next_state, "ordered")
+
+
+def _from_notifications(
+    lister: S3Listing,
+    bookmark: FileBookmark,
+    state: DiscoveryState,
+    candidates: notifications.Candidates,
+    rules: Mapping[str, Any],
+) -> DiscoveredPlan:
+    root = lister.root
+    directories = {
+        relative_directory(root, root.uri_of(key))
+        for bucket, key in candidates.objects
+        if bucket == root.bucket and root.relative(key)
+    }
+    listing = lister.under(directories)
+    listed = {source.directory for source in listing}
+    unlisted = [directory for directory, _ in bookmark.dir_old_counts if directory not in listed]
+    plan = files.plan_from_listing(
+        listing, bookmark, **rules, stats=_stats(lister, listing, unlisted)
+    )
+    next_state = replace(state, runs_since_full_listing=state.runs_since_full_listing + 1)
+    return DiscoveredPlan(plan, next_state, "notifications")
+
+
+def _stats(
+    lister: S3Listing, listing: Sequence[SourceFile], unlisted: Sequence[str]
+) -> ListingStats:
+    """Directories not listed keep their late-file counts (they are 'pruned' for the bookmark)."""
+    return ListingStats(
+        root_uri=lister.root.uri_of(lister.root.prefix),
+        files_listed=len(listing),
+        directories_listed=len({source.directory for source in listing}),
+        partitions_pruned=len(unlisted),
+        directory_mtimes_usable=False,
+        recursive=True,
+        pruned_directories=tuple(unlisted),
+    )
+
+
+def _ordered_start(
+    listing: Sequence[SourceFile], band_start_ms: int | None, root: S3Root
+) -> str | None:
+    """The lowest partition holding a file of the band (else the highest partition); None when
+    files sit outside ``key=value`` directories (no order to follow: always list everything)."""
+    if not listing or any(not source.partition for source in listing):
+        return None
+    recent = [
+        source for source in listing if band_start_ms is None or source.modified_ms > band_start_ms
+    ]
+    directories = [relative_directory(root, source.uri) for source in recent]
+    if directories:
+        return min(directories)
+    return max(relative_directory(root, source.uri) for source in listing)
+
+
+def _missed_by_ordered_runs(
+    listing: Sequence[SourceFile], plan: FileReadPlan, root: S3Root, state: DiscoveryState
+) -> list[SourceFile]:
+    """Files below the ordered start, newer than the last full listing's high mark: no ordered run
+    listed them, so none read them. Those the bookmark rules already read are left out."""
+    start, since = state.ordered_start, state.full_listing_high_mark_ms
+    if start is None or since is None:
+        return []
+    planned = {source.uri for source in plan.files}
+    return [
+        source
+        for source in listing
+        if since < source.modified_ms <= plan.upper_bound_ms
+        and source.uri not in planned
+        and relative_key(root, source.uri) <= start  # exactly what StartAfter left out
+    ]
+
+
+def _with_missed(plan: FileReadPlan, missed: Sequence[SourceFile]) -> FileReadPlan:
+    """The plan with the missed files read, and no longer counted as late files."""
+    late = dict(plan.late_directories)
+    for source in missed:
+        if late.get(source.directory, 0) > 0:
+            late[source.directory] -= 1
+    late_items = sorted(
+        ((directory, count) for directory, count in late.items() if count > 0),
+        key=lambda item: (-item[1], item[0]),
+    )
+    to_read = sorted([*plan.files, *missed], key=lambda source: (source.modified_ms, source.uri))
+    return replace(
+        plan,
+        files=tuple(to_read),
+        late_file_count=sum(count for _, count in late_items),
+        late_directories=tuple(late_items),
+    )
+
+
+def delete_notifications(
+    discovery: Discovery, receipts: Sequence[str], *, client: Any = None
+) -> int:
+    """After the commit only: delete the run's messages (a failure is logged; they come back as no-ops)."""
+    if not receipts or discovery.queue_url is None:
+        return 0
+    return notifications.delete_after_commit(discovery.queue_url, receipts, client=client)

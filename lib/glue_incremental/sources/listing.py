@@ -1,0 +1,278 @@
+"""Listing a file source: what is there, with modification times, through Hadoop's ``FileSystem``.
+
+``list_source_files`` walks ``file:``/``hdfs:`` level by level and skips leaf
+directories unchanged since the bookmark's band start (they have directory
+times); object stores (``s3:``/``s3a:``, ...) are listed with one recursive
+listing here - ``sources.s3_listing`` lists S3 by key order instead. Hidden
+names (``_SUCCESS``, ``.crc``, ``_temporary/``, ...) are never returned. The
+rules are in ``docs/file-bookmarks.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+from urllib.parse import unquote
+
+FINGERPRINT_HEX_CHARS = 16
+# Schemes whose directories have no modification time worth trusting.
+OBJECT_STORE_SCHEMES = frozenset(
+    {"s3", "s3a", "s3n", "gs", "wasb", "wasbs", "abfs", "abfss", "oss", "cosn"}
+)
+
+__all__ = [
+    "FINGERPRINT_HEX_CHARS",
+    "OBJECT_STORE_SCHEMES",
+    "ListingStats",
+    "SourceFile",
+    "SourceNotFound",
+    "fingerprint_of",
+    "is_hidden",
+    "list_source_files",
+    "partition_of_name",
+]
+
+
+class SourceNotFound(ValueError):
+    """The source root does not exist; ``uri`` is the root as given."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        super().__init__(f"source root {uri!r} does not exist")
+
+
+def fingerprint_of(uri: str, modified_ms: int, size: int) -> str:
+    """A short stable hash of (full URI, modification time, size): 16 hex characters."""
+    digest = hashlib.sha256(f"{uri}\n{modified_ms}\n{size}".encode()).hexdigest()
+    return digest[:FINGERPRINT_HEX_CHARS]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One listed file. ``partition`` holds the ``key=value`` directories under the root, in order
+    (values unescaped like Spark's: ``%3A`` -> ``:``)."""
+
+    uri: str
+    modified_ms: int
+    size: int
+    partition: tuple[tuple[str, str], ...] = ()
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Hash of (uri, modified_ms, size): a rewritten file (new time or size) is a new file."""
+        return fingerprint_of(self.uri, self.modified_ms, self.size)
+
+    @property
+    def directory(self) -> str:
+        """The URI of the directory holding the file (the key of the late-file counts)."""
+        return self.uri.rsplit("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class ListingStats:
+    """How a listing went. ``pruned_directories`` are leaf directories not listed (URIs)."""
+
+    root_uri: str
+    files_listed: int
+    directories_listed: int
+    partitions_pruned: int = 0
+    directory_mtimes_usable: bool = True
+    recursive: bool = False
+    pruned_directories: tuple[str, ...] = ()
+
+
+def is_hidden(name: str) -> bool:
+    """Names no listing returns: ``.x``, ``_x`` (but ``_key=value``), copy and folder markers."""
+    return (
+        name.startswith(".")
+        or (name.startswith("_") and "=" not in name)
+        or name.endswith("._COPYING_")
+        or name.endswith("_$folder$")
+    )
+
+
+def partition_of_name(name: str) -> tuple[tuple[str, str], ...]:
+    """``(("key", "value"),)`` for a ``key=value`` directory name (unescaped), else ``()``."""
+    key, sep, value = name.partition("=")
+    if not sep or not key:
+        return ()
+    return ((unquote(key), unquote(value)),)
+
+
+@dataclass
+class _Directory:
+    uri: str
+    modified_ms: int
+    partition: tuple[tuple[str, str], ...]
+    path: Any  # org.apache.hadoop.fs.Path
+
+
+def _is_java_not_found(error: Exception) -> bool:
+    java = getattr(error, "java_exception", None)
+    name = java.getClass().getName() if java is not None else ""
+    return name.endswith("FileNotFoundException")
+
+
+def list_source_files(
+    spark: Any,
+    root_uri: str,
+    *,
+    modified_after_ms: int | None = None,
+    prune_directories: bool = True,
+) -> tuple[list[SourceFile], ListingStats]:
+    """Every visible file under ``root_uri`` (sorted by (modified_ms, uri)) and how listing went.
+
+    ``modified_after_ms`` is the pruning threshold (the bookmark's band start):
+    leaf directories whose modification time is ``<= modified_after_ms`` are not
+    listed (``ListingStats.pruned_directories``). Files of listed directories
+    are returned whatever their time - the planner needs old ones to count late
+    files. None (first run), ``prune_directories=False`` and directories
+    reporting time 0 list everything; object stores are listed in full with one
+    recursive listing.
+
+    Raises ``SourceNotFound`` if the root does not exist and ``ValueError`` if
+    it is not a directory or its URI/scheme is unusable.
+    """
+    from py4j.protocol import Py4JJavaError
+
+    jvm = spark._jvm
+    try:
+        path = jvm.org.apache.hadoop.fs.Path(root_uri)
+        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+        path = fs.makeQualified(path)
+    except Py4JJavaError as error:
+        raise ValueError(f"cannot open source root {root_uri!r}: {error.java_exception}") from error
+    try:
+        root_status = fs.getFileStatus(path)
+    except Py4JJavaError as error:
+        if _is_java_not_found(error):
+            raise SourceNotFound(root_uri) from None
+        raise
+    if not root_status.isDirectory():
+        raise ValueError(
+            f"source root {root_uri!r} is a file; give the directory holding the files"
+        )
+    root = path.toString()
+    scheme = (path.toUri().getScheme() or "").lower()
+    if scheme in OBJECT_STORE_SCHEMES:
+        files, directories = _list_recursively(fs, path, root)
+        stats = ListingStats(
+            root_uri=root,
+            files_listed=len(files),
+            directories_listed=directories,
+            directory_mtimes_usable=False,
+            recursive=True,
+        )
+    else:
+        threshold = modified_after_ms if prune_directories else None
+        files, stats = _list_by_directory(fs, path, root, root_status, threshold)
+    files.sort(key=lambda source: (source.modified_ms, source.uri))
+    return files, stats
+
+
+def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], int]:
+    """One recursive listing (a flat, paged LIST on object stores)."""
+    prefix = root if root.endswith("/") else root + "/"
+    files: list[SourceFile] = []
+    directories: set[str] = set()
+    iterator = fs.listFiles(path, True)
+    while iterator.hasNext():
+        status = iterator.next()
+        uri = status.getPath().toString()
+        relative = uri[len(prefix) :] if uri.startswith(prefix) else uri.rsplit("/", 1)[-1]
+        parts = relative.split("/")
+        if any(is_hidden(part) for part in parts):
+            continue
+        partition = tuple(pair for part in parts[:-1] for pair in partition_of_name(part))
+        source = SourceFile(uri, int(status.getModificationTime()), int(status.getLen()), partition)
+        files.append(source)
+        directories.add(source.directory)
+    return files, len(directories)
+
+
+def _list_by_directory(
+    fs: Any, path: Any, root: str, root_status: Any, threshold: int | None
+) -> tuple[list[SourceFile], ListingStats]:
+    """Level by level, hidden directories not entered; with a threshold, unchanged leaves
+    are not listed. A directory removed while listing (``_temporary``, ...) is empty."""
+    from py4j.protocol import Py4JJavaError
+
+    files: list[SourceFile] = []
+    pruned: list[str] = []
+    listed = 0
+
+    def list_one(directory: _Directory) -> tuple[list[SourceFile], list[_Directory]]:
+        nonlocal listed
+        listed += 1
+        try:
+            statuses = fs.listStatus(directory.path)
+        except Py4JJavaError as error:
+            if _is_java_not_found(error):  # removed since its parent was listed
+                return [], []
+            raise
+        found_files: list[SourceFile] = []
+        found_dirs: list[_Directory] = []
+        for status in statuses:
+            child = status.getPath()
+            uri = child.toString()
+            name = uri.rstrip("/").rsplit("/", 1)[-1]
+            if is_hidden(name):
+                continue
+            modified = int(status.getModificationTime())
+            if status.isDirectory():
+                found_dirs.append(
+                    _Directory(uri, modified, directory.partition + partition_of_name(name), child)
+                )
+            else:
+                found_files.append(
+                    SourceFile(uri, modified, int(status.getLen()), directory.partition)
+                )
+        return found_files, found_dirs
+
+    root_modified = int(root_status.getModificationTime())
+    usable = root_modified > 0
+    level = [_Directory(root, root_modified, (), path)]
+    is_root = True
+    while level:
+        if not is_root and usable and any(d.modified_ms <= 0 for d in level):
+            usable = False  # no usable directory times: list everything from here on
+        if is_root or not usable or threshold is None:
+            changed, unchanged = level, []
+        else:
+            changed = [d for d in level if d.modified_ms > threshold]
+            unchanged = sorted(
+                (d for d in level if d.modified_ms <= threshold),
+                key=lambda d: (-d.modified_ms, d.uri),
+            )
+        next_level: list[_Directory] = []
+        has_files = has_dirs = False
+        to_list = list(changed)
+        if not to_list and unchanged:
+            to_list = [unchanged.pop(0)]  # probe: is this a level of leaves?
+        while to_list:
+            found_files, found_dirs = list_one(to_list.pop(0))
+            files.extend(found_files)
+            next_level.extend(found_dirs)
+            has_files = has_files or bool(found_files)
+            has_dirs = has_dirs or bool(found_dirs)
+            if not to_list and unchanged:
+                if has_dirs:  # an intermediate level: its sub-directories may be new
+                    to_list, unchanged = unchanged, []
+                elif not has_files:  # only empty directories so far: probe another
+                    to_list = [unchanged.pop(0)]
+        # What is left is a level of leaves unchanged since the band start.
+        pruned.extend(directory.uri for directory in unchanged)
+        level = sorted(next_level, key=lambda d: d.uri)
+        is_root = False
+    stats = ListingStats(
+        root_uri=root,
+        files_listed=len(files),
+        directories_listed=listed,
+        partitions_pruned=len(pruned),
+        directory_mtimes_usable=usable,
+        recursive=False,
+        pruned_directories=tuple(pruned),
+    )
+    return files, stats

@@ -1,0 +1,90 @@
+"""S3 event parsing and the discovery state (pure: no emulator)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from glue_incremental.args import ArgumentError
+from glue_incremental.load import LoadConfig
+from glue_incremental.sources.discovery import DiscoveryState
+from glue_incremental.sources.files import InvalidBookmarkState
+from glue_incremental.sources.notifications import keys_in
+
+
+def s3_event(*records: tuple[str, str]) -> str:
+    return json.dumps(
+        {
+            "Records": [
+                {"eventName": name, "s3": {"bucket": {"name": "lake"}, "object": {"key": key}}}
+                for name, key in records
+            ]
+        }
+    )
+
+
+def test_created_objects_are_candidates_with_their_keys_decoded():
+    body = s3_event(("ObjectCreated:Put", "raw/dt%3D2024-01-01/a+b.json"))
+    assert keys_in(body) == [("lake", "raw/dt=2024-01-01/a b.json")]
+
+
+def test_removals_are_not_candidates_and_the_test_event_is_an_empty_event():
+    assert keys_in(s3_event(("ObjectRemoved:Delete", "raw/x.json"))) == []
+    assert keys_in(json.dumps({"Event": "s3:TestEvent", "Bucket": "lake"})) == []
+
+
+def test_an_event_delivered_through_sns_is_unwrapped():
+    inner = s3_event(("ObjectCreated:CompleteMultipartUpload", "raw/x.json"))
+    body = json.dumps({"Type": "Notification", "Message": inner})
+    assert keys_in(body) == [("lake", "raw/x.json")]
+
+
+@pytest.mark.parametrize("body", ["not json", "[]", '{"Records": [{"eventName": "x"}]}', "{}"])
+def test_a_message_that_is_no_s3_event_is_recognised_as_such(body):
+    assert keys_in(body) is None
+
+
+def test_the_state_survives_a_dynamodb_round_trip():
+    state = DiscoveryState(3, "dt=2024-01-05", 1_700_000_100_000)
+    stored = {
+        key: Decimal(value) if isinstance(value, int) else value
+        for key, value in state.to_state().items()
+    }
+    assert DiscoveryState.from_state(stored) == state
+    assert DiscoveryState.from_state(None) == DiscoveryState()
+
+
+def test_a_malformed_state_names_the_field():
+    with pytest.raises(InvalidBookmarkState, match="ordered_start"):
+        DiscoveryState.from_state(
+            {"runs_since_full_listing": 0, "ordered_start": 5, "full_listing_high_mark_ms": None}
+        )
+
+
+@pytest.mark.parametrize(
+    ("options", "argument"),
+    [
+        ({"discovery": "notifications"}, "notification_queue_url"),
+        ({"notification_queue_url": "http://sqs/q"}, "discovery"),
+        ({"full_listing_every": 0}, "full_listing_every"),
+        (
+            {
+                "discovery": "notifications",
+                "notification_queue_url": "http://sqs/q",
+                "source": "/data/raw/",
+            },
+            "discovery",
+        ),
+    ],
+)
+def test_the_load_refuses_discovery_options_that_cannot_work_naming_the_argument(options, argument):
+    base = {
+        "source": "s3://lake/raw/",
+        "watermark_column": "updated",
+        "primary_key": ("id",),
+        "target_path": "s3://lake/out/",
+    }
+    with pytest.raises(ArgumentError) as raised:
+        LoadConfig(**{**base, **options})
+    assert raised.value.name == argument
