@@ -156,7 +156,8 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "partition_moves",
-        "`detect`: a row whose partition changed is removed from its old partition (reads the target's keys). "
+        "`detect`: a row whose partition changed is removed from its old partition (found in the "
+        "target's key index, `_index/`). "
         "`ignore`: rows never change partition.",
         "detect",
         choice(*PARTITION_MOVES),
@@ -382,7 +383,7 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
 
 
 def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
-    from glue_incremental.sources import files
+    from glue_incremental.sources import bulk, files
 
     previous = run.previous()
     bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
@@ -402,7 +403,7 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     if run.dry_run:
         _print_plan(run, {"source": "files", **plan.summary()})
         return
-    rows = files.read_files(
+    rows = bulk.read_listed_files(
         run.spark, plan.files, root_uri=config.source, source_format=config.source_format
     )
     if rows is not None:
