@@ -231,8 +231,9 @@ def stage(
 
 
 def _write(rows: DataFrame, stage_uri: str, generation: int) -> None:
+    # repartition, not coalesce: the read of many small files stays parallel; one sorted file.
     (
-        rows.coalesce(1)
+        rows.repartition(1)
         .sortWithinPartitions(*rows.columns)
         .write.mode("overwrite")
         .option("parquet.block.size", ROW_GROUP_BYTES)

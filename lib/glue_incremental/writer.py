@@ -336,14 +336,13 @@ def replace_partitions(
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     writer.parquet(stage_uri)
-    records = _count_written(spark, stage_uri)
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         existing = set(fs.partition_dirs(target_uri, len(partition_by))) if partition_by else {""}
         to_replace = staged | existing
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
-    index_dirs = _stage_index(spark, fs, target_uri, stage_uri, partition_by, index_plan)
+    index_dirs, records = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
     written_files = publish.staged_files(fs, target_uri, run_id, to_replace | index_dirs)
     if before_publish is not None:
         before_publish()
@@ -358,22 +357,24 @@ def _stage_index(
     fs: HadoopFileSystem,
     target_uri: str,
     stage_uri: str,
-    partition_by: Sequence[str],
     index_plan: key_index.IndexPlan | None,
-) -> set[str]:
-    """Stage the plan's index segments; the index directories the publish replaces.
+) -> tuple[set[str], int]:
+    """Stage the plan's index segments: the index directories the publish replaces, rows staged.
 
     Without a plan, or with nothing staged (an empty full reload), every live
-    segment is removed: an index is never left describing other data.
+    segment is removed: an index is never left describing other data. The new
+    segment has one row per staged row, so its count (one small file) is the
+    number of rows written.
     """
     live = {segment.relative for segment in key_index.live_segments(fs, target_uri)}
     if index_plan is None or not fs.has_data_files(stage_uri):
-        return live
+        return live, _count_written(spark, stage_uri)
     staged_rows = _read_as_strings(spark, stage_uri, [stage_uri])
     written = key_index.stage(
         spark, index_plan, target_uri=target_uri, stage_uri=stage_uri, staged_rows=staged_rows
     )
-    return written | set(index_plan.replace)
+    segment = stage_uri.rstrip("/") + "/" + key_index.segment_dir(index_plan.generation)
+    return written | set(index_plan.replace), spark.read.parquet(segment).count()
 
 
 def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
@@ -456,6 +457,7 @@ class HadoopFileSystem:
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         self._Path = jvm.org.apache.hadoop.fs.Path
         self._fs = self._Path(uri).getFileSystem(self._conf)
+        self._made_dirs: set[str] = set()
 
     def exists(self, uri: str) -> bool:
         return bool(self._fs.exists(self._Path(uri)))
@@ -469,6 +471,7 @@ class HadoopFileSystem:
         return None if status.isDirectory() else int(status.getLen())
 
     def delete_tree(self, uri: str) -> None:
+        self._made_dirs.clear()
         self._fs.delete(self._Path(uri), True)
 
     def delete(self, uri: str) -> None:
@@ -478,6 +481,7 @@ class HadoopFileSystem:
         self._fs.delete(self._Path(uri), False)
 
     def delete_dir_if_empty(self, uri: str) -> None:
+        self._made_dirs.clear()
         path = self._Path(uri)
         if self._fs.exists(path) and not list(self._fs.listStatus(path)):
             self._fs.delete(path, False)
@@ -486,7 +490,11 @@ class HadoopFileSystem:
         self._fs.mkdirs(self._Path(uri))
 
     def rename_file(self, source: str, destination: str) -> None:
-        self.mkdirs(_parent(destination))
+        # One mkdirs per directory of a publish, not per file (each costs requests on S3).
+        parent = _parent(destination)
+        if parent not in self._made_dirs:
+            self.mkdirs(parent)
+            self._made_dirs.add(parent)
         if not self._fs.rename(self._Path(source), self._Path(destination)):
             raise OSError(f"could not move {source} to {destination}")
 
