@@ -32,26 +32,72 @@ replaced in the same intent.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import NumericType, StringType
+from pyspark.sql.types import DataType, StringType, StructField, StructType
 from pyspark.sql.window import Window
 
 INDEX_DIR = "_index"
 GENERATION = "generation"
 MAX_SEGMENTS = 12
-# Small row groups: with rows sorted by key, a key-range filter skips most of a big segment.
-ROW_GROUP_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What an index is built for: the primary key (names and types) and the partition columns.
+
+    Its digest is part of every segment's directory name, so an index built for
+    another layout (a changed key or partitioning) is recognised without reading
+    it, and every read is given its schema (no footer inference).
+    """
+
+    primary_key: tuple[str, ...]
+    key_types: tuple[DataType, ...]
+    partition_by: tuple[str, ...]
+
+    @classmethod
+    def of(
+        cls, schema: StructType, primary_key: Sequence[str], partition_by: Sequence[str]
+    ) -> Layout:
+        return cls(
+            tuple(primary_key),
+            tuple(schema[key].dataType for key in primary_key),
+            tuple(partition_by),
+        )
+
+    @property
+    def digest(self) -> str:
+        text = "|".join(
+            [
+                f"{n}:{t.simpleString()}"
+                for n, t in zip(self.primary_key, self.key_types, strict=True)
+            ]
+            + ["/", *self.partition_by]
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.primary_key, *self.partition_by]
+
+    def entry_schema(self) -> StructType:
+        """A segment's rows: key columns with their types, partition values as strings."""
+        return StructType(
+            [StructField(n, t) for n, t in zip(self.primary_key, self.key_types, strict=True)]
+            + [StructField(name, StringType()) for name in self.partition_by]
+        )
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One live segment: its generation, its directory relative to the target, its bytes."""
+    """One live segment: its generation, layout digest, directory (relative to the target), bytes."""
 
     generation: int
+    digest: str
     relative: str
     size: int
 
@@ -61,58 +107,58 @@ class IndexPlan:
     """What the next publish writes into the index, decided before the target is read.
 
     ``base`` (a rebuild) is the key columns of the whole target as it was before
-    this publish, written as the generation before ``generation``; ``merge`` are
-    live segments compacted into one; ``replace`` are segment directories the
-    publish removes (merged ones, or every old one on a rebuild or full reload).
+    this publish, written as generation 1 (this publish's segment is 2);
+    ``merge`` are live segments compacted into one; ``replace`` are segment
+    directories the publish removes (merged ones, or every old one on a rebuild
+    or a full reload).
     """
 
-    primary_key: tuple[str, ...]
-    partition_by: tuple[str, ...]
+    layout: Layout
     generation: int
     base: DataFrame | None = None
     merge: tuple[Segment, ...] = ()
     replace: tuple[str, ...] = ()
-    rebuilt: bool = False
-    lookups: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rebuilt(self) -> bool:
+        return self.base is not None
 
 
 def index_root(target_uri: str) -> str:
     return target_uri.rstrip("/") + "/" + INDEX_DIR
 
 
-def segment_dir(generation: int) -> str:
-    """``_index/generation=0000000012``, relative to the target."""
-    return f"{INDEX_DIR}/{GENERATION}={generation:010d}"
+def segment_dir(generation: int, layout: Layout) -> str:
+    """``_index/generation=0000000012-<layout digest>``, relative to the target."""
+    return f"{INDEX_DIR}/{GENERATION}={generation:010d}-{layout.digest}"
 
 
 def live_segments(fs, target_uri: str) -> list[Segment]:
     """The index's segments, oldest first ([] when there is no index)."""
     found = []
+    prefix = f"{GENERATION}="
     for path in fs.list_dirs(index_root(target_uri)):
         name = path.rstrip("/").rsplit("/", 1)[1]
-        prefix = f"{GENERATION}="
-        if not name.startswith(prefix) or not name[len(prefix) :].isdigit():
+        generation, _, digest = name[len(prefix) :].partition("-")
+        if not name.startswith(prefix) or not generation.isdigit():
             continue
         size = sum(size for _, size in fs.list_files(path))
-        found.append(Segment(int(name[len(prefix) :]), f"{INDEX_DIR}/{name}", size))
+        found.append(Segment(int(generation), digest, f"{INDEX_DIR}/{name}", size))
     return sorted(found, key=lambda segment: segment.generation)
 
 
+def usable(segments: Sequence[Segment], layout: Layout) -> bool:
+    """Whether the live segments form an index for ``layout`` (else it is rebuilt)."""
+    return bool(segments) and all(segment.digest == layout.digest for segment in segments)
+
+
 def read_segments(
-    spark: SparkSession, target_uri: str, segments: Sequence[Segment]
-) -> DataFrame | None:
-    """Rows of ``segments`` with their ``generation`` column (a string), or None if empty."""
-    if not segments:
-        return None
-    root = index_root(target_uri)
+    spark: SparkSession, target_uri: str, segments: Sequence[Segment], layout: Layout
+) -> DataFrame:
+    """Rows of ``segments`` with their ``generation`` (zero-padded text: orders as numbers)."""
+    schema = StructType([*layout.entry_schema().fields, StructField(GENERATION, StringType())])
     paths = [target_uri.rstrip("/") + "/" + segment.relative for segment in segments]
-    conf = "spark.sql.sources.partitionColumnTypeInference.enabled"
-    previous = spark.conf.get(conf)
-    spark.conf.set(conf, "false")
-    try:
-        return spark.read.option("basePath", root).parquet(*paths)
-    finally:
-        spark.conf.set(conf, previous if previous is not None else "true")
+    return spark.read.schema(schema).option("basePath", index_root(target_uri)).parquet(*paths)
 
 
 def latest_per_key(entries: DataFrame, primary_key: Sequence[str]) -> DataFrame:
@@ -129,48 +175,19 @@ def partitions_of(
     target_uri: str,
     segments: Sequence[Segment],
     keys: DataFrame,
-    primary_key: Sequence[str],
-    partition_by: Sequence[str],
-) -> list[tuple[str | None, ...]] | None:
-    """Partition values currently holding any of ``keys``; None if the index cannot answer.
-
-    The index cannot answer when it is absent or its columns are not the
-    primary key and partition columns (it was built for another layout): the
-    caller rebuilds it from the target.
-    """
-    entries = read_segments(spark, target_uri, segments)
-    expected = {*primary_key, *partition_by, GENERATION}
-    if entries is None or set(entries.columns) != expected:
-        return None
-    entries = entries.where(_key_range(keys, primary_key))
-    hits = entries.join(keys, list(primary_key), "left_semi")
-    latest = latest_per_key(hits, primary_key)
-    rows = latest.select(*[_col(name) for name in partition_by]).distinct().collect()
+    layout: Layout,
+) -> list[tuple[str | None, ...]]:
+    """Partition values currently holding any of ``keys`` (one Spark job over the index)."""
+    entries = read_segments(spark, target_uri, segments, layout)
+    hits = entries.join(F.broadcast(keys), list(layout.primary_key), "left_semi")
+    latest = latest_per_key(hits, layout.primary_key)
+    rows = latest.select(*[_col(name) for name in layout.partition_by]).distinct().collect()
     return [tuple(row) for row in rows]
-
-
-def _key_range(keys: DataFrame, primary_key: Sequence[str]) -> Column:
-    """``min <= key <= max`` of the incoming keys (one orderable key column), else true.
-
-    Parquet row-group statistics of the key-sorted segments then skip most of
-    a large segment without reading it.
-    """
-    if len(primary_key) != 1:
-        return F.lit(True)
-    name = primary_key[0]
-    data_type = keys.schema[name].dataType
-    if not isinstance(data_type, NumericType | StringType):
-        return F.lit(True)
-    bounds = keys.agg(F.min(_col(name)).alias("lo"), F.max(_col(name)).alias("hi")).first()
-    if bounds is None or bounds["lo"] is None:
-        return F.lit(True)
-    return _col(name).between(F.lit(bounds["lo"]), F.lit(bounds["hi"]))
 
 
 def plan(
     segments: Sequence[Segment],
-    primary_key: Sequence[str],
-    partition_by: Sequence[str],
+    layout: Layout,
     *,
     rebuild_from: DataFrame | None = None,
     replace_all: bool = False,
@@ -183,21 +200,18 @@ def plan(
     Otherwise one segment is added, and segments are compacted past
     ``MAX_SEGMENTS``.
     """
-    pk, parts = tuple(primary_key), tuple(partition_by)
     every = tuple(segment.relative for segment in segments)
     if replace_all:
-        return IndexPlan(pk, parts, generation=1, replace=every)
+        return IndexPlan(layout, generation=1, replace=every)
     if rebuild_from is not None:
-        return IndexPlan(pk, parts, generation=2, base=rebuild_from, replace=every, rebuilt=True)
-    generation = (segments[-1].generation if segments else 0) + 1
+        return IndexPlan(layout, generation=2, base=rebuild_from, replace=every)
+    generation = segments[-1].generation + 1 if segments else 1
     merge: tuple[Segment, ...] = ()
     if len(segments) >= MAX_SEGMENTS:
         oldest, newer = segments[0], segments[1:]
         keep_oldest = oldest.size > sum(segment.size for segment in newer)
         merge = tuple(newer if keep_oldest else segments)
-    return IndexPlan(
-        pk, parts, generation, merge=merge, replace=tuple(seg.relative for seg in merge)
-    )
+    return IndexPlan(layout, generation, merge=merge, replace=tuple(seg.relative for seg in merge))
 
 
 def stage(
@@ -206,38 +220,37 @@ def stage(
     *,
     target_uri: str,
     stage_uri: str,
-    staged_rows: DataFrame,
 ) -> set[str]:
     """Write the plan's segments under ``<stage_uri>/_index/``; returns their relative dirs.
 
-    ``staged_rows`` is the run's staged data (read back from staging, so the
-    merge is not computed twice); its key and partition columns are the new
-    segment.
+    The new segment is the key and partition columns of the run's staged data
+    (read back from staging with a known schema, so the merge is not computed
+    twice and no footer is inferred).
     """
-    columns = [*index_plan.primary_key, *index_plan.partition_by]
-    written = {segment_dir(index_plan.generation)}
-    _write(staged_rows.select(*[_col(c) for c in columns]), stage_uri, index_plan.generation)
+    layout = index_plan.layout
+    staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
+    _write(staged.parquet(stage_uri), stage_uri, segment_dir(index_plan.generation, layout))
+    written = {segment_dir(index_plan.generation, layout)}
     if index_plan.base is not None:
-        _write(index_plan.base.select(*[_col(c) for c in columns]), stage_uri, 1)
-        written.add(segment_dir(1))
+        _write(index_plan.base, stage_uri, segment_dir(1, layout))
+        written.add(segment_dir(1, layout))
     if index_plan.merge:
-        merged = read_segments(spark, target_uri, index_plan.merge)
-        assert merged is not None
-        latest = latest_per_key(merged, index_plan.primary_key).drop(GENERATION)
-        generation = index_plan.merge[-1].generation
-        _write(latest.select(*[_col(c) for c in columns]), stage_uri, generation)
-        written.add(segment_dir(generation))
+        merged = read_segments(spark, target_uri, index_plan.merge, layout)
+        latest = latest_per_key(merged, layout.primary_key).drop(GENERATION)
+        relative = segment_dir(index_plan.merge[-1].generation, layout)
+        _write(latest, stage_uri, relative)
+        written.add(relative)
     return written
 
 
-def _write(rows: DataFrame, stage_uri: str, generation: int) -> None:
+def _write(rows: DataFrame, stage_uri: str, relative: str) -> None:
     # repartition, not coalesce: the read of many small files stays parallel; one sorted file.
+    columns = [_col(name) for name in rows.columns]
     (
         rows.repartition(1)
-        .sortWithinPartitions(*rows.columns)
+        .sortWithinPartitions(*columns)
         .write.mode("overwrite")
-        .option("parquet.block.size", ROW_GROUP_BYTES)
-        .parquet(stage_uri.rstrip("/") + "/" + segment_dir(generation))
+        .parquet(stage_uri.rstrip("/") + "/" + relative)
     )
 
 

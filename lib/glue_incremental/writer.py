@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
@@ -136,7 +136,8 @@ def upsert(
         fresh_index = None
         if moves_possible(primary_key, partition_by, partition_moves):
             segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
-            fresh_index = key_index.plan(segments, primary_key, partition_by, replace_all=True)
+            layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
+            fresh_index = key_index.plan(segments, layout, replace_all=True)
         return replace_partitions(
             spark,
             merged,
@@ -192,15 +193,16 @@ def _partitions_holding(
     key columns of the whole target are read once and become the index's base.
     """
     keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+    layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
     segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
-    found = key_index.partitions_of(spark, target_uri, segments, keys, primary_key, partition_by)
-    if found is not None:
-        return set(found), key_index.plan(segments, primary_key, partition_by)
+    if key_index.usable(segments, layout):
+        found = key_index.partitions_of(spark, target_uri, segments, keys, layout)
+        return set(found), key_index.plan(segments, layout)
     everything = read_target(spark, target_uri, partition_by)
     assert everything is not None
-    key_columns = everything.select(*[F.col(f"`{n}`") for n in (*primary_key, *partition_by)])
+    key_columns = everything.select(*[F.col(f"`{n}`") for n in layout.columns])
     moved_from = key_columns.join(keys, list(primary_key), "left_semi")
-    index_plan = key_index.plan(segments, primary_key, partition_by, rebuild_from=key_columns)
+    index_plan = key_index.plan(segments, layout, rebuild_from=key_columns)
     return set(_distinct_partitions(moved_from, partition_by)), index_plan
 
 
@@ -332,17 +334,19 @@ def replace_partitions(
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
-    writer = rows.write.mode("overwrite")
+    written_rows = Observation()
+    writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     writer.parquet(stage_uri)
+    records = int(written_rows.get["rows"])  # counted while writing: no second read
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         existing = set(fs.partition_dirs(target_uri, len(partition_by))) if partition_by else {""}
         to_replace = staged | existing
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
-    index_dirs, records = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
+    index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
     written_files = publish.staged_files(fs, target_uri, run_id, to_replace | index_dirs)
     if before_publish is not None:
         before_publish()
@@ -358,36 +362,22 @@ def _stage_index(
     target_uri: str,
     stage_uri: str,
     index_plan: key_index.IndexPlan | None,
-) -> tuple[set[str], int]:
-    """Stage the plan's index segments: the index directories the publish replaces, rows staged.
+) -> set[str]:
+    """Stage the plan's index segments: the index directories the publish replaces.
 
     Without a plan, or with nothing staged (an empty full reload), every live
-    segment is removed: an index is never left describing other data. The new
-    segment has one row per staged row, so its count (one small file) is the
-    number of rows written.
+    segment is removed: an index is never left describing other data.
     """
     live = {segment.relative for segment in key_index.live_segments(fs, target_uri)}
     if index_plan is None or not fs.has_data_files(stage_uri):
-        return live, _count_written(spark, stage_uri)
-    staged_rows = _read_as_strings(spark, stage_uri, [stage_uri])
-    written = key_index.stage(
-        spark, index_plan, target_uri=target_uri, stage_uri=stage_uri, staged_rows=staged_rows
-    )
-    segment = stage_uri.rstrip("/") + "/" + key_index.segment_dir(index_plan.generation)
-    return written | set(index_plan.replace), spark.read.parquet(segment).count()
+        return live
+    written = key_index.stage(spark, index_plan, target_uri=target_uri, stage_uri=stage_uri)
+    return written | set(index_plan.replace)
 
 
 def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
     """Finish or undo what a crashed publish left (``publish.recover``); run before reading."""
     return publish.recover(open_filesystem(spark, target_uri), target_uri)
-
-
-def _count_written(spark: SparkSession, stage_uri: str) -> int:
-    # Parquet footers carry row counts: this reads metadata, not data.
-    fs = open_filesystem(spark, stage_uri)
-    if not fs.has_data_files(stage_uri):
-        return 0
-    return spark.read.parquet(stage_uri).count()
 
 
 def _data_exists(spark: SparkSession, uri: str) -> bool:
