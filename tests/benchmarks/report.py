@@ -663,7 +663,7 @@ NOTES = (
     "(half of it one mkdirs per file); listing the source through py4j one directory at a "
     "time 3% (56,000 py4j round trips, mostly FileStatus getters). Fixed: the path lookups "
     "run in a few tasks per core (sources/bulk.py), one mkdirs per directory, rows written "
-    "counted from the key index's new segment. Not changed: the JSON schema inference (the "
+    "counted while staging (a Spark Observation, no second read). Not changed: the JSON schema inference (the "
     "job is not given a schema; plain Spark and AvailableNow are) and the merge by key, which "
     "a first run needs (a key may be delivered twice).",
     "Full reloads are measured two ways: the job with --job-bookmark-disable (read "
