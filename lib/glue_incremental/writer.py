@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
 
-from glue_incremental import publish
+from glue_incremental import key_index, publish
 from glue_incremental.runtime import hooks, validate_run_id
 
 STAGING_DIR = publish.STAGING_DIR
@@ -112,12 +112,16 @@ def upsert(
     version of one of their keys, so the key ends up in exactly one place.
     Only affected partitions are read and rewritten.
 
-    Finding older versions elsewhere means reading the key columns of the whole
-    target: the one cost here that grows with history. It is skipped when it
-    cannot matter: every partition column is part of the primary key (a
-    different partition value is a different key), or the caller declares
-    ``partition_moves="ignore"`` (partition values never change for a key, for
-    example a creation date; a violation would leave the old version behind).
+    Older versions elsewhere are found in the target's key index
+    (``key_index``, maintained by each such publish in the same write-ahead
+    intent), not by reading the target: a cost that follows the new keys, not
+    the history. With no usable index (first run of an existing target) the
+    key columns of the whole target are read once and the index is rebuilt.
+    The lookup is skipped when it cannot matter: every partition column is
+    part of the primary key (a different partition value is a different key),
+    or the caller declares ``partition_moves="ignore"`` (partition values never
+    change for a key; a violation would leave the old version behind; the
+    index is then dropped, and rebuilt by the next ``detect`` run).
 
     Ties are broken as ``merge_latest`` says: the incoming row beats the
     target's, then the later ``delivery`` (columns of ``rows``, dropped before
@@ -129,6 +133,11 @@ def upsert(
     data_columns = [name for name in incoming.columns if name not in delivery]
     if replace_all or not _data_exists(spark, target_uri):
         merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
+        fresh_index = None
+        if moves_possible(primary_key, partition_by, partition_moves):
+            segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
+            layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
+            fresh_index = key_index.plan(segments, layout, replace_all=True)
         return replace_partitions(
             spark,
             merged,
@@ -137,17 +146,17 @@ def upsert(
             affected=None if replace_all else _distinct_partitions(merged, partition_by),
             run_id=run_id,
             before_publish=before_publish,
+            index_plan=fresh_index,
         )
     affected: list[PartitionValues] | None = None
+    index_plan: key_index.IndexPlan | None = None
     if partition_by:
         touched = set(_distinct_partitions(incoming, partition_by))
         if moves_possible(primary_key, partition_by, partition_moves):
-            keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
-            everything = read_target(spark, target_uri, partition_by)
-            assert everything is not None
-            key_columns = [F.col(f"`{name}`") for name in (*primary_key, *partition_by)]
-            moved_from = everything.select(*key_columns).join(keys, list(primary_key), "left_semi")
-            touched |= set(_distinct_partitions(moved_from, partition_by))
+            moved_from, index_plan = _partitions_holding(
+                spark, incoming, target_uri, primary_key, partition_by
+            )
+            touched |= moved_from
         affected = sorted(touched, key=_sort_key)
     existing = read_target(spark, target_uri, partition_by, partitions=affected)
     prefer = "__glue_incremental_incoming"
@@ -166,7 +175,35 @@ def upsert(
         affected=affected,
         run_id=run_id,
         before_publish=before_publish,
+        index_plan=index_plan,
     )
+
+
+def _partitions_holding(
+    spark: SparkSession,
+    incoming: DataFrame,
+    target_uri: str,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str],
+) -> tuple[set[PartitionValues], key_index.IndexPlan]:
+    """Partitions holding a version of an incoming key, and the index part of the publish.
+
+    Asked of the key index (``key_index``): a few small files, whatever the
+    history. With no usable index (none yet, or built for other columns), the
+    key columns of the whole target are read once and become the index's base.
+    """
+    keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+    layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
+    segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
+    if key_index.usable(segments, layout):
+        found = key_index.partitions_of(spark, target_uri, segments, keys, layout)
+        return set(found), key_index.plan(segments, layout)
+    everything = read_target(spark, target_uri, partition_by)
+    assert everything is not None
+    key_columns = everything.select(*[F.col(f"`{n}`") for n in layout.columns])
+    moved_from = key_columns.join(keys, list(primary_key), "left_semi")
+    index_plan = key_index.plan(segments, layout, rebuild_from=key_columns)
+    return set(_distinct_partitions(moved_from, partition_by)), index_plan
 
 
 def moves_possible(
@@ -238,7 +275,9 @@ def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[s
     if not _data_exists(spark, target_uri):
         return None
     fs = open_filesystem(spark, target_uri)
-    for relative in fs.partition_dirs(target_uri, len(partition_by)) if partition_by else [""]:
+    for relative in (
+        sorted(fs.partition_dirs(target_uri, len(partition_by))) if partition_by else [""]
+    ):
         path = _join(target_uri, relative)
         if fs.has_data_files(path):
             return _read_as_strings(spark, target_uri, [path]).schema
@@ -275,6 +314,7 @@ def replace_partitions(
     affected: Iterable[PartitionValues] | None,
     run_id: str,
     before_publish: Callable[[], None] | None = None,
+    index_plan: key_index.IndexPlan | None = None,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
@@ -283,7 +323,9 @@ def replace_partitions(
     target is replaced as a whole (full reload), including partitions that no
     longer have rows. Partitions not listed stay byte-identical. Publishing
     follows ``publish`` (write-ahead intent); a crashed publish is finished or
-    undone by ``recover``, which runs first.
+    undone by ``recover``, which runs first. The key index (``key_index``) is
+    updated as ``index_plan`` says, in the same intent; without a plan it is
+    removed (a publish that does not maintain it must not leave it stale).
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -292,37 +334,50 @@ def replace_partitions(
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
-    writer = rows.write.mode("overwrite")
+    written_rows = Observation()
+    writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     writer.parquet(stage_uri)
-    records = _count_written(spark, stage_uri)
+    records = int(written_rows.get["rows"])  # counted while writing: no second read
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         existing = set(fs.partition_dirs(target_uri, len(partition_by))) if partition_by else {""}
         to_replace = staged | existing
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
-    written_files = publish.staged_files(fs, target_uri, run_id, to_replace)
+    index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
+    written_files = publish.staged_files(fs, target_uri, run_id, to_replace | index_dirs)
     if before_publish is not None:
         before_publish()
-    publish.publish(fs, target_uri, run_id, sorted(to_replace), expected=written_files)
+    publish.publish(fs, target_uri, run_id, sorted(to_replace | index_dirs), expected=written_files)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)
 
 
+def _stage_index(
+    spark: SparkSession,
+    fs: HadoopFileSystem,
+    target_uri: str,
+    stage_uri: str,
+    index_plan: key_index.IndexPlan | None,
+) -> set[str]:
+    """Stage the plan's index segments: the index directories the publish replaces.
+
+    Without a plan, or with nothing staged (an empty full reload), every live
+    segment is removed: an index is never left describing other data.
+    """
+    live = {segment.relative for segment in key_index.live_segments(fs, target_uri)}
+    if index_plan is None or not fs.has_data_files(stage_uri):
+        return live
+    written = key_index.stage(spark, index_plan, target_uri=target_uri, stage_uri=stage_uri)
+    return written | set(index_plan.replace)
+
+
 def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
     """Finish or undo what a crashed publish left (``publish.recover``); run before reading."""
     return publish.recover(open_filesystem(spark, target_uri), target_uri)
-
-
-def _count_written(spark: SparkSession, stage_uri: str) -> int:
-    # Parquet footers carry row counts: this reads metadata, not data.
-    fs = open_filesystem(spark, stage_uri)
-    if not fs.has_data_files(stage_uri):
-        return 0
-    return spark.read.parquet(stage_uri).count()
 
 
 def _data_exists(spark: SparkSession, uri: str) -> bool:
@@ -392,6 +447,7 @@ class HadoopFileSystem:
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         self._Path = jvm.org.apache.hadoop.fs.Path
         self._fs = self._Path(uri).getFileSystem(self._conf)
+        self._made_dirs: set[str] = set()
 
     def exists(self, uri: str) -> bool:
         return bool(self._fs.exists(self._Path(uri)))
@@ -405,6 +461,7 @@ class HadoopFileSystem:
         return None if status.isDirectory() else int(status.getLen())
 
     def delete_tree(self, uri: str) -> None:
+        self._made_dirs.clear()
         self._fs.delete(self._Path(uri), True)
 
     def delete(self, uri: str) -> None:
@@ -414,6 +471,7 @@ class HadoopFileSystem:
         self._fs.delete(self._Path(uri), False)
 
     def delete_dir_if_empty(self, uri: str) -> None:
+        self._made_dirs.clear()
         path = self._Path(uri)
         if self._fs.exists(path) and not list(self._fs.listStatus(path)):
             self._fs.delete(path, False)
@@ -422,7 +480,11 @@ class HadoopFileSystem:
         self._fs.mkdirs(self._Path(uri))
 
     def rename_file(self, source: str, destination: str) -> None:
-        self.mkdirs(_parent(destination))
+        # One mkdirs per directory of a publish, not per file (each costs requests on S3).
+        parent = _parent(destination)
+        if parent not in self._made_dirs:
+            self.mkdirs(parent)
+            self._made_dirs.add(parent)
         if not self._fs.rename(self._Path(source), self._Path(destination)):
             raise OSError(f"could not move {source} to {destination}")
 

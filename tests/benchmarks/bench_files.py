@@ -3,14 +3,20 @@
 Three ways to take ``delta`` new files into a Parquet target partitioned by ``date``:
 
 - ``ours``: the project's load job (``glue_incremental.load.main``) with its file
-  bookmarks, bookmark enabled; primed by a first (full) run over the history.
+  bookmarks, bookmark enabled, DEFAULT settings (``--partition_moves detect``:
+  older versions of the incoming keys are found through the target's key index);
+  primed by a first (full) run over the history.
+- ``ours_ignore``: the same job with ``--partition_moves ignore`` (no key lookup at
+  all), on its own target, for comparison.
 - ``available_now``: Spark Structured Streaming's file source with
   ``Trigger.AvailableNow`` and a checkpoint, Spark's built-in incremental file
   ingestion; primed by a first run over the history, so the timed run only has
   the new files to take.
 - ``full_reload``: the same load job with ``--job-bookmark-option
   job-bookmark-disable`` (read every file, replace the target), and, as a
-  second reference, plain Spark (``spark.read.json(root)``, overwrite).
+  second reference, plain Spark (``spark.read.json(root)``, overwrite); plain
+  Spark also writes the history once next to the job's first run
+  (``first_run.plain_spark``).
 
 The source is ``date=YYYY-MM-DD/`` directories of ``files_per_directory`` tiny
 JSON-lines files written with plain Python; files and directories carry the
@@ -114,7 +120,13 @@ def _schema() -> Any:
     )
 
 
-def _load_argv(job: str, source: FileSource, target: Path, table: str, *extra: str) -> list[str]:
+DETECT = "detect"
+IGNORE = "ignore"
+
+
+def _load_argv(
+    job: str, source: FileSource, target: Path, table: str, *extra: str, moves: str = DETECT
+) -> list[str]:
     return [
         "incremental_load.py",
         "--JOB_NAME",
@@ -133,18 +145,22 @@ def _load_argv(job: str, source: FileSource, target: Path, table: str, *extra: s
         target.as_uri(),
         "--watermarks_table",
         table,
-        # Append-only events: a row never changes its date, so the load need not scan the
-        # target for older versions elsewhere (the default, "detect", does; see the README).
         "--partition_moves",
-        "ignore",
+        moves,
         *extra,
     ]
 
 
 def run_ours(
-    ctx: Context, job: str, source: FileSource, target: Path, *extra: str, memory: bool = False
+    ctx: Context,
+    job: str,
+    source: FileSource,
+    target: Path,
+    *extra: str,
+    memory: bool = False,
+    moves: str = DETECT,
 ) -> dict[str, Any]:
-    argv = _load_argv(job, source, target, ctx.watermarks_table, *extra)
+    argv = _load_argv(job, source, target, ctx.watermarks_table, *extra, moves=moves)
     figures = measured(ctx, job, lambda: load_main(argv, spark=ctx.spark), memory=memory)
     summary = figures.pop("result")
     plan = summary.get("file_plan") or summary.get("plan") or {}
@@ -280,28 +296,33 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         source.write_history(history, now)
     ctx.log(f"files: history {history} ({source.days} directories) in {generation.seconds:.1f}s")
 
+    ignore_target, ignore_job = base / "target_ignore", f"{job}_ignore"
     first_ours = run_ours(ctx, job, source, target)
+    first_ignore = run_ours(ctx, ignore_job, source, ignore_target, moves=IGNORE)
     first_stream = run_available_now(ctx, source, checkpoint, sink)
+    first_plain = run_plain_full_reload(ctx, source, base / "plain_first")
     ctx.log(
         f"files: first runs over {history}: ours {first_ours['seconds']:.1f}s, "
-        f"AvailableNow {first_stream['seconds']:.1f}s"
+        f"AvailableNow {first_stream['seconds']:.1f}s, plain Spark {first_plain['seconds']:.1f}s"
     )
 
-    ours_runs, stream_runs, plan_only = [], [], None
+    ours_runs, ignore_runs, stream_runs, plan_only = [], [], [], None
     for repeat in range(scale.file_repeats):
         source.add_delta(scale.file_delta, time.time())
         if plan_only is None:  # listing + planning alone: a dry run of the same job
             plan_only = run_ours(ctx, job, source, target, "--dry_run", "true")
-        order = ["ours", "stream"] if repeat % 2 == 0 else ["stream", "ours"]
+        order = ["ours", "stream", "ignore"] if repeat % 2 == 0 else ["stream", "ours", "ignore"]
         for method in order:
             if method == "ours":
                 ours_runs.append(run_ours(ctx, job, source, target, memory=largest))
+            elif method == "ignore":
+                ignore_runs.append(run_ours(ctx, ignore_job, source, ignore_target, moves=IGNORE))
             else:
                 stream_runs.append(run_available_now(ctx, source, checkpoint, sink, memory=largest))
         ctx.log(
             f"files: history {history} run {repeat + 1}: ours {ours_runs[-1]['seconds']:.2f}s "
-            f"({ours_runs[-1]['files_read']} files), AvailableNow "
-            f"{stream_runs[-1]['seconds']:.2f}s ({stream_runs[-1]['files_read']} files)"
+            f"({ours_runs[-1]['files_read']} files), ignore {ignore_runs[-1]['seconds']:.2f}s, "
+            f"AvailableNow {stream_runs[-1]['seconds']:.2f}s ({stream_runs[-1]['files_read']} files)"
         )
 
     full_job = run_ours(
@@ -315,10 +336,12 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
     check = {
         "source_rows": source.rows,
         "ours_target_rows": _count_rows(ctx, target),
+        "ours_ignore_target_rows": _count_rows(ctx, ignore_target),
         "available_now_sink_rows": _count_rows(ctx, sink),
         "plain_full_reload_rows": _count_rows(ctx, base / "plain_target"),
     }
     ours = _incremental_summary(ours_runs)
+    ignore = _incremental_summary(ignore_runs)
     stream = _incremental_summary(stream_runs)
     full_reference = min(full_job["seconds"], plain["seconds"])
     result = {
@@ -329,11 +352,14 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         "generation_seconds": round(generation.seconds, 2),
         "first_run": {
             "ours": without_memory(first_ours),
+            "ours_ignore": without_memory(first_ignore),
             "available_now": without_memory(first_stream),
+            "plain_spark": without_memory(first_plain),
         },
         "ours_plan_only": without_memory(plan_only),
         "incremental": {
             "ours": [without_memory(run) for run in ours_runs],
+            "ours_ignore": [without_memory(run) for run in ignore_runs],
             "available_now": [without_memory(run) for run in stream_runs],
         },
         "full_reload": {
@@ -342,7 +368,15 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         },
         "summary": {
             "ours": ours,
+            "ours_ignore": ignore,
             "available_now": stream,
+            "first_run_ours_seconds": first_ours["seconds"],
+            "first_run_plain_seconds": first_plain["seconds"],
+            "first_run_vs_plain": _round(ratio(first_ours["seconds"], first_plain["seconds"])),
+            "full_reload_vs_plain": _round(ratio(full_job["seconds"], plain["seconds"])),
+            "ignore_vs_available_now_time": _round(
+                ratio(ignore["seconds_median"], stream["seconds_median"])
+            ),
             "full_reload_job_seconds": full_job["seconds"],
             "full_reload_plain_seconds": plain["seconds"],
             "full_reload_files_read": full_job["files_read"],
@@ -356,6 +390,7 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         },
         "row_check": check,
         "row_check_ok": check["ours_target_rows"]
+        == check["ours_ignore_target_rows"]
         == check["source_rows"]
         == check["available_now_sink_rows"]
         == check["plain_full_reload_rows"],
@@ -408,11 +443,13 @@ def run(ctx: Context) -> dict[str, Any]:
             f"{repeats} run{'s' if repeats > 1 else ''} per method"
         ),
         "method": (
-            "ours = glue_incremental.load.main (file bookmarks, merge by primary key into the "
-            "affected target partitions, --partition_moves ignore: event rows never change "
-            "date); AvailableNow = spark.readStream.json + Trigger.AvailableNow + checkpoint, "
+            "ours = glue_incremental.load.main with DEFAULT settings (file bookmarks, merge by "
+            "primary key into the affected target partitions, --partition_moves detect: "
+            "older versions of the incoming keys are looked up in the target's key index); "
+            "ours_ignore = the same with --partition_moves ignore, on its own target; AvailableNow = spark.readStream.json + Trigger.AvailableNow + checkpoint, "
             "parquet sink (append only), primed on the history; full reload = the same job with "
-            "job-bookmark-disable, and plain Spark read + overwrite. Files listed: ours from "
+            "job-bookmark-disable, and plain Spark read + overwrite (also once over the "
+            "history, next to the first run). Files listed: ours from "
             "its plan (the project lists with the Hadoop API), Spark's from its file index "
             "(HiveCatalogMetrics.filesDiscovered: AvailableNow lists the whole path each "
             "run). Files read: ours from the plan, AvailableNow from the checkpoint's file-source "

@@ -11,17 +11,16 @@ counts every HTTP request (retries included). Each history length ``h`` (1 and
   versions 2..h are copies of the items that commit wrote (its ``HIST#`` item
   and ``RUN#`` pointer, renumbered as the store's documented layout numbers
   them), written with ``BatchWriteItem``, and its ``STATE#`` item is moved to
-  version ``h`` the same way. Why not ``h`` real commits: moto 5.2.5's
-  ``TransactWriteItems`` deep-copies the whole table once per item in the
-  transaction, so commit ``n`` costs O(n) and 10,000 commits take hours. The
-  public API then reads the result back (``get_watermark`` returns version h).
+  version ``h`` the same way. Why not ``h`` real commits: each is a lease,
+  a read and a ``TransactWriteItems`` round trip to DynamoDB Local, so 10,000
+  of them would take most of the bench's time budget. The public API then reads
+  the result back (``get_watermark`` returns version h).
 
 Timed: ``watermark_samples`` ``get_watermark`` calls, and commits
 (``create_watermark_item`` + ``add_watermark``, after the ``get_watermark`` a
 run starts with, which is not part of the commit): ``watermark_samples`` with
-``h == 1``, ``watermark_long_history_commit_samples`` otherwise (moto's
-per-commit table copy again). Latencies are moto's, served from this process
-on a shared machine: context, not DynamoDB's.
+``h == 1``, ``watermark_long_history_commit_samples`` otherwise. Latencies are
+DynamoDB Local's (a local JVM process) on a shared machine: context, not DynamoDB's.
 """
 
 from __future__ import annotations
@@ -191,9 +190,8 @@ def run(ctx: Context) -> dict[str, Any]:
         "method": (
             "Requests counted with a botocore before-send hook on the client passed to "
             "Watermarks(client=...). Long histories are seeded by copying the items one real "
-            "commit wrote (moto's TransactWriteItems deep-copies the table per item, so commit "
-            "latency against moto grows with the table's size; DynamoDB's does not). "
-            "Latencies are moto's, in-process, on a shared machine."
+            "commit wrote (10,000 real commits would take most of the bench's time). "
+            "Latencies are DynamoDB Local's (a local JVM process), on a shared machine."
         ),
         "points": [
             bench_history(ctx, history) for history in sorted(ctx.scale.watermark_histories)

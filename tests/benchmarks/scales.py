@@ -27,7 +27,7 @@ class Scale:
     join_affected_fraction: float
     join_repeats: int
     # 4. watermark store: history items, timed calls per case (commits: fewer on long
-    # histories, where moto's TransactWriteItems copies the whole table per item)
+    # histories: each sample adds a version to the seeded history)
     watermark_histories: tuple[int, ...]
     watermark_samples: int
     watermark_long_history_commit_samples: int

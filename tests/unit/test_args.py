@@ -217,7 +217,7 @@ def test_the_load_job_validates_declared_arguments_strictly():
     with pytest.raises(ArgumentError, match="--jdbc_num_partitions 'two'"):
         load.LoadConfig.from_args(
             resolve_options(
-                [*base, "--jdbc_num_partitions", "two"], *load.split_options(load.LOAD_OPTIONS)
+                [*base, "--jdbc_num_partitions", "two"], load.REQUIRED_ARGS, load.OPTIONAL_ARGS
             )
         )
     with pytest.raises(ArgumentError, match="--dry_run 'maybe'"):
@@ -254,5 +254,5 @@ def test_a_password_inside_the_source_url_is_refused_like_source_password(url):
     base = ["script.py", "--JOB_NAME", "j", "--source", url, "--source_table", "orders"]
     base += ["--watermark_column", "u", "--primary_key", "id", "--target_path", "file:///t"]
     with pytest.raises(ArgumentError, match="--source carries a password") as raised:
-        load.LoadConfig.from_args(resolve_options(base, *load.split_options(load.LOAD_OPTIONS)))
+        load.LoadConfig.from_args(resolve_options(base, load.REQUIRED_ARGS, load.OPTIONAL_ARGS))
     assert "hunter2" not in str(raised.value)

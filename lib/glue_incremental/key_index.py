@@ -1,0 +1,258 @@
+"""A key -> partition index of a Parquet target, so ``detect`` never scans the whole target.
+
+When a key's partition value can change, an upsert must find the partitions
+holding older versions of its keys. Reading the key columns of the whole target
+costs time linear in history; this index answers the same question by reading a
+few small, key-sorted Parquet files under ``<target>/_index/`` (hidden from
+readers of the target: Spark skips paths starting with ``_``).
+
+Layout: one directory per segment, ``_index/generation=<n>/part-*.parquet``,
+holding ``(primary key..., partition columns...)`` rows, sorted by key. Every
+publish that goes through ``writer.upsert`` with moves possible adds one segment:
+the keys of every row it writes (the whole new content of the affected
+partitions). Within the index, the entry of the greatest generation is where a
+key lives: a key only changes partition in a publish that writes it. Entries of
+older generations are stale but harmless.
+
+Crash safety: segments are staged with the run's data and listed in the same
+write-ahead intent (``publish``), so they become live, roll forward or roll back
+with the data they describe: the index never disagrees with the target after a
+publish or its recovery. A publish that does not maintain the index (another
+``--partition_moves``, the join, a caller of ``replace_partitions``) deletes it in
+the same intent; the next ``detect`` run then rebuilds it from the target (one
+full key scan, as the first run with an index, or one after a change of the
+primary key or partition columns, does).
+
+Compaction (LSM-style, in the publish that triggers it): once there are more than
+``MAX_SEGMENTS`` segments, the newest ones (all but the oldest, or all when the
+oldest is not the largest) are merged into one holding the latest entry per key,
+written under the greatest merged generation, and the merged segments are
+replaced in the same intent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StringType, StructField, StructType
+from pyspark.sql.window import Window
+
+INDEX_DIR = "_index"
+GENERATION = "generation"
+MAX_SEGMENTS = 12
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What an index is built for: the primary key (names and types) and the partition columns.
+
+    Its digest is part of every segment's directory name, so an index built for
+    another layout (a changed key or partitioning) is recognised without reading
+    it, and every read is given its schema (no footer inference).
+    """
+
+    primary_key: tuple[str, ...]
+    key_types: tuple[DataType, ...]
+    partition_by: tuple[str, ...]
+
+    @classmethod
+    def of(
+        cls, schema: StructType, primary_key: Sequence[str], partition_by: Sequence[str]
+    ) -> Layout:
+        return cls(
+            tuple(primary_key),
+            tuple(schema[key].dataType for key in primary_key),
+            tuple(partition_by),
+        )
+
+    @property
+    def digest(self) -> str:
+        text = "|".join(
+            [
+                f"{n}:{t.simpleString()}"
+                for n, t in zip(self.primary_key, self.key_types, strict=True)
+            ]
+            + ["/", *self.partition_by]
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.primary_key, *self.partition_by]
+
+    def entry_schema(self) -> StructType:
+        """A segment's rows: key columns with their types, partition values as strings."""
+        return StructType(
+            [StructField(n, t) for n, t in zip(self.primary_key, self.key_types, strict=True)]
+            + [StructField(name, StringType()) for name in self.partition_by]
+        )
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One live segment: its generation, layout digest, directory (relative to the target), bytes."""
+
+    generation: int
+    digest: str
+    relative: str
+    size: int
+
+
+@dataclass
+class IndexPlan:
+    """What the next publish writes into the index, decided before the target is read.
+
+    ``base`` (a rebuild) is the key columns of the whole target as it was before
+    this publish, written as generation 1 (this publish's segment is 2);
+    ``merge`` are live segments compacted into one; ``replace`` are segment
+    directories the publish removes (merged ones, or every old one on a rebuild
+    or a full reload).
+    """
+
+    layout: Layout
+    generation: int
+    base: DataFrame | None = None
+    merge: tuple[Segment, ...] = ()
+    replace: tuple[str, ...] = ()
+
+    @property
+    def rebuilt(self) -> bool:
+        return self.base is not None
+
+
+def index_root(target_uri: str) -> str:
+    return target_uri.rstrip("/") + "/" + INDEX_DIR
+
+
+def segment_dir(generation: int, layout: Layout) -> str:
+    """``_index/generation=0000000012-<layout digest>``, relative to the target."""
+    return f"{INDEX_DIR}/{GENERATION}={generation:010d}-{layout.digest}"
+
+
+def live_segments(fs, target_uri: str) -> list[Segment]:
+    """The index's segments, oldest first ([] when there is no index)."""
+    found = []
+    prefix = f"{GENERATION}="
+    for path in fs.list_dirs(index_root(target_uri)):
+        name = path.rstrip("/").rsplit("/", 1)[1]
+        generation, _, digest = name[len(prefix) :].partition("-")
+        if not name.startswith(prefix) or not generation.isdigit():
+            continue
+        size = sum(size for _, size in fs.list_files(path))
+        found.append(Segment(int(generation), digest, f"{INDEX_DIR}/{name}", size))
+    return sorted(found, key=lambda segment: segment.generation)
+
+
+def usable(segments: Sequence[Segment], layout: Layout) -> bool:
+    """Whether the live segments form an index for ``layout`` (else it is rebuilt)."""
+    return bool(segments) and all(segment.digest == layout.digest for segment in segments)
+
+
+def read_segments(
+    spark: SparkSession, target_uri: str, segments: Sequence[Segment], layout: Layout
+) -> DataFrame:
+    """Rows of ``segments`` with their ``generation`` (zero-padded text: orders as numbers)."""
+    schema = StructType([*layout.entry_schema().fields, StructField(GENERATION, StringType())])
+    paths = [target_uri.rstrip("/") + "/" + segment.relative for segment in segments]
+    return spark.read.schema(schema).option("basePath", index_root(target_uri)).parquet(*paths)
+
+
+def latest_per_key(entries: DataFrame, primary_key: Sequence[str]) -> DataFrame:
+    """The entry of the greatest generation for each key (where the key lives now)."""
+    rank = "__glue_incremental_index_rank"
+    window = Window.partitionBy(*[_col(key) for key in primary_key]).orderBy(
+        F.col(GENERATION).desc()
+    )
+    return entries.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1).drop(rank)
+
+
+def partitions_of(
+    spark: SparkSession,
+    target_uri: str,
+    segments: Sequence[Segment],
+    keys: DataFrame,
+    layout: Layout,
+) -> list[tuple[str | None, ...]]:
+    """Partition values currently holding any of ``keys`` (one Spark job over the index)."""
+    entries = read_segments(spark, target_uri, segments, layout)
+    hits = entries.join(F.broadcast(keys), list(layout.primary_key), "left_semi")
+    latest = latest_per_key(hits, layout.primary_key)
+    rows = latest.select(*[_col(name) for name in layout.partition_by]).distinct().collect()
+    return [tuple(row) for row in rows]
+
+
+def plan(
+    segments: Sequence[Segment],
+    layout: Layout,
+    *,
+    rebuild_from: DataFrame | None = None,
+    replace_all: bool = False,
+) -> IndexPlan:
+    """The index part of the next publish.
+
+    ``replace_all`` (a full reload, or a target with no data): the new segment
+    holds every key, every old segment goes. ``rebuild_from`` (no usable index):
+    the target's key columns become a base segment, every old segment goes.
+    Otherwise one segment is added, and segments are compacted past
+    ``MAX_SEGMENTS``.
+    """
+    every = tuple(segment.relative for segment in segments)
+    if replace_all:
+        return IndexPlan(layout, generation=1, replace=every)
+    if rebuild_from is not None:
+        return IndexPlan(layout, generation=2, base=rebuild_from, replace=every)
+    generation = segments[-1].generation + 1 if segments else 1
+    merge: tuple[Segment, ...] = ()
+    if len(segments) >= MAX_SEGMENTS:
+        oldest, newer = segments[0], segments[1:]
+        keep_oldest = oldest.size > sum(segment.size for segment in newer)
+        merge = tuple(newer if keep_oldest else segments)
+    return IndexPlan(layout, generation, merge=merge, replace=tuple(seg.relative for seg in merge))
+
+
+def stage(
+    spark: SparkSession,
+    index_plan: IndexPlan,
+    *,
+    target_uri: str,
+    stage_uri: str,
+) -> set[str]:
+    """Write the plan's segments under ``<stage_uri>/_index/``; returns their relative dirs.
+
+    The new segment is the key and partition columns of the run's staged data
+    (read back from staging with a known schema, so the merge is not computed
+    twice and no footer is inferred).
+    """
+    layout = index_plan.layout
+    staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
+    _write(staged.parquet(stage_uri), stage_uri, segment_dir(index_plan.generation, layout))
+    written = {segment_dir(index_plan.generation, layout)}
+    if index_plan.base is not None:
+        _write(index_plan.base, stage_uri, segment_dir(1, layout))
+        written.add(segment_dir(1, layout))
+    if index_plan.merge:
+        merged = read_segments(spark, target_uri, index_plan.merge, layout)
+        latest = latest_per_key(merged, layout.primary_key).drop(GENERATION)
+        relative = segment_dir(index_plan.merge[-1].generation, layout)
+        _write(latest, stage_uri, relative)
+        written.add(relative)
+    return written
+
+
+def _write(rows: DataFrame, stage_uri: str, relative: str) -> None:
+    # repartition, not coalesce: the read of many small files stays parallel; one sorted file.
+    columns = [_col(name) for name in rows.columns]
+    (
+        rows.repartition(1)
+        .sortWithinPartitions(*columns)
+        .write.mode("overwrite")
+        .parquet(stage_uri.rstrip("/") + "/" + relative)
+    )
+
+
+def _col(name: str) -> Column:
+    return F.col(f"`{name}`")

@@ -1,0 +1,277 @@
+"""The load job's arguments and their validated configuration (``LoadConfig``).
+
+Every argument is declared once in ``LOAD_OPTIONS`` (parser, config, README
+table); ``LoadConfig`` validates them at construction, so a bad value is a
+one-line ``ArgumentError`` naming the argument before anything is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Literal
+
+from glue_incremental import iceberg, writer
+from glue_incremental.args import (
+    DISCOVERY_OPTIONS,
+    ArgumentError,
+    Option,
+    choice,
+    list_of_names,
+    parse_bool,
+    parse_duration,
+    parse_optional_path,
+    parse_positive_int,
+    required_list,
+    split_options,
+    typed_values,
+)
+from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
+from glue_incremental.sources.jdbc import redact_url
+from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
+from glue_incremental.sources.s3_listing import is_s3_uri
+
+SourceFormat = Literal["parquet", "json", "csv"]
+TargetFormat = Literal["parquet", "iceberg"]
+TARGET_FORMATS: tuple[TargetFormat, ...] = ("parquet", "iceberg")
+NullWatermarkPolicy = Literal["load", "fail"]
+SOURCE_FORMATS: tuple[SourceFormat, ...] = ("parquet", "json", "csv")
+NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
+PARTITION_MOVES: tuple[writer.PartitionMoves, ...] = ("detect", "ignore")
+DEFAULT_FILE_BAND = timedelta(seconds=900)
+
+DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
+
+# The job's arguments, declared once: parser, config, README table (tests keep it in sync).
+LOAD_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "source",
+        "A JDBC URL (`jdbc:postgresql://...`, with `--source_table`), or a path or URI "
+        "(`s3://...`, `file://...`, with `--source_format`).",
+        required=True,
+    ),
+    Option(
+        "watermark_column",
+        "The column whose maximum is the cursor (JDBC), and the version order of rows.",
+        required=True,
+    ),
+    Option(
+        "primary_key",
+        "Comma-separated. Rows merge by it, keeping the latest version.",
+        parse=required_list,
+        required=True,
+    ),
+    Option(
+        "target_path",
+        "The Parquet target (`--target_format parquet`, required then).",
+        parse=parse_optional_path,
+    ),
+    Option(
+        "target_format",
+        "`parquet` (a partitioned path) or `iceberg` (a table, with `--target_table`).",
+        "parquet",
+        choice(*TARGET_FORMATS),
+    ),
+    Option("target_table", "Iceberg: the table (`database.table`), created on the first run."),
+    Option("iceberg_catalog", "Iceberg: the Spark catalog of the table.", iceberg.DEFAULT_CATALOG),
+    Option(
+        "iceberg_expire_older_than",
+        "Iceberg: after each run, expire snapshots older than this (never one a watermark "
+        "points at); `0`: keep all.",
+        "0",
+        parse_duration,
+    ),
+    Option(
+        "iceberg_compact",
+        "Iceberg: `true` compacts small files after each run.",
+        "false",
+        parse_bool,
+    ),
+    Option("partition_by", "Comma-separated partition columns of the target.", "", list_of_names),
+    Option("source_table", "JDBC: the table (`schema.table`)."),
+    Option(
+        "source_format", "Files: `parquet`, `json` or `csv`.", "parquet", choice(*SOURCE_FORMATS)
+    ),
+    Option("source_user", "JDBC user when neither a secret nor a connection gives one."),
+    Option(
+        "source_secret_id",
+        "JDBC credentials: a Secrets Manager secret (name or ARN) holding JSON `username`/`password`. "
+        "The job role may read only that secret.",
+    ),
+    Option(
+        "connection_name",
+        "JDBC credentials from a Glue connection (`USERNAME`/`PASSWORD` or its `SECRET_ID`); "
+        "list it in the job's `connections`.",
+    ),
+    Option(
+        "lookback",
+        "For example `2 hours` or `3600` (seconds). JDBC: re-read `watermark_column >= previous - lookback`. "
+        "Files: the late-file band (default 900 s).",
+        "0",
+        parse_duration,
+    ),
+    Option(
+        "max_future_skew",
+        "How far past the run's start a watermark may be and still move the cursor; later rows are loaded, "
+        "counted (`FutureWatermarkRows`) and re-read until their time comes.",
+        DEFAULT_MAX_FUTURE_SKEW,
+        parse_duration,
+    ),
+    Option(
+        "null_watermarks",
+        "`load` (read on every run) or `fail` (stop before writing).",
+        "load",
+        choice(*NULL_POLICIES),
+    ),
+    Option(
+        "jdbc_num_partitions",
+        "Parallel JDBC reads (needs `--jdbc_partition_column`).",
+        "1",
+        parse_positive_int,
+    ),
+    Option(
+        "jdbc_partition_column", "Numeric, date or timestamp column splitting parallel JDBC reads."
+    ),
+    Option(
+        "partition_moves",
+        "`detect`: a row whose partition changed is removed from its old partition (found in the "
+        "target's key index, `_index/`). "
+        "`ignore`: rows never change partition.",
+        "detect",
+        choice(*PARTITION_MOVES),
+    ),
+    *DISCOVERY_OPTIONS,
+)
+REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
+REFUSED_ARGS = {
+    "source_password": "a password in job arguments is visible in GetJob, CloudTrail and "
+    "Terraform state: use --source_secret_id (Secrets Manager) or --connection_name (Glue connection)",
+}
+
+
+class SchemaError(ValueError):
+    """The source does not have the columns the job needs, or changed shape."""
+
+    def __init__(self, column: str, message: str) -> None:
+        self.column = column
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    source: str
+    watermark_column: str
+    primary_key: tuple[str, ...]
+    target_path: str = ""
+    partition_by: tuple[str, ...] = ()
+    source_table: str | None = None
+    source_format: SourceFormat = "parquet"
+    source_user: str | None = None
+    source_secret_id: str | None = None
+    connection_name: str | None = None
+    # Programmatic only (tests, local tools): never a job argument, never printed.
+    source_password: str | None = field(default=None, repr=False)
+    lookback: timedelta = timedelta(0)
+    max_future_skew: timedelta = timedelta(minutes=5)
+    null_watermarks: NullWatermarkPolicy = "load"
+    jdbc_num_partitions: int = 1
+    jdbc_partition_column: str | None = None
+    partition_moves: writer.PartitionMoves = "detect"
+    target_format: TargetFormat = "parquet"
+    target_table: str | None = None
+    iceberg_catalog: str = iceberg.DEFAULT_CATALOG
+    # Optional maintenance after each committed run (see iceberg_maintenance); 0: none.
+    iceberg_expire_older_than: timedelta = timedelta(0)
+    iceberg_compact: bool = False
+    discovery: str = "listing"
+    notification_queue_url: str | None = None
+    full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
+    # Programmatic only: how long a received notification stays hidden (it should outlast the run).
+    notification_visibility_seconds: int = DEFAULT_VISIBILITY_SECONDS
+
+    def __post_init__(self) -> None:
+        self.file_discovery  # noqa: B018 (validates the discovery options now)
+        if self.discovery == "notifications" and not is_s3_uri(self.source):
+            raise ArgumentError(
+                "discovery",
+                f"--discovery notifications needs an s3:// source (S3 event notifications), "
+                f"got --source {redact_url(self.source)!r}",
+            )
+        if self.target_format not in TARGET_FORMATS:
+            raise ArgumentError(
+                "target_format",
+                f"--target_format {self.target_format!r} is not one of {', '.join(TARGET_FORMATS)}",
+            )
+        if self.target_format == "iceberg":
+            if not self.target_table:
+                raise ArgumentError(
+                    "target_table", "--target_format iceberg needs --target_table database.table"
+                )
+            self.iceberg_target  # noqa: B018 (validates the name now, before any run)
+        elif not self.target_path:
+            raise ArgumentError("target_path", "--target_path is required for a Parquet target")
+        if self.is_jdbc and not self.source_table:
+            raise ArgumentError(
+                "source_table", "--source is a JDBC URL: --source_table is required"
+            )
+        if not self.is_jdbc and self.source_format not in SOURCE_FORMATS:
+            raise ArgumentError(
+                "source_format",
+                f"--source_format {self.source_format!r} is not one of {', '.join(SOURCE_FORMATS)}",
+            )
+        if self.null_watermarks not in NULL_POLICIES:
+            raise ArgumentError(
+                "null_watermarks",
+                f"--null_watermarks {self.null_watermarks!r} is not one of {', '.join(NULL_POLICIES)}",
+            )
+        if self.partition_moves not in PARTITION_MOVES:
+            raise ArgumentError(
+                "partition_moves",
+                f"--partition_moves {self.partition_moves!r} is not one of {', '.join(PARTITION_MOVES)}",
+            )
+        if not self.primary_key:
+            raise ArgumentError("primary_key", "--primary_key needs at least one column")
+        overlap = set(self.partition_by) & {self.watermark_column}
+        if overlap:
+            raise ArgumentError(
+                "partition_by", f"--partition_by cannot include the watermark column {overlap}"
+            )
+
+    @property
+    def iceberg_target(self) -> iceberg.IcebergTarget:
+        return iceberg.IcebergTarget(str(self.target_table), self.iceberg_catalog)
+
+    @property
+    def file_discovery(self) -> Discovery:
+        try:
+            return Discovery(
+                self.discovery,
+                self.full_listing_every,
+                self.notification_queue_url,
+                self.notification_visibility_seconds,
+            )
+        except ValueError as error:
+            message = str(error)
+            name = next(
+                (n for n in ("full_listing_every", "notification_queue_url") if n in message),
+                "notification_queue_url" if self.discovery == "notifications" else "discovery",
+            )
+            raise ArgumentError(name, f"--{name}: {error}") from None
+
+    @property
+    def is_jdbc(self) -> bool:
+        return self.source.startswith("jdbc:")
+
+    @classmethod
+    def from_args(cls, args: dict[str, str | None]) -> LoadConfig:
+        for name, reason in REFUSED_ARGS.items():
+            if args.get(name) is not None:
+                raise ArgumentError(name, f"--{name} is refused: {reason}")
+        source = args.get("source") or ""
+        if source.startswith("jdbc:") and redact_url(source) != source:
+            raise ArgumentError(
+                "source",
+                f"--source carries a password ({redact_url(source)}): "
+                + REFUSED_ARGS["source_password"],
+            )
+        return cls(**typed_values(LOAD_OPTIONS, args))

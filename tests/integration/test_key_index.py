@@ -1,0 +1,182 @@
+"""The key index: with the default ``--partition_moves detect``, a run reads only the partitions
+its keys are in (never the whole target), and the index stays right across moves, crashes,
+a lost index and runs that do not maintain it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from glue_incremental import key_index
+from pyspark.testing import assertDataFrameEqual
+
+from tests.harness import reference
+from tests.harness.faults import Crash, CrashAtStep, StepCounter
+from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
+from tests.integration.test_incremental_load_files import COLUMNS, config_for, row
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000.0
+
+
+class Job:
+    """One file-sourced job with a default (detect) config, run at increasing times."""
+
+    def __init__(self, spark, tmp: Path, store, **overrides) -> None:
+        self.spark, self.tmp, self.store = spark, tmp, store
+        self.config = config_for(tmp, **overrides)
+        self.clock = FixedClock(T0)
+        self.runs = 0
+
+    @property
+    def target(self) -> Path:
+        return self.tmp / "target"
+
+    def land(self, rows, name: str | None = None) -> None:
+        self.clock.now += 10
+        write_json_file(self.tmp / "source", rows, mtime=self.clock.now, name=name)
+
+    def run(self, hook=None, **config_overrides) -> dict:
+        self.clock.now += 60
+        self.runs += 1
+        config = config_for(self.tmp, **config_overrides) if config_overrides else self.config
+        return run_load_at(
+            self.spark,
+            config,
+            job_name="orders",
+            run_id=f"jr_{self.runs}",
+            clock=self.clock,
+            store=self.store,
+            hook=hook,
+        )
+
+    def corrupt(self, partition: str) -> None:
+        """Make every data file of a partition unreadable: a run that reads it fails."""
+        for path in (self.target / partition).glob("*.parquet"):
+            path.write_bytes(b"not parquet")
+
+    def segments(self) -> list[int]:
+        """Generations of the live index segments."""
+        names = (p.name for p in (self.target / key_index.INDEX_DIR).glob("generation=*"))
+        return sorted(int(name.split("=")[1].split("-")[0]) for name in names)
+
+    def assert_equals_full_refresh(self) -> None:
+        latest = reference.latest_per_key(
+            reference.source_rows(self.tmp / "source"), ("id",), "updated"
+        )
+        expected = self.spark.createDataFrame(
+            [tuple(r[c] for c in COLUMNS) for r in latest],
+            "id long, part string, updated long, value string",
+        )
+        seen = read_parquet(self.spark, self.config.target_path, COLUMNS)
+        assert seen.count() == seen.select("id").distinct().count(), "a key is there twice"
+        assertDataFrameEqual(seen, expected)
+
+
+def test_a_default_run_reads_only_the_partitions_its_keys_are_in(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y"), row(3, "c", 10, "z")])
+    job.run()
+    # Reading partition b or c now would fail: the key lookup must not touch them.
+    job.corrupt("part=b")
+    job.corrupt("part=c")
+    job.land([row(1, "a", 20, "x2"), row(4, "a", 20, "new")])
+
+    summary = job.run()
+
+    assert summary["partitions_written"] == [{"part": "a"}]
+    rows = spark.read.parquet("file://" + str(job.target / "part=a")).collect()
+    assert sorted((r["id"], r["value"]) for r in rows) == [(1, "x2"), (4, "new")]
+
+
+def test_a_key_moving_partition_twice_leaves_each_old_partition(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "a", 10, "y")])
+    job.run()
+    job.land([row(1, "b", 20, "to b")])
+    first = job.run()
+    job.land([row(1, "c", 30, "to c")])
+    second = job.run()
+    job.land([row(1, "a", 40, "back to a")])
+    third = job.run()
+
+    assert sorted(p["part"] for p in first["partitions_written"]) == ["a", "b"]
+    assert second["partitions_removed"] == [{"part": "b"}]
+    assert third["partitions_removed"] == [{"part": "c"}]
+    job.assert_equals_full_refresh()
+
+
+def test_a_lost_index_is_rebuilt_from_the_target(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y")])
+    job.run()
+    shutil.rmtree(job.target / key_index.INDEX_DIR)
+    job.land([row(1, "b", 20, "moved")])
+
+    job.run()
+
+    assert job.segments() == [1, 2]
+    job.land([row(2, "c", 30, "moved too")])
+    job.run()
+    job.assert_equals_full_refresh()
+
+
+def test_a_run_that_ignores_moves_drops_the_index_and_detect_rebuilds_it(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y")])
+    job.run()
+    assert job.segments()
+    job.land([row(3, "b", 20, "new")])
+    job.run(partition_moves="ignore")
+    assert job.segments() == []  # an index that missed a publish would be wrong: it is gone
+    job.land([row(3, "a", 30, "moved")])
+
+    job.run()
+
+    assert job.segments() == [1, 2]
+    job.assert_equals_full_refresh()
+
+
+def test_segments_are_compacted_and_lookups_stay_right(spark, tmp_path, store, monkeypatch):
+    monkeypatch.setattr(key_index, "MAX_SEGMENTS", 3)
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y")])
+    job.run()
+    for step, part in enumerate(["b", "c", "a", "c"], start=2):
+        job.land([row(1, part, 10 * step, f"v{step}")])
+        job.run()
+        assert len(job.segments()) <= 3
+
+    job.assert_equals_full_refresh()
+
+
+def test_a_crash_at_every_step_between_data_and_index_publish_then_a_rerun_is_right(
+    spark, tmp_path, store
+):
+    """The index's files are listed in the run's write-ahead intent with its data: a crash
+    after the data is live and before the index is (or the reverse) is rolled forward."""
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "a", 10, "y"), row(3, "b", 10, "z")])
+    job.run()
+    job.land([row(1, "b", 20, "moved")], name="update.json")
+    baseline = tmp_path / "baseline"
+    shutil.copytree(job.target, baseline)
+    counter = StepCounter()
+    job.run(hook=counter)
+    moves = [d["destination"] for name, d in counter.steps if name == "publish.move"]
+    assert any(f"/{key_index.INDEX_DIR}/" in m for m in moves), moves
+    assert any("/part=" in m for m in moves), moves
+    steps = [name for name, _ in counter.steps if name.startswith("publish.")]
+
+    for k in range(1, len(steps) + 1):
+        shutil.rmtree(job.target)
+        shutil.copytree(baseline, job.target)
+        store.rewind("orders", "jr_1", why="next crash point")
+        (tmp_path / "source" / "next.json").unlink(missing_ok=True)
+        with pytest.raises(Crash):
+            job.run(hook=CrashAtStep(k, prefix="publish."))
+        job.land([row(1, "c", 200, "moved again"), row(3, "a", 200, "z2")], name="next.json")
+        job.run()
+        job.assert_equals_full_refresh()
