@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -310,8 +311,6 @@ def commit_with_properties(
     spark: Any, properties: Mapping[str, str], action: Callable[[], None]
 ) -> None:
     """Run ``action`` (one Iceberg write) so its snapshot summary carries ``properties``."""
-    from pyspark.java_gateway import ensure_callback_server_started
-
     gateway = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
     jvm = spark._jvm

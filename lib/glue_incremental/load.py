@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
-from glue_incremental import credentials, iceberg, iceberg_maintenance, writer
-from glue_incremental.args import ArgumentError
+from glue_incremental import credentials, cursors, iceberg, iceberg_maintenance, writer
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -51,6 +48,7 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
     SchemaError,
 )
 from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.sources import bulk, discovery, files, jdbc
 from glue_incremental.state import LoadStateDict, LoadStateExtra
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -100,15 +98,13 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
 
 
 def _jdbc_source(config: LoadConfig):
-    from glue_incremental.sources.jdbc import JdbcSource
-
     found = credentials.resolve(
         secret_id=config.source_secret_id,
         connection_name=config.connection_name,
         user=config.source_user,
         password=config.source_password,
     )
-    return JdbcSource(
+    return jdbc.JdbcSource(
         url=config.source,
         table=str(config.source_table),
         user=found.user,
@@ -119,18 +115,16 @@ def _jdbc_source(config: LoadConfig):
 
 
 def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
-    from glue_incremental.sources import jdbc
-
     source = _jdbc_source(config)
     _require_columns(
         jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
     )
     previous = run.previous()
     cursor = previous.get("cursor") if previous else None
-    lower = _minus(cursor, config.lookback) if cursor is not None else None
+    lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
     upper_state = run.upper_bound()
     # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
-    upper = _just_after(upper_state.get("cursor")) if upper_state else None
+    upper = cursors.just_after(upper_state.get("cursor")) if upper_state else None
     include_nulls = config.null_watermarks == "load"
     query = jdbc.incremental_query(
         source,
@@ -168,8 +162,6 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
 
 
 def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
-    from glue_incremental.sources import bulk, discovery, files
-
     previous = run.previous()
     bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
     upper_state = run.upper_bound()
@@ -273,7 +265,7 @@ def _load_rows(
             _require_same_shape(source_rows, target_schema, config)
         rows = rows.persist()
         try:
-            stats = _batch_stats(rows, config.watermark_column, cursor_limit)
+            stats = cursors.batch_stats(rows, config.watermark_column, cursor_limit)
             records_read, nulls, future = stats.rows, stats.nulls, stats.future
             if nulls and config.null_watermarks == "fail":
                 raise SchemaError(
@@ -281,7 +273,7 @@ def _load_rows(
                     f"{nulls} source rows have a null {config.watermark_column!r}; "
                     "nothing was written (--null_watermarks fail)",
                 )
-            new_cursor = _max_cursor(previous_cursor, stats.max_cursor)
+            new_cursor = cursors.max_cursor(previous_cursor, stats.max_cursor)
             if config.is_jdbc and records_read and target_schema is not None:
                 records_new = _count_new_versions(
                     spark,
@@ -321,7 +313,7 @@ def _load_rows(
         run.commit({"default": state})
     if config.target_format == "iceberg" and run.committed:
         _maintain(run, config, state)
-    watermark_time = _as_time(new_cursor)
+    watermark_time = cursors.as_time(new_cursor)
     if watermark_time is None and file_high_mark_ms:
         watermark_time = datetime.fromtimestamp(file_high_mark_ms / 1000, UTC)
     run.record(
@@ -341,54 +333,6 @@ def _load_rows(
 
 def _next_state(cursor: Any, run: IncrementalRun, state_extra: LoadStateExtra) -> LoadStateDict:
     return {"cursor": cursor, "published_at_ms": int(run.clock() * 1000), **state_extra}
-
-
-@dataclass(frozen=True)
-class BatchStats:
-    rows: int
-    nulls: int
-    future: int
-    max_cursor: Any
-
-
-def _batch_stats(rows: DataFrame, watermark_column: str, cursor_limit: datetime) -> BatchStats:
-    """Counts and the next cursor: the greatest watermark not after ``cursor_limit``.
-
-    Rows dated after the limit (run start + ``--max_future_skew``) are loaded
-    but do not move the cursor, so they are re-read (and counted in
-    ``FutureWatermarkRows``) until their time comes instead of pushing the
-    cursor past every row still to arrive. Only time watermarks have a limit.
-    """
-    column = F.col(f"`{watermark_column}`")
-    data_type = rows.schema[watermark_column].dataType
-    limit = _limit_literal(cursor_limit, data_type)
-    if limit is None:
-        is_future = F.lit(False)
-        bounded = column
-    else:
-        is_future = column > limit
-        bounded = F.when(~is_future, column)
-    stats = rows.agg(
-        F.count(F.lit(1)).alias("n"),
-        F.max(bounded).alias("max"),
-        F.sum(column.isNull().cast("int")).alias("nulls"),
-        F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
-    ).first()
-    assert stats is not None  # a global aggregate always has one row
-    return BatchStats(
-        rows=int(stats["n"]),
-        nulls=int(stats["nulls"] or 0),
-        future=int(stats["future"] or 0),
-        max_cursor=_to_cursor(stats["max"], data_type),
-    )
-
-
-def _limit_literal(limit: datetime, data_type: Any) -> Any:
-    if isinstance(data_type, TimestampType | TimestampNTZType | DateType):
-        # The session runs in UTC: the text is the UTC wall time of the limit.
-        text = limit.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-        return F.lit(text).cast(data_type)
-    return None
 
 
 def _read_target(spark: Any, config: LoadConfig, started_from: Any) -> DataFrame | None:
@@ -550,62 +494,6 @@ def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig)
                 f"source schema changed: column {name!r} is {source_types[name].simpleString()} "
                 f"in the source but {target_types[name].simpleString()} in the target; nothing was written",
             )
-
-
-def _to_cursor(value: Any, data_type: Any) -> Any:
-    """A collected max as a storable cursor: timestamps become aware UTC datetimes."""
-    if value is None:
-        return None
-    if isinstance(data_type, TimestampNTZType):
-        return value.replace(tzinfo=UTC)
-    if isinstance(data_type, TimestampType):
-        # PySpark builds naive datetimes in the Python process's local zone.
-        return value.astimezone(UTC)
-    if isinstance(data_type, DateType):
-        return value
-    return value
-
-
-def _max_cursor(previous: Any, batch: Any) -> Any:
-    """The watermark never moves backwards (only an explicit rewind does that)."""
-    if previous is None:
-        return batch
-    if batch is None:
-        return previous
-    return max(previous, batch)
-
-
-def _minus(cursor: Any, lookback: timedelta) -> Any:
-    if not lookback:
-        return cursor
-    if isinstance(cursor, datetime | date):
-        return cursor - lookback
-    raise ArgumentError(
-        "lookback",
-        f"--lookback applies to time watermarks; the stored cursor {cursor!r} is not a time",
-    )
-
-
-def _just_after(cursor: Any) -> Any:
-    if cursor is None:
-        return None
-    if isinstance(cursor, datetime):
-        return cursor + timedelta(microseconds=1)
-    if isinstance(cursor, date):
-        return cursor + timedelta(days=1)
-    if isinstance(cursor, int):
-        return cursor + 1
-    raise ArgumentError(
-        "job-bookmark-to", f"cannot replay up to a cursor of type {type(cursor).__name__}"
-    )
-
-
-def _as_time(cursor: Any) -> datetime | None:
-    if isinstance(cursor, datetime):
-        return cursor
-    if isinstance(cursor, date):
-        return datetime(cursor.year, cursor.month, cursor.day, tzinfo=UTC)
-    return None
 
 
 def _without(values: dict[str, Any] | None, *keys: str) -> dict[str, Any]:

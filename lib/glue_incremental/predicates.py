@@ -19,6 +19,9 @@ from decimal import Decimal
 from functools import reduce
 from typing import Any
 
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StructField, StructType
+
 from glue_incremental.partition_values import (
     InvalidPartitionValue,
     MissingPartitionColumn,
@@ -152,8 +155,6 @@ def partition_counts(
     Same checks and labels as ``affected_partitions`` (which is the union of
     the keys); frames with no rows map to ``{}``.
     """
-    from pyspark.sql import functions as F
-
     columns = _check_columns(columns)
     if names is not None and len(names) != len(frames):
         raise PartitionError(f"{len(names)} names given for {len(frames)} frames")
@@ -357,8 +358,6 @@ def _sql(node: Any, escaped: bool, *, top: bool = False) -> str:
 
 
 def _col(name: str) -> Any:
-    from pyspark.sql import functions as F
-
     return F.col(quote_identifier(name))
 
 
@@ -376,8 +375,6 @@ def partition_filter(
 
 
 def _column(node: Any) -> Any:
-    from pyspark.sql import functions as F
-
     if isinstance(node, _In):
         column = _col(node.column)
         terms = []
@@ -415,8 +412,6 @@ def filter_partitions(
     not a cross product of per-column value sets). Rows are the same either way.
     Null partition values match null partitions in both paths.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, StructField, StructType
 
     columns = _check_columns(columns)
     typed = validate_partition_values(partitions, columns, df.schema)

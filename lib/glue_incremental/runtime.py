@@ -16,10 +16,13 @@ import logging
 import re
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
+
+from pyspark.context import SparkContext
 
 from glue_incremental import metrics as run_metrics
 from glue_incremental.args import (
@@ -32,6 +35,7 @@ from glue_incremental.args import (
     typed_values,
 )
 from glue_incremental.digest import state_digest
+from glue_incremental.spark import apply_required_conf, local_spark_session
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
@@ -176,15 +180,11 @@ class GlueJob:
         )
         if spark is not None:
             return cls(args, spark)
-        try:
+        try:  # awsglue exists only on Glue: elsewhere the job runs on a local session
             from awsglue.context import GlueContext
             from awsglue.job import Job
-            from pyspark.context import SparkContext
         except ImportError:
-            from glue_incremental.spark import local_spark_session
-
             return cls(args, local_spark_session(app_name=str(args["JOB_NAME"])))
-        from glue_incremental.spark import apply_required_conf
 
         glue_context = GlueContext(SparkContext.getOrCreate())
         job = Job(glue_context)
@@ -468,7 +468,5 @@ def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None 
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"error: {message}", file=sys.stderr, flush=True)
         if not isinstance(error, ArgumentError):
-            import traceback
-
             traceback.print_exc()
         raise SystemExit(1) from None

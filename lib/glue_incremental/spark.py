@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 # Session settings the library relies on everywhere it runs.
 REQUIRED_CONF = {
     # Watermarks are compared and stored in UTC; a local session zone would shift them.
@@ -36,8 +38,6 @@ def local_spark_session(
     ``GLUE_INCREMENTAL_JARS``, and S3 through S3A when an S3 endpoint is exported,
     see ``s3a_conf``). ``extra_conf`` wins over every default except ``REQUIRED_CONF``.
     """
-    from pyspark.sql import SparkSession
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # A local session has no business on a network interface.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -16,6 +16,8 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
 
+from py4j.protocol import Py4JJavaError
+
 FINGERPRINT_HEX_CHARS = 16
 # Schemes whose directories have no modification time worth trusting.
 OBJECT_STORE_SCHEMES = frozenset(
@@ -135,8 +137,6 @@ def list_source_files(
     Raises ``SourceNotFound`` if the root does not exist and ``ValueError`` if
     it is not a directory or its URI/scheme is unusable.
     """
-    from py4j.protocol import Py4JJavaError
-
     jvm = spark._jvm
     try:
         path = jvm.org.apache.hadoop.fs.Path(root_uri)
@@ -197,8 +197,6 @@ def _list_by_directory(
 ) -> tuple[list[SourceFile], ListingStats]:
     """Level by level, hidden directories not entered; with a threshold, unchanged leaves
     are not listed. A directory removed while listing (``_temporary``, ...) is empty."""
-    from py4j.protocol import Py4JJavaError
-
     files: list[SourceFile] = []
     pruned: list[str] = []
     listed = 0
