@@ -109,7 +109,7 @@ def environment_status(
         # The local runner's record carries the run's own summary; elsewhere
         # (or when the last run died before summarising) the latest metrics.
         summary = run.get("Summary") or {}
-        window = (now - since, now)
+        window = _run_window(run, now - since, now)
         rows.append(
             PipelineStatus(
                 pipeline=name,
@@ -172,6 +172,25 @@ def _last_run(job: str) -> dict[str, Any]:
         }
     )
     return run
+
+
+def _run_window(
+    run: Mapping[str, Any], start: datetime, end: datetime
+) -> tuple[datetime, datetime]:
+    """The last run's own time span, so a failed run never shows an earlier run's figures."""
+    started, completed = _as_datetime(run.get("StartedOn")), _as_datetime(run.get("CompletedOn"))
+    if started is None:
+        return start, end
+    return started, completed or end
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    """Glue answers datetimes, the local runner's record ISO strings."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return None
 
 
 def _figure(

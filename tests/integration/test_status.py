@@ -165,6 +165,8 @@ def test_status_shows_runs_rows_watermarks_alarms_and_pending_upstream(environme
     assert orders.lag_seconds == 30 and orders.alarms == {"zero_records": "OK"}
     assert customers.records_read == 0 and customers.alarms == {"zero_records": "ALARM"}
     assert join.last_run_state == "FAILED" and join.last_run_id == failed.run_id
+    # The failed run published no figures: the earlier run's 5 rows are not shown as its own.
+    assert join.records_read is None and join.records_written is None
     assert join.pending_partitions == 1
     assert join.upstream_commits_pending == {"orders": 1, "customers": 0}
 
