@@ -1,6 +1,6 @@
 """The library stays small enough to hold in one's head: short modules, simple functions,
-imports at the top. Modules other branches are shrinking are listed, and must leave the
-list once they fit."""
+imports at the top. Modules other branches are shrinking are listed as exceptions; take
+them off the list once they fit."""
 
 from __future__ import annotations
 
