@@ -35,10 +35,10 @@ from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
 
 from glue_incremental import key_index, publish
+from glue_incremental.partition_paths import dir_to_values, directory_name
 from glue_incremental.runtime import hooks, validate_run_id
 
 STAGING_DIR = publish.STAGING_DIR
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 UNPARTITIONED: tuple[str | None, ...] = ()
 
 PartitionValues = tuple[str | None, ...]
@@ -300,8 +300,7 @@ def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -
 def partition_dir(partition_by: Sequence[str], values: PartitionValues) -> str:
     """``a=1/b=x%2Fy``: the relative directory Spark uses for these values."""
     return "/".join(
-        f"{_escape(name)}={HIVE_NULL if value is None or value == '' else _escape(value)}"
-        for name, value in zip(partition_by, values, strict=True)
+        directory_name(name, value) for name, value in zip(partition_by, values, strict=True)
     )
 
 
@@ -383,45 +382,6 @@ def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
 def _data_exists(spark: SparkSession, uri: str) -> bool:
     fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)
-
-
-def dir_to_values(relative: str, partition_by: Sequence[str]) -> dict[str, str | None]:
-    """The partition values a relative ``k=v/...`` directory names (None for Hive's null)."""
-    if not relative:
-        return {}
-    values = {}
-    for part in relative.split("/"):
-        name, _, raw = part.partition("=")
-        values[_unescape(name)] = None if raw == HIVE_NULL else _unescape(raw)
-    return {name: values.get(name) for name in partition_by}
-
-
-# Hive's escaping of path names, as Spark's ExternalCatalogUtils applies it.
-_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^") | {chr(code) for code in range(0x20)}
-
-
-def _escape(value: str) -> str:
-    return "".join(f"%{ord(char):02X}" if char in _ESCAPED else char for char in value)
-
-
-def _unescape(value: str) -> str:
-    out, index = [], 0
-    while index < len(value):
-        if (
-            value[index] == "%"
-            and index + 2 < len(value) + 0
-            and _is_hex(value[index + 1 : index + 3])
-        ):
-            out.append(chr(int(value[index + 1 : index + 3], 16)))
-            index += 3
-        else:
-            out.append(value[index])
-            index += 1
-    return "".join(out)
-
-
-def _is_hex(text: str) -> bool:
-    return len(text) == 2 and all(char in "0123456789abcdefABCDEF" for char in text)
 
 
 def _join(root: str, relative: str) -> str:

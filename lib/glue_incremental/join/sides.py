@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
-from urllib.parse import unquote
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
@@ -27,6 +26,7 @@ from glue_incremental.join.spec import (
     string_partitions,
 )
 from glue_incremental.join.upstream import Upstream, unsettled, upstream_view
+from glue_incremental.partition_paths import parse_name
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import files as file_source
 from glue_incremental.state import JoinSideState
@@ -162,12 +162,7 @@ def _pruned_partitions(
 
 def _dir_partition(root: str, uri: str) -> tuple[tuple[str, str], ...]:
     relative = uri[len(root.rstrip("/")) :] if uri.startswith(root.rstrip("/")) else uri
-    pairs = []
-    for part in relative.strip("/").split("/"):
-        key, found, value = part.partition("=")
-        if found and key:
-            pairs.append((unquote(key), unquote(value)))
-    return tuple(pairs)
+    return tuple(pair for part in relative.strip("/").split("/") for pair in parse_name(part))
 
 
 def _declared_schema(schema_text: str | None, columns: Sequence[str]) -> StructType | None:

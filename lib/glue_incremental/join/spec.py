@@ -24,8 +24,8 @@ from pyspark.sql.types import (
     _parse_datatype_string,
 )
 
+from glue_incremental.partition_paths import HIVE_NULL
 from glue_incremental.predicates import quote_identifier
-from glue_incremental.writer import HIVE_NULL
 
 JoinType = Literal["inner", "left", "full"]
 JOIN_TYPES: tuple[str, ...] = get_args(JoinType)

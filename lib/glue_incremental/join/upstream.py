@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from glue_incremental import publish, writer
+from glue_incremental import partition_paths, publish, writer
 from glue_incremental.join.spec import Partition, partition_of
 from glue_incremental.sources import files as file_source
 from glue_incremental.state import UpstreamState
@@ -143,7 +143,7 @@ def _staged_partitions(
     """The partitions an unfinished publish names in its intent or holds in its staging."""
     intent = publish.Intent.from_bytes(fs.read_bytes(f"{run_dir}/{publish.INTENT_FILE}"))
     found = {
-        partition_of(writer.dir_to_values(relative, columns), columns)
+        partition_of(partition_paths.dir_to_values(relative, columns), columns)
         for relative in (intent.partitions if intent else ())
     }
     try:

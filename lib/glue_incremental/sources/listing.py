@@ -14,9 +14,10 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
-from urllib.parse import unquote
 
 from py4j.protocol import Py4JJavaError
+
+from glue_incremental.partition_paths import parse_name
 
 FINGERPRINT_HEX_CHARS = 16
 # Schemes whose directories have no modification time worth trusting.
@@ -33,7 +34,6 @@ __all__ = [
     "fingerprint_of",
     "is_hidden",
     "list_source_files",
-    "partition_of_name",
 ]
 
 
@@ -93,14 +93,6 @@ def is_hidden(name: str) -> bool:
         or name.endswith("._COPYING_")
         or name.endswith("_$folder$")
     )
-
-
-def partition_of_name(name: str) -> tuple[tuple[str, str], ...]:
-    """``(("key", "value"),)`` for a ``key=value`` directory name (unescaped), else ``()``."""
-    key, sep, value = name.partition("=")
-    if not sep or not key:
-        return ()
-    return ((unquote(key), unquote(value)),)
 
 
 @dataclass
@@ -185,7 +177,7 @@ def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], 
         parts = relative.split("/")
         if any(is_hidden(part) for part in parts):
             continue
-        partition = tuple(pair for part in parts[:-1] for pair in partition_of_name(part))
+        partition = tuple(pair for part in parts[:-1] for pair in parse_name(part))
         source = SourceFile(uri, int(status.getModificationTime()), int(status.getLen()), partition)
         files.append(source)
         directories.add(source.directory)
@@ -221,7 +213,7 @@ def _list_by_directory(
             modified = int(status.getModificationTime())
             if status.isDirectory():
                 found_dirs.append(
-                    _Directory(uri, modified, directory.partition + partition_of_name(name), child)
+                    _Directory(uri, modified, directory.partition + parse_name(name), child)
                 )
             else:
                 found_files.append(

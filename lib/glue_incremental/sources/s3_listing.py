@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glue_incremental import aws
+from glue_incremental.partition_paths import parse_name
 from glue_incremental.sources.listing import (
     SourceFile,
     SourceNotFound,
     is_hidden,
-    partition_of_name,
 )
 
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
@@ -110,7 +110,7 @@ class S3Listing:
         parts = relative.split("/")
         if any(is_hidden(part) for part in parts):
             return None
-        partition = tuple(pair for part in parts[:-1] for pair in partition_of_name(part))
+        partition = tuple(pair for part in parts[:-1] for pair in parse_name(part))
         modified_ms = int(item["LastModified"].timestamp() * 1000)
         return SourceFile(self.root.uri_of(key), modified_ms, int(item["Size"]), partition)
 
