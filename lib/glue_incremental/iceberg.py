@@ -1,27 +1,17 @@
 """Iceberg targets: one atomic snapshot per run, carrying the run's identity and watermark.
 
-Guarantees (design notes in ``docs/iceberg.md``):
+- **All or nothing for readers:** a run's output is one Iceberg commit (``MERGE
+  INTO`` by primary key, or one overwrite on a full reload).
+- **The watermark travels with the data:** the snapshot summary carries
+  ``glue-incremental.run-id``, ``.state-name``, ``.state-version`` and
+  ``.watermark``; the DynamoDB commit follows, and ``roll_forward`` repairs a
+  crash between the two on the next run.
+- **Fenced:** the lease and the table's current snapshot are checked right before
+  the commit, and commits are never retried, so a zombie run commits nothing.
+- Same merge rule as the Parquet writer (``writer.merge_latest``).
 
-- **All or nothing for readers.** A run's output is one Iceberg commit (a
-  ``MERGE INTO`` by primary key, or one overwrite on a full reload); readers
-  see all of it or none of it.
-- **The watermark travels with the data.** The snapshot summary carries
-  ``glue-incremental.run-id``, ``.state-name``, ``.state-version`` (the
-  DynamoDB version the run started from) and ``.watermark`` (the state the run
-  is about to commit, in the watermark store's lossless encoding). The
-  DynamoDB commit follows. A crash between the two is repaired by the next
-  run: ``roll_forward`` commits the snapshot's watermark to DynamoDB, recorded
-  in history with the snapshot id.
-- **Fenced.** Right before committing, the run checks its lease and that the
-  table's current snapshot is still the one it started from; the table is
-  created with ``commit.retry.num-retries=0``, so a commit racing in after that
-  check fails instead of being rebased. A zombie run never commits a snapshot.
-- **Same merge rule as the Parquet writer** (``writer.merge_latest``): the
-  greatest watermark wins; among null watermarks the row just read wins.
-
-First run: the table does not exist; it is created (no snapshot) with the
-source's schema, partitioned by ``--partition_by``, then the run's single
-snapshot fills it.
+First run: the table is created (no snapshot), then the run's one snapshot fills
+it. Design notes: ``docs/iceberg.md``.
 """
 
 from __future__ import annotations

@@ -1,33 +1,17 @@
 """A key -> partition index of a Parquet target, so ``detect`` never scans the whole target.
 
-When a key's partition value can change, an upsert must find the partitions
-holding older versions of its keys. Reading the key columns of the whole target
-costs time linear in history; this index answers the same question by reading a
-few small, key-sorted Parquet files under ``<target>/_index/`` (hidden from
-readers of the target: Spark skips paths starting with ``_``).
+When a key's partition can change, an upsert must find the partitions holding
+its older versions. Instead of reading the target's key columns (linear in
+history), it reads a few small key-sorted Parquet segments under
+``<target>/_index/generation=<n>/`` (hidden from readers: the name starts with
+``_``); the entry of the greatest generation says where a key lives.
 
-Layout: one directory per segment, ``_index/generation=<n>/part-*.parquet``,
-holding ``(primary key..., partition columns...)`` rows, sorted by key. Every
-publish that goes through ``writer.upsert`` with moves possible adds one segment:
-the keys of every row it writes (the whole new content of the affected
-partitions). Within the index, the entry of the greatest generation is where a
-key lives: a key only changes partition in a publish that writes it. Entries of
-older generations are stale but harmless.
-
-Crash safety: segments are staged with the run's data and listed in the same
-write-ahead intent (``publish``), so they become live, roll forward or roll back
-with the data they describe: the index never disagrees with the target after a
-publish or its recovery. A publish that does not maintain the index (another
-``--partition_moves``, the join, a caller of ``replace_partitions``) deletes it in
-the same intent; the next ``detect`` run then rebuilds it from the target (one
-full key scan, as the first run with an index, or one after a change of the
-primary key or partition columns, does).
-
-Compaction (LSM-style, in the publish that triggers it): once there are more than
-``MAX_SEGMENTS`` segments, the newest ones (all but the oldest, or all when the
-oldest is not the largest) are merged into one holding the latest entry per key,
-written under the greatest merged generation, and the merged segments are
-replaced in the same intent.
+Segments are staged with the run's data and listed in the same write-ahead
+intent, so they go live, roll forward or roll back with it. A publish that
+does not maintain the index deletes it in its intent, and the next ``detect``
+run rebuilds it from the target (as a first run does). Past ``MAX_SEGMENTS``
+segments are compacted LSM-style in the publish that finds them.
+Design notes: ``docs/writer-protocol.md`` (the key index).
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
-"""The incremental load job: a JDBC table or a file dataset into a partitioned Parquet target.
+"""The incremental load job: a JDBC table or a file dataset into a Parquet or Iceberg target.
 
 First run (no state, a reset, or ``job-bookmark-disable``): everything is read
-and the target is replaced as a whole. Later runs read only what changed:
+and the target is replaced as a whole. Later runs read only what changed: JDBC
+rows with ``watermark_column >= previous - lookback`` (inclusive, pushed down;
+rows read again merge by key), or files through the file bookmark
+(``sources.files``, ``sources.discovery`` on S3).
 
-- JDBC: rows with ``watermark_column >= previous - lookback``, the predicate
-  pushed down to the database. The bound is *inclusive*: rows sharing the
-  boundary value that arrived after the last run are read, and the ones read
-  again merge by primary key, so they are never lost nor duplicated, and the
-  state stays one value.
-- Files: Glue-style file bookmarks (``sources.files``): files modified since the
-  high mark, plus late files inside the band (``--lookback``, default 900 s).
-
-Rows merge into the target by ``--primary_key`` keeping the latest version
-(greatest ``--watermark_column``); only partitions that receive rows are
-rewritten. When a row's partition value changes, the partition holding its old
-version is rewritten too, so the key ends up in exactly one place.
-
-Rows whose watermark is null are counted (``NullWatermarkRows``) and handled
-by ``--null_watermarks``: ``load`` (default) reads them on every run, so they
-are never dropped and their latest version always wins; ``fail`` stops the run
-before anything is written.
+Rows merge into the target by ``--primary_key``, keeping the greatest
+``--watermark_column``; only partitions that receive rows are rewritten, and a
+key whose partition changed leaves its old one (``key_index``). Null
+watermarks are counted and, by ``--null_watermarks``, read on every run
+(``load``) or stop the run before anything is written (``fail``).
+Options: ``load_config``; the JDBC side: ``docs/jdbc-source.md``.
 """
 
 from __future__ import annotations

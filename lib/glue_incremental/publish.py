@@ -1,31 +1,17 @@
-"""Publishing staged files into a live target with a write-ahead intent (``docs/writer-protocol.md``).
+"""Publishing staged files into a live target with a write-ahead intent.
 
-Correctness does not depend on rename being atomic: on S3 (S3A, EMRFS) a rename
-is a copy then a delete, object by object. The protocol only needs three
-things of the file system: a single object is either fully present or absent
-(S3 PUT/COPY; a local rename), a listing shows what is present, and a size can
-be read.
+Correctness does not depend on rename being atomic (on S3 a rename is a copy
+then a delete, object by object). Staged files are listed, with their sizes,
+in ``_staging/<run_id>/_intent.json`` together with the live files they
+replace, before anything live is touched; then new files move in, and only
+when all of them are live are the old ones deleted.
 
-1. The run's rows are staged under ``<target>/_staging/<run_id>/data/``.
-2. **Intent.** ``_staging/<run_id>/_intent.json`` records every file the publish
-   will move in (staged path, size) and every live file it will delete (path,
-   size). Nothing live is touched before it is durable; an intent that cannot
-   be parsed is treated as absent.
-3. **Move in** every new file (old files stay live meanwhile).
-4. **Delete** every old file listed in the intent, then empty partition
-   directories, then the run's staging prefix.
-
-Recovery (before the target is read, by the next run): a staging prefix
-without a valid intent never touched anything live and is deleted. With an
-intent, every new file is verified (live with its size, else moved from
-staging) and only then are old files deleted: roll forward. If a new file is
-in neither place, nothing old has been deleted yet (step 4 starts only when
-every new file is live), so it rolls back: the new files it moved in are
-deleted and the old ones stay. The only complete copy of anything is never
-deleted.
-
-Nothing outside the run's staging prefix and the affected partitions is ever
-deleted: every path is checked against them before a delete.
+Recovery runs before the target is read: without a valid intent the staging
+prefix is deleted; with one, it rolls forward when every new file is present
+(live or staged), and back otherwise. The only complete copy of anything is
+never deleted, and nothing outside the run's staging prefix and the affected
+partitions ever is. Steps, layout and what a reader sees:
+``docs/writer-protocol.md``.
 """
 
 from __future__ import annotations

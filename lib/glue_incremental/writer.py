@@ -1,26 +1,17 @@
 """Idempotent, partition-at-a-time writes of Parquet targets.
 
-Nothing here appends blindly: every write *replaces* whole partitions, so a
-rerun after a failure rewrites the same partitions with the same (or newer)
-rows and converges on the state a full refresh would produce.
+Every write *replaces* whole partitions, so a rerun after a failure rewrites the
+same partitions with the same (or newer) rows and converges on what a full
+refresh produces. ``replace_partitions``: ``recover`` what a crashed run left
+(``publish.recover``), stage the rows under ``<target>/_staging/<run_id>/``,
+call ``before_publish`` (the lease check), then ``publish.publish``. An
+unpartitioned target is one partition; affected partitions left without rows
+disappear.
 
-How a write proceeds (``replace_partitions``):
-
-1. ``recover``: a publish a crashed run left is finished or undone
-   (``publish.recover``). The load and the join call it before reading the
-   target; it runs again here, which is cheap when nothing is pending.
-2. Rows for the affected partitions are written with Spark to
-   ``<target>/_staging/<run_id>/data/``; nothing in the target changes.
-3. ``before_publish`` runs (the runtime checks its lease there: a run that lost
-   its lease must not replace newer output).
-4. ``publish.publish``: a write-ahead intent, then new files moved in, then
-   old files deleted (``docs/writer-protocol.md``). An unpartitioned target is
-   one partition (its root). Affected partitions with no rows left disappear.
-
-Partition directory names are computed from the partition values as strings,
-exactly as Spark names them (``col=value``, with Hive's escaping and
-``__HIVE_DEFAULT_PARTITION__`` for null), so a value can never leave the
-target's directory.
+``merge_latest`` keeps the latest version of each key (greatest watermark;
+ties: the row just read, then the later delivery). Directory names follow
+Spark's Hive escaping (``partition_paths``), so a value never leaves the
+target. Protocol and ties: ``docs/writer-protocol.md``.
 """
 
 from __future__ import annotations

@@ -1,38 +1,17 @@
 """``make demo``: the whole platform on this machine, step by step, then cleaned up.
 
-``python -m glue_incremental demo [--keep] [--clean-only]``
+``python -m glue_incremental demo [--keep] [--clean-only]``: start local AWS
+(LocalStack, DynamoDB Local, moto for Glue), ``terraform apply`` the ``local``
+environment, deploy, generate orders and a daily customer snapshot in S3, run
+the full loads (``customers``, ``orders``, ``orders_iceberg``), land new and late
+data, run the loads again (only new files are read), show the Iceberg table's
+snapshots and a ``watermarks rewind`` rolling it back, run the join
+``orders_enriched``, a zero-record run and a failing run, then read the pages
+LocalStack delivered (alarm -> SNS -> SQS, EventBridge -> SNS -> SQS).
 
-1. Start local AWS: LocalStack (S3, SQS, SNS, CloudWatch, EventBridge, IAM, ...),
-   DynamoDB Local, and moto's server for the Glue API only.
-2. ``terraform apply`` of ``terraform/environments/local`` against them (state and
-   Terraform's data dir under ``.demo/terraform``).
-3. Deploy the scripts and the library (``glue_incremental_tools.deploy``).
-4. Generate a source in LocalStack's S3: small JSON objects of orders and of a
-   daily customer snapshot, both partitioned by ``order_date``.
-5. Full loads of the load pipelines through the local Glue runner: ``customers``,
-   ``orders``, and ``orders_iceberg`` (the same orders into an Iceberg table).
-6. Land new and late data (a new day; corrections to an old day).
-7. Run the loads again: only the new files are read.
-8. ``orders_iceberg``: the table's snapshots (one per run, carrying its run id and
-   watermark), ``watermarks rewind`` to the full load rolls the table back, and a
-   rerun converges on the same rows again.
-9. Run ``orders_enriched``, the incremental join of the two loads' targets.
-10. Run ``orders`` with no new data: it publishes ``RecordsNew = 0``.
-11. Run ``orders`` with a bad argument: FAILED, and Glue's state change event.
-12. Wait for LocalStack's own alarm evaluation: the zero-record run drives the
-    orders' alarm (on ``RecordsNew``) to ALARM (the alarm period is 10 s here).
-13. Read the pages from the SQS queue subscribed to the on-call topic: LocalStack
-    delivered them (alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS).
-
-Then a summary (runs, rows read and written, watermarks, alarm states, pages)
-and, last, the ``status --env local`` table: one row per pipeline.
-The jobs read and write ``s3://`` paths in LocalStack's S3, through Spark's S3A
-connector (the Iceberg table too: a Hadoop catalog whose warehouse is the pipeline's
-``s3://`` path; on Glue, the Glue Data Catalog); the runs pass their paths and
-formats as ``StartJobRun --arguments`` would (``local_arguments``).
-
-Everything the steps use is the library's public API, and the end-to-end test
-(``tests/e2e``) drives the same ``Demo`` methods one by one.
+It ends on a summary and the ``status --env local`` table. Every step uses the
+library's public API; ``tests/e2e`` drives the same ``Demo`` methods one by one.
+Details: ``docs/local-tools.md``.
 """
 
 from __future__ import annotations

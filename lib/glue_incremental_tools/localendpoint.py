@@ -1,21 +1,17 @@
 """Local AWS for the demo and the tests: LocalStack, DynamoDB Local and moto for Glue.
 
-``running_local_aws()`` starts three real implementations on free loopback ports,
-waits until each answers, and routes every service with the per-service endpoint
-variables that boto3 and the Terraform AWS provider both honour:
+``running_local_aws()`` starts three real implementations on free loopback
+ports, waits until each answers, and routes every service through the
+per-service endpoint variables boto3 and the Terraform AWS provider honour:
+LocalStack (host mode) for S3, SQS, SNS, CloudWatch with its own alarm
+evaluation, EventBridge, IAM, STS, Logs, Secrets Manager and KMS
+(``AWS_ENDPOINT_URL``); DynamoDB Local, in memory
+(``AWS_ENDPOINT_URL_DYNAMODB``); moto's server for Glue only
+(``AWS_ENDPOINT_URL_GLUE``).
 
-- **LocalStack** (host mode, ``.venv-localstack``): S3, SQS, SNS, CloudWatch (with
-  its own alarm evaluation and alarm actions), EventBridge, IAM, STS, CloudWatch
-  Logs, Secrets Manager and KMS. ``AWS_ENDPOINT_URL`` points here, so any service
-  not named below lands on LocalStack too.
-- **DynamoDB Local** (AWS's own implementation, ``build/dynamodb-local``, Java 17),
-  in memory: ``AWS_ENDPOINT_URL_DYNAMODB``.
-- **moto's server**, for the Glue API only (LocalStack community has no Glue):
-  ``AWS_ENDPOINT_URL_GLUE``.
-
-Nothing is patched into any of them. If one cannot start, ``LocalAwsError`` says
-which and why; there is no fallback to anything else. Dummy credentials are set,
-so nothing is ever read from a real profile.
+Nothing is patched into any of them. If one cannot start, ``LocalAwsError``
+says which and why; there is no fallback. Dummy credentials are set, so nothing
+is ever read from a real profile.
 """
 
 from __future__ import annotations

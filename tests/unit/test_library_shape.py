@@ -57,3 +57,14 @@ def test_library_modules_import_only_at_the_top():
         not in OPTIONAL_IMPORTS.get(name, set())
     ]
     assert local == []
+
+
+def test_module_docstrings_are_short_with_essays_in_docs():
+    tools = LIBRARY.parent / "glue_incremental_tools"
+    long = {
+        path.relative_to(LIBRARY.parent).as_posix()
+        for path in [*LIBRARY.rglob("*.py"), *tools.rglob("*.py")]
+        if len((ast.get_docstring(ast.parse(path.read_text()), clean=False) or "").splitlines())
+        > 15
+    }
+    assert long == set()

@@ -1,25 +1,16 @@
-"""Which files an S3 source run lists: ordered listing or notifications, with a full listing every N runs.
+"""Which files an S3 source run lists: ordered listing or notifications, a full listing every N runs.
 
-On ``s3://``/``s3a://`` sources a full listing costs a request per 1,000
-objects of history. For ``key=value`` layouts whose values sort in time order
-(``dt=2024-01-05/hour=03``) the run lists instead:
-
-- **ordered** (``--discovery listing``, the default): one ``ListObjectsV2`` with
-  ``StartAfter`` = the *ordered start*, the lowest partition that held a file of
-  the band at the last full listing. Every key from there on is listed, so new
-  and recent partitions are seen whatever their number;
+- **ordered** (``--discovery listing``, default on S3): for ``key=value`` layouts
+  sorting in time order, one ``ListObjectsV2`` with ``StartAfter`` = the lowest
+  partition that held a file of the band at the last full listing;
 - **notifications** (``--discovery notifications``): the partitions named by the
-  S3 events in the SQS queue are listed (``sources.notifications``); the
-  messages are deleted after the commit.
+  S3 events in the SQS queue; the messages are deleted after the commit.
 
-Every ``full_listing_every``-th run (and the first) lists everything. With
-ordered listing, the ordered start stays fixed between two full listings, so a
-file below it with a time after the last full listing's high mark cannot have
-been read: the full listing reads it (``files_found_by_full_listing``). With
-notifications, a file whose event never came is seen by the full listing and
-handled by the bookmark's rules (read in the band, counted late below it).
-Other schemes keep ``files.plan_file_read`` (directory-time pruning).
-State: ``DiscoveryState``, next to the file bookmark in the watermark store.
+Every ``full_listing_every``-th run (and the first) lists everything and reads
+what ordered runs provably could not have listed (``files_found_by_full_listing``);
+events that never came are found the same way. Other schemes keep
+``files.plan_file_read`` (directory-time pruning). State: ``DiscoveryState``,
+next to the file bookmark. Design notes: ``docs/file-bookmarks.md``.
 """
 
 from __future__ import annotations
