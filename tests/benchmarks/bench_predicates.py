@@ -6,10 +6,10 @@ the data a bookmarked read returns) together touch ``N`` partitions:
 second-level values each; the first table covers the first three quarters of
 them, the second the last three quarters.
 
-- ``seed_001``: the loop of seed 001 as written: one ``distinct().collect()``
+- ``seed_001`` (the key in results.json): the per-value collect loop: one ``distinct().collect()``
   of ``partition1`` per table, then, for every first-level value, one
   ``where().select('partition2').distinct().collect()`` per table, and the
-  predicate strings concatenated. Two copy-paste slips of the seed are fixed
+  predicate strings concatenated. Two copy-paste slips of the original are fixed
   (it selects ``partition2`` for table2's first level and rebuilds table2's
   list from table1's), because as written it drops partitions only table2
   touches; the job structure is unchanged.
@@ -64,7 +64,7 @@ def bench_partitions(ctx: Context, partitions: int) -> dict[str, Any]:
         predicate = to_sql_predicate(found, COLUMNS, max_length=None)
     first_level = math.ceil(partitions / ctx.scale.predicate_second_level)
     ctx.log(
-        f"predicates: {partitions} partitions: seed 001 {seed_jobs.count} jobs "
+        f"predicates: {partitions} partitions: per-value loop {seed_jobs.count} jobs "
         f"{seed_timer.seconds:.1f}s, ours {our_jobs.count} jobs {our_timer.seconds:.2f}s"
     )
     return {
@@ -94,7 +94,7 @@ def run(ctx: Context) -> dict[str, Any]:
         "description": (
             "Building the pushdown predicate for N affected partitions (two levels, "
             f"{ctx.scale.predicate_second_level} second-level values per first-level value): "
-            "seed 001's loop vs predicates.affected_partitions + to_sql_predicate"
+            "a loop collecting each first-level value's partitions vs predicates.affected_partitions + to_sql_predicate"
         ),
         "method": (
             "Jobs counted with setJobGroup + statusTracker().getJobIdsForGroup. The seed's "

@@ -572,7 +572,7 @@ def _predicates_section(section: dict[str, Any], out: list[str], summary: list[l
     out.append("")
     rows = []
     for p in points:
-        for label, key in (("seed 001 loop", "seed_001"), ("ours", "ours")):
+        for label, key in (("per-value collect loop", "seed_001"), ("ours", "ours")):
             figures = p[key]
             rows.append(
                 [
@@ -614,7 +614,7 @@ def _predicates_section(section: dict[str, Any], out: list[str], summary: list[l
         ),
         _row(
             "5",
-            "seed 001 loop: Spark jobs",
+            "per-value collect loop: Spark jobs",
             _fmt_int(seed_jobs),
             sizes,
             seed_jobs,
@@ -630,7 +630,7 @@ def _predicates_section(section: dict[str, Any], out: list[str], summary: list[l
         ),
         _row(
             "5",
-            "seed 001 loop: wall s",
+            "per-value collect loop: wall s",
             _series(seed_s),
             sizes,
             seed_s,
@@ -921,7 +921,7 @@ def _plots(results: dict[str, Any], output: Path) -> list[str]:
         points = preds["points"]
         sizes = [p["partitions"] for p in points]
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-        for label, key in (("seed 001 loop", "seed_001"), ("ours", "ours")):
+        for label, key in (("per-value collect loop", "seed_001"), ("ours", "ours")):
             left.plot(sizes, [p[key]["spark_jobs"] for p in points], marker="o", label=label)
             right.plot(sizes, [p[key]["seconds"] for p in points], marker="o", label=label)
         style(left, "affected partitions", "Spark jobs", "Spark jobs")

@@ -55,13 +55,13 @@ def _mib(value: float) -> str:
     return f"{value / 2**20:.1f} MiB" if value >= 2**20 else f"{value / 1024:.1f} KiB"
 
 
-def _slope(points: list[dict[str, Any]], seconds: Any) -> float | None:
+def _history_slope(points: list[dict[str, Any]], seconds: Any) -> float | None:
     """Log-log slope of ``seconds(point)`` from the first to the last history."""
-    first, last = points[0], points[-1]
-    a, b = seconds(first), seconds(last)
-    if len(points) < 2 or not a or not b or first["history_files"] == last["history_files"]:
+    if len(points) < 2:
         return None
-    return math.log(b / a) / math.log(last["history_files"] / first["history_files"])
+    return _slope(
+        [point["history_files"] for point in points], [seconds(point) or 0 for point in points]
+    )
 
 
 def files(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -124,7 +124,7 @@ def files(results: dict[str, Any]) -> list[dict[str, Any]]:
             why,
         )
     )
-    slope = _slope(points, lambda point: point["summary"]["ours"]["seconds_median"])
+    slope = _history_slope(points, lambda point: point["summary"]["ours"]["seconds_median"])
     trend = ", ".join(
         f"{point['history_files']:,}: {point['summary']['ours']['seconds_median']:.2f}s"
         for point in points
@@ -344,7 +344,7 @@ def predicates(results: dict[str, Any]) -> list[dict[str, Any]]:
             targets[0],
             "ours: "
             + ", ".join(f"{n}: {count}" for n, count in jobs)
-            + f" jobs; seed 001 loop: {seed} jobs"
+            + f" jobs; per-value collect loop: {seed} jobs"
             + ("" if same else " (partition sets differ!)"),
             constant and same,
             ""
