@@ -297,6 +297,18 @@ class _Callable:
         implements = ["java.util.concurrent.Callable"]
 
 
+def _fence(
+    spark: Any, target: IcebergTarget, started_from: int | None, guard: Callable[[], None]
+) -> None:
+    """Right before a commit: the lease still held, the table still at the run's snapshot."""
+    guard()
+    current = current_snapshot(spark, target)
+    current_id = current.snapshot_id if current else None
+    if current_id != started_from:
+        raise SnapshotMoved(target.name, started_from, current_id)
+    hooks.point("iceberg.commit", table=target.name)
+
+
 def commit_with_properties(
     spark: Any, properties: Mapping[str, str], action: Callable[[], None]
 ) -> None:
@@ -366,12 +378,7 @@ def publish_upsert(
             else:
                 spark.sql(merge_statement(target.quoted, view, merged.columns, primary_key))
 
-        guard()
-        current = current_snapshot(spark, target)
-        current_id = current.snapshot_id if current else None
-        if current_id != started_from:
-            raise SnapshotMoved(target.name, started_from, current_id)
-        hooks.point("iceberg.commit", table=target.name)
+        _fence(spark, target, started_from, guard)
         commit_with_properties(spark, properties, write)
         spark.catalog.dropTempView(view)
     finally:
@@ -420,12 +427,7 @@ def publish_partitions(
     rows = rows.persist()
     try:
         written = rows.count()
-        guard()
-        current = current_snapshot(spark, target)
-        current_id = current.snapshot_id if current else None
-        if current_id != started_from:
-            raise SnapshotMoved(target.name, started_from, current_id)
-        hooks.point("iceberg.commit", table=target.name)
+        _fence(spark, target, started_from, guard)
         commit_with_properties(
             spark, properties, lambda: rows.writeTo(target.name).overwrite(condition)
         )

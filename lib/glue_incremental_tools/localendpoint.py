@@ -226,7 +226,9 @@ def _dynamodb_local_dir(root: Path) -> Path:
 
 
 @dataclass
-class _LocalStack:
+class _Server:
+    """One emulator process on a loopback port, started from this checkout."""
+
     root: Path
     port: int
     workdir: Path
@@ -238,6 +240,8 @@ class _LocalStack:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+
+class _LocalStack(_Server):
     def start(self) -> None:
         # A fresh file-system root per start: two sessions (or a restart) never share state.
         fs_root = Path(tempfile.mkdtemp(prefix="localstack-", dir=self.workdir))
@@ -292,19 +296,7 @@ class _LocalStack:
             self.process = None
 
 
-@dataclass
-class _DynamoDbLocal:
-    root: Path
-    port: int
-    workdir: Path
-    process: _Process | None = None
-    startup_seconds: float = 0.0
-    _spawned_at: float = 0.0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
+class _DynamoDbLocal(_Server):
     def start(self) -> None:
         home = _dynamodb_local_dir(self.root)
         java = shutil.which("java")

@@ -35,6 +35,7 @@ from typing import Any
 
 from tests.benchmarks.common import Context, measured, median, ratio, without_memory
 from tests.harness.loads import partition_file_snapshot
+from tests.harness.targets import partition_values_as_strings
 
 DAY0 = date(2024, 1, 1)
 HISTORY_AGE_SECONDS = 2 * 86_400
@@ -158,15 +159,9 @@ def _plain_recompute(ctx: Context, sides: JoinSides, target: Path, *, memory: bo
 
 
 def _read_output(ctx: Context, target: Path) -> Any:
-    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
-    spark = ctx.spark
-    before = spark.conf.get(key)
-    spark.conf.set(key, "false")
-    try:
-        frame = spark.read.parquet(target.as_uri())
+    with partition_values_as_strings(ctx.spark):
+        frame = ctx.spark.read.parquet(target.as_uri())
         return frame.select(*sorted(frame.columns))
-    finally:
-        spark.conf.set(key, before)
 
 
 def _compare(

@@ -7,9 +7,10 @@ restored and read back with boto3, so the check never goes through the code unde
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -122,3 +123,17 @@ class S3Target:
     def restore(self, name: str) -> None:
         self._delete(self.prefix)
         self._copy(self._saved(name), self.prefix)
+
+
+PARTITION_TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
+
+@contextlib.contextmanager
+def partition_values_as_strings(spark: Any) -> Iterator[None]:
+    """Spark reads partition values as the strings in the paths (the join writes strings)."""
+    before = spark.conf.get(PARTITION_TYPE_INFERENCE)
+    spark.conf.set(PARTITION_TYPE_INFERENCE, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(PARTITION_TYPE_INFERENCE, before)

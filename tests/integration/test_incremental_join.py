@@ -41,6 +41,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, on_point
 from tests.harness.loads import FixedClock, partition_file_snapshot
+from tests.harness.targets import partition_values_as_strings
 
 pytestmark = pytest.mark.spark
 
@@ -107,12 +108,8 @@ def read_output(spark, uri: str):
     path = Path(uri.removeprefix("file://"))
     if not any(p.suffix == ".parquet" for p in path.rglob("*") if "_staging" not in p.parts):
         return None
-    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
-    spark.conf.set(key, "false")
-    try:
+    with partition_values_as_strings(spark):
         return spark.read.parquet(uri).select(*OUT_COLUMNS).collect()
-    finally:
-        spark.conf.set(key, "true")
 
 
 def reference(left: list[tuple], right: list[tuple], join_type: str) -> list[tuple]:
@@ -399,12 +396,8 @@ def test_csv_sides_and_a_dry_run(spark, tmp_path, store):
     assert store.get_watermark("csv", "left") is None
 
     run_at(spark, config, store, job_name="csv", run_id="jr_1", now=T0)
-    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
-    spark.conf.set(key, "false")
-    try:
+    with partition_values_as_strings(spark):
         rows = spark.read.parquet(config.target_path).collect()
-    finally:
-        spark.conf.set(key, "true")
     assert [r.asDict() for r in rows] == [
         {
             "id": "1",

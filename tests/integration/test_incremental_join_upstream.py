@@ -25,6 +25,7 @@ from glue_incremental.watermarks import Watermarks
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.faults import Crash, crash_at, on_point
+from tests.harness.targets import partition_values_as_strings
 
 pytestmark = pytest.mark.spark
 
@@ -124,12 +125,8 @@ def expected_rows(left: dict[str, list[tuple]], right: dict[str, list[tuple]]) -
 
 
 def assert_output(spark, config, left, right) -> None:
-    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
-    spark.conf.set(key, "false")
-    try:
+    with partition_values_as_strings(spark):
         actual = spark.read.parquet(config.target_path).select(*OUT_COLUMNS).collect()
-    finally:
-        spark.conf.set(key, "true")
     expected = spark.createDataFrame(expected_rows(left, right), OUT_SCHEMA).collect()
     assertDataFrameEqual(actual, expected)
 

@@ -14,6 +14,8 @@ from glue_incremental import aws
 from glue_incremental_tools import deploy, runner
 from glue_incremental_tools.cli import main
 
+from tests.harness.probe import deploy_probe
+
 BUCKET = "gi-test-runner"
 JOB = "t-probe"
 PROBE = textwrap.dedent(
@@ -38,14 +40,7 @@ PROBE = textwrap.dedent(
 @pytest.fixture
 def job(aws):
     """The probe deployed (library zip built by deploy) and a job that runs it."""
-    s3 = aws_client("s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_object(Bucket=BUCKET, Key="scripts/current/probe.py", Body=PROBE.encode())
-    s3.put_object(
-        Bucket=BUCKET,
-        Key="lib/current/glue_incremental.zip",
-        Body=deploy.build_library_zip(deploy.project_root()),
-    )
+    deploy_probe(BUCKET, PROBE)
     aws_client("glue").create_job(
         Name=JOB,
         Role="arn:aws:iam::123456789012:role/glue",

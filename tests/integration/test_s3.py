@@ -22,6 +22,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.s3 import after_last_write, keys_under, put_json_lines
+from tests.harness.targets import partition_values_as_strings
 from tests.integration.test_incremental_join import OUT_COLUMNS, OUT_SCHEMA, reference
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3]
@@ -209,10 +210,6 @@ def test_property_s3_every_join_run_equals_a_full_recompute(
         if not published:
             assert not (landed["left"] and landed["right"]) or expected == []
             continue
-        key = "spark.sql.sources.partitionColumnTypeInference.enabled"
-        spark.conf.set(key, "false")
-        try:
+        with partition_values_as_strings(spark):
             actual = spark.read.parquet(config.target_path).select(*OUT_COLUMNS).collect()
-        finally:
-            spark.conf.set(key, "true")
         assertDataFrameEqual(actual, spark.createDataFrame(expected, OUT_SCHEMA).collect())

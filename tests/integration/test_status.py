@@ -18,6 +18,7 @@ from glue_incremental_tools import deploy, runner, status
 from glue_incremental_tools.cli import main
 
 from tests.harness.alarm_states import wait_for_alarm_state
+from tests.harness.probe import deploy_probe
 
 BUCKET = "gi-test-status"
 TABLE = "glue-watermarks"
@@ -74,14 +75,7 @@ def _outputs() -> dict:
 
 @pytest.fixture
 def environment(aws, monkeypatch):
-    s3 = aws_client("s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_object(Bucket=BUCKET, Key="scripts/current/probe.py", Body=PROBE.encode())
-    s3.put_object(
-        Bucket=BUCKET,
-        Key="lib/current/glue_incremental.zip",
-        Body=deploy.build_library_zip(deploy.project_root()),
-    )
+    deploy_probe(BUCKET, PROBE)
     create_table(TABLE)
     for job in JOBS.values():
         aws_client("glue").create_job(
