@@ -176,8 +176,16 @@ def _last_run(job: str) -> dict[str, Any]:
 
 def _run_window(
     run: Mapping[str, Any], start: datetime, end: datetime
-) -> tuple[datetime, datetime]:
-    """The last run's own time span, so a failed run never shows an earlier run's figures."""
+) -> tuple[datetime, datetime] | None:
+    """The last run's own time span, or None when that run published no figures.
+
+    Jobs publish their metrics only after their commit, so a run that has not
+    SUCCEEDED (failed, stopped, still running) has none; CloudWatch's minute
+    buckets would otherwise hand it an earlier run's figures from the same minute.
+    """
+    state = run.get("JobRunState")
+    if state is not None and state != "SUCCEEDED":
+        return None
     started, completed = _as_datetime(run.get("StartedOn")), _as_datetime(run.get("CompletedOn"))
     if started is None:
         return start, end
@@ -198,11 +206,11 @@ def _figure(
     key: str,
     job: str,
     metric: str,
-    window: tuple[datetime, datetime],
+    window: tuple[datetime, datetime] | None,
 ) -> float | None:
     if summary.get(key) is not None:
         return float(summary[key])
-    return _latest(job, metric, *window)
+    return None if window is None else _latest(job, metric, *window)
 
 
 # GetMetricStatistics answers at most this many datapoints per call (CloudWatch, LocalStack).
