@@ -38,11 +38,14 @@ class Credentials:
 
 # botocore logs whole response bodies at DEBUG: while a secret is fetched they stay quiet.
 _WIRE_LOGGERS = ("botocore", "urllib3", "boto3")
+# py4j logs every JVM command at DEBUG, a JDBC ``password`` option's value included.
+JVM_LOGGERS = ("py4j", "py4j.clientserver", "py4j.java_gateway")
 
 
 @contextlib.contextmanager
-def _wire_logs_quiet() -> Iterator[None]:
-    loggers = [logging.getLogger(name) for name in _WIRE_LOGGERS]
+def quiet_logs(names: tuple[str, ...] = _WIRE_LOGGERS) -> Iterator[None]:
+    """Raise ``names`` to INFO (never lower them) while a secret passes through them."""
+    loggers = [logging.getLogger(name) for name in names]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         if logger.getEffectiveLevel() < logging.INFO:
@@ -57,7 +60,7 @@ def _wire_logs_quiet() -> Iterator[None]:
 def from_secret(secret_id: str) -> Credentials:
     """``username``/``password`` from a Secrets Manager secret's JSON ``SecretString``."""
     try:
-        with _wire_logs_quiet():
+        with quiet_logs():
             response = aws.client("secretsmanager").get_secret_value(SecretId=secret_id)
     except Exception as error:
         raise CredentialsError(
@@ -78,7 +81,7 @@ def from_secret(secret_id: str) -> Credentials:
 def from_connection(name: str) -> Credentials:
     """Credentials of a Glue connection: its SECRET_ID if it has one, else USERNAME/PASSWORD."""
     try:
-        with _wire_logs_quiet():
+        with quiet_logs():
             connection = aws.client("glue").get_connection(Name=name, HidePassword=False)[
                 "Connection"
             ]

@@ -47,14 +47,14 @@ def argv(postgres, table, tmp_path, *credentials: str) -> list[str]:
 
 
 def quiet_wire_debug(caplog) -> None:
-    """Everything at INFO (Glue's level) and the library and botocore at DEBUG.
+    """Everything at INFO (Glue's level) and the library, botocore and py4j at DEBUG.
 
-    py4j at DEBUG logs every JVM command, JDBC options included: never enable it
-    in production. botocore at DEBUG logs response bodies; the library silences
-    it while it fetches a secret, which this test checks.
+    botocore at DEBUG logs response bodies and py4j every JVM command (the JDBC
+    options included); the library silences each while a secret passes through it,
+    which these tests check.
     """
     caplog.set_level(logging.INFO)
-    for name in ("glue_incremental", "botocore", "urllib3"):
+    for name in ("glue_incremental", "botocore", "urllib3", "py4j"):
         caplog.set_level(logging.DEBUG, logger=name)
 
 

@@ -19,6 +19,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from glue_incremental import credentials
+
 __all__ = [
     "JdbcSource",
     "SourceUnavailable",
@@ -422,7 +424,8 @@ def _options(source: JdbcSource, *, dbtable: str) -> dict[str, str]:
 def _load(spark: Any, source: JdbcSource, options: dict[str, str]) -> Any:
     """``spark.read.jdbc`` with Java failures turned into ``SourceUnavailable``."""
     try:
-        return spark.read.format("jdbc").options(**options).load()
+        with credentials.quiet_logs(credentials.JVM_LOGGERS):
+            return spark.read.format("jdbc").options(**options).load()
     except Exception as error:
         translated = _translate(error, source)
         if translated is None:
