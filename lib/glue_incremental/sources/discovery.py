@@ -255,7 +255,20 @@ def _from_notifications(
         listing, bookmark, **rules, stats=_stats(lister, listing, unlisted)
     )
     next_state = replace(state, runs_since_full_listing=state.runs_since_full_listing + 1)
-    return DiscoveredPlan(plan, next_state, "notifications")
+    return DiscoveredPlan(_keep_unlisted_band(plan, bookmark), next_state, "notifications")
+
+
+def _keep_unlisted_band(plan: FileReadPlan, previous: FileBookmark) -> FileReadPlan:
+    """The plan with the previous band's fingerprints kept: a notification run lists only some
+    directories, and a band file it did not list was read; a later run listing its directory (or
+    the full listing) must not read it again. Dropped once the band starts after the previous high
+    mark (no earlier band file can be in it any more)."""
+    following = plan.next_bookmark
+    start, high = following.band_start_ms, previous.high_mark_ms
+    if start is None or high is None or start >= high or not previous.band_fingerprints:
+        return plan
+    kept = tuple(sorted({*following.band_fingerprints, *previous.band_fingerprints}))
+    return replace(plan, next_bookmark=replace(following, band_fingerprints=kept))
 
 
 def _stats(
