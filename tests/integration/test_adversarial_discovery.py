@@ -8,13 +8,16 @@ a file landing in an old partition in the same second as a full listing.
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from glue_incremental import aws
 from glue_incremental.sources import discovery
 from glue_incremental.sources.discovery import Discovery, plan_discovered_read
 
 from tests.harness.notifications import notified_queue as make_queue
 from tests.harness.notifications import wait_for_messages
-from tests.harness.s3 import after_last_write, put_json_lines
+from tests.harness.s3 import after_last_write, put_json_lines, split_uri
 
 pytestmark = [pytest.mark.s3]
 
@@ -86,3 +89,51 @@ def test_a_full_listing_after_notification_runs_reads_no_band_file_twice(s3_buck
     source.run()
     reconciled = source.run()  # the third run lists everything: nothing new
     assert (reconciled.kind, reconciled.plan.files) == ("full", ())
+
+
+def _plan_listing(root, bookmark, state, every, run_start):
+    found = plan_discovered_read(
+        None,
+        root,
+        bookmark,
+        state,
+        Discovery("listing", every),
+        run_start_ms=int(run_start * 1000),
+        band_seconds=1,
+    )
+    return found, found.plan.next_bookmark, found.next_state
+
+
+def _modified_ms(uri: str) -> int:
+    bucket, key = split_uri(uri)
+    head = aws.client("s3").head_object(Bucket=bucket, Key=key)
+    return int(head["LastModified"].timestamp() * 1000)
+
+
+def test_a_file_landing_in_an_old_partition_in_the_second_of_a_full_listing_is_read_later(
+    s3_bucket,
+):
+    """S3 times have one-second resolution: a file put into an old partition just after a full
+    listing, in the same second as its newest file, has the listing's high mark as its time."""
+    for attempt in range(5):  # the race needs three requests within one clock second
+        root = f"s3://{s3_bucket}/race{attempt}"
+        put_json_lines(f"{root}/dt=2024-01-01", [{"id": 1}])
+        time.sleep(2.1 - time.time() % 1)  # > the band, and early in a second
+        newest = put_json_lines(f"{root}/dt=2024-01-05", [{"id": 5}])
+        first, bookmark, state = _plan_listing(root, None, None, 2, time.time())
+        racer = put_json_lines(f"{root}/dt=2024-01-01", [{"id": 2}])
+        if _modified_ms(racer) == _modified_ms(newest):
+            break
+    else:
+        pytest.skip("could not put three objects within one S3 clock second")
+    assert first.kind == "full" and state.ordered_start == "dt=2024-01-05"
+    assert racer not in [f.uri for f in first.plan.files]
+
+    time.sleep(2.1)  # the band moves past the racer's second
+    new = put_json_lines(f"{root}/dt=2024-01-06", [{"id": 6}])
+    second, bookmark, state = _plan_listing(root, bookmark, state, 2, after_last_write(1.0))
+    assert second.kind == "ordered" and [f.uri for f in second.plan.files] == [new]
+
+    third, _, _ = _plan_listing(root, bookmark, state, 2, after_last_write(1.0))
+    assert third.kind == "full"
+    assert [f.uri for f in third.plan.files] == [racer]

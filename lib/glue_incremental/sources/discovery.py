@@ -34,6 +34,7 @@ from glue_incremental.sources.s3_listing import (
 DISCOVERY_MODES = ("listing", "notifications")
 DEFAULT_FULL_LISTING_EVERY = 24
 _STATE_KEYS = ("runs_since_full_listing", "ordered_start", "full_listing_high_mark_ms")
+_BAND_START_KEY = "full_listing_band_start_ms"  # absent from states written before it existed
 
 __all__ = [
     "DEFAULT_FULL_LISTING_EVERY",
@@ -71,17 +72,23 @@ class Discovery:
 
 @dataclass(frozen=True)
 class DiscoveryState:
-    """Kept between runs. ``ordered_start`` None: the next run lists everything."""
+    """Kept between runs. ``ordered_start`` None: the next run lists everything.
+
+    ``full_listing_band_start_ms``: the band start of the last full listing; every
+    file then below ``ordered_start`` was older, so a newer one there arrived later.
+    """
 
     runs_since_full_listing: int = 0
     ordered_start: str | None = None
     full_listing_high_mark_ms: int | None = None
+    full_listing_band_start_ms: int | None = None
 
     def to_state(self) -> dict[str, Any]:
         return {
             "runs_since_full_listing": self.runs_since_full_listing,
             "ordered_start": self.ordered_start,
             "full_listing_high_mark_ms": self.full_listing_high_mark_ms,
+            _BAND_START_KEY: self.full_listing_band_start_ms,
         }
 
     @classmethod
@@ -89,8 +96,9 @@ class DiscoveryState:
         """None (no state yet): the next run lists everything. Anything malformed raises."""
         if state is None:
             return cls()
-        if not isinstance(state, Mapping) or set(state) != set(_STATE_KEYS):
+        if not isinstance(state, Mapping) or set(state) - {_BAND_START_KEY} != set(_STATE_KEYS):
             raise InvalidBookmarkState("discovery", state, f"expected the keys {_STATE_KEYS}")
+        band_start = state.get(_BAND_START_KEY)
         runs = _as_int(state["runs_since_full_listing"], "discovery.runs_since_full_listing")
         high = state["full_listing_high_mark_ms"]
         start = state["ordered_start"]
@@ -101,6 +109,9 @@ class DiscoveryState:
             ordered_start=start,
             full_listing_high_mark_ms=(
                 None if high is None else _as_int(high, "discovery.full_listing_high_mark_ms")
+            ),
+            full_listing_band_start_ms=(
+                None if band_start is None else _as_int(band_start, f"discovery.{_BAND_START_KEY}")
             ),
         )
 
@@ -210,11 +221,11 @@ def _full(
     missed = _missed_by_ordered_runs(listing, plan, lister.root, state)
     if missed:
         plan = _with_missed(plan, missed)
-    next_high = plan.next_bookmark.high_mark_ms
+    next_high, band_start = plan.next_bookmark.high_mark_ms, plan.next_bookmark.band_start_ms
     ordered_start = None
     if discovery.mode == "listing":
-        ordered_start = _ordered_start(listing, plan.next_bookmark.band_start_ms, lister.root)
-    next_state = DiscoveryState(0, ordered_start, next_high)
+        ordered_start = _ordered_start(listing, band_start, lister.root)
+    next_state = DiscoveryState(0, ordered_start, next_high, band_start)
     return DiscoveredPlan(plan, next_state, "full", files_found_by_full_listing=len(missed))
 
 
@@ -305,9 +316,13 @@ def _ordered_start(
 def _missed_by_ordered_runs(
     listing: Sequence[SourceFile], plan: FileReadPlan, root: S3Root, state: DiscoveryState
 ) -> list[SourceFile]:
-    """Files below the ordered start, newer than the last full listing's high mark: no ordered run
-    listed them, so none read them. Those the bookmark rules already read are left out."""
-    start, since = state.ordered_start, state.full_listing_high_mark_ms
+    """Files below the ordered start, newer than the last full listing's band start: every file
+    there was older then (``_ordered_start``), so these came after it (S3 times are whole seconds:
+    one may share the listing's high mark) and no ordered run listed them. Those the bookmark rules
+    already read are left out. A state without the band start falls back to the high mark."""
+    start, since = state.ordered_start, state.full_listing_band_start_ms
+    if since is None:
+        since = state.full_listing_high_mark_ms
     if start is None or since is None:
         return []
     planned = {source.uri for source in plan.files}
