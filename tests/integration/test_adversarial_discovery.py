@@ -12,9 +12,11 @@ import time
 
 import pytest
 from glue_incremental import aws
+from glue_incremental.load import LoadConfig
 from glue_incremental.sources import discovery
 from glue_incremental.sources.discovery import Discovery, plan_discovered_read
 
+from tests.harness.loads import FixedClock, run_load_at
 from tests.harness.notifications import notified_queue as make_queue
 from tests.harness.notifications import wait_for_messages
 from tests.harness.s3 import after_last_write, put_json_lines, split_uri
@@ -137,3 +139,49 @@ def test_a_file_landing_in_an_old_partition_in_the_second_of_a_full_listing_is_r
     third, _, _ = _plan_listing(root, bookmark, state, 2, after_last_write(1.0))
     assert third.kind == "full"
     assert [f.uri for f in third.plan.files] == [racer]
+
+
+# -- the real load job (Spark through S3A) ------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_after_a_rewind_a_notification_run_reads_again_what_came_after_the_rewound_run(
+    spark, s3_bucket, s3_root, store
+):
+    """The events of the files after the rewound run were deleted when their run committed:
+    only a listing can find those files again."""
+    source = f"{s3_root}/rewound/"
+    queue_url = make_queue(s3_bucket, split_uri(source)[1])
+    config = LoadConfig(
+        source=source,
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=f"{s3_root}/target/",
+        discovery="notifications",
+        notification_queue_url=queue_url,
+        full_listing_every=24,
+    )
+    runs = iter(range(100))
+
+    def run():
+        return run_load_at(
+            spark,
+            config,
+            job_name="rewound",
+            run_id=f"jr_{next(runs)}",
+            clock=FixedClock(after_last_write(1.5)),
+            store=store,
+        )
+
+    put_json_lines(f"{source}dt=2024-01-01", [{"id": 1, "updated": 1}])
+    wait_for_messages(queue_url, 1)
+    assert run()["records_read"] == 1
+    put_json_lines(f"{source}dt=2024-01-02", [{"id": 2, "updated": 2}])
+    wait_for_messages(queue_url, 1)
+    assert run()["file_plan"]["discovery"] == "notifications"
+
+    store.rewind("rewound", "jr_0", why="reprocess what came after the first run")
+    again = run()
+
+    assert again["records_read"] == 1

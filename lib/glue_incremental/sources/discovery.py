@@ -163,8 +163,13 @@ def plan_discovered_read(
     upper_bound_ms: int | None = None,
     s3_client: Any = None,
     sqs_client: Any = None,
+    force_full_listing: bool = False,
 ) -> DiscoveredPlan:
-    """Plan one run of ``root_uri`` (see the module docstring). Lists, never reads or deletes."""
+    """Plan one run of ``root_uri`` (see the module docstring). Lists, never reads or deletes.
+
+    ``force_full_listing``: the state is an earlier one (a rewind, a replay): the events
+    of the files after it were consumed and the ordered start may be past them.
+    """
     bookmark = bookmark or FileBookmark.initial()
     state = state or DiscoveryState()
     if not is_s3_uri(root_uri):
@@ -186,7 +191,8 @@ def plan_discovered_read(
             discovery.queue_url, visibility_seconds=discovery.visibility_seconds, client=sqs_client
         )
     full = (
-        bookmark.first_run
+        force_full_listing
+        or bookmark.first_run
         or state.runs_since_full_listing + 1 >= discovery.full_listing_every
         or (discovery.mode == "listing" and state.ordered_start is None)
     )
