@@ -9,6 +9,7 @@ a file landing in an old partition in the same second as a full listing.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from glue_incremental import aws
@@ -93,6 +94,36 @@ def test_a_full_listing_after_notification_runs_reads_no_band_file_twice(s3_buck
     source.run()
     reconciled = source.run()  # the third run lists everything: nothing new
     assert (reconciled.kind, reconciled.plan.files) == ("full", ())
+
+
+def test_a_notified_file_whose_key_needs_url_encoding_in_the_event_is_read(s3_bucket):
+    source = NotifiedSource(s3_bucket, "odd/")
+    source.land("p=plain")
+    wait_for_messages(source.discovery.queue_url, 1)
+    source.run()
+
+    new = source.land("p=a%3Db c+d ü")  # Hive-escaped '=', a space, a plus, unicode
+    wait_for_messages(source.discovery.queue_url, 1)
+    second = source.run()
+
+    assert second.kind == "notifications"
+    assert [f.uri for f in second.plan.files] == [new]
+
+
+def test_an_ordered_listing_of_more_than_one_page_after_the_start_reads_every_file(s3_bucket):
+    root = f"s3://{s3_bucket}/paged"
+    put_json_lines(f"{root}/dt=2024-01-01", [{"id": 0}])
+    _, bookmark, state = _plan_listing(root, None, None, 24, after_last_write(2.1))
+    with ThreadPoolExecutor(8) as pool:
+        new = set(
+            pool.map(lambda n: put_json_lines(f"{root}/dt=2024-01-02", [{"id": n}]), range(1005))
+        )
+
+    second, _, _ = _plan_listing(root, bookmark, state, 24, after_last_write(1.0))
+
+    assert second.kind == "ordered" and state.ordered_start == "dt=2024-01-01"
+    assert {f.uri for f in second.plan.files} == new
+    assert second.requests == 2  # 1,000 keys a page: the first page starts after the start key
 
 
 @pytest.mark.xfail(
