@@ -68,14 +68,20 @@ class Layout:
 
     @property
     def columns(self) -> list[str]:
-        return [*self.primary_key, *self.partition_by]
+        """Key columns, then the partition columns not in the key (a column appears once)."""
+        return [*self.primary_key, *self._partitions_not_in_key()]
 
     def entry_schema(self) -> StructType:
         """A segment's rows: key columns with their types, partition values as strings."""
         return StructType(
             [StructField(n, t) for n, t in zip(self.primary_key, self.key_types, strict=True)]
-            + [StructField(name, StringType()) for name in self.partition_by]
+            + [StructField(name, StringType()) for name in self._partitions_not_in_key()]
         )
+
+    def _partitions_not_in_key(self) -> list[str]:
+        # A key that includes a partition column (key (tenant, id), partitions (tenant, day)):
+        # that column is the key's, already a string (partition values are cast before).
+        return [name for name in self.partition_by if name not in self.primary_key]
 
 
 @dataclass(frozen=True)

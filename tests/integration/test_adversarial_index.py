@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.harness import reference
+from tests.harness.loads import read_parquet
+from tests.harness.reference import as_tuples
 from tests.integration.test_incremental_load_files import row
 from tests.integration.test_key_index import Job
 
@@ -65,3 +68,26 @@ def test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_p
         job.land([row(1, part, 10 * step, f"in {part!r}")])
         job.run()
         job.assert_equals_full_refresh()
+
+
+def test_a_key_that_includes_one_partition_column_moving_in_the_other_stays_in_one_place(
+    spark, tmp_path, store
+):
+    """Primary key (tenant, id), partitioned by (tenant, day): a row's day can change."""
+    job = Job(spark, tmp_path, store, primary_key=("tenant", "id"), partition_by=("tenant", "day"))
+
+    def order(tenant, key, day, updated):
+        return {"tenant": tenant, "id": key, "day": day, "updated": updated}
+
+    job.land([order("t1", 1, "d1", 10), order("t2", 1, "d1", 10), order("t1", 2, "d1", 10)])
+    job.run()
+    job.land([order("t1", 1, "d2", 20)])
+
+    job.run()
+
+    columns = ["tenant", "id", "day", "updated"]
+    rows = reference.latest_per_key(
+        reference.source_rows(tmp_path / "source"), ("tenant", "id"), "updated"
+    )
+    seen = read_parquet(spark, job.config.target_path, columns).collect()
+    assert as_tuples([r.asDict() for r in seen], columns) == as_tuples(rows, columns)
