@@ -8,6 +8,7 @@ a file landing in an old partition in the same second as a full listing.
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,7 +18,7 @@ from glue_incremental.load import LoadConfig
 from glue_incremental.sources import discovery
 from glue_incremental.sources.discovery import Discovery, plan_discovered_read
 
-from tests.harness.loads import FixedClock, run_load_at
+from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.notifications import notified_queue as make_queue
 from tests.harness.notifications import wait_for_messages
 from tests.harness.s3 import after_last_write, put_json_lines, split_uri
@@ -249,3 +250,39 @@ def test_after_a_rewind_a_notification_run_reads_again_what_came_after_the_rewou
     again = run()
 
     assert again["records_read"] == 1
+
+
+@pytest.mark.spark
+def test_files_whose_names_look_like_globs_or_escapes_are_read_once_each_through_s3a(
+    spark, s3_bucket, s3_root, store
+):
+    """More than 32 paths: Spark looks them up in a parallel listing job (``sources.bulk``)."""
+    source = f"{s3_root}/globby/"
+    odd = ["p=x/a[1].json", "p=x/b{c,d}.json", "p=x/e*.json", "p=x/f?g.json", "p=x/h%20i j.json"]
+    odd += ["p=a%3Db/k.json", "p=%C3%BC ü/l.json", "p=__HIVE_DEFAULT_PARTITION__/m.json"]
+    names = odd + [f"p=x/plain-{n:02d}.json" for n in range(40)]
+    bucket, prefix = split_uri(source)
+    s3 = aws.client("s3")
+    for key, name in enumerate(names):
+        body = json.dumps({"id": key, "updated": 1}) + "\n"
+        s3.put_object(Bucket=bucket, Key=prefix + name, Body=body.encode())
+    config = LoadConfig(
+        source=source,
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=f"{s3_root}/globby-target/",
+    )
+
+    summary = run_load_at(
+        spark,
+        config,
+        job_name="globby",
+        run_id="jr_1",
+        clock=FixedClock(after_last_write(1.5)),
+        store=store,
+    )
+
+    assert summary["records_read"] == len(names)
+    ids = [r["id"] for r in read_parquet(spark, config.target_path, ["id"]).collect()]
+    assert sorted(ids) == list(range(len(names)))
