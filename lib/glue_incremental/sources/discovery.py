@@ -279,12 +279,16 @@ def _keep_unlisted_band(plan: FileReadPlan, previous: FileBookmark) -> FileReadP
     """The plan with the previous band's fingerprints kept: a notification run lists only some
     directories, and a band file it did not list was read; a later run listing its directory (or
     the full listing) must not read it again. Dropped once the band starts after the previous high
-    mark (no earlier band file can be in it any more)."""
+    mark (no earlier band file can be in it any more). The band keeps its bound
+    (``files.DEFAULT_MAX_BAND_FILES``, the state's size): past it, carried ones are dropped."""
     following = plan.next_bookmark
     start, high = following.band_start_ms, previous.high_mark_ms
     if start is None or high is None or start >= high or not previous.band_fingerprints:
         return plan
-    kept = tuple(sorted({*following.band_fingerprints, *previous.band_fingerprints}))
+    new = set(following.band_fingerprints)
+    room = max(0, files.DEFAULT_MAX_BAND_FILES - len(new))
+    carried = sorted(set(previous.band_fingerprints) - new)[:room]
+    kept = tuple(sorted(new | set(carried)))
     return replace(plan, next_bookmark=replace(following, band_fingerprints=kept))
 
 
