@@ -9,9 +9,14 @@ pure Python, and no key is there twice.
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
+from glue_incremental import key_index
 
 from tests.harness import reference
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, use_filesystem
 from tests.harness.loads import read_parquet
 from tests.harness.reference import as_tuples
 from tests.integration.test_incremental_load_files import row
@@ -91,3 +96,41 @@ def test_a_key_that_includes_one_partition_column_moving_in_the_other_stays_in_o
     )
     seen = read_parquet(spark, job.config.target_path, columns).collect()
     assert as_tuples([r.asDict() for r in seen], columns) == as_tuples(rows, columns)
+
+
+def test_a_crash_at_every_step_of_a_compacting_publish_with_s3_renames_then_a_rerun_is_right(
+    spark, tmp_path, store, monkeypatch
+):
+    """The merged segment replaces a live segment directory of the same name: with renames done
+    as copy then delete, object by object, a crash anywhere in between must still converge."""
+    monkeypatch.setattr(key_index, "MAX_SEGMENTS", 2)
+    use_filesystem(monkeypatch, "copy_then_delete")
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "a", 10, "y"), row(3, "b", 10, "z")])
+    job.run()
+    job.land([row(2, "b", 20, "y to b")])
+    job.run()  # segments 1 and 2: the next publish compacts
+    job.land([row(1, "c", 30, "x to c")], name="update.json")
+    baseline = tmp_path / "baseline"
+    shutil.copytree(job.target, baseline)
+    counter = StepCounter()
+    job.run(hook=counter)
+    assert len(job.segments()) <= 2
+    steps = [details for name, details in counter.steps if name.startswith("publish.")]
+    # Deep: every step. By default every third step on index objects (the data's are swept
+    # in test_writer_crash_safety), to keep `make test` lean.
+    deep = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+    on_index = [k for k, details in enumerate(steps, start=1) if "/_index/" in str(details)]
+    crash_points = list(range(1, len(steps) + 1)) if deep else on_index[::3]
+    assert crash_points
+
+    for k in crash_points:
+        shutil.rmtree(job.target)
+        shutil.copytree(baseline, job.target)
+        store.rewind("orders", "jr_2", why="next crash point")
+        (tmp_path / "source" / "next.json").unlink(missing_ok=True)
+        with pytest.raises(Crash):
+            job.run(hook=CrashAtStep(k, prefix="publish."))
+        job.land([row(1, "a", 300, "x back"), row(2, "c", 300, "y to c")], name="next.json")
+        job.run()
+        job.assert_equals_full_refresh()
