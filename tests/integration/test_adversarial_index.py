@@ -17,10 +17,11 @@ from glue_incremental import key_index
 
 from tests.harness import reference
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, use_filesystem
-from tests.harness.loads import read_parquet
+from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
 from tests.harness.reference import as_tuples
-from tests.integration.test_incremental_load_files import row
-from tests.integration.test_key_index import Job
+from tests.integration.test_incremental_load_files import config_for, row
+from tests.integration.test_key_index import T0, Job
 
 pytestmark = pytest.mark.spark
 
@@ -134,3 +135,30 @@ def test_a_crash_at_every_step_of_a_compacting_publish_with_s3_renames_then_a_re
         job.land([row(1, "a", 300, "x back"), row(2, "c", 300, "y to c")], name="next.json")
         job.run()
         job.assert_equals_full_refresh()
+
+
+@pytest.mark.usefixtures("spark")
+@requires_iceberg
+def test_an_older_version_of_a_null_key_does_not_replace_the_newer_one_in_an_iceberg_table(
+    spark, tmp_path, store
+):
+    """A null key is one key (the MERGE matches it null-safe): its stored version is compared."""
+    config = config_for(
+        tmp_path,
+        target_format="iceberg",
+        target_table=unique_table(),
+        target_path=None,
+        partition_by=("part",),
+    )
+    clock = FixedClock(T0)
+    newer = [row(None, "a", 20, "newer"), row(2, "a", 20, "newer")]
+    write_json_file(tmp_path / "source", newer, mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="ice_null", run_id="jr_1", clock=clock, store=store)
+    older = [row(None, "a", 10, "older, late"), row(2, "a", 10, "older, late")]
+    write_json_file(tmp_path / "source", older, mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="ice_null", run_id="jr_2", clock=clock, store=store)
+
+    rows = spark.table(config.iceberg_target.name).select("id", "value").collect()
+    assert sorted((r["id"] or 0, r["value"]) for r in rows) == [(0, "newer"), (2, "newer")]
