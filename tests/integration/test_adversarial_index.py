@@ -1,10 +1,10 @@
 """Attacks on the key index (``--partition_moves detect``, the default) with real Spark.
 
 Keys and partition values an adversarial source can send: a null key (which the
-merge treats as one key) moving partition, a composite key with a null part,
-partition values that need Hive escaping or are null, two keys swapping
-partitions in one run. After each: the target equals a full refresh computed in
-pure Python, and no key is there twice.
+merge treats as one key) moving partition (also on Iceberg), partition values that
+need Hive escaping or are null, two keys swapping partitions in one run, a key that
+includes one partition column, and a crash inside a compacting publish. After each:
+the target equals a full refresh computed in pure Python, and no key is there twice.
 """
 
 from __future__ import annotations
