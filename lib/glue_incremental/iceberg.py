@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import decode, encode
+from glue_incremental.key_index import having_keys
 from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
@@ -364,7 +365,7 @@ def publish_upsert(
         existing = read_at(spark, target, started_from)
         if existing is not None:
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
-            existing = existing.join(keys, list(primary_key), "left_semi")
+            existing = having_keys(existing, keys, primary_key)  # a null key too
         merged = resolve_upserts(incoming, existing, primary_key, order_by, delivery)
     merged = merged.persist()
     try:

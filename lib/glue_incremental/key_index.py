@@ -16,7 +16,9 @@ Design notes: ``docs/writer-protocol.md`` (the key index).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,14 +68,20 @@ class Layout:
 
     @property
     def columns(self) -> list[str]:
-        return [*self.primary_key, *self.partition_by]
+        """Key columns, then the partition columns not in the key (a column appears once)."""
+        return [*self.primary_key, *self._partitions_not_in_key()]
 
     def entry_schema(self) -> StructType:
         """A segment's rows: key columns with their types, partition values as strings."""
         return StructType(
             [StructField(n, t) for n, t in zip(self.primary_key, self.key_types, strict=True)]
-            + [StructField(name, StringType()) for name in self.partition_by]
+            + [StructField(name, StringType()) for name in self._partitions_not_in_key()]
         )
+
+    def _partitions_not_in_key(self) -> list[str]:
+        # A key that includes a partition column (key (tenant, id), partitions (tenant, day)):
+        # that column is the key's, already a string (partition values are cast before).
+        return [name for name in self.partition_by if name not in self.primary_key]
 
 
 @dataclass(frozen=True)
@@ -163,10 +171,22 @@ def partitions_of(
 ) -> list[tuple[str | None, ...]]:
     """Partition values currently holding any of ``keys`` (one Spark job over the index)."""
     entries = read_segments(spark, target_uri, segments, layout)
-    hits = entries.join(F.broadcast(keys), list(layout.primary_key), "left_semi")
+    hits = having_keys(entries, keys, layout.primary_key, broadcast=True)
     latest = latest_per_key(hits, layout.primary_key)
     rows = latest.select(*[_col(name) for name in layout.partition_by]).distinct().collect()
     return [tuple(row) for row in rows]
+
+
+def having_keys(
+    rows: DataFrame, keys: DataFrame, primary_key: Sequence[str], *, broadcast: bool = False
+) -> DataFrame:
+    """The rows whose key is one of ``keys``, a null equal to a null (as ``merge_latest`` groups
+    keys: a null key is one key, and its older version must be found like any other)."""
+    aliases = [f"__glue_incremental_key_{index}" for index in range(len(primary_key))]
+    wanted = keys.select(*[_col(key).alias(a) for key, a in zip(primary_key, aliases, strict=True)])
+    same = [_col(key).eqNullSafe(F.col(a)) for key, a in zip(primary_key, aliases, strict=True)]
+    condition = functools.reduce(operator.and_, same)
+    return rows.join(F.broadcast(wanted) if broadcast else wanted, condition, "left_semi")
 
 
 def plan(

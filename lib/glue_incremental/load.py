@@ -170,6 +170,7 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         run_start_ms=int(run.started_at * 1000),
         band_seconds=int(band.total_seconds()),
         upper_bound_ms=upper_ms,
+        force_full_listing=run.starts_from_an_earlier_state(),
     )
     plan = found.plan
     if run.dry_run:

@@ -247,6 +247,7 @@ class IncrementalRun:
     summary: dict[str, Any] = field(default_factory=dict, init=False)
     committed: bool = field(default=False, init=False)
     _previous: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
+    _changed_by_hand: set[str] = field(default_factory=set, init=False)
     _counts: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
@@ -295,8 +296,17 @@ class IncrementalRun:
         else:
             state = self.store.get_watermark(self.state_name, slot)
             values = state["watermarks"] if state else None
+            if state and state.get("kind") in ("rewind", "set"):
+                self._changed_by_hand.add(slot)
         self._previous[slot] = values
         return values
+
+    def starts_from_an_earlier_state(self, slot: str = DEFAULT_SLOT) -> bool:
+        """Whether ``previous`` is not simply the last run's state: a replay (``from_run``), or a
+        rewind or ``set`` since. What the world did after that state (S3 events already
+        consumed, for example) is then not in it."""
+        self.previous(slot)
+        return bool(self.bookmark.from_run) or slot in self._changed_by_hand
 
     def upper_bound(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
         """For a paused replay with ``--job-bookmark-to``: the state after that run, else None."""

@@ -192,7 +192,7 @@ def _partitions_holding(
     everything = read_target(spark, target_uri, partition_by)
     assert everything is not None
     key_columns = everything.select(*[F.col(f"`{n}`") for n in layout.columns])
-    moved_from = key_columns.join(keys, list(primary_key), "left_semi")
+    moved_from = key_index.having_keys(key_columns, keys, primary_key)
     index_plan = key_index.plan(segments, layout, rebuild_from=key_columns)
     return set(_distinct_partitions(moved_from, partition_by)), index_plan
 

@@ -34,6 +34,7 @@ from glue_incremental.sources.s3_listing import (
 DISCOVERY_MODES = ("listing", "notifications")
 DEFAULT_FULL_LISTING_EVERY = 24
 _STATE_KEYS = ("runs_since_full_listing", "ordered_start", "full_listing_high_mark_ms")
+_BAND_START_KEY = "full_listing_band_start_ms"  # absent from states written before it existed
 
 __all__ = [
     "DEFAULT_FULL_LISTING_EVERY",
@@ -71,17 +72,23 @@ class Discovery:
 
 @dataclass(frozen=True)
 class DiscoveryState:
-    """Kept between runs. ``ordered_start`` None: the next run lists everything."""
+    """Kept between runs. ``ordered_start`` None: the next run lists everything.
+
+    ``full_listing_band_start_ms``: the band start of the last full listing; every
+    file then below ``ordered_start`` was older, so a newer one there arrived later.
+    """
 
     runs_since_full_listing: int = 0
     ordered_start: str | None = None
     full_listing_high_mark_ms: int | None = None
+    full_listing_band_start_ms: int | None = None
 
     def to_state(self) -> dict[str, Any]:
         return {
             "runs_since_full_listing": self.runs_since_full_listing,
             "ordered_start": self.ordered_start,
             "full_listing_high_mark_ms": self.full_listing_high_mark_ms,
+            _BAND_START_KEY: self.full_listing_band_start_ms,
         }
 
     @classmethod
@@ -89,8 +96,9 @@ class DiscoveryState:
         """None (no state yet): the next run lists everything. Anything malformed raises."""
         if state is None:
             return cls()
-        if not isinstance(state, Mapping) or set(state) != set(_STATE_KEYS):
+        if not isinstance(state, Mapping) or set(state) - {_BAND_START_KEY} != set(_STATE_KEYS):
             raise InvalidBookmarkState("discovery", state, f"expected the keys {_STATE_KEYS}")
+        band_start = state.get(_BAND_START_KEY)
         runs = _as_int(state["runs_since_full_listing"], "discovery.runs_since_full_listing")
         high = state["full_listing_high_mark_ms"]
         start = state["ordered_start"]
@@ -101,6 +109,9 @@ class DiscoveryState:
             ordered_start=start,
             full_listing_high_mark_ms=(
                 None if high is None else _as_int(high, "discovery.full_listing_high_mark_ms")
+            ),
+            full_listing_band_start_ms=(
+                None if band_start is None else _as_int(band_start, f"discovery.{_BAND_START_KEY}")
             ),
         )
 
@@ -152,8 +163,13 @@ def plan_discovered_read(
     upper_bound_ms: int | None = None,
     s3_client: Any = None,
     sqs_client: Any = None,
+    force_full_listing: bool = False,
 ) -> DiscoveredPlan:
-    """Plan one run of ``root_uri`` (see the module docstring). Lists, never reads or deletes."""
+    """Plan one run of ``root_uri`` (see the module docstring). Lists, never reads or deletes.
+
+    ``force_full_listing``: the state is an earlier one (a rewind, a replay): the events
+    of the files after it were consumed and the ordered start may be past them.
+    """
     bookmark = bookmark or FileBookmark.initial()
     state = state or DiscoveryState()
     if not is_s3_uri(root_uri):
@@ -175,7 +191,8 @@ def plan_discovered_read(
             discovery.queue_url, visibility_seconds=discovery.visibility_seconds, client=sqs_client
         )
     full = (
-        bookmark.first_run
+        force_full_listing
+        or bookmark.first_run
         or state.runs_since_full_listing + 1 >= discovery.full_listing_every
         or (discovery.mode == "listing" and state.ordered_start is None)
     )
@@ -210,11 +227,11 @@ def _full(
     missed = _missed_by_ordered_runs(listing, plan, lister.root, state)
     if missed:
         plan = _with_missed(plan, missed)
-    next_high = plan.next_bookmark.high_mark_ms
+    next_high, band_start = plan.next_bookmark.high_mark_ms, plan.next_bookmark.band_start_ms
     ordered_start = None
     if discovery.mode == "listing":
-        ordered_start = _ordered_start(listing, plan.next_bookmark.band_start_ms, lister.root)
-    next_state = DiscoveryState(0, ordered_start, next_high)
+        ordered_start = _ordered_start(listing, band_start, lister.root)
+    next_state = DiscoveryState(0, ordered_start, next_high, band_start)
     return DiscoveredPlan(plan, next_state, "full", files_found_by_full_listing=len(missed))
 
 
@@ -255,7 +272,24 @@ def _from_notifications(
         listing, bookmark, **rules, stats=_stats(lister, listing, unlisted)
     )
     next_state = replace(state, runs_since_full_listing=state.runs_since_full_listing + 1)
-    return DiscoveredPlan(plan, next_state, "notifications")
+    return DiscoveredPlan(_keep_unlisted_band(plan, bookmark), next_state, "notifications")
+
+
+def _keep_unlisted_band(plan: FileReadPlan, previous: FileBookmark) -> FileReadPlan:
+    """The plan with the previous band's fingerprints kept: a notification run lists only some
+    directories, and a band file it did not list was read; a later run listing its directory (or
+    the full listing) must not read it again. Dropped once the band starts after the previous high
+    mark (no earlier band file can be in it any more). The band keeps its bound
+    (``files.DEFAULT_MAX_BAND_FILES``, the state's size): past it, carried ones are dropped."""
+    following = plan.next_bookmark
+    start, high = following.band_start_ms, previous.high_mark_ms
+    if start is None or high is None or start >= high or not previous.band_fingerprints:
+        return plan
+    new = set(following.band_fingerprints)
+    room = max(0, files.DEFAULT_MAX_BAND_FILES - len(new))
+    carried = sorted(set(previous.band_fingerprints) - new)[:room]
+    kept = tuple(sorted(new | set(carried)))
+    return replace(plan, next_bookmark=replace(following, band_fingerprints=kept))
 
 
 def _stats(
@@ -292,9 +326,13 @@ def _ordered_start(
 def _missed_by_ordered_runs(
     listing: Sequence[SourceFile], plan: FileReadPlan, root: S3Root, state: DiscoveryState
 ) -> list[SourceFile]:
-    """Files below the ordered start, newer than the last full listing's high mark: no ordered run
-    listed them, so none read them. Those the bookmark rules already read are left out."""
-    start, since = state.ordered_start, state.full_listing_high_mark_ms
+    """Files below the ordered start, newer than the last full listing's band start: every file
+    there was older then (``_ordered_start``), so these came after it (S3 times are whole seconds:
+    one may share the listing's high mark) and no ordered run listed them. Those the bookmark rules
+    already read are left out. A state without the band start falls back to the high mark."""
+    start, since = state.ordered_start, state.full_listing_band_start_ms
+    if since is None:
+        since = state.full_listing_high_mark_ms
     if start is None or since is None:
         return []
     planned = {source.uri for source in plan.files}

@@ -80,16 +80,23 @@ class S3Listing:
         return list(self._pages(self.root.prefix, start_after=self.root.prefix + relative_start))
 
     def under(self, relative_directories: Iterable[str]) -> list[SourceFile]:
-        """Files under each of ``relative_directories`` (one paged listing per directory)."""
+        """Files under each of ``relative_directories`` (``""``: the root's own files only)."""
         files: list[SourceFile] = []
-        for directory in sorted(set(relative_directories)):
-            files.extend(self._pages(self.root.prefix + directory.strip("/") + "/"))
+        for directory in sorted({d.strip("/") for d in relative_directories}):
+            if directory:
+                files.extend(self._pages(self.root.prefix + directory + "/"))
+            else:  # the root itself: its own files only, not the whole source below it
+                files.extend(self._pages(self.root.prefix, delimiter="/"))
         return files
 
-    def _pages(self, prefix: str, start_after: str | None = None) -> Iterator[SourceFile]:
+    def _pages(
+        self, prefix: str, start_after: str | None = None, delimiter: str | None = None
+    ) -> Iterator[SourceFile]:
         request: dict[str, Any] = {"Bucket": self.root.bucket, "Prefix": prefix}
         if start_after:
             request["StartAfter"] = start_after
+        if delimiter:
+            request["Delimiter"] = delimiter
         while True:
             self.requests += 1
             page = self.client.list_objects_v2(**request)

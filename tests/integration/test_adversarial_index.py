@@ -1,0 +1,164 @@
+"""Attacks on the key index (``--partition_moves detect``, the default) with real Spark.
+
+Keys and partition values an adversarial source can send: a null key (which the
+merge treats as one key) moving partition (also on Iceberg), partition values that
+need Hive escaping or are null, two keys swapping partitions in one run, a key that
+includes one partition column, and a crash inside a compacting publish. After each:
+the target equals a full refresh computed in pure Python, and no key is there twice.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from glue_incremental import key_index
+
+from tests.harness import reference
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, use_filesystem
+from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
+from tests.harness.reference import as_tuples
+from tests.integration.test_incremental_load_files import config_for, row
+from tests.integration.test_key_index import T0, Job
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_null_key_moving_partition_leaves_its_old_partition(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(None, "a", 10, "null key"), row(2, "a", 10, "y")])
+    job.run()
+    job.land([row(None, "b", 20, "null key moved"), row(3, "c", 20, "typed")])  # id: long
+
+    job.run()
+
+    job.assert_equals_full_refresh()
+
+
+def test_a_null_key_moving_partition_when_the_index_is_rebuilt_leaves_its_old_partition(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store)
+    job.land([row(None, "a", 10, "null key"), row(2, "a", 10, "y")])
+    job.run(partition_moves="ignore")  # no index: the next detect run rebuilds it
+    job.land([row(None, "b", 20, "null key moved"), row(3, "c", 20, "typed")])  # id: long
+
+    job.run()
+
+    job.assert_equals_full_refresh()
+
+
+def test_two_keys_swapping_partitions_in_one_run_end_up_once_each(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y"), row(3, "c", 10, "z")])
+    job.run()
+    job.land([row(1, "b", 20, "x to b"), row(2, "a", 20, "y to a")])
+
+    job.run()
+
+    job.assert_equals_full_refresh()
+
+
+ESCAPED = ["a/b", "x=y%z", None, "sp ace:ünï", "__HIVE_DEFAULT_PARTITION__x", "#?*[]"]
+
+
+def test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "plain", 10, "start"), row(2, "a/b", 10, "neighbour")])
+    job.run()
+    for step, part in enumerate(ESCAPED, start=2):
+        job.land([row(1, part, 10 * step, f"in {part!r}")])
+        job.run()
+        job.assert_equals_full_refresh()
+
+
+def test_a_key_that_includes_one_partition_column_moving_in_the_other_stays_in_one_place(
+    spark, tmp_path, store
+):
+    """Primary key (tenant, id), partitioned by (tenant, day): a row's day can change."""
+    job = Job(spark, tmp_path, store, primary_key=("tenant", "id"), partition_by=("tenant", "day"))
+
+    def order(tenant, key, day, updated):
+        return {"tenant": tenant, "id": key, "day": day, "updated": updated}
+
+    job.land([order("t1", 1, "d1", 10), order("t2", 1, "d1", 10), order("t1", 2, "d1", 10)])
+    job.run()
+    job.land([order("t1", 1, "d2", 20)])
+
+    job.run()
+
+    columns = ["tenant", "id", "day", "updated"]
+    rows = reference.latest_per_key(
+        reference.source_rows(tmp_path / "source"), ("tenant", "id"), "updated"
+    )
+    seen = read_parquet(spark, job.config.target_path, columns).collect()
+    assert as_tuples([r.asDict() for r in seen], columns) == as_tuples(rows, columns)
+
+
+def test_a_crash_at_every_step_of_a_compacting_publish_with_s3_renames_then_a_rerun_is_right(
+    spark, tmp_path, store, monkeypatch
+):
+    """The merged segment replaces a live segment directory of the same name: with renames done
+    as copy then delete, object by object, a crash anywhere in between must still converge."""
+    monkeypatch.setattr(key_index, "MAX_SEGMENTS", 2)
+    use_filesystem(monkeypatch, "copy_then_delete")
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "a", 10, "y"), row(3, "b", 10, "z")])
+    job.run()
+    job.land([row(2, "b", 20, "y to b")])
+    job.run()  # segments 1 and 2: the next publish compacts
+    job.land([row(1, "c", 30, "x to c")], name="update.json")
+    baseline = tmp_path / "baseline"
+    shutil.copytree(job.target, baseline)
+    counter = StepCounter()
+    job.run(hook=counter)
+    assert len(job.segments()) <= 2
+    steps = [details for name, details in counter.steps if name.startswith("publish.")]
+    # Deep: every step. By default every third step on index objects (the data's are swept
+    # in test_writer_crash_safety), to keep `make test` lean.
+    deep = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+    on_index = [k for k, details in enumerate(steps, start=1) if "/_index/" in str(details)]
+    crash_points = list(range(1, len(steps) + 1)) if deep else on_index[::3]
+    assert crash_points
+
+    for k in crash_points:
+        shutil.rmtree(job.target)
+        shutil.copytree(baseline, job.target)
+        store.rewind("orders", "jr_2", why="next crash point")
+        (tmp_path / "source" / "next.json").unlink(missing_ok=True)
+        with pytest.raises(Crash):
+            job.run(hook=CrashAtStep(k, prefix="publish."))
+        job.land([row(1, "a", 300, "x back"), row(2, "c", 300, "y to c")], name="next.json")
+        job.run()
+        job.assert_equals_full_refresh()
+
+
+@pytest.mark.usefixtures("spark")
+@requires_iceberg
+def test_an_older_version_of_a_null_key_does_not_replace_the_newer_one_in_an_iceberg_table(
+    spark, tmp_path, store
+):
+    """A null key is one key (the MERGE matches it null-safe): its stored version is compared."""
+    config = config_for(
+        tmp_path,
+        target_format="iceberg",
+        target_table=unique_table(),
+        target_path=None,
+        partition_by=("part",),
+    )
+    clock = FixedClock(T0)
+    newer = [row(None, "a", 20, "newer"), row(2, "a", 20, "newer")]
+    write_json_file(tmp_path / "source", newer, mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="ice_null", run_id="jr_1", clock=clock, store=store)
+    older = [row(None, "a", 10, "older, late"), row(2, "a", 10, "older, late")]
+    write_json_file(tmp_path / "source", older, mtime=clock.now)
+    clock.now += 30
+    run_load_at(spark, config, job_name="ice_null", run_id="jr_2", clock=clock, store=store)
+
+    rows = spark.table(config.iceberg_target.name).select("id", "value").collect()
+    assert sorted((r["id"] or 0, r["value"]) for r in rows) == [(0, "newer"), (2, "newer")]
