@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from glue_incremental.join.spec import Partition, as_text, partition_of
 from glue_incremental.partition_paths import parse_name
@@ -45,13 +46,14 @@ def plan_s3_side(
     run_start_ms: int,
     band_seconds: int,
     upper_bound_ms: int | None,
+    s3_client: Any = None,
 ) -> S3SidePlan:
     """Plan one run of the side. A side with no object yet: an empty plan, the state kept.
 
     ``known_partitions``: partitions an ordered run did not list but the bookmark's
     directory counts know (they exist unless deleted since).
     """
-    lister = S3Listing(S3Root.parse(root))
+    lister = S3Listing(S3Root.parse(root), s3_client)
     try:
         found = discovery.plan_discovered_read(
             None,
