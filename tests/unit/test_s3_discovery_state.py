@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from glue_incremental.args import ArgumentError
 from glue_incremental.join import OPTIONAL_ARGS, JoinJobConfig
+from glue_incremental.join.s3_side import unlisted
 from glue_incremental.load import LoadConfig
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark, InvalidBookmarkState
@@ -122,3 +123,19 @@ def test_a_join_side_keeps_its_discovery_state_and_an_older_state_without_one_st
     older = {key: value for key, value in stored.items() if key != "discovery"}
     loaded = JoinSideState.from_state(older)
     assert loaded is not None and loaded.discovery is None  # the next run lists the whole side
+
+
+def test_a_join_side_lists_again_exactly_the_partitions_an_ordered_listing_left_out():
+    partitions = [
+        ("2024-01-04", "23"),
+        ("2024-01-05", "02"),
+        ("2024-01-05", "03"),
+        ("2024-01-06", "00"),
+    ]
+    left_out = unlisted("date=2024-01-05/hour=03", partitions, ("date", "hour"))
+    # Keys of hour=03 sort after "date=2024-01-05/hour=03": that partition was listed.
+    assert left_out == {
+        "date=2024-01-04/hour=23": ("2024-01-04", "23"),
+        "date=2024-01-05/hour=02": ("2024-01-05", "02"),
+    }
+    assert unlisted(None, partitions, ("date", "hour")) == {}  # a full listing left nothing out
