@@ -74,7 +74,11 @@ def plan_s3_side(
             band_seconds=band_seconds,
             upper_bound_ms=upper_bound_ms,
         )
-        found = discovery.DiscoveredPlan(plan, state or discovery.DiscoveryState(), "full")
+        # The one (empty) full-listing page that found nothing.
+        found = discovery.DiscoveredPlan(
+            plan, state or discovery.DiscoveryState(), "full", requests=1
+        )
+        lister.requests = found.requests
         return S3SidePlan(found, [], set(), False, lister)
     lister.requests = found.requests
     known: set[Partition] = set()
