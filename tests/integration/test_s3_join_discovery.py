@@ -14,9 +14,12 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from glue_incremental import writer
 from glue_incremental.args import BookmarkOption
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
 from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.watermarks import Watermarks
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.faults import Crash, crash_at
@@ -38,16 +41,16 @@ class Landing:
         self.job = f"join-{uuid.uuid4().hex[:8]}"
         self.rows: dict[str, list[tuple]] = {"left": [], "right": []}
         self.runs = 0
-        self.config = JoinJobConfig(
-            left_path=f"{self.root}/left/",
-            right_path=f"{self.root}/right/",
-            left_format="json",
-            right_format="json",
-            spec=JoinSpec(("id",), "full", ("date",)),
-            target_path=f"{self.root}/target/",
-            lookback=timedelta(seconds=1),  # S3 times are whole seconds: a band of one
-            **options,
-        )
+        defaults = {
+            "left_path": f"{self.root}/left/",
+            "right_path": f"{self.root}/right/",
+            "left_format": "json",
+            "right_format": "json",
+            "spec": JoinSpec(("id",), "full", ("date",)),
+            "target_path": f"{self.root}/target/",
+            "lookback": timedelta(seconds=1),  # S3 times are whole seconds: a band of one
+        }
+        self.config = JoinJobConfig(**{**defaults, **options})
 
     def land(self, side: str, date: str, key: int) -> None:
         if side == "left":
@@ -76,12 +79,17 @@ class Landing:
             run_join(run, self.config)
         return run.summary
 
-    def assert_equals_full_recompute(self, spark) -> None:
+    def assert_equals_full_recompute(self, spark, only: list[str] | None = None) -> None:
         expected = reference(self.rows["left"], self.rows["right"], "full")
+        if only is not None:
+            expected = [row for row in expected if row[0] in only]
         published = [k for k in keys_under(f"{self.root}/target") if k.endswith(".parquet")]
         assert published
         with partition_values_as_strings(spark):
-            actual = spark.read.parquet(self.config.target_path).select(*OUT_COLUMNS).collect()
+            output = spark.read.parquet(self.config.target_path).select(*OUT_COLUMNS)
+            if only is not None:
+                output = output.where(F.col("date").isin(only))
+            actual = output.collect()
         assertDataFrameEqual(actual, spark.createDataFrame(expected, OUT_SCHEMA).collect())
 
 
@@ -159,4 +167,63 @@ def test_a_file_in_an_old_partition_is_joined_by_the_scheduled_full_listing_even
     third = landing.run(spark, store)
     assert third["file_plans"]["right"]["discovery"] == "full"
     assert third["file_plans"]["right"]["files_found_by_full_listing"] == 1
+    landing.assert_equals_full_recompute(spark)
+
+
+UPSTREAM = "payments_load"
+
+
+def upstream_publish(spark, root: str, run_id: str, rows: dict[str, list[tuple]]) -> None:
+    """An upstream job of the platform replaces partitions of ``root`` ((id, value, label) rows)."""
+    data = [(d, i, v, lb) for d, part in rows.items() for i, v, lb in part]
+    frame = spark.createDataFrame(data, "date string, id long, value string, label string")
+    writer.replace_partitions(
+        spark, frame, root, partition_by=["date"], affected=[(d,) for d in rows], run_id=run_id
+    )
+
+
+def upstream_commit(run_id: str) -> None:
+    time.sleep(1.1)  # S3 times are whole seconds: the commit is after every object written
+    store = Watermarks()
+    store.add_watermark(
+        store.create_watermark_item(
+            UPSTREAM, run_id, published_at_ms=int(time.time() * 1000), cursor=run_id
+        )
+    )
+    time.sleep(1.1)  # and the next upstream write is after the commit
+
+
+def test_an_upstream_write_below_the_ordered_start_keeps_its_partition_pending_until_committed(
+    spark, store, s3_root
+):
+    landing = Landing(s3_root, upstream_jobs={"right": UPSTREAM}, right_format="parquet")
+    right = landing.config.right_path
+    committed = {day(0): [(0, "r", "x")], day(1): [(1, "r", "x")]}
+    upstream_publish(spark, right, "u1", committed)
+    landing.land("left", day(0), 0)
+    upstream_commit("u1")
+    time.sleep(1)
+    upstream_publish(spark, right, "u2", {day(5): [(5, "r", "x")]})
+    committed[day(5)] = [(5, "r", "x")]
+    landing.land("left", day(1), 1)
+    upstream_commit("u2")
+    landing.run(spark, store)  # full listings; the right side's ordered start is day 5
+
+    upstream_publish(spark, right, "u3", {day(1): [(1, "r", "new")]})  # not committed yet
+    time.sleep(1.1)
+    landing.land("left", day(1), 11)
+    second = landing.run(spark, store)
+    assert second["file_plans"]["right"]["discovery"] == "ordered"
+    assert second["pending_partitions"]["right"] == [[day(1)]]
+    landing.rows["right"] = [(d, i, v, lb) for d, part in committed.items() for i, v, lb in part]
+    landing.assert_equals_full_recompute(spark, only=[day(0), day(5)])
+    with partition_values_as_strings(spark):
+        seen = spark.read.parquet(landing.config.target_path).where(f"date = '{day(1)}'")
+        assert {row["label"] for row in seen.collect()} <= {"x", None}  # u3 is not visible
+
+    upstream_commit("u3")
+    committed[day(1)] = [(1, "r", "new")]
+    third = landing.run(spark, store)
+    assert third["pending_partitions"]["right"] == []
+    landing.rows["right"] = [(d, i, v, lb) for d, part in committed.items() for i, v, lb in part]
     landing.assert_equals_full_recompute(spark)
