@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NotRequired, Required, TypedDict
 
+from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
 
 PartitionValues = tuple[str | None, ...]
@@ -43,9 +44,11 @@ class LoadStateDict(LoadStateExtra):
 
 
 class JoinSideStateDict(TypedDict):
-    """One join side's stored state: a file bookmark or an Iceberg snapshot id."""
+    """One join side's stored state: a file bookmark (and S3 discovery state) or an Iceberg
+    snapshot id."""
 
     files: NotRequired[dict[str, Any]]
+    discovery: NotRequired[dict[str, Any]]
     iceberg_snapshot_id: NotRequired[int | None]
     iceberg_table: NotRequired[str]
     pending_partitions: list[list[str | None]]
@@ -90,6 +93,8 @@ class JoinSideState:
     A file side keeps its ``FileBookmark``; an Iceberg side the snapshot it consumed.
     ``pending_partitions`` were changed but not yet settled upstream: the next run
     recomputes them. ``upstream`` is the upstream commit read (None without one).
+    ``discovery``: an ``s3://`` side's listing schedule (absent in states written before
+    join sides had one: the next run lists the whole side).
     """
 
     published_at_ms: int
@@ -98,6 +103,7 @@ class JoinSideState:
     files: FileBookmark | None = None
     iceberg_snapshot_id: int | None = None
     iceberg_table: str | None = None
+    discovery: DiscoveryState | None = None
 
     def to_state(self) -> JoinSideStateDict:
         state = JoinSideStateDict(
@@ -109,6 +115,8 @@ class JoinSideState:
             state["files"] = self.files.to_state()
         else:
             state["iceberg_snapshot_id"] = self.iceberg_snapshot_id
+        if self.discovery is not None:
+            state["discovery"] = self.discovery.to_state()
         if self.iceberg_table is not None:
             state["iceberg_table"] = self.iceberg_table
         return state
@@ -117,7 +125,7 @@ class JoinSideState:
     def from_state(cls, state: Mapping[str, Any] | None) -> JoinSideState | None:
         if state is None:
             return None
-        files = state.get("files")
+        files, discovery = state.get("files"), state.get("discovery")
         upstream = state.get("upstream")
         return cls(
             published_at_ms=int(state.get("published_at_ms") or 0),
@@ -126,6 +134,7 @@ class JoinSideState:
             files=FileBookmark.from_state(files) if files is not None else None,
             iceberg_snapshot_id=state.get("iceberg_snapshot_id"),
             iceberg_table=state.get("iceberg_table"),
+            discovery=DiscoveryState.from_state(discovery) if discovery is not None else None,
         )
 
     def same_apart_from_publish_time(self, other: JoinSideState | None) -> bool:

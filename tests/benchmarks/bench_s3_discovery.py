@@ -21,6 +21,7 @@ from typing import Any
 
 import boto3
 from glue_incremental import aws
+from glue_incremental.join.s3_side import plan_s3_side
 from glue_incremental.sources.discovery import Discovery, plan_discovered_read
 
 from tests.benchmarks.common import RequestCounter, Timer, median, quiet
@@ -164,6 +165,30 @@ def _measure(
     }
 
 
+def _join_side(
+    root: str, previous: Any, discovery: Discovery, counter: RequestCounter
+) -> dict[str, Any]:
+    """One side of the join planned on this source as an incremental join run plans it."""
+    bookmark, state = previous
+    with counter.measure() as sent:
+        side = plan_s3_side(
+            root,
+            bookmark,
+            state,
+            discovery,
+            ("dt",),
+            run_start_ms=int(time.time() * 1000),
+            band_seconds=BAND_SECONDS,
+            upper_bound_ms=None,
+            s3_client=counter.client,
+        )
+    return {
+        "kind": side.found.kind,
+        "list_requests": sum(sent.values()),
+        "files_planned": len(side.found.plan.files),
+    }
+
+
 def _one_point(ctx: Any, history: int, s3: Any, sqs: Any, counters: Any) -> dict[str, Any]:
     scale = ctx.scale
     per_partition = scale.s3_objects_per_partition
@@ -198,6 +223,7 @@ def _one_point(ctx: Any, history: int, s3: Any, sqs: Any, counters: Any) -> dict
     ]
     return {
         "history_objects": history,
+        "join_side": _join_side(root, after_ordered, ordered, counters[0]),
         "empty_list_request_seconds": round(_empty_list_seconds(s3, bucket), 4),
         "partitions": -(-history // per_partition),
         "delta_objects": scale.s3_delta,

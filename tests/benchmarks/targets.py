@@ -436,6 +436,7 @@ def s3_discovery(results: dict[str, Any]) -> list[dict[str, Any]]:
                 met, why = None, "judged at full scale only"
             target = next(t for t in targets if t.startswith(mode) and word in t)
             out.append(_verdict("s3_discovery", target, measured, met, why))
+    out.append(_join_listing_verdict(points, span))
     wrong = [
         (point["history_objects"], mode["mode"], mode["files_planned"])
         for point in points
@@ -452,6 +453,22 @@ def s3_discovery(results: dict[str, Any]) -> list[dict[str, Any]]:
         )
     )
     return out
+
+
+def _join_listing_verdict(points: list[dict[str, Any]], span: str) -> dict[str, Any]:
+    """Target 4's second half: a join side's incremental listing follows the discovery rules."""
+    sides = [point.get("join_side") or {} for point in points]
+    requests = [side.get("list_requests") for side in sides]
+    ordered = all(side.get("kind") == "ordered" for side in sides)
+    met = ordered and None not in requests and len(set(requests)) == 1
+    shown = "/".join(str(value) for value in requests)
+    return _verdict(
+        "s3_discovery",
+        "join listing requests constant (a join side's incremental run, ordered listing)",
+        f"{span}: {shown} list requests",
+        met,
+        "" if met else f"join side list requests {shown}, kinds {[s.get('kind') for s in sides]}",
+    )
 
 
 def _s3_time_why(points: list[dict[str, Any]], mode: str, sizes: list[float]) -> str:

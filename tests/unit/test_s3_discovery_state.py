@@ -1,4 +1,4 @@
-"""S3 event parsing and the discovery state (pure: no emulator)."""
+"""S3 event parsing and the discovery state of loads and join sides (pure: no emulator)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from decimal import Decimal
 
 import pytest
 from glue_incremental.args import ArgumentError
+from glue_incremental.join import OPTIONAL_ARGS, JoinJobConfig
+from glue_incremental.join.s3_side import unlisted
 from glue_incremental.load import LoadConfig
 from glue_incremental.sources.discovery import DiscoveryState
-from glue_incremental.sources.files import InvalidBookmarkState
+from glue_incremental.sources.files import FileBookmark, InvalidBookmarkState
 from glue_incremental.sources.notifications import keys_in
+from glue_incremental.state import JoinSideState
 
 
 def s3_event(*records: tuple[str, str]) -> str:
@@ -88,3 +91,51 @@ def test_the_load_refuses_discovery_options_that_cannot_work_naming_the_argument
     with pytest.raises(ArgumentError) as raised:
         LoadConfig(**{**base, **options})
     assert raised.value.name == argument
+
+
+@pytest.mark.parametrize(
+    ("args", "argument", "message"),
+    [
+        ({"discovery": "notifications"}, "discovery", "join sides support only `listing`"),
+        ({"full_listing_every": "0"}, "full_listing_every", "at least 1"),
+    ],
+)
+def test_the_join_refuses_discovery_it_cannot_do_naming_the_argument(args, argument, message):
+    base = {
+        "left_path": "s3://lake/left/",
+        "right_path": "s3://lake/right/",
+        "join_keys": "id",
+        "partition_by": "date",
+        "target_path": "s3://lake/out/",
+    }
+    with pytest.raises(ArgumentError, match=message) as raised:
+        JoinJobConfig.from_args({**OPTIONAL_ARGS, **base, **args})
+    assert raised.value.name == argument
+    assert str(raised.value).startswith(f"--{argument} ")
+
+
+def test_a_join_side_keeps_its_discovery_state_and_an_older_state_without_one_still_loads():
+    discovery = DiscoveryState(3, "date=2024-01-05", 1_700_000_000_000)
+    side = JoinSideState(published_at_ms=9, files=FileBookmark(), discovery=discovery)
+    stored = side.to_state()
+    assert stored["discovery"] == discovery.to_state()
+    assert JoinSideState.from_state(stored) == side
+    older = {key: value for key, value in stored.items() if key != "discovery"}
+    loaded = JoinSideState.from_state(older)
+    assert loaded is not None and loaded.discovery is None  # the next run lists the whole side
+
+
+def test_a_join_side_lists_again_exactly_the_partitions_an_ordered_listing_left_out():
+    partitions = [
+        ("2024-01-04", "23"),
+        ("2024-01-05", "02"),
+        ("2024-01-05", "03"),
+        ("2024-01-06", "00"),
+    ]
+    left_out = unlisted("date=2024-01-05/hour=03", partitions, ("date", "hour"))
+    # Keys of hour=03 sort after "date=2024-01-05/hour=03": that partition was listed.
+    assert left_out == {
+        "date=2024-01-04/hour=23": ("2024-01-04", "23"),
+        "date=2024-01-05/hour=02": ("2024-01-05", "02"),
+    }
+    assert unlisted(None, partitions, ("date", "hour")) == {}  # a full listing left nothing out

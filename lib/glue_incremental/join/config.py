@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from glue_incremental.args import (
+    DISCOVERY_OPTIONS,
     ArgumentError,
     Option,
     check_target,
@@ -24,6 +25,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
+from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
@@ -70,6 +72,20 @@ def _parse_upstream(name: str, value: str | None) -> dict[str, str]:
         pairs[side] = job
     return pairs
 
+
+def _listing_only(name: str, value: str | None) -> str:
+    """Join sides discover by listing only: a queue per side would need its own argument."""
+    mode = (value or "").strip().lower()
+    if mode != "listing":
+        raise ArgumentError(
+            name,
+            f"--{name} {value!r}: join sides support only `listing` (S3 notifications need a "
+            "queue per side, which the join does not take)",
+        )
+    return mode
+
+
+_FULL_LISTING_EVERY = next(o for o in DISCOVERY_OPTIONS if o.name == "full_listing_every")
 
 # The job's arguments, declared once: parser, config, README table (tests keep it in sync).
 JOIN_OPTIONS: tuple[Option, ...] = (
@@ -138,6 +154,14 @@ JOIN_OPTIONS: tuple[Option, ...] = (
         "0",
         parse_duration,
     ),
+    Option(
+        "discovery",
+        "`s3://` sides: `listing` only (from the newest partitions on, for `key=value` layouts "
+        "sorting in time order; `notifications` is refused).",
+        "listing",
+        _listing_only,
+    ),
+    _FULL_LISTING_EVERY,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(JOIN_OPTIONS)
 
@@ -160,11 +184,14 @@ class JoinJobConfig:
     target_format: str = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = "glue_catalog"
+    discovery: str = "listing"
+    full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
 
     def __post_init__(self) -> None:
         self._check_target()
         self._check_sides()
         self._check_partition_types()
+        self.side_discovery  # noqa: B018 (validates the discovery options now)
 
     def _check_target(self) -> None:
         check_target(self.target_format, self.target_table, self.target_path, TARGET_FORMATS)
@@ -201,6 +228,15 @@ class JoinJobConfig:
                     f"--partition_types {column}:{kind}: type must be one of "
                     f"{', '.join(PARTITION_TYPES)}",
                 )
+
+    @property
+    def side_discovery(self) -> Discovery:
+        """How an ``s3://`` file side finds its files (other roots keep the Hadoop listing)."""
+        _listing_only("discovery", self.discovery)
+        try:
+            return Discovery("listing", self.full_listing_every)
+        except ValueError as error:
+            raise ArgumentError("full_listing_every", f"--full_listing_every: {error}") from None
 
     @property
     def iceberg_target(self) -> IcebergTarget:

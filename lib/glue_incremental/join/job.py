@@ -109,6 +109,8 @@ def _work(run: IncrementalRun, config: JoinJobConfig, sides: Mapping[str, Side])
         for values in side.previous.pending_partitions
     ]
     candidates = normalise_partitions([*touched, *pending_before], columns)
+    for side in sides.values():
+        side.cover(candidates, columns)  # S3 sides: what an ordered listing left out
     affected = [p for p in candidates if not any(p in s.unsettled for s in sides.values())]
     pending = {name: [p for p in candidates if p in side.unsettled] for name, side in sides.items()}
     full_reload = not run.bookmark.reads_state and not any(pending.values())
@@ -122,7 +124,7 @@ def _details(sides: Mapping[str, Side], work: _Work) -> dict[str, Any]:
         "pending_partitions": {name: [list(p) for p in ps] for name, ps in work.pending.items()},
         "files_read": {name: len(side.plan.files) for name, side in sides.items()},
         "records_read_by_side": {name: sum(c.values()) for name, c in work.counts.items()},
-        "file_plans": {name: side.plan.summary() for name, side in sides.items()},
+        "file_plans": {name: side.plan_summary() for name, side in sides.items()},
         "upstream_runs_consumed": {
             name: side.upstream.runs_consumed for name, side in sides.items() if side.upstream
         },
@@ -203,7 +205,14 @@ def _recheck_upstreams(
     for side in sides.values():
         if side.upstream is not None:
             recheck_upstream(
-                spark, side.name, side.root, side.band_start_ms, side.upstream, affected, columns
+                spark,
+                side.name,
+                side.root,
+                side.band_start_ms,
+                side.upstream,
+                affected,
+                columns,
+                listing=side.listing_of(affected, columns),
             )
 
 
@@ -221,6 +230,7 @@ def _side_states(
             pending_partitions=tuple(pending[name]),
             upstream=side.upstream.state() if side.upstream else None,
             files=None if side.fmt == "iceberg" else side.plan.next_bookmark,
+            discovery=side.discovery_state,
             iceberg_snapshot_id=side.iceberg_snapshot,
             iceberg_table=table,
         )

@@ -1,14 +1,15 @@
 """One side of the join: what changed since its bookmark, and its full data for affected partitions.
 
 A file side is listed once and planned with its file bookmark (``sources.files``), bounded
-by the upstream's commit when it has one; an Iceberg side is read by snapshot (the changelog
+by the upstream's commit when it has one; an ``s3://`` side is listed by the S3 discovery
+rules instead (``join.s3_side``); an Iceberg side is read by snapshot (the changelog
 since the snapshot last consumed, or the whole table on a first run or after a rewind).
 Partition values stay strings, exactly as named in paths.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -17,6 +18,7 @@ from pyspark.sql.types import StructType, _parse_datatype_string
 
 from glue_incremental import iceberg
 from glue_incremental.iceberg import IcebergTarget
+from glue_incremental.join import s3_side
 from glue_incremental.join.config import JoinJobConfig
 from glue_incremental.join.spec import (
     Partition,
@@ -25,10 +27,12 @@ from glue_incremental.join.spec import (
     partition_strings,
     string_partitions,
 )
-from glue_incremental.join.upstream import Upstream, unsettled, upstream_view
+from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files, upstream_view
 from glue_incremental.partition_paths import parse_name
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import files as file_source
+from glue_incremental.sources.discovery import DiscoveryState
+from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.state import JoinSideState
 from glue_incremental.writer import partition_dir
 
@@ -74,6 +78,8 @@ class Side:
     new_rows: DataFrame | None
     iceberg_table: IcebergTarget | None = None
     iceberg_snapshot: int | None = None
+    s3: s3_side.S3SidePlan | None = None  # an s3:// file side, planned by discovery
+    upper_bound_ms: int | None = None
 
     @property
     def has_schema(self) -> bool:
@@ -86,6 +92,38 @@ class Side:
 
     def existing_partitions(self, columns: Sequence[str]) -> set[Partition]:
         return {partition_of(f, columns) for f in self.listing} | self.pruned_partitions
+
+    @property
+    def discovery_state(self) -> DiscoveryState | None:
+        return self.s3.found.next_state if self.s3 else None
+
+    def plan_summary(self) -> dict[str, Any]:
+        if self.s3 is None:
+            return dict(self.plan.summary())
+        return {**self.s3.found.summary(), "listing_requests": self.s3.lister.requests}
+
+    def cover(self, partitions: Iterable[Partition], columns: Sequence[str]) -> None:
+        """Lists those of ``partitions`` an ordered S3 run left unlisted: whether they exist
+        (to read them whole) and whether an upstream wrote there after its commit."""
+        if self.s3 is None:
+            return
+        missing = s3_side.unlisted(self.s3.found.listed_after, partitions, columns)
+        if not missing:
+            return
+        found = s3_side.list_partitions(self.s3.lister, missing)
+        known = {source.uri for source in self.listing}
+        self.listing.extend(source for source in found if source.uri not in known)
+        present = {partition_of(source, columns) for source in found}
+        self.pruned_partitions -= set(missing.values()) - present
+        if self.upstream is not None:
+            self.unsettled |= unsettled_files(found, self.upper_bound_ms, columns)
+
+    def listing_of(self, partitions: Sequence[Partition], columns: Sequence[str]) -> list | None:
+        """An S3 side's files in ``partitions`` (None elsewhere: the caller lists the side)."""
+        if self.s3 is None:
+            return None
+        directories = [partition_dir(columns, as_text(p)) for p in partitions]
+        return s3_side.list_partitions(self.s3.lister, directories)
 
 
 def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
@@ -100,16 +138,32 @@ def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
         seen = previous.upstream if previous else None
         upstream = upstream_view(run.store, config.upstream_jobs[name], seen)
     upper_ms = _upper_bound_ms(upstream, run.upper_bound(name))
-    listing, stats = _list(spark, root, bookmark.band_start_ms)
-    band = config.lookback.total_seconds() or file_source.DEFAULT_BAND_SECONDS
-    plan = file_source.plan_from_listing(
-        listing,
-        bookmark,
-        run_start_ms=int(run.started_at * 1000),
-        band_seconds=int(band),
-        upper_bound_ms=upper_ms,
-        stats=stats,
-    )
+    band = int(config.lookback.total_seconds() or file_source.DEFAULT_BAND_SECONDS)
+    run_start_ms = int(run.started_at * 1000)
+    s3 = None
+    if is_s3_uri(root):
+        s3 = s3_side.plan_s3_side(
+            root,
+            bookmark,
+            previous.discovery if previous else None,
+            config.side_discovery,
+            columns,
+            run_start_ms=run_start_ms,
+            band_seconds=band,
+            upper_bound_ms=upper_ms,
+        )
+        listing, plan, exists, pruned = s3.listing, s3.found.plan, s3.exists, s3.known_partitions
+    else:
+        listing, stats = _list(spark, root, bookmark.band_start_ms)
+        plan = file_source.plan_from_listing(
+            listing,
+            bookmark,
+            run_start_ms=run_start_ms,
+            band_seconds=band,
+            upper_bound_ms=upper_ms,
+            stats=stats,
+        )
+        exists, pruned = stats is not None, _pruned_partitions(stats, columns)
     declared = _declared_schema(config.schema(name), columns)
     return Side(
         name=name,
@@ -118,13 +172,15 @@ def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
         declared_schema=declared,
         previous=previous,
         band_start_ms=bookmark.band_start_ms,
-        exists=stats is not None,
+        exists=exists,
         listing=listing,
-        pruned_partitions=_pruned_partitions(stats, columns),
+        pruned_partitions=pruned,
         plan=plan,
         upstream=upstream,
         unsettled=unsettled(spark, root, listing, upper_ms, columns) if upstream else set(),
         new_rows=_read_new(spark, config, name, plan.files, declared),
+        s3=s3,
+        upper_bound_ms=upper_ms,
     )
 
 

@@ -126,15 +126,22 @@ def unsettled(
     columns: Sequence[str],
 ) -> set[Partition]:
     """Partitions holding a file newer than the upstream's commit, or caught mid-publish."""
-    found = {
-        partition_of(source, columns)
-        for source in listing
-        if upper_ms is not None and source.modified_ms > upper_ms
-    }
+    found = unsettled_files(listing, upper_ms, columns)
     fs = writer.open_filesystem(spark, root)
     for run_dir in fs.list_dirs(publish.staging_root(root)):
         found |= _staged_partitions(spark, fs, run_dir, columns)
     return found
+
+
+def unsettled_files(
+    listing: Sequence[Any], upper_ms: int | None, columns: Sequence[str]
+) -> set[Partition]:
+    """Partitions holding a listed file newer than the upstream's commit."""
+    return {
+        partition_of(source, columns)
+        for source in listing
+        if upper_ms is not None and source.modified_ms > upper_ms
+    }
 
 
 def _staged_partitions(
@@ -161,12 +168,17 @@ def recheck_upstream(
     upstream: Upstream,
     affected: Sequence[Partition],
     columns: Sequence[str],
+    listing: Sequence[Any] | None = None,
 ) -> None:
-    """Raise ``UpstreamChanged`` if the upstream published into ``affected`` since planning."""
-    try:
-        listing, _ = file_source.list_source_files(spark, root, modified_after_ms=band_start_ms)
-    except file_source.SourceNotFound:
-        listing = []
+    """Raise ``UpstreamChanged`` if the upstream published into ``affected`` since planning.
+
+    ``listing``: the side's files in ``affected`` when the caller has listed them (S3 sides);
+    None lists the whole side."""
+    if listing is None:
+        try:
+            listing, _ = file_source.list_source_files(spark, root, modified_after_ms=band_start_ms)
+        except file_source.SourceNotFound:
+            listing = []
     now = unsettled(spark, root, listing, upstream.visible_until_ms, columns)
     changed = sorted((p for p in affected if p in now), key=str)
     if changed:

@@ -129,7 +129,9 @@ class DiscoveredPlan:
     """The file plan, how the files were found, and what to do after the commit.
 
     ``kind``: ``full`` / ``ordered`` / ``notifications`` on S3, ``hadoop`` elsewhere.
-    ``receipts``: SQS messages to delete once the state is committed.
+    ``receipts``: SQS messages to delete once the state is committed. ``listed``: the files
+    this run listed on S3; ``listed_after``: the ``StartAfter`` of an ordered run (keys at or
+    below it were not listed; None: nothing below was left out).
     """
 
     plan: FileReadPlan
@@ -139,6 +141,8 @@ class DiscoveredPlan:
     files_found_by_full_listing: int = 0
     receipts: tuple[str, ...] = ()
     unreadable_notifications: int = 0
+    listed: tuple[SourceFile, ...] = ()
+    listed_after: str | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -232,7 +236,9 @@ def _full(
     if discovery.mode == "listing":
         ordered_start = _ordered_start(listing, band_start, lister.root)
     next_state = DiscoveryState(0, ordered_start, next_high, band_start)
-    return DiscoveredPlan(plan, next_state, "full", files_found_by_full_listing=len(missed))
+    return DiscoveredPlan(
+        plan, next_state, "full", files_found_by_full_listing=len(missed), listed=tuple(listing)
+    )
 
 
 def _ordered(
@@ -249,7 +255,7 @@ def _ordered(
     ]
     plan = files.plan_from_listing(listing, bookmark, **rules, stats=_stats(lister, listing, below))
     next_state = replace(state, runs_since_full_listing=state.runs_since_full_listing + 1)
-    return DiscoveredPlan(plan, next_state, "ordered")
+    return DiscoveredPlan(plan, next_state, "ordered", listed=tuple(listing), listed_after=start)
 
 
 def _from_notifications(
