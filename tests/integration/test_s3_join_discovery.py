@@ -170,6 +170,26 @@ def test_a_file_in_an_old_partition_is_joined_by_the_scheduled_full_listing_even
     landing.assert_equals_full_recompute(spark)
 
 
+def test_a_join_rewound_to_an_earlier_run_lists_both_sides_in_full_next(spark, store, s3_root):
+    landing = Landing(s3_root)
+    for side in SIDES:
+        landing.land(side, day(0), 0)
+    landing.run(spark, store)
+    for side in SIDES:
+        landing.land(side, day(1), 1)
+    assert {landing.run(spark, store)["file_plans"][side]["discovery"] for side in SIDES} == {
+        "ordered"
+    }
+    for side in SIDES:
+        store.rewind(landing.job, "jr_1", side, why="reprocess what came after the first run")
+
+    after_rewind = landing.run(spark, store)
+
+    # The rewound state predates what later runs listed: nothing below its start is trusted.
+    assert {after_rewind["file_plans"][side]["discovery"] for side in SIDES} == {"full"}
+    landing.assert_equals_full_recompute(spark)
+
+
 UPSTREAM = "payments_load"
 
 

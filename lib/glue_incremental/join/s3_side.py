@@ -46,6 +46,7 @@ def plan_s3_side(
     run_start_ms: int,
     band_seconds: int,
     upper_bound_ms: int | None,
+    force_full_listing: bool = False,
     s3_client: Any = None,
 ) -> S3SidePlan:
     """Plan one run of the side. A side with no object yet: an empty plan, the state kept.
@@ -64,6 +65,7 @@ def plan_s3_side(
             run_start_ms=run_start_ms,
             band_seconds=band_seconds,
             upper_bound_ms=upper_bound_ms,
+            force_full_listing=force_full_listing,
             s3_client=lister.client,
         )
     except files.SourceNotFound:

@@ -151,6 +151,7 @@ def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
             run_start_ms=run_start_ms,
             band_seconds=band,
             upper_bound_ms=upper_ms,
+            force_full_listing=run.starts_from_an_earlier_state(name),
         )
         listing, plan, exists, pruned = s3.listing, s3.found.plan, s3.exists, s3.known_partitions
     else:
