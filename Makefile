@@ -39,7 +39,7 @@ test-fast: setup
 	$(PY) -m pytest -q tests --ignore=tests/benchmarks -m "not terraform and not e2e"
 
 test-deep: setup
-	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q tests -k "property or sigkill" --ignore=tests/benchmarks
+	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q tests -k "property or sigkill or every_step" --ignore=tests/benchmarks
 
 demo: setup
 	$(PY) -m glue_incremental demo
