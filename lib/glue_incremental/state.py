@@ -77,11 +77,10 @@ class LoadState:
     def from_state(cls, state: Mapping[str, Any] | None) -> LoadState | None:
         if state is None:
             return None
-        files = state.get("files")
         return cls(
             cursor=state.get("cursor"),
             published_at_ms=int(state.get("published_at_ms") or 0),
-            files=FileBookmark.from_state(files) if files is not None else None,
+            files=_file_bookmark(state),
             iceberg_table=state.get("iceberg_table"),
         )
 
@@ -125,13 +124,13 @@ class JoinSideState:
     def from_state(cls, state: Mapping[str, Any] | None) -> JoinSideState | None:
         if state is None:
             return None
-        files, discovery = state.get("files"), state.get("discovery")
+        discovery = state.get("discovery")
         upstream = state.get("upstream")
         return cls(
             published_at_ms=int(state.get("published_at_ms") or 0),
             pending_partitions=tuple(tuple(p) for p in state.get("pending_partitions") or ()),
             upstream=_upstream(upstream) if isinstance(upstream, Mapping) else None,
-            files=FileBookmark.from_state(files) if files is not None else None,
+            files=_file_bookmark(state),
             iceberg_snapshot_id=state.get("iceberg_snapshot_id"),
             iceberg_table=state.get("iceberg_table"),
             discovery=DiscoveryState.from_state(discovery) if discovery is not None else None,
@@ -142,6 +141,11 @@ class JoinSideState:
         return other is not None and replace(self, published_at_ms=0) == replace(
             other, published_at_ms=0
         )
+
+
+def _file_bookmark(state: Mapping[str, Any]) -> FileBookmark | None:
+    files = state.get("files")
+    return FileBookmark.from_state(files) if files is not None else None
 
 
 def _upstream(stored: Mapping[str, Any]) -> UpstreamState:

@@ -194,8 +194,7 @@ def register_watermarks(subparsers: Any) -> None:
     set_.add_argument(
         "--date", action="append", default=[], metavar="NAME=YYYY-MM-DD", help="a date"
     )
-    set_.add_argument("--why", required=True, help="reason, kept in the history")
-    set_.add_argument("--who", help="who made the change (default: the current user)")
+    _add_audit_options(set_)
     set_.add_argument(
         "--create",
         action="store_true",
@@ -208,8 +207,7 @@ def register_watermarks(subparsers: Any) -> None:
     )
     reset.add_argument("job")
     reset.add_argument("--slot", help="only this slot (default: every slot of the job)")
-    reset.add_argument("--why", required=True, help="reason, kept in the history")
-    reset.add_argument("--who", help="who made the change (default: the current user)")
+    _add_audit_options(reset)
     reset.set_defaults(handler=_cmd_reset)
 
     rewind = commands.add_parser(
@@ -220,8 +218,7 @@ def register_watermarks(subparsers: Any) -> None:
     rewind.add_argument("job")
     rewind.add_argument("run_id", metavar="RUN_ID")
     rewind.add_argument("--slot", help="slot (default: the job's only slot, or 'default')")
-    rewind.add_argument("--why", required=True, help="reason, kept in the history")
-    rewind.add_argument("--who", help="who made the change (default: the current user)")
+    _add_audit_options(rewind)
     rewind.add_argument(
         "--keep-output",
         action="store_true",
@@ -235,6 +232,12 @@ def register_watermarks(subparsers: Any) -> None:
         help="create the watermarks table (local endpoints; production uses terraform)",
     )
     create.set_defaults(handler=_cmd_create_table)
+
+
+def _add_audit_options(parser: argparse.ArgumentParser) -> None:
+    """``--why`` and ``--who``: every hand change is recorded in the history with both."""
+    parser.add_argument("--why", required=True, help="reason, kept in the history")
+    parser.add_argument("--who", help="who made the change (default: the current user)")
 
 
 def _add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:

@@ -240,6 +240,18 @@ class _Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def _launch(self, name: str, command: list[str], env: Mapping[str, str], cwd: Path) -> None:
+        self.process = _spawn(name, command, env, cwd)
+        self._spawned_at = time.monotonic()
+
+    def wait_ready(self) -> None:
+        assert self.process is not None
+        _wait(self.process, self._ready)
+        self.startup_seconds = time.monotonic() - self._spawned_at
+
+    def _ready(self) -> bool:
+        raise NotImplementedError
+
 
 class _LocalStack(_Server):
     def start(self) -> None:
@@ -263,13 +275,7 @@ class _LocalStack(_Server):
             "DEBUG": "0",
         }
         command = [str(_localstack_python(self.root)), "-m", "localstack.runtime.main"]
-        self.process = _spawn("localstack", command, env, fs_root)
-        self._spawned_at = time.monotonic()
-
-    def wait_ready(self) -> None:
-        assert self.process is not None
-        _wait(self.process, self._ready)
-        self.startup_seconds = time.monotonic() - self._spawned_at
+        self._launch("localstack", command, env, fs_root)
 
     def clear_metrics(self) -> None:
         """Empty LocalStack's metric store, as its own state-reset hook does (``clear_tables``)."""
@@ -314,13 +320,7 @@ class _DynamoDbLocal(_Server):
             "-port",
             str(self.port),
         ]
-        self.process = _spawn("dynamodb-local", command, _child_env(), self.workdir)
-        self._spawned_at = time.monotonic()
-
-    def wait_ready(self) -> None:
-        assert self.process is not None
-        _wait(self.process, self._ready)
-        self.startup_seconds = time.monotonic() - self._spawned_at
+        self._launch("dynamodb-local", command, _child_env(), self.workdir)
 
     def _ready(self) -> bool:
         request = urllib.request.Request(self.url, method="GET")

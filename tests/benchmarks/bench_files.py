@@ -41,7 +41,16 @@ from typing import Any
 
 from glue_incremental.load import main as load_main
 
-from tests.benchmarks.common import Context, Timer, measured, median, ratio, without_memory
+from tests.benchmarks.common import (
+    Context,
+    Timer,
+    measured,
+    median,
+    ratio,
+    run_figures,
+    without_memory,
+)
+from tests.harness.loads import job_argv
 
 DAY0 = date(2023, 1, 1)
 DAY_SECONDS = 86_400
@@ -127,28 +136,19 @@ IGNORE = "ignore"
 def _load_argv(
     job: str, source: FileSource, target: Path, table: str, *extra: str, moves: str = DETECT
 ) -> list[str]:
-    return [
+    return job_argv(
         "incremental_load.py",
-        "--JOB_NAME",
-        job,
-        "--source",
-        source.uri,
-        "--source_format",
-        "json",
-        "--watermark_column",
-        "updated",
-        "--primary_key",
-        "id",
-        "--partition_by",
-        "date",
-        "--target_path",
-        target.as_uri(),
-        "--watermarks_table",
-        table,
-        "--partition_moves",
-        moves,
         *extra,
-    ]
+        JOB_NAME=job,
+        source=source.uri,
+        source_format="json",
+        watermark_column="updated",
+        primary_key="id",
+        partition_by="date",
+        target_path=target.as_uri(),
+        watermarks_table=table,
+        partition_moves=moves,
+    )
 
 
 def run_ours(
@@ -170,10 +170,7 @@ def run_ours(
         partitions_pruned=plan.get("partitions_pruned"),
         files_read=summary.get("files_read", plan.get("files_to_read")),
         source_bytes_read=plan.get("bytes_to_read"),
-        records_read=summary.get("records_read"),
-        records_written=summary.get("records_written"),
-        partitions_written=len(summary.get("partitions_written") or []),
-        committed=summary.get("committed"),
+        **run_figures(summary),
         status=summary.get("status"),
     )
     return figures

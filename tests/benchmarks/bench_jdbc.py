@@ -26,7 +26,7 @@ from typing import Any
 from glue_incremental import aws
 from glue_incremental.watermarks import Watermarks
 
-from tests.benchmarks.common import Context, Timer, measured, median, ratio
+from tests.benchmarks.common import Context, Timer, measured, median, ratio, run_figures
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 RECENT_DAYS = 5
@@ -81,13 +81,7 @@ def _run(ctx: Context, argv: list[str], label: str) -> dict[str, Any]:
 
     figures = measured(ctx, label, lambda: load_main(argv, spark=ctx.spark))
     summary = figures.pop("result")
-    figures.update(
-        records_read=summary.get("records_read"),
-        records_written=summary.get("records_written"),
-        partitions_written=len(summary.get("partitions_written") or []),
-        query=summary.get("query"),
-        committed=summary.get("committed"),
-    )
+    figures.update(**run_figures(summary), query=summary.get("query"))
     return figures
 
 

@@ -254,15 +254,13 @@ def _real_run(ctx: Any, point: dict[str, Any]) -> dict[str, Any]:
     )
     store = Watermarks(ctx.watermarks_table)
     job = f"bench-s3-{uuid.uuid4().hex[:6]}"
+
+    def run_now(run_id: str) -> dict[str, Any]:
+        clock = FixedClock(time.time())
+        return run_load_at(ctx.spark, config, job_name=job, run_id=run_id, clock=clock, store=store)
+
     with quiet(), Timer() as first:
-        run_load_at(
-            ctx.spark,
-            config,
-            job_name=job,
-            run_id="jr_1",
-            clock=FixedClock(time.time()),
-            store=store,
-        )
+        run_now("jr_1")
     s3 = _client("s3")
     start = point["history_objects"] + 10 * ctx.scale.s3_objects_per_partition
     keys = [
@@ -272,14 +270,7 @@ def _real_run(ctx: Any, point: dict[str, Any]) -> dict[str, Any]:
     _put_many(s3, bucket, keys)
     time.sleep(1.1)
     with quiet(), Timer() as incremental:
-        summary = run_load_at(
-            ctx.spark,
-            config,
-            job_name=job,
-            run_id="jr_2",
-            clock=FixedClock(time.time()),
-            store=store,
-        )
+        summary = run_now("jr_2")
     return {
         "history_objects": point["history_objects"],
         "first_run_seconds": round(first.seconds, 2),

@@ -308,6 +308,16 @@ def measured(ctx: Context, label: str, action: Any, *, memory: bool = False) -> 
     return figures
 
 
+def run_figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """What every job run's summary reports: rows read and written, partitions, commit."""
+    return {
+        "records_read": summary.get("records_read"),
+        "records_written": summary.get("records_written"),
+        "partitions_written": len(summary.get("partitions_written") or []),
+        "committed": summary.get("committed"),
+    }
+
+
 _REQUESTS: list[RequestCounter] = []
 
 

@@ -98,8 +98,6 @@ def target_lines(results: dict[str, Any]) -> list[str]:
 def _files_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
     points = section["points"]
     sizes = [p["history_files"] for p in points]
-    out.append(section["description"] + ".")
-    out.append("")
     rows = []
     for p in points:
         s = p["summary"]
@@ -191,9 +189,9 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
     )
     memory = points[-1].get("memory")
     if memory:
-        out.append(f"Driver memory at history {points[-1]['history_files']:,} (one run each):")
-        out.append("")
-        out += _memory_table(memory)
+        out += _memory_table(
+            memory, f"Driver memory at history {points[-1]['history_files']:,} (one run each):"
+        )
     ours = [p["summary"]["ours"]["seconds_median"] for p in points]
     stream = [p["summary"]["available_now"]["seconds_median"] for p in points]
     full = [p["summary"]["full_reload_job_seconds"] for p in points]
@@ -265,17 +263,14 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
         ),
     ]
     if memory:
-        figures = memory.get("ours_incremental") or {}
         summary.append(
-            [
+            _memory_row(
                 "1",
                 "ours: driver memory at the largest history",
-                f"JVM heap peak {figures.get('jvm_heap_peak_mib', 0):.0f} MiB, Python RSS peak "
-                f"{figures.get('python_rss_peak_mib', 0):.0f} MiB",
-                "one size",
+                memory.get("ours_incremental") or {},
                 "listing held in Python: linear in files listed (constant in history); bookmark "
                 "state bounded (band, tracked directories)",
-            ]
+            )
         )
 
 
@@ -294,7 +289,17 @@ def _series(values: Sequence[float | None]) -> str:
     return " / ".join(_fmt_seconds(value) for value in values)
 
 
-def _memory_table(memory: dict[str, Any]) -> list[str]:
+def _memory_row(number: str, figure: str, figures: dict[str, Any], expected: str) -> list[str]:
+    """A summary row for one run's driver memory peaks (measured at one size only)."""
+    measured = (
+        f"JVM heap peak {figures.get('jvm_heap_peak_mib', 0):.0f} MiB, Python RSS peak "
+        f"{figures.get('python_rss_peak_mib', 0):.0f} MiB"
+    )
+    return [number, figure, measured, "one size", expected]
+
+
+def _memory_table(memory: dict[str, Any], heading: str) -> list[str]:
+    """``heading``, then one row per measured run (peak and growth of JVM heap and Python RSS)."""
     rows = []
     method = ""
     for name, figures in memory.items():
@@ -320,13 +325,11 @@ def _memory_table(memory: dict[str, Any]) -> list[str]:
         ],
         rows,
     )
-    return [*lines, f"Method: {method}.", ""]
+    return [heading, "", *lines, f"Method: {method}.", ""]
 
 
 def _jdbc_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
     points = section["points"]
-    out.append(section["description"] + ".")
-    out.append("")
     rows = []
     for p in points:
         for index, run in enumerate(p["incremental"], 1):
@@ -426,8 +429,6 @@ def _jdbc_section(section: dict[str, Any], out: list[str], summary: list[list[st
 
 def _join_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
     points = section["points"]
-    out.append(section["description"] + ".")
-    out.append("")
     rows = [
         [
             _fmt_int(p["partitions"]),
@@ -458,9 +459,7 @@ def _join_section(section: dict[str, Any], out: list[str], summary: list[list[st
     )
     memory = points[-1].get("memory")
     if memory:
-        out.append(f"Driver memory at {points[-1]['partitions']:,} partitions:")
-        out.append("")
-        out += _memory_table(memory)
+        out += _memory_table(memory, f"Driver memory at {points[-1]['partitions']:,} partitions:")
     sizes = [p["partitions"] for p in points]
     inc = [p["incremental"]["seconds"] for p in points]
     full = [p["full"]["seconds"] for p in points]
@@ -494,23 +493,18 @@ def _join_section(section: dict[str, Any], out: list[str], summary: list[list[st
         ),
     ]
     if memory:
-        figures = memory.get("incremental") or {}
         summary.append(
-            [
+            _memory_row(
                 "3",
                 "incremental join: driver memory at the largest size",
-                f"JVM heap peak {figures.get('jvm_heap_peak_mib', 0):.0f} MiB, Python RSS peak "
-                f"{figures.get('python_rss_peak_mib', 0):.0f} MiB",
-                "one size",
+                memory.get("incremental") or {},
                 "both sides' listings in Python: linear in files listed",
-            ]
+            )
         )
 
 
 def _watermarks_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
     points = section["points"]
-    out.append(section["description"] + ".")
-    out.append("")
     rows = []
     for p in points:
         for call in ("get_watermark", "commit"):
@@ -568,8 +562,6 @@ def _watermarks_section(section: dict[str, Any], out: list[str], summary: list[l
 
 def _predicates_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
     points = section["points"]
-    out.append(section["description"] + ".")
-    out.append("")
     rows = []
     for p in points:
         for label, key in (("per-value collect loop", "seed_001"), ("ours", "ours")):
@@ -680,9 +672,10 @@ NOTES = (
 )
 
 
+INTRO_NOTES = {"iceberg": " No target yet: the figures are for the record."}
+
+
 def _iceberg_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
-    out.append(section["description"] + ". No target yet: the figures are for the record.")
-    out.append("")
     rows = []
     for p in section["points"]:
         for fmt in ("parquet", "iceberg"):
@@ -701,8 +694,6 @@ def _iceberg_section(section: dict[str, Any], out: list[str], summary: list[list
 
 
 def _s3_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
-    out.append(section["description"] + ".")
-    out.append("")
     rows = []
     for p in section["points"]:
         for mode in p["modes"]:
@@ -990,6 +981,7 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
             body += [f"**Error**: `{section.get('error', 'no points')}`", ""]
             summary.append([title[0], "(error)", section.get("error", ""), ""])
             continue
+        body += [section["description"] + "." + INTRO_NOTES.get(name, ""), ""]
         renderer(section, body, summary)
         if section.get("method"):
             body += [f"Method: {section['method']}", ""]

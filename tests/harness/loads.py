@@ -29,6 +29,19 @@ def write_json_file(
     return path
 
 
+def json_files_config(tmp: Path, **overrides: Any) -> LoadConfig:
+    """A load of the JSON files under ``tmp/source`` (key ``id``, watermark ``updated``) into
+    Parquet at ``tmp/target``; ``overrides`` change or add options."""
+    options: dict[str, Any] = {
+        "source": (tmp / "source").as_uri(),
+        "source_format": "json",
+        "watermark_column": "updated",
+        "primary_key": ("id",),
+        "target_path": (tmp / "target").as_uri(),
+    }
+    return LoadConfig(**{**options, **overrides})
+
+
 class FixedClock:
     """A clock the test moves: runs start exactly when the test says."""
 
@@ -69,6 +82,12 @@ def run_load_at(
     with hooks.installed(hook) if hook else contextlib.nullcontext(), run:
         run_load(run, config)
     return run.summary
+
+
+def job_argv(script: str, *extra: str, **options: str) -> list[str]:
+    """A Glue job's command line: ``script``, ``--name value`` per option in order, then ``extra``."""
+    flags = itertools.chain.from_iterable((f"--{name}", value) for name, value in options.items())
+    return [script, *flags, *extra]
 
 
 def read_parquet(spark: Any, uri: str, columns: Sequence[str] | None = None) -> Any:

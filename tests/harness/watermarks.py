@@ -1,10 +1,46 @@
-"""Helpers of the watermark store's tests: counting DynamoDB requests, exact value equality."""
+"""Helpers of the watermark store's tests: counting DynamoDB requests, exact value equality,
+the values a watermark may hold."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
+
+from hypothesis import strategies as st
+
+# Value names: the encoding reserves a leading "$" for its type tags.
+VALUE_NAMES = st.text(min_size=1, max_size=12).filter(lambda name: not name.startswith("$"))
+_FIXED_OFFSETS = st.builds(
+    timezone, st.timedeltas(min_value=timedelta(hours=-23), max_value=timedelta(hours=23))
+)
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.1, 1e-300, 5e-324, -0.0]),
+    st.text(max_size=20),
+    st.decimals(allow_nan=False, allow_infinity=False),
+    # A day away from the ends of datetime's range: normalising to UTC must stay inside it.
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=_FIXED_OFFSETS
+    ),
+    st.dates(),
+)
+
+
+def watermark_values(*, max_size: int, max_leaves: int) -> st.SearchStrategy[Any]:
+    """Any value a watermark may hold: JSON's, exact floats and Decimals, aware datetimes, dates,
+    nested in lists and maps of at most ``max_size`` items."""
+    return st.recursive(
+        _SCALARS,
+        lambda children: st.one_of(
+            st.lists(children, max_size=max_size),
+            st.dictionaries(VALUE_NAMES, children, max_size=max_size),
+        ),
+        max_leaves=max_leaves,
+    )
 
 
 class Requests:

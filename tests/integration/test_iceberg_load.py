@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,8 +20,10 @@ from glue_incremental_tools import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.harness.histories import delivery_histories
 from tests.harness.iceberg import latest_by_key, requires_iceberg, table_rows, unique_table
-from tests.harness.loads import FixedClock, run_load_at, write_json_file
+from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
+from tests.harness.loads import FixedClock, job_argv, run_load_at, write_json_file
 
 pytestmark = [pytest.mark.spark, requires_iceberg]
 
@@ -57,6 +58,12 @@ def config_for(tmp: Path, table: str, **overrides) -> LoadConfig:
     return LoadConfig(**options)
 
 
+def land(tmp: Path, clock: FixedClock, rows: list[dict]) -> None:
+    """``rows`` land in ``tmp/source`` now; the clock moves on 30 s, to the next run."""
+    write_json_file(tmp / "source", rows, mtime=clock.now)
+    clock.now += 30
+
+
 def our_snapshots(spark, config):
     return iceberg.snapshots(spark, config.iceberg_target)
 
@@ -64,11 +71,9 @@ def our_snapshots(spark, config):
 def test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark(spark, tmp_path, store):
     config = config_for(tmp_path, unique_table())
     clock = FixedClock(T0)
-    write_json_file(tmp_path / "source", [row(1, 1), row(2, 1)], mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, [row(1, 1), row(2, 1)])
     run_load_at(spark, config, job_name="ice", run_id="jr_1", clock=clock, store=store)
-    write_json_file(tmp_path / "source", [row(1, 5), row(3, 2)], mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, [row(1, 5), row(3, 2)])
     summary = run_load_at(spark, config, job_name="ice", run_id="jr_2", clock=clock, store=store)
 
     snapshots = our_snapshots(spark, config)
@@ -106,8 +111,7 @@ def test_ties_follow_the_parquet_writers_rule_the_row_just_read_then_the_later_f
 def test_a_run_that_reads_nothing_commits_no_snapshot(spark, tmp_path, store):
     config = config_for(tmp_path, unique_table())
     clock = FixedClock(T0)
-    write_json_file(tmp_path / "source", [row(1, 1)], mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, [row(1, 1)])
     run_load_at(spark, config, job_name="idle", run_id="jr_1", clock=clock, store=store)
     clock.now += 2000
     run_load_at(spark, config, job_name="idle", run_id="jr_2", clock=clock, store=store)
@@ -118,8 +122,7 @@ def test_a_run_that_reads_nothing_commits_no_snapshot(spark, tmp_path, store):
 def test_a_zombie_run_whose_lease_was_taken_over_commits_no_snapshot(spark, tmp_path, store):
     config = config_for(tmp_path, unique_table())
     clock = FixedClock(T0)
-    write_json_file(tmp_path / "source", [row(1, 1)], mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, [row(1, 1)])
     zombie = IncrementalRun(
         spark=spark, job_name="zombie", run_id="jr_old", store=store, lease_seconds=1, clock=clock
     )
@@ -137,12 +140,10 @@ def test_a_zombie_run_whose_lease_was_taken_over_commits_no_snapshot(spark, tmp_
 def test_a_commit_is_refused_when_the_table_moved_since_the_run_started(spark, tmp_path, store):
     config = config_for(tmp_path, unique_table())
     clock = FixedClock(T0)
-    write_json_file(tmp_path / "source", [row(1, 1)], mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, [row(1, 1)])
     run_load_at(spark, config, job_name="moved", run_id="jr_1", clock=clock, store=store)
     started_from = iceberg.current_snapshot(spark, config.iceberg_target)
-    write_json_file(tmp_path / "source", [row(2, 2)], mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, [row(2, 2)])
     run_load_at(spark, config, job_name="moved", run_id="jr_2", clock=clock, store=store)
 
     stale = spark.createDataFrame(
@@ -182,8 +183,7 @@ def test_a_reader_during_runs_only_ever_sees_complete_runs(spark, tmp_path, stor
         for run in range(1, 4):
             # Each run updates every earlier key and adds three: a partial publish shows other counts.
             keys = range(1, 3 * run + 1)
-            write_json_file(tmp_path / "source", [row(key, run) for key in keys], mtime=clock.now)
-            clock.now += 30
+            land(tmp_path, clock, [row(key, run) for key in keys])
             run_load_at(
                 spark, config, job_name="read", run_id=f"jr_{run}", clock=clock, store=store
             )
@@ -198,30 +198,13 @@ def test_a_reader_during_runs_only_ever_sees_complete_runs(spark, tmp_path, stor
 # -- the central property -------------------------------------------------------------------------
 
 
-@st.composite
-def histories(draw):
-    """Steps: land a batch (maybe late, maybe redelivered) or run; always ends with a run."""
-    first = [row(1, 1)]
-    steps, delivered = [("batch", first, 0)], [first]
-    for _ in range(draw(st.integers(min_value=1, max_value=5))):
-        kind = draw(st.sampled_from(["batch", "batch", "late", "duplicate", "run"]))
-        if kind == "duplicate" and delivered:
-            steps.append(("batch", draw(st.sampled_from(delivered)), 0))
-        elif kind in {"batch", "late", "duplicate"}:
-            pairs = draw(
-                st.lists(st.tuples(st.integers(1, 5), st.integers(1, 30)), min_size=1, max_size=4)
-            )
-            batch = [row(key, updated) for key, updated in pairs]
-            delivered.append(batch)
-            steps.append(("batch", batch, 1 if kind == "late" else 0))
-        else:
-            steps.append(("run", None, 0))
-    steps.append(("run", None, 0))
-    return steps
+BATCHES = st.lists(st.tuples(st.integers(1, 5), st.integers(1, 30)), min_size=1, max_size=4).map(
+    lambda pairs: [row(key, updated) for key, updated in pairs]
+)
 
 
 @settings(max_examples=4 if QUICK else 60)
-@given(histories())
+@given(delivery_histories(BATCHES, [row(1, 1)], min_steps=1, max_steps=5))
 def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, aws, history):
     create_table()
     store = Watermarks()
@@ -261,27 +244,19 @@ def run_script(
     """The real Glue script as a process; SIGKILLed at a named step or after a delay."""
     command = [
         sys.executable,
-        str(ROOT / "glue_scripts" / "incremental_load.py"),
-        "--JOB_NAME",
-        "killed",
-        "--source",
-        (tmp / "source").as_uri(),
-        "--source_format",
-        "json",
-        "--watermark_column",
-        "updated",
-        "--primary_key",
-        "id",
-        "--partition_by",
-        "part",
-        "--target_format",
-        "iceberg",
-        "--target_table",
-        table,
-        "--lease_seconds",
-        "2",
-        "--lookback",
-        "10 minutes",
+        *job_argv(
+            str(ROOT / "glue_scripts" / "incremental_load.py"),
+            JOB_NAME="killed",
+            source=(tmp / "source").as_uri(),
+            source_format="json",
+            watermark_column="updated",
+            primary_key="id",
+            partition_by="part",
+            target_format="iceberg",
+            target_table=table,
+            lease_seconds="2",
+            lookback="10 minutes",
+        ),
     ]
     env = {
         **os.environ,
@@ -354,8 +329,7 @@ def test_rewind_rolls_the_table_back_to_that_runs_snapshot_and_a_rerun_equals_a_
     for run in range(1, 4):
         batch = [row(run, run), row(1, run * 10)]
         delivered += batch
-        write_json_file(tmp_path / "source", batch, mtime=clock.now)
-        clock.now += 30
+        land(tmp_path, clock, batch)
         run_load_at(spark, config, job_name="rw", run_id=f"jr_{run}", clock=clock, store=store)
     first = next(s for s in our_snapshots(spark, config) if s.run_id == "jr_1")
 
@@ -379,8 +353,7 @@ def test_rewind_with_keep_output_leaves_the_table(spark, tmp_path, store, capsys
     config = config_for(tmp_path, unique_table("keep"))
     clock = FixedClock(T0)
     for run in range(1, 3):
-        write_json_file(tmp_path / "source", [row(run, run)], mtime=clock.now)
-        clock.now += 30
+        land(tmp_path, clock, [row(run, run)])
         run_load_at(spark, config, job_name="keep", run_id=f"jr_{run}", clock=clock, store=store)
     before = iceberg.current_snapshot(spark, config.iceberg_target)
 
@@ -396,8 +369,7 @@ def test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot
     config = config_for(tmp_path, unique_table("reset"))
     clock = FixedClock(T0)
     delivered = [row(1, 1), row(2, 2)]
-    write_json_file(tmp_path / "source", delivered, mtime=clock.now)
-    clock.now += 30
+    land(tmp_path, clock, delivered)
     run_load_at(spark, config, job_name="reset", run_id="jr_1", clock=clock, store=store)
 
     assert cli.main(["watermarks", "reset", "reset", "--why", "full reload"]) == 0
@@ -421,55 +393,36 @@ def test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot
 def test_jdbc_into_iceberg_counts_new_versions_against_the_table_and_clamps_future_watermarks(
     spark, postgres, tmp_path, store
 ):
-    source = f"ice_pg_{uuid.uuid4().hex[:8]}"
-    postgres.execute(
-        f"create table {source} (id bigint primary key, part text not null, "
-        "updated_at timestamptz, value text)"
-    )
-    upsert = (
-        f"insert into {source} (id, part, updated_at, value) values (%s, %s, %s, %s) "
-        "on conflict (id) do update set updated_at = excluded.updated_at, value = excluded.value"
-    )
     t0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
-    config = LoadConfig(
-        source=postgres.jdbc_url,
-        source_table=source,
-        source_user=postgres.user,
-        source_password=postgres.password,
-        watermark_column="updated_at",
-        primary_key=("id",),
-        partition_by=("part",),
-        lookback=timedelta(minutes=30),
-        target_format="iceberg",
-        target_table=unique_table("pg"),
-    )
-
-    def run_at(run_id: str, at: datetime) -> dict:
-        return run_load_at(
-            spark,
-            config,
-            job_name="icepg",
-            run_id=run_id,
-            clock=FixedClock(at.timestamp()),
-            store=store,
+    with orders_table(postgres, prefix="ice_pg") as source:
+        config = jdbc_config(
+            postgres,
+            source,
+            tmp_path,
+            target_path="",
+            target_format="iceberg",
+            target_table=unique_table("pg"),
         )
 
-    try:
-        postgres.execute(
-            upsert,
+        def run_at(run_id: str, at: datetime) -> dict:
+            clock = FixedClock(at.timestamp())
+            return run_load_at(
+                spark, config, job_name="icepg", run_id=run_id, clock=clock, store=store
+            )
+
+        upsert(
+            postgres,
+            source,
             [
                 (1, "a", t0, "now"),
                 (2, "a", datetime(2099, 1, 1, tzinfo=UTC), "from the future"),
                 (3, "b", t0 - timedelta(minutes=10), "in the lookback"),
             ],
-            many=True,
         )
         first = run_at("jr_1", t0)
         quiet = run_at("jr_2", t0 + timedelta(minutes=1))
-        postgres.execute(upsert, [(3, "b", t0 + timedelta(minutes=2), "changed")], many=True)
+        upsert(postgres, source, [(3, "b", t0 + timedelta(minutes=2), "changed")])
         changed = run_at("jr_3", t0 + timedelta(minutes=3))
-    finally:
-        postgres.execute(f"drop table {source}")
 
     assert (first["records_new"], first["future_watermark_rows"]) == (3, 1)
     assert (quiet["records_read"], quiet["records_new"]) == (3, 0)

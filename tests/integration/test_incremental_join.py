@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, on_point
-from tests.harness.loads import FixedClock, partition_file_snapshot
+from tests.harness.loads import FixedClock, partition_file_snapshot, write_json_file
 from tests.harness.targets import partition_values_as_strings
 
 pytestmark = pytest.mark.spark
@@ -443,42 +443,53 @@ def _nothing_written(tmp: Path, store: Watermarks, job: str) -> None:
     assert store.get_watermark(job, "left") is None and store.get_watermark(job, "right") is None
 
 
-def test_a_join_key_missing_on_one_side_fails_before_writing(spark, tmp_path, store):
-    config = config_for(tmp_path)
+BAD_RIGHT_SIDES = [
+    pytest.param(
+        {},
+        "date=2024-01-01",
+        {"key": 1, "value": "b", "label": "x"},
+        JoinInputError,
+        r"^right side, column 'id': join key is missing",
+        id="a_join_key_missing_on_one_side",
+    ),
+    pytest.param(
+        {},
+        "day=2024-01-01",
+        right_row(1, "b", "x"),
+        MissingPartitionColumn,
+        r"^right: partition column 'date' is missing",
+        id="mismatched_partition_columns",
+    ),
+    pytest.param(
+        {},
+        "date=2024-01-01",
+        {"id": "one", "value": "b", "label": "x"},
+        JoinInputError,
+        r"right side, column 'id': join key type string",
+        id="mismatched_key_types",
+    ),
+    pytest.param(
+        {"partition_types": {"date": "date"}},
+        "date=2024-13-45",
+        right_row(1, "b", "x"),
+        InvalidPartitionValue,
+        r"'2024-13-45' for column 'date' of type date",
+        id="an_invalid_partition_value_for_its_type",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "directory", "right", "error", "message"), BAD_RIGHT_SIDES)
+def test_a_bad_right_side_fails_before_writing(
+    spark, tmp_path, store, overrides, directory, right, error, message
+):
+    config = config_for(tmp_path, **overrides)
     land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
-    land(tmp_path / "right", "2024-01-01", [{"key": 1, "value": "b", "label": "x"}], T0 - 100)
-    with pytest.raises(JoinInputError, match=r"^right side, column 'id': join key is missing"):
+    write_json_file(tmp_path / "right" / directory, [right], mtime=T0 - 100)
+
+    with pytest.raises(error, match=message):
         run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
-    _nothing_written(tmp_path, store, "bad")
 
-
-def test_mismatched_partition_columns_fail_before_writing(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
-    other = tmp_path / "right" / "day=2024-01-01"
-    other.mkdir(parents=True)
-    (other / "x.json").write_text(json.dumps(right_row(1, "b", "x")) + "\n")
-    os.utime(other / "x.json", (T0 - 100, T0 - 100))
-    with pytest.raises(MissingPartitionColumn, match=r"^right: partition column 'date' is missing"):
-        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
-    _nothing_written(tmp_path, store, "bad")
-
-
-def test_mismatched_key_types_fail_before_writing(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
-    land(tmp_path / "right", "2024-01-01", [{"id": "one", "value": "b", "label": "x"}], T0 - 100)
-    with pytest.raises(JoinInputError, match=r"right side, column 'id': join key type string"):
-        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
-    _nothing_written(tmp_path, store, "bad")
-
-
-def test_an_invalid_partition_value_for_its_type_fails_before_writing(spark, tmp_path, store):
-    config = config_for(tmp_path, partition_types={"date": "date"})
-    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
-    land(tmp_path / "right", "2024-13-45", [right_row(1, "b", "x")], T0 - 100)
-    with pytest.raises(InvalidPartitionValue, match=r"'2024-13-45' for column 'date' of type date"):
-        run_at(spark, config, store, job_name="bad", run_id="jr_1", now=T0)
     _nothing_written(tmp_path, store, "bad")
 
 

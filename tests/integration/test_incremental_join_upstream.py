@@ -75,15 +75,27 @@ class Upstream:
         time.sleep(0.01)  # the next upstream run writes strictly after this commit
 
 
-def land_left(root: Path, partition: str, rows: list[tuple]) -> None:
-    directory = root / f"date={partition}"
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"part-{time.time_ns()}.json"
-    path.write_text(
-        "".join(json.dumps({"id": i, "value": v, "amount": a}) + "\n" for i, v, a in rows)
-    )
-    stamp = time.time() - 1
-    os.utime(path, (stamp, stamp))
+def land_left(root: Path, partitions: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    """One new JSON file in each ``date=`` partition of the left side, modified a second ago.
+
+    Returns ``partitions``: what the left side now holds, for the expected output.
+    """
+    for partition, rows in partitions.items():
+        directory = root / f"date={partition}"
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"part-{time.time_ns()}.json"
+        path.write_text(
+            "".join(json.dumps({"id": i, "value": v, "amount": a}) + "\n" for i, v, a in rows)
+        )
+        stamp = time.time() - 1
+        os.utime(path, (stamp, stamp))
+    return partitions
+
+
+@pytest.fixture
+def upstream(spark, tmp_path) -> Upstream:
+    """The right side, written by an upstream job under ``tmp_path/right``."""
+    return Upstream(spark, tmp_path / "right")
 
 
 def config_for(tmp: Path) -> JoinJobConfig:
@@ -96,6 +108,11 @@ def config_for(tmp: Path) -> JoinJobConfig:
         target_path=(tmp / "target").as_uri(),
         upstream_jobs={"right": UPSTREAM},
     )
+
+
+@pytest.fixture
+def config(tmp_path) -> JoinJobConfig:
+    return config_for(tmp_path)
 
 
 def run(spark, config, store, run_id: str, hook=None) -> dict[str, Any]:
@@ -131,12 +148,10 @@ def assert_output(spark, config, left, right) -> None:
     assertDataFrameEqual(actual, expected)
 
 
-def test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    upstream = Upstream(spark, tmp_path / "right")
-    left = {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]}
-    for date, rows in left.items():
-        land_left(tmp_path / "left", date, rows)
+def test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it(
+    spark, tmp_path, store, upstream, config
+):
+    left = land_left(tmp_path / "left", {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]})
     upstream.publish("up_1", {"d1": [(1, "u1", "first")]})
     upstream.commit("up_1")
 
@@ -147,7 +162,7 @@ def test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it(spark
     # up_2 rewrites d1 and creates d2, then dies before committing.
     upstream.publish("up_2", {"d1": [(1, "u2", "second")], "d2": [(2, "u2", "second")]})
     left["d2"].append((2, "l2b", 21))
-    land_left(tmp_path / "left", "d2", [(2, "l2b", 21)])
+    land_left(tmp_path / "left", {"d2": [(2, "l2b", 21)]})
     summary = run(spark, config, store, "jr_2")
     assert summary["pending_partitions"]["right"] == [["d2"]]
     assert summary["upstream_runs_consumed"] == {"right": []}
@@ -166,12 +181,10 @@ def test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it(spark
     assert_output(spark, config, left, upstream.committed)
 
 
-def test_a_partition_caught_mid_publish_waits_for_the_commit(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    upstream = Upstream(spark, tmp_path / "right")
-    left = {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]}
-    for date, rows in left.items():
-        land_left(tmp_path / "left", date, rows)
+def test_a_partition_caught_mid_publish_waits_for_the_commit(
+    spark, tmp_path, store, upstream, config
+):
+    left = land_left(tmp_path / "left", {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]})
     upstream.publish("up_1", {"d1": [(1, "u1", "a")], "d2": [(2, "u1", "a")]})
     upstream.commit("up_1")
     run(spark, config, store, "jr_1")
@@ -180,8 +193,7 @@ def test_a_partition_caught_mid_publish_waits_for_the_commit(spark, tmp_path, st
     with pytest.raises(Crash):
         upstream.publish("up_2", {"d1": [(1, "u2", "b")], "d2": [(2, "u2", "b")]}, crash_after=1)
     assert list((tmp_path / "right" / "_staging" / "up_2" / "data").glob("date=d2"))
-    land_left(tmp_path / "left", "d1", [(1, "l1b", 11)])
-    land_left(tmp_path / "left", "d2", [(2, "l2b", 21)])
+    land_left(tmp_path / "left", {"d1": [(1, "l1b", 11)], "d2": [(2, "l2b", 21)]})
     summary = run(spark, config, store, "jr_2")
     assert summary["pending_partitions"]["right"] == [["d1"], ["d2"]]
     assert summary["affected_partitions"] == 0
@@ -198,12 +210,9 @@ def test_a_partition_caught_mid_publish_waits_for_the_commit(spark, tmp_path, st
 
 
 def test_several_upstream_commits_are_listed_and_nothing_is_read_before_the_first(
-    spark, tmp_path, store
+    spark, tmp_path, store, upstream, config
 ):
-    config = config_for(tmp_path)
-    upstream = Upstream(spark, tmp_path / "right")
-    left = {"d1": [(1, "l1", 10)]}
-    land_left(tmp_path / "left", "d1", left["d1"])
+    left = land_left(tmp_path / "left", {"d1": [(1, "l1", 10)]})
     upstream.publish("up_1", {"d1": [(1, "u1", "a")]})  # written, never committed yet
     summary = run(spark, config, store, "jr_1")
     assert summary["pending_partitions"]["right"] == [["d1"]]
@@ -218,12 +227,9 @@ def test_several_upstream_commits_are_listed_and_nothing_is_read_before_the_firs
 
 
 def test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit(
-    spark, tmp_path, store
+    spark, tmp_path, store, upstream, config
 ):
-    config = config_for(tmp_path)
-    upstream = Upstream(spark, tmp_path / "right")
-    left = {"d1": [(1, "l1", 10)]}
-    land_left(tmp_path / "left", "d1", left["d1"])
+    left = land_left(tmp_path / "left", {"d1": [(1, "l1", 10)]})
     upstream.publish("up_1", {"d1": [(1, "u1", "a")]})
     upstream.commit("up_1")
 

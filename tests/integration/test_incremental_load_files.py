@@ -15,8 +15,10 @@ from pyspark.testing import assertDataFrameEqual
 
 from tests.harness import reference
 from tests.harness.faults import Crash, crash_at, on_point
+from tests.harness.histories import delivery_histories
 from tests.harness.loads import (
     FixedClock,
+    json_files_config,
     partition_file_snapshot,
     read_parquet,
     run_load_at,
@@ -30,16 +32,7 @@ COLUMNS = ["id", "part", "updated", "value"]
 
 
 def config_for(tmp: Path, **overrides) -> LoadConfig:
-    options = {
-        "source": (tmp / "source").as_uri(),
-        "source_format": "json",
-        "watermark_column": "updated",
-        "primary_key": ("id",),
-        "target_path": (tmp / "target").as_uri(),
-        "partition_by": ("part",),
-    }
-    options.update(overrides)
-    return LoadConfig(**options)
+    return json_files_config(tmp, **{"partition_by": ("part",), **overrides})
 
 
 def row(key: int, part: str, updated: int, value: str) -> dict:
@@ -60,15 +53,38 @@ def full_refresh(spark, tmp: Path, deliveries=None):
     )
 
 
+def run_orders(spark, config: LoadConfig, store, run_id: str, at: float, **options) -> dict:
+    """Run the ``orders`` job as ``run_id`` with the clock at ``at``; returns its summary."""
+    return run_load_at(
+        spark,
+        config,
+        job_name="orders",
+        run_id=run_id,
+        clock=FixedClock(at),
+        store=store,
+        **options,
+    )
+
+
+def loaded_then_landed(spark, tmp: Path, store, first: list[dict], then: list[dict], config=None):
+    """Arrange: ``first`` landed and loaded by the first run, then ``then`` landed 10 s after T0.
+
+    Returns the config (``config_for(tmp)`` unless one is given).
+    """
+    config = config or config_for(tmp)
+    write_json_file(tmp / "source", first, mtime=T0 - 100)
+    run_orders(spark, config, store, "jr_1", T0)
+    write_json_file(tmp / "source", then, mtime=T0 + 10)
+    return config
+
+
 def test_first_run_loads_everything_and_commits_the_bookmark(spark, tmp_path, store):
     config = config_for(tmp_path)
     write_json_file(
         tmp_path / "source", [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100
     )
 
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
-    )
+    summary = run_orders(spark, config, store, "jr_1", T0)
 
     assert summary["records_read"] == 2
     assert summary["committed"] is True
@@ -85,20 +101,20 @@ def test_first_run_loads_everything_and_commits_the_bookmark(spark, tmp_path, st
 
 
 def test_second_run_reads_only_new_files_and_rewrites_only_their_partitions(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 11, "y")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    config = loaded_then_landed(
+        spark,
+        tmp_path,
+        store,
+        first=[row(1, "a", 10, "x"), row(2, "b", 11, "y")],
+        then=[row(1, "a", 20, "x2"), row(3, "a", 21, "z")],
+    )
     untouched = {
         k: v
         for k, v in partition_file_snapshot(tmp_path / "target").items()
         if k.startswith("part=b")
     }
 
-    write_json_file(source, [row(1, "a", 20, "x2"), row(3, "a", 21, "z")], mtime=T0 + 10)
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
-    )
+    summary = run_orders(spark, config, store, "jr_2", T0 + 60)
 
     assert summary["records_read"] == 2
     assert summary["files_read"] == 1
@@ -122,12 +138,10 @@ def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, 
 
     config = config_for(tmp_path)
     write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    run_orders(spark, config, store, "jr_1", T0)
     before = store.get_watermark("orders")
 
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
-    )
+    summary = run_orders(spark, config, store, "jr_2", T0 + 60)
 
     assert summary["records_read"] == 0
     assert summary["metrics_published"] is True
@@ -147,15 +161,15 @@ def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, 
 
 
 def test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x"), row(2, "a", 10, "y")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-
-    write_json_file(source, [row(1, "b", 20, "moved")], mtime=T0 + 10)
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    config = loaded_then_landed(
+        spark,
+        tmp_path,
+        store,
+        first=[row(1, "a", 10, "x"), row(2, "a", 10, "y")],
+        then=[row(1, "b", 20, "moved")],
     )
+
+    summary = run_orders(spark, config, store, "jr_2", T0 + 60)
 
     assert sorted(p["part"] for p in summary["partitions_written"]) == ["a", "b"]
     assertDataFrameEqual(
@@ -168,37 +182,27 @@ def test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition(spark, t
 
 
 def test_a_partition_whose_rows_all_moved_away_is_removed(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-    write_json_file(source, [row(1, "b", 20, "moved")], mtime=T0 + 10)
-
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    config = loaded_then_landed(
+        spark, tmp_path, store, first=[row(1, "a", 10, "x")], then=[row(1, "b", 20, "moved")]
     )
+
+    summary = run_orders(spark, config, store, "jr_2", T0 + 60)
 
     assert summary["partitions_removed"] == [{"part": "a"}]
     assert not (tmp_path / "target" / "part=a").exists()
 
 
 def test_watermark_is_not_moved_when_the_write_fails(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-    write_json_file(source, [row(2, "b", 20, "y"), row(3, "c", 21, "z")], mtime=T0 + 10)
+    config = loaded_then_landed(
+        spark,
+        tmp_path,
+        store,
+        first=[row(1, "a", 10, "x")],
+        then=[row(2, "b", 20, "y"), row(3, "c", 21, "z")],
+    )
 
     with pytest.raises(Crash):
-        run_load_at(
-            spark,
-            config,
-            job_name="orders",
-            run_id="jr_2",
-            clock=FixedClock(T0 + 60),
-            store=store,
-            hook=crash_at("publish.move", times=2),
-        )
+        run_orders(spark, config, store, "jr_2", T0 + 60, hook=crash_at("publish.move", times=2))
 
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
 
@@ -241,9 +245,7 @@ def test_a_second_concurrent_run_stops_before_reading_and_names_the_holder(spark
     holder = store.acquire_lease("orders", "jr_running", seconds=300)
 
     with pytest.raises(LeaseHeld, match="jr_running"):
-        run_load_at(
-            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0), store=store
-        )
+        run_orders(spark, config, store, "jr_2", T0)
 
     assert not (tmp_path / "target").exists()
     holder.release()
@@ -252,11 +254,9 @@ def test_a_second_concurrent_run_stops_before_reading_and_names_the_holder(spark
 def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_consistent(
     spark, tmp_path, store
 ):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-    write_json_file(source, [row(2, "a", 20, "y")], mtime=T0 + 10)
+    config = loaded_then_landed(
+        spark, tmp_path, store, first=[row(1, "a", 10, "x")], then=[row(2, "a", 20, "y")]
+    )
     other = Watermarks()
 
     def commit_from_another_run():
@@ -265,13 +265,12 @@ def test_two_runs_racing_on_one_state_one_gets_a_conflict_and_the_target_stays_c
         other.add_watermark(other.create_watermark_item("orders", "jr_other", cursor=99))
 
     with pytest.raises(WatermarkConflict):
-        run_load_at(
+        run_orders(
             spark,
             config,
-            job_name="orders",
-            run_id="jr_2",
-            clock=FixedClock(T0 + 60),
-            store=store,
+            store,
+            "jr_2",
+            T0 + 60,
             hook=on_point("commit.before", lambda **_: commit_from_another_run()),
         )
     assert store.get_watermark("orders")["job_run_id"] == "jr_other"
@@ -284,25 +283,23 @@ def test_missing_watermark_column_fails_before_anything_is_written(spark, tmp_pa
     write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
 
     with pytest.raises(SchemaError, match="modified_at"):
-        run_load_at(
-            spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
-        )
+        run_orders(spark, config, store, "jr_1", T0)
 
     assert not (tmp_path / "target").exists()
     assert store.get_watermark("orders") is None
 
 
 def test_a_source_schema_change_fails_naming_the_column(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-    write_json_file(source, [{**row(2, "a", 20, "y"), "discount": 5}], mtime=T0 + 10)
+    config = loaded_then_landed(
+        spark,
+        tmp_path,
+        store,
+        first=[row(1, "a", 10, "x")],
+        then=[{**row(2, "a", 20, "y"), "discount": 5}],
+    )
 
     with pytest.raises(SchemaError, match="discount"):
-        run_load_at(
-            spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
-        )
+        run_orders(spark, config, store, "jr_2", T0 + 60)
 
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
 
@@ -315,9 +312,7 @@ def test_null_watermarks_are_counted_and_loaded(spark, tmp_path, store):
         mtime=T0 - 100,
     )
 
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
-    )
+    summary = run_orders(spark, config, store, "jr_1", T0)
 
     assert summary["null_watermark_rows"] == 1
     assert read_parquet(spark, config.target_path, COLUMNS).count() == 2
@@ -330,9 +325,7 @@ def test_null_watermarks_fail_the_run_when_the_policy_says_so(spark, tmp_path, s
     )
 
     with pytest.raises(SchemaError, match="null 'updated'"):
-        run_load_at(
-            spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store
-        )
+        run_orders(spark, config, store, "jr_1", T0)
 
     assert not (tmp_path / "target").exists()
 
@@ -341,15 +334,7 @@ def test_a_dry_run_prints_the_plan_and_writes_nothing(spark, tmp_path, store, ca
     config = config_for(tmp_path)
     write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)
 
-    run_load_at(
-        spark,
-        config,
-        job_name="orders",
-        run_id="jr_1",
-        clock=FixedClock(T0),
-        store=store,
-        dry_run=True,
-    )
+    run_orders(spark, config, store, "jr_1", T0, dry_run=True)
 
     assert '"event": "dry_run"' in capsys.readouterr().out
     assert not (tmp_path / "target").exists()
@@ -378,21 +363,11 @@ def test_rewind_then_rerun_equals_a_full_refresh(spark, tmp_path, store):
 
 
 def test_pause_reads_state_but_never_commits(spark, tmp_path, store):
-    config = config_for(tmp_path)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
-    write_json_file(source, [row(2, "a", 20, "y")], mtime=T0 + 10)
-
-    summary = run_load_at(
-        spark,
-        config,
-        job_name="orders",
-        run_id="jr_2",
-        clock=FixedClock(T0 + 60),
-        store=store,
-        option=BookmarkOption.PAUSE,
+    config = loaded_then_landed(
+        spark, tmp_path, store, first=[row(1, "a", 10, "x")], then=[row(2, "a", 20, "y")]
     )
+
+    summary = run_orders(spark, config, store, "jr_2", T0 + 60, option=BookmarkOption.PAUSE)
 
     assert summary["records_read"] == 1
     assert summary["committed"] is False
@@ -405,39 +380,21 @@ KEYS = st.integers(min_value=1, max_value=6)
 PARTS = st.sampled_from(["a", "b", "c"])
 
 
-@st.composite
-def histories(draw):
-    """Steps: land a batch (maybe late, maybe a duplicate delivery, maybe equal timestamps) or run."""
-    first = [row(1, "a", 1, "first")]
-    steps = [("batch", first, 0)]
-    delivered = [first]
-    for _ in range(draw(st.integers(min_value=2, max_value=7))):
-        kind = draw(st.sampled_from(["batch", "batch", "late", "duplicate", "run"]))
-        if kind == "duplicate" and delivered:
-            steps.append(("batch", draw(st.sampled_from(delivered)), draw(st.integers(0, 1))))
-            continue
-        if kind in {"batch", "late"}:
-            rows = draw(
-                st.lists(
-                    st.tuples(
-                        KEYS, PARTS, st.integers(min_value=1, max_value=40), st.sampled_from("pqrs")
-                    ),
-                    min_size=1,
-                    max_size=4,
-                    unique_by=lambda t: (t[0], t[2]),  # one file never ties with itself
-                )
-            )
-            batch = [row(k, p, u, f"{v}{u}") for k, p, u, v in rows]
-            delivered.append(batch)
-            # A "late" file carries a modification time before the last run, inside the band.
-            steps.append(("batch", batch, 1 if kind == "late" else 0))
-        else:
-            steps.append(("run", None, 0))
-    steps.append(("run", None, 0))
-    return steps
+BATCHES = st.lists(
+    st.tuples(KEYS, PARTS, st.integers(min_value=1, max_value=40), st.sampled_from("pqrs")),
+    min_size=1,
+    max_size=4,
+    unique_by=lambda t: (t[0], t[2]),  # one file never ties with itself
+).map(lambda rows: [row(k, p, u, f"{v}{u}") for k, p, u, v in rows])
 
 
-@given(histories())
+# Late files carry a modification time before the last run, inside the band; equal
+# timestamps across files are common.
+@given(
+    delivery_histories(
+        BATCHES, [row(1, "a", 1, "first")], min_steps=2, max_steps=7, late_redeliveries=True
+    )
+)
 def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory, aws, history):
     create_table()
     store = Watermarks()
@@ -474,17 +431,18 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
 def test_when_keys_cannot_move_only_the_affected_partitions_are_read(
     spark, tmp_path, store, overrides
 ):
-    config = config_for(tmp_path, **overrides)
-    source = tmp_path / "source"
-    write_json_file(source, [row(1, "a", 10, "x"), row(2, "b", 10, "y")], mtime=T0 - 100)
-    run_load_at(spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(T0), store=store)
+    config = loaded_then_landed(
+        spark,
+        tmp_path,
+        store,
+        first=[row(1, "a", 10, "x"), row(2, "b", 10, "y")],
+        then=[row(1, "a", 20, "x2")],
+        config=config_for(tmp_path, **overrides),
+    )
     # Reading partition b now would fail: the run must not touch it at all.
     (tmp_path / "target" / "part=b" / "part-corrupt.parquet").write_bytes(b"not parquet")
-    write_json_file(source, [row(1, "a", 20, "x2")], mtime=T0 + 10)
 
-    summary = run_load_at(
-        spark, config, job_name="orders", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
-    )
+    summary = run_orders(spark, config, store, "jr_2", T0 + 60)
 
     assert summary["partitions_written"] == [{"part": "a"}]
     rows = spark.read.parquet("file://" + str(tmp_path / "target" / "part=a")).collect()

@@ -35,24 +35,27 @@ def full_refresh(spark, postgres, table):
     return spark.createDataFrame(rows, "id long, part string, updated_at timestamp, value string")
 
 
+def run_pg(spark, config, store, run_id: str, at: datetime = T0, job_name: str = "pg") -> dict:
+    """One run of the load job ``job_name`` as ``run_id``, the clock at ``at``; its summary."""
+    return run_load_at(
+        spark,
+        config,
+        job_name=job_name,
+        run_id=run_id,
+        clock=FixedClock(at.timestamp()),
+        store=store,
+    )
+
+
 def test_incremental_run_pushes_the_watermark_predicate_down_to_the_database(
     spark, postgres, table, tmp_path, store
 ):
     config = jdbc_config(postgres, table, tmp_path)
     upsert(postgres, table, [(1, "a", T0, "x")])
-    run_load_at(
-        spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
-    )
+    run_pg(spark, config, store, "jr_1")
     _, offset = statements_since(postgres, 0)
 
-    run_load_at(
-        spark,
-        config,
-        job_name="pg",
-        run_id="jr_2",
-        clock=FixedClock(T0.timestamp() + 60),
-        store=store,
-    )
+    run_pg(spark, config, store, "jr_2", T0 + timedelta(minutes=1))
 
     received, _ = statements_since(postgres, offset)
     reads = [sql for sql in received if table in sql and "WHERE" in sql and "1=0" not in sql]
@@ -67,9 +70,7 @@ def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_l
 ):
     config = jdbc_config(postgres, table, tmp_path)
     upsert(postgres, table, [(1, "a", T0, "x"), (2, "b", T0 - timedelta(hours=1), "y")])
-    run_load_at(
-        spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
-    )
+    run_pg(spark, config, store, "jr_1")
 
     upsert(
         postgres,
@@ -80,14 +81,7 @@ def test_rows_sharing_the_boundary_value_and_late_rows_in_the_lookback_are_not_l
             (2, "c", T0 + timedelta(seconds=1), "updated-and-moved"),
         ],
     )
-    summary = run_load_at(
-        spark,
-        config,
-        job_name="pg",
-        run_id="jr_2",
-        clock=FixedClock(T0.timestamp() + 60),
-        store=store,
-    )
+    summary = run_pg(spark, config, store, "jr_2", T0 + timedelta(minutes=1))
 
     assert summary["records_read"] == 4  # 1 re-read at the boundary + 3 changes
     assertDataFrameEqual(
@@ -102,9 +96,7 @@ def test_the_cursor_keeps_microseconds(spark, postgres, table, tmp_path, store):
     moment = T0 + timedelta(microseconds=123456)
     upsert(postgres, table, [(1, "a", moment, "x")])
 
-    run_load_at(
-        spark, config, job_name="pg", run_id="jr_1", clock=FixedClock(T0.timestamp()), store=store
-    )
+    run_pg(spark, config, store, "jr_1")
 
     assert store.get_watermark("pg")["watermarks"]["cursor"] == moment
 
@@ -115,14 +107,7 @@ def test_a_missing_key_column_fails_before_reading_with_its_name(
     config = jdbc_config(postgres, table, tmp_path, primary_key=("order_id",))
 
     with pytest.raises(SchemaError, match="order_id"):
-        run_load_at(
-            spark,
-            config,
-            job_name="pg",
-            run_id="jr_1",
-            clock=FixedClock(T0.timestamp()),
-            store=store,
-        )
+        run_pg(spark, config, store, "jr_1")
 
     assert not (tmp_path / "target").exists()
 
@@ -131,14 +116,7 @@ def test_bad_credentials_give_one_clear_error(spark, postgres, table, tmp_path, 
     config = jdbc_config(postgres, table, tmp_path, source_password="wrong")
 
     with pytest.raises(SourceUnavailable) as raised:
-        run_load_at(
-            spark,
-            config,
-            job_name="pg",
-            run_id="jr_1",
-            clock=FixedClock(T0.timestamp()),
-            store=store,
-        )
+        run_pg(spark, config, store, "jr_1")
 
     assert "password authentication failed" in str(raised.value)
     assert "wrong" not in str(raised.value)
@@ -181,14 +159,7 @@ def test_property_jdbc_incremental_runs_equal_a_full_refresh(
                 table,
                 [(k, p, now + timedelta(minutes=m), f"{v}{number}") for k, p, m, v in batch],
             )
-            run_load_at(
-                spark,
-                config,
-                job_name=table,
-                run_id=f"jr_{number}",
-                clock=FixedClock(now.timestamp()),
-                store=store,
-            )
+            run_pg(spark, config, store, f"jr_{number}", now, job_name=table)
         assertDataFrameEqual(
             read_parquet(spark, config.target_path, COLUMNS),
             full_refresh(spark, postgres, table),

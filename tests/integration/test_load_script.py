@@ -18,6 +18,17 @@ ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_700_000_000.0
 
 
+def src_to_out(tmp: Path) -> LoadConfig:
+    """A load of the JSON files under ``tmp/src`` (watermark ``ts``) into ``tmp/out``."""
+    return LoadConfig(
+        source=(tmp / "src").as_uri(),
+        source_format="json",
+        watermark_column="ts",
+        primary_key=("id",),
+        target_path=(tmp / "out").as_uri(),
+    )
+
+
 def test_the_script_runs_locally_unchanged_and_logs_one_summary_line(aws, store, tmp_path):
     write_json_file(tmp_path / "src", [{"id": 1, "day": "d1", "ts": 5, "v": "x"}], mtime=T0)
     command = [
@@ -83,13 +94,7 @@ def test_the_state_follows_the_logical_pipeline_name_across_job_renames(spark, s
     from glue_incremental.load import run_load
     from glue_incremental.runtime import BookmarkControl, IncrementalRun
 
-    config = LoadConfig(
-        source=(tmp_path / "src").as_uri(),
-        source_format="json",
-        watermark_column="ts",
-        primary_key=("id",),
-        target_path=(tmp_path / "out").as_uri(),
-    )
+    config = src_to_out(tmp_path)
     write_json_file(tmp_path / "src", [{"id": 1, "ts": 5}], mtime=T0)
     for job_name, clock in (("orders_v1", T0 + 10), ("orders_v2_renamed", T0 + 20)):
         run = IncrementalRun(
@@ -112,13 +117,7 @@ def test_the_state_follows_the_logical_pipeline_name_across_job_renames(spark, s
 def test_a_paused_replay_reads_exactly_the_range_between_two_runs_and_commits_nothing(
     spark, store, tmp_path
 ):
-    config = LoadConfig(
-        source=(tmp_path / "src").as_uri(),
-        source_format="json",
-        watermark_column="ts",
-        primary_key=("id",),
-        target_path=(tmp_path / "out").as_uri(),
-    )
+    config = src_to_out(tmp_path)
     source = tmp_path / "src"
     for number in (1, 2, 3):
         write_json_file(source, [{"id": number, "ts": number}], mtime=T0 + 100 * number)

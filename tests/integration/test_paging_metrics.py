@@ -11,13 +11,13 @@ import pytest
 from botocore.exceptions import ClientError
 from glue_incremental import aws as aws_clients
 from glue_incremental import metrics
-from glue_incremental.load import LoadConfig, run_load
+from glue_incremental.load import run_load
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge
 
 from tests.harness.alarm_states import wait_for_alarm_state
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
-from tests.harness.loads import FixedClock, write_json_file
+from tests.harness.loads import FixedClock, json_files_config, write_json_file
 
 pytestmark = pytest.mark.spark
 
@@ -28,17 +28,6 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 def table(postgres):
     with orders_table(postgres, prefix="paging") as name:
         yield name
-
-
-def json_files_config(tmp_path) -> LoadConfig:
-    """A load of the JSON files under ``tmp_path/source`` into ``tmp_path/target``."""
-    return LoadConfig(
-        source=(tmp_path / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp_path / "target").as_uri(),
-    )
 
 
 def run_once(spark, config, store, *, state: str, run: str, at: datetime, **options) -> dict:

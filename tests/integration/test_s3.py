@@ -40,6 +40,32 @@ def row(key: int, part: str, updated: int, value: str) -> dict:
     return {"id": key, "part": part, "updated": updated, "value": value}
 
 
+def orders_config(root: str, **overrides) -> LoadConfig:
+    """The ``orders`` load of ``root/source/`` into ``root/target/``, partitioned by ``part``."""
+    options = {
+        "source": f"{root}/source/",
+        "source_format": "json",
+        "watermark_column": "updated",
+        "primary_key": ("id",),
+        "target_path": f"{root}/target/",
+        "partition_by": ("part",),
+    }
+    return LoadConfig(**{**options, **overrides})
+
+
+def run_after_last_write(spark, config: LoadConfig, store, run_id: str, **options) -> dict:
+    """Run ``orders`` as ``run_id`` with the clock just after the objects S3 last stamped."""
+    return run_load_at(
+        spark,
+        config,
+        job_name="orders",
+        run_id=run_id,
+        clock=FixedClock(after_last_write()),
+        store=store,
+        **options,
+    )
+
+
 def test_the_file_bookmark_lists_s3_through_hadoops_s3a_file_system(spark, s3_root):
     first = put_json_lines(f"{s3_root}/source/part=a", [row(1, "a", 1, "x")])
     second = put_json_lines(f"{s3_root}/source/part=b", [row(2, "b", 2, "y")])
@@ -54,36 +80,15 @@ def test_the_file_bookmark_lists_s3_through_hadoops_s3a_file_system(spark, s3_ro
 
 
 def test_a_load_on_s3_reads_only_new_objects_and_replaces_their_partitions(spark, s3_root, store):
-    config = LoadConfig(
-        source=f"{s3_root}/source/",
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=f"{s3_root}/target/",
-        partition_by=("part",),
-    )
+    config = orders_config(s3_root)
     put_json_lines(f"{s3_root}/source", [row(1, "a", 10, "x"), row(2, "b", 11, "y")])
-    first = run_load_at(
-        spark,
-        config,
-        job_name="orders",
-        run_id="jr_1",
-        clock=FixedClock(after_last_write()),
-        store=store,
-    )
+    first = run_after_last_write(spark, config, store, "jr_1")
     partition_b = [
         key for key in keys_under(f"{s3_root}/target/part=b") if key.endswith(".parquet")
     ]
     put_json_lines(f"{s3_root}/source", [row(1, "a", 20, "x2"), row(3, "a", 21, "z")])
 
-    second = run_load_at(
-        spark,
-        config,
-        job_name="orders",
-        run_id="jr_2",
-        clock=FixedClock(after_last_write()),
-        store=store,
-    )
+    second = run_after_last_write(spark, config, store, "jr_2")
 
     assert (first["records_read"], second["records_read"]) == (2, 2)
     assert second["partitions_written"] == [{"part": "a"}]
@@ -119,15 +124,7 @@ _load_steps = st.lists(
 def test_property_s3_incremental_runs_equal_a_full_refresh(spark, s3_root, store, steps):
     root = f"{s3_root}/{uuid.uuid4().hex[:8]}"
     job = f"prop-{uuid.uuid4().hex[:8]}"
-    config = LoadConfig(
-        source=f"{root}/source/",
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=f"{root}/target/",
-        partition_by=("part",),
-        lookback=timedelta(seconds=600),
-    )
+    config = orders_config(root, lookback=timedelta(seconds=600))
     put_json_lines(f"{root}/source", [row(1, "a", 1, "first")])
     runs = 0
     for kind, batch in [*steps, ("run", None)]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 import pytest
-from glue_incremental.load import LoadConfig
 
-from tests.harness.loads import FixedClock, run_load_at, write_json_file
+from tests.harness.jdbc_tables import jdbc_config
+from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
 
 pytestmark = pytest.mark.spark
@@ -18,23 +17,12 @@ T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated", "value"]
 
 
-def files_config(tmp: Path) -> LoadConfig:
-    return LoadConfig(
-        source=(tmp / "source").as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=(tmp / "target").as_uri(),
-        partition_by=("part",),
-    )
-
-
 def row(key: int, updated: int, value: str) -> dict:
     return {"id": key, "part": "a", "updated": updated, "value": value}
 
 
 def test_with_equal_watermarks_the_row_just_read_beats_the_stored_one(spark, tmp_path, store):
-    config = files_config(tmp_path)
+    config = json_files_config(tmp_path, partition_by=("part",))
     write_json_file(tmp_path / "source", [row(k, 5, "old") for k in range(20)], mtime=T0 - 100)
     run_load_at(spark, config, job_name="ties", run_id="jr_1", clock=FixedClock(T0), store=store)
     write_json_file(tmp_path / "source", [row(k, 5, "new") for k in range(20)], mtime=T0 + 10)
@@ -48,7 +36,7 @@ def test_with_equal_watermarks_the_row_just_read_beats_the_stored_one(spark, tmp
 
 
 def test_within_one_run_the_later_file_then_the_greater_file_name_wins(spark, tmp_path, store):
-    config = files_config(tmp_path)
+    config = json_files_config(tmp_path, partition_by=("part",))
     source = tmp_path / "source"
     # Key 1: the later modification time wins although its name sorts first.
     write_json_file(source, [row(1, 5, "later")], mtime=T0 - 50, name="a.json")
@@ -79,15 +67,8 @@ def test_reproduction_5_same_day_updates_of_a_date_watermark_are_kept(
     )
     try:
         postgres.execute(insert, [(k, "a", day, "before") for k in range(20)], many=True)
-        config = LoadConfig(
-            source=postgres.jdbc_url,
-            source_table=table,
-            source_user=postgres.user,
-            source_password=postgres.password,
-            watermark_column="updated_on",
-            primary_key=("id",),
-            target_path=(tmp_path / "target").as_uri(),
-            partition_by=("part",),
+        config = jdbc_config(
+            postgres, table, tmp_path, watermark_column="updated_on", lookback=timedelta(0)
         )
         start = datetime(2024, 5, 1, 9, tzinfo=UTC).timestamp()
         run_load_at(

@@ -33,7 +33,7 @@ from glue_incremental.watermarks import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.harness.watermarks import Requests, same
+from tests.harness.watermarks import VALUE_NAMES, Requests, same, watermark_values
 
 TABLE = "glue-watermarks"
 JOB = "orders_incremental"
@@ -364,34 +364,14 @@ def test_heartbeat_renews_the_lease(store):
 
 # create_watermark_item(job_name, job_run_id, *, slot, **values): those three names are taken.
 RESERVED = {"job_name", "job_run_id", "slot"}
-names = st.text(min_size=1, max_size=10).filter(lambda n: not n.startswith("$"))
-top_names = names.filter(lambda n: n not in RESERVED)
-fixed_offsets = st.builds(
-    timezone, st.timedeltas(min_value=timedelta(hours=-23), max_value=timedelta(hours=23))
-)
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**80), max_value=2**80),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from([0.1, 1e-300, 5e-324, -0.0]),
-    st.text(max_size=20),
-    st.decimals(allow_nan=False, allow_infinity=False),
-    st.datetimes(
-        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=fixed_offsets
-    ),
-    st.dates(),
-)
-values = st.recursive(
-    scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=3), st.dictionaries(names, children, max_size=3)
-    ),
-    max_leaves=8,
-)
+top_names = VALUE_NAMES.filter(lambda n: n not in RESERVED)
 
 
-@given(stored=st.dictionaries(top_names, values, min_size=1, max_size=4))
+@given(
+    stored=st.dictionaries(
+        top_names, watermark_values(max_size=3, max_leaves=8), min_size=1, max_size=4
+    )
+)
 def test_property_values_round_trip_exactly_through_the_endpoint(store, stored):
     job = f"values-{uuid.uuid4().hex[:8]}"
     store.get_watermark(job)

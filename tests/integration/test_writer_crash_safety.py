@@ -16,12 +16,18 @@ from pathlib import Path
 import pytest
 from glue_incremental import writer
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import LoadConfig, main
+from glue_incremental.load import main
 from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at
-from tests.harness.loads import FixedClock, run_load_at, write_json_file
+from tests.harness.loads import (
+    FixedClock,
+    job_argv,
+    json_files_config,
+    run_load_at,
+    write_json_file,
+)
 from tests.harness.reference import as_tuples, full_refresh
 from tests.harness.targets import LocalTarget, Target
 
@@ -64,13 +70,8 @@ class Scenario:
     ) -> None:
         self.spark, self.tmp, self.store = spark, tmp, store
         self.source, self.target = tmp / "source", target
-        self.config = LoadConfig(
-            source=self.source.as_uri(),
-            source_format="json",
-            watermark_column="updated",
-            primary_key=("id",),
-            target_path=target.uri,
-            partition_by=("part",) if partitioned else (),
+        self.config = json_files_config(
+            tmp, target_path=target.uri, partition_by=("part",) if partitioned else ()
         )
 
     def land(self, rows, at: float, name: str | None = None) -> None:
@@ -87,6 +88,12 @@ class Scenario:
             hook=hook,
         )
 
+    def first_run_then_land_update(self) -> None:
+        """Where every sweep starts: BASE loaded by jr_1 at T0, then UPDATE landed 10 s later."""
+        self.land(BASE, T0 - 100)
+        self.run("jr_1", T0)
+        self.land(UPDATE, T0 + 10)
+
     def save(self, name: str) -> None:
         self.target.save(name)
 
@@ -102,16 +109,18 @@ class Scenario:
         assert seen == expected, context
 
 
-def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a_full_refresh(
-    spark, tmp_path, store, filesystem, targets, layout
-):
+@pytest.fixture
+def scenario(spark, tmp_path, store, filesystem, targets, layout) -> Scenario:
+    """The Scenario every sweep starts from, on each file system and layout (slow ones skipped)."""
     skip_slow_s3a_layouts(filesystem, layout)
-    scenario = Scenario(
-        spark, tmp_path, store, targets("target"), partitioned=layout == "partitioned"
-    )
-    scenario.land(BASE, T0 - 100)
-    scenario.run("jr_1", T0)
-    scenario.land(UPDATE, T0 + 10)
+    sweep = Scenario(spark, tmp_path, store, targets("target"), partitioned=layout == "partitioned")
+    sweep.first_run_then_land_update()
+    return sweep
+
+
+def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a_full_refresh(
+    scenario, filesystem
+):
     scenario.save("baseline")
     counter = StepCounter()
     scenario.run("jr_count", T0 + 60, hook=counter)
@@ -130,16 +139,7 @@ def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a
         scenario.assert_equals_full_refresh(f"crash at step {k} ({crash.crashed_at})")
 
 
-def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
-    spark, tmp_path, store, filesystem, targets, layout
-):
-    skip_slow_s3a_layouts(filesystem, layout)
-    scenario = Scenario(
-        spark, tmp_path, store, targets("target"), partitioned=layout == "partitioned"
-    )
-    scenario.land(BASE, T0 - 100)
-    scenario.run("jr_1", T0)
-    scenario.land(UPDATE, T0 + 10)
+def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(scenario):
     # Crashed right after the intent: recovery has every file to move in and every old one to delete.
     with pytest.raises(Crash):
         scenario.run("jr_crashed", T0 + 60, hook=crash_at("publish.move"))
@@ -164,10 +164,8 @@ def test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_ro
 ):
     """What docs/writer-protocol.md promises a reader listing the path during a publish."""
     scenario = Scenario(spark, tmp_path, store, targets("target"), partitioned=True)
-    scenario.land(BASE, T0 - 100)
-    scenario.run("jr_1", T0)
+    scenario.first_run_then_land_update()
     old = {tuple(r.values()) for r in scenario.target.rows(COLUMNS)}
-    scenario.land(UPDATE, T0 + 10)
     new = {tuple(r[c] for c in COLUMNS) for r in full_refresh(scenario.source, ("id",), "updated")}
     kept_keys = {r[0] for r in new} & {r[0] for r in old}
     observations = []
@@ -280,23 +278,16 @@ def test_reproduction_6_a_run_id_that_leaves_the_staging_prefix_is_refused_befor
     sibling.parent.mkdir(parents=True)
     sibling.write_text("{}\n")
     write_json_file(tmp_path / "source", [row(1, "a", 1, "x")], mtime=T0)
-    argv = [
+    argv = job_argv(
         "incremental_load.py",
-        "--JOB_NAME",
-        "orders",
-        "--JOB_RUN_ID",
-        "../..",
-        "--source",
-        (tmp_path / "source").as_uri(),
-        "--source_format",
-        "json",
-        "--watermark_column",
-        "updated",
-        "--primary_key",
-        "id",
-        "--target_path",
-        (lake / "orders").as_uri(),
-    ]
+        JOB_NAME="orders",
+        JOB_RUN_ID="../..",
+        source=(tmp_path / "source").as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key="id",
+        target_path=(lake / "orders").as_uri(),
+    )
     with pytest.raises(ArgumentError, match=r"--JOB_RUN_ID '\.\./\.\.' is not a valid run id"):
         main(argv, spark=spark)
     assert sibling.exists()

@@ -12,36 +12,13 @@ from glue_incremental.encoding import ENCODING_VERSION, InvalidWatermarkValue, d
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.harness.watermarks import same
+from tests.harness.watermarks import VALUE_NAMES, same, watermark_values
 
 # -- strategies (any value JSON can carry back, plus the tagged types) -----------------------
 
-names = st.text(min_size=1, max_size=12).filter(lambda name: not name.startswith("$"))
-fixed_offsets = st.builds(
-    timezone, st.timedeltas(min_value=timedelta(hours=-23), max_value=timedelta(hours=23))
+watermark_maps = st.dictionaries(
+    VALUE_NAMES, watermark_values(max_size=4, max_leaves=12), max_size=5
 )
-# Keep a day away from the ends of datetime's range: normalising to UTC must stay inside it.
-aware_datetimes = st.datetimes(
-    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=fixed_offsets
-)
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**80), max_value=2**80),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.decimals(allow_nan=False, allow_infinity=False),
-    aware_datetimes,
-    st.dates(),
-)
-values = st.recursive(
-    scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(names, children, max_size=4)
-    ),
-    max_leaves=12,
-)
-watermark_maps = st.dictionaries(names, values, max_size=5)
 
 
 # -- round trips -------------------------------------------------------------------------------
