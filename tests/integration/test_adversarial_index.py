@@ -17,11 +17,10 @@ from glue_incremental import key_index
 
 from tests.harness import reference
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, use_filesystem
+from tests.harness.file_jobs import T0, Job, config_for, row
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
 from tests.harness.reference import as_tuples
-from tests.integration.test_incremental_load_files import config_for, row
-from tests.integration.test_key_index import T0, Job
 
 pytestmark = pytest.mark.spark
 

@@ -10,8 +10,7 @@ from glue_incremental.join import JoinJobConfig, JoinSpec
 from glue_incremental.load import LoadConfig
 
 from tests.harness.iceberg import requires_iceberg, unique_table
-from tests.harness.loads import FixedClock, run_load_at, write_json_file
-from tests.integration.test_incremental_join import (
+from tests.harness.joins import (
     OUT_COLUMNS,
     T0,
     land,
@@ -20,6 +19,7 @@ from tests.integration.test_incremental_join import (
     right_row,
     run_at,
 )
+from tests.harness.loads import FixedClock, run_load_at, write_json_file
 
 pytestmark = [pytest.mark.spark, requires_iceberg]
 

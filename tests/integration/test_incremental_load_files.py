@@ -15,10 +15,10 @@ from pyspark.testing import assertDataFrameEqual
 
 from tests.harness import reference
 from tests.harness.faults import Crash, crash_at, on_point
+from tests.harness.file_jobs import COLUMNS, config_for, row
 from tests.harness.histories import delivery_histories
 from tests.harness.loads import (
     FixedClock,
-    json_files_config,
     partition_file_snapshot,
     read_parquet,
     run_load_at,
@@ -28,15 +28,6 @@ from tests.harness.loads import (
 pytestmark = pytest.mark.spark
 
 T0 = 1_700_000_000.0
-COLUMNS = ["id", "part", "updated", "value"]
-
-
-def config_for(tmp: Path, **overrides) -> LoadConfig:
-    return json_files_config(tmp, **{"partition_by": ("part",), **overrides})
-
-
-def row(key: int, part: str, updated: int, value: str) -> dict:
-    return {"id": key, "part": part, "updated": updated, "value": value}
 
 
 def full_refresh(spark, tmp: Path, deliveries=None):

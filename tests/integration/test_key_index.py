@@ -5,74 +5,14 @@ a lost index and runs that do not maintain it."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 from glue_incremental import key_index
-from pyspark.testing import assertDataFrameEqual
 
-from tests.harness import reference
 from tests.harness.faults import Crash, CrashAtStep, StepCounter
-from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
-from tests.integration.test_incremental_load_files import COLUMNS, config_for, row
+from tests.harness.file_jobs import Job, row
 
 pytestmark = pytest.mark.spark
-
-T0 = 1_700_000_000.0
-
-
-class Job:
-    """One file-sourced job with a default (detect) config, run at increasing times."""
-
-    def __init__(self, spark, tmp: Path, store, **overrides) -> None:
-        self.spark, self.tmp, self.store = spark, tmp, store
-        self.config = config_for(tmp, **overrides)
-        self.clock = FixedClock(T0)
-        self.runs = 0
-
-    @property
-    def target(self) -> Path:
-        return self.tmp / "target"
-
-    def land(self, rows, name: str | None = None) -> None:
-        self.clock.now += 10
-        write_json_file(self.tmp / "source", rows, mtime=self.clock.now, name=name)
-
-    def run(self, hook=None, **config_overrides) -> dict:
-        self.clock.now += 60
-        self.runs += 1
-        config = config_for(self.tmp, **config_overrides) if config_overrides else self.config
-        return run_load_at(
-            self.spark,
-            config,
-            job_name="orders",
-            run_id=f"jr_{self.runs}",
-            clock=self.clock,
-            store=self.store,
-            hook=hook,
-        )
-
-    def corrupt(self, partition: str) -> None:
-        """Make every data file of a partition unreadable: a run that reads it fails."""
-        for path in (self.target / partition).glob("*.parquet"):
-            path.write_bytes(b"not parquet")
-
-    def segments(self) -> list[int]:
-        """Generations of the live index segments."""
-        names = (p.name for p in (self.target / key_index.INDEX_DIR).glob("generation=*"))
-        return sorted(int(name.split("=")[1].split("-")[0]) for name in names)
-
-    def assert_equals_full_refresh(self) -> None:
-        latest = reference.latest_per_key(
-            reference.source_rows(self.tmp / "source"), ("id",), "updated"
-        )
-        expected = self.spark.createDataFrame(
-            [tuple(r[c] for c in COLUMNS) for r in latest],
-            "id long, part string, updated long, value string",
-        )
-        seen = read_parquet(self.spark, self.config.target_path, COLUMNS)
-        assert seen.count() == seen.select("id").distinct().count(), "a key is there twice"
-        assertDataFrameEqual(seen, expected)
 
 
 def test_a_default_run_reads_only_the_partitions_its_keys_are_in(spark, tmp_path, store):

@@ -20,10 +20,10 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from pyspark.testing import assertDataFrameEqual
 
+from tests.harness.joins import OUT_COLUMNS, OUT_SCHEMA, reference
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.s3 import after_last_write, keys_under, put_json_lines
 from tests.harness.targets import partition_values_as_strings
-from tests.integration.test_incremental_join import OUT_COLUMNS, OUT_SCHEMA, reference
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3]
 

@@ -23,10 +23,10 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.faults import Crash, crash_at
+from tests.harness.joins import OUT_COLUMNS, OUT_SCHEMA, reference
 from tests.harness.loads import FixedClock
 from tests.harness.s3 import after_last_write, keys_under, put_json_lines
 from tests.harness.targets import partition_values_as_strings
-from tests.integration.test_incremental_join import OUT_COLUMNS, OUT_SCHEMA, reference
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3]
 
