@@ -4,13 +4,16 @@ that the target equals the pure-Python full refresh."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 from glue_incremental import key_index
 from glue_incremental.load import LoadConfig
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness import reference
+from tests.harness.faults import Crash, CrashAtStep
 from tests.harness.loads import (
     FixedClock,
     json_files_config,
@@ -73,6 +76,21 @@ class Job:
         """Generations of the live index segments."""
         names = (p.name for p in (self.target / key_index.INDEX_DIR).glob("generation=*"))
         return sorted(int(name.split("=")[1].split("-")[0]) for name in names)
+
+    def crash_at_publish_step_then_rerun(
+        self, step: int, *, baseline: Path, rewound_to: str, rows: list[dict]
+    ) -> None:
+        """From the target ``baseline`` and the state after ``rewound_to``: a run crashing at
+        its ``step``-th publish step, then ``rows`` landed and a rerun equal to a full refresh."""
+        shutil.rmtree(self.target)
+        shutil.copytree(baseline, self.target)
+        self.store.rewind("orders", rewound_to, why="next crash point")
+        (self.tmp / "source" / "next.json").unlink(missing_ok=True)
+        with pytest.raises(Crash):
+            self.run(hook=CrashAtStep(step, prefix="publish."))
+        self.land(rows, name="next.json")
+        self.run()
+        self.assert_equals_full_refresh()
 
     def assert_equals_full_refresh(self) -> None:
         latest = reference.latest_per_key(

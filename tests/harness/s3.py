@@ -10,10 +10,21 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from glue_incremental import aws
+from glue_incremental.load import LoadConfig
+from glue_incremental.sources.discovery import (
+    DiscoveredPlan,
+    Discovery,
+    DiscoveryState,
+    plan_discovered_read,
+)
+from glue_incremental.sources.files import FileBookmark
+from glue_incremental.watermarks import Watermarks
+
+from tests.harness.loads import FixedClock, run_load_at
 
 _objects = itertools.count()
 
@@ -47,3 +58,54 @@ def after_last_write(margin: float = 1.0) -> float:
     """A run start strictly after everything put so far (S3 times have one-second resolution)."""
     time.sleep(margin)
     return time.time()
+
+
+def runs_after_last_write(
+    spark: Any, config: LoadConfig, store: Watermarks, job_name: str, margin: float = 1.5
+) -> Callable[..., dict[str, Any]]:
+    """A function running the job once per call (run ids ``jr_0``, ``jr_1``, ...), each
+    starting ``margin`` seconds after the newest object S3 stamped (S3 times are whole
+    seconds; 1.5 s is also past a 1 s message visibility, so unread messages are back)."""
+    run_ids = itertools.count()
+
+    def run(hook: Any = None) -> dict[str, Any]:
+        return run_load_at(
+            spark,
+            config,
+            job_name=job_name,
+            run_id=f"jr_{next(run_ids)}",
+            clock=FixedClock(after_last_write(margin)),
+            store=store,
+            hook=hook,
+        )
+
+    return run
+
+
+# S3 times have one-second resolution: a band of one second, history >= 2 s older than new files.
+BAND_SECONDS = 1
+
+
+def plan_listing(
+    root: str,
+    bookmark: FileBookmark | None,
+    state: DiscoveryState | None,
+    every: int,
+    *,
+    run_start: float | None = None,
+    **options: Any,
+) -> tuple[DiscoveredPlan, FileBookmark, DiscoveryState]:
+    """One ordered-listing plan of ``root`` starting at ``run_start`` (default: just after the
+    newest object): (the plan, the next bookmark, the next discovery state)."""
+    start = after_last_write() if run_start is None else run_start
+    found = plan_discovered_read(
+        None,
+        root,
+        bookmark,
+        state,
+        Discovery("listing", every),
+        run_start_ms=int(start * 1000),
+        band_seconds=BAND_SECONDS,
+        **options,
+    )
+    return found, found.plan.next_bookmark, found.next_state

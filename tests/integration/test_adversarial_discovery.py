@@ -21,7 +21,13 @@ from glue_incremental.sources.discovery import Discovery, plan_discovered_read
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.notifications import notified_queue as make_queue
 from tests.harness.notifications import wait_for_messages
-from tests.harness.s3 import after_last_write, put_json_lines, split_uri
+from tests.harness.s3 import (
+    after_last_write,
+    plan_listing,
+    put_json_lines,
+    runs_after_last_write,
+    split_uri,
+)
 
 pytestmark = [pytest.mark.s3]
 
@@ -114,13 +120,13 @@ def test_a_notified_file_whose_key_needs_url_encoding_in_the_event_is_read(s3_bu
 def test_an_ordered_listing_of_more_than_one_page_after_the_start_reads_every_file(s3_bucket):
     root = f"s3://{s3_bucket}/paged"
     put_json_lines(f"{root}/dt=2024-01-01", [{"id": 0}])
-    _, bookmark, state = _plan_listing(root, None, None, 24, after_last_write(2.1))
+    _, bookmark, state = plan_listing(root, None, None, 24, run_start=after_last_write(2.1))
     with ThreadPoolExecutor(8) as pool:
         new = set(
             pool.map(lambda n: put_json_lines(f"{root}/dt=2024-01-02", [{"id": n}]), range(1005))
         )
 
-    second, _, _ = _plan_listing(root, bookmark, state, 24, after_last_write(1.0))
+    second, _, _ = plan_listing(root, bookmark, state, 24, run_start=after_last_write(1.0))
 
     assert second.kind == "ordered" and state.ordered_start == "dt=2024-01-01"
     assert {f.uri for f in second.plan.files} == new
@@ -158,19 +164,6 @@ def test_a_file_read_in_its_band_is_not_reported_late_when_its_directory_is_list
     assert third.plan.late_file_count == 0
 
 
-def _plan_listing(root, bookmark, state, every, run_start):
-    found = plan_discovered_read(
-        None,
-        root,
-        bookmark,
-        state,
-        Discovery("listing", every),
-        run_start_ms=int(run_start * 1000),
-        band_seconds=1,
-    )
-    return found, found.plan.next_bookmark, found.next_state
-
-
 def _modified_ms(uri: str) -> int:
     bucket, key = split_uri(uri)
     head = aws.client("s3").head_object(Bucket=bucket, Key=key)
@@ -187,7 +180,7 @@ def test_a_file_landing_in_an_old_partition_in_the_second_of_a_full_listing_is_r
         put_json_lines(f"{root}/dt=2024-01-01", [{"id": 1}])
         time.sleep(2.1 - time.time() % 1)  # > the band, and early in a second
         newest = put_json_lines(f"{root}/dt=2024-01-05", [{"id": 5}])
-        first, bookmark, state = _plan_listing(root, None, None, 2, time.time())
+        first, bookmark, state = plan_listing(root, None, None, 2, run_start=time.time())
         racer = put_json_lines(f"{root}/dt=2024-01-01", [{"id": 2}])
         if _modified_ms(racer) == _modified_ms(newest):
             break
@@ -198,10 +191,12 @@ def test_a_file_landing_in_an_old_partition_in_the_second_of_a_full_listing_is_r
 
     time.sleep(2.1)  # the band moves past the racer's second
     new = put_json_lines(f"{root}/dt=2024-01-06", [{"id": 6}])
-    second, bookmark, state = _plan_listing(root, bookmark, state, 2, after_last_write(1.0))
+    second, bookmark, state = plan_listing(
+        root, bookmark, state, 2, run_start=after_last_write(1.0)
+    )
     assert second.kind == "ordered" and [f.uri for f in second.plan.files] == [new]
 
-    third, _, _ = _plan_listing(root, bookmark, state, 2, after_last_write(1.0))
+    third, _, _ = plan_listing(root, bookmark, state, 2, run_start=after_last_write(1.0))
     assert third.kind == "full"
     assert [f.uri for f in third.plan.files] == [racer]
 
@@ -227,17 +222,7 @@ def test_after_a_rewind_a_notification_run_reads_again_what_came_after_the_rewou
         notification_queue_url=queue_url,
         full_listing_every=24,
     )
-    runs = iter(range(100))
-
-    def run():
-        return run_load_at(
-            spark,
-            config,
-            job_name="rewound",
-            run_id=f"jr_{next(runs)}",
-            clock=FixedClock(after_last_write(1.5)),
-            store=store,
-        )
+    run = runs_after_last_write(spark, config, store, job_name="rewound")
 
     put_json_lines(f"{source}dt=2024-01-01", [{"id": 1, "updated": 1}])
     wait_for_messages(queue_url, 1)

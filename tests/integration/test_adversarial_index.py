@@ -16,7 +16,7 @@ import pytest
 from glue_incremental import key_index
 
 from tests.harness import reference
-from tests.harness.faults import Crash, CrashAtStep, StepCounter, use_filesystem
+from tests.harness.faults import StepCounter, use_filesystem
 from tests.harness.file_jobs import T0, Job, config_for, row
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
@@ -125,15 +125,12 @@ def test_a_crash_at_every_step_of_a_compacting_publish_with_s3_renames_then_a_re
     assert crash_points
 
     for k in crash_points:
-        shutil.rmtree(job.target)
-        shutil.copytree(baseline, job.target)
-        store.rewind("orders", "jr_2", why="next crash point")
-        (tmp_path / "source" / "next.json").unlink(missing_ok=True)
-        with pytest.raises(Crash):
-            job.run(hook=CrashAtStep(k, prefix="publish."))
-        job.land([row(1, "a", 300, "x back"), row(2, "c", 300, "y to c")], name="next.json")
-        job.run()
-        job.assert_equals_full_refresh()
+        job.crash_at_publish_step_then_rerun(
+            k,
+            baseline=baseline,
+            rewound_to="jr_2",
+            rows=[row(1, "a", 300, "x back"), row(2, "c", 300, "y to c")],
+        )
 
 
 @pytest.mark.usefixtures("spark")

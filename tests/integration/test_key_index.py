@@ -9,7 +9,7 @@ import shutil
 import pytest
 from glue_incremental import key_index
 
-from tests.harness.faults import Crash, CrashAtStep, StepCounter
+from tests.harness.faults import StepCounter
 from tests.harness.file_jobs import Job, row
 
 pytestmark = pytest.mark.spark
@@ -111,12 +111,9 @@ def test_a_crash_at_every_step_between_data_and_index_publish_then_a_rerun_is_ri
     steps = [name for name, _ in counter.steps if name.startswith("publish.")]
 
     for k in range(1, len(steps) + 1):
-        shutil.rmtree(job.target)
-        shutil.copytree(baseline, job.target)
-        store.rewind("orders", "jr_1", why="next crash point")
-        (tmp_path / "source" / "next.json").unlink(missing_ok=True)
-        with pytest.raises(Crash):
-            job.run(hook=CrashAtStep(k, prefix="publish."))
-        job.land([row(1, "c", 200, "moved again"), row(3, "a", 200, "z2")], name="next.json")
-        job.run()
-        job.assert_equals_full_refresh()
+        job.crash_at_publish_step_then_rerun(
+            k,
+            baseline=baseline,
+            rewound_to="jr_1",
+            rows=[row(1, "c", 200, "moved again"), row(3, "a", 200, "z2")],
+        )

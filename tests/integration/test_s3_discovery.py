@@ -10,35 +10,24 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
 from glue_incremental import aws
 from glue_incremental.load import LoadConfig
 from glue_incremental.sources import discovery
-from glue_incremental.sources.discovery import Discovery, DiscoveryState, plan_discovered_read
+from glue_incremental.sources.discovery import Discovery, DiscoveryState
 
 from tests.harness.faults import Crash, crash_at
-from tests.harness.loads import FixedClock, read_parquet, run_load_at
-from tests.harness.s3 import after_last_write, put_json_lines, split_uri
+from tests.harness.loads import read_parquet
+from tests.harness.notifications import messages_in, notified_queue
+from tests.harness.s3 import (
+    plan_listing,
+    put_json_lines,
+    runs_after_last_write,
+    split_uri,
+)
 
 pytestmark = [pytest.mark.s3]
-
-BAND_SECONDS = 1  # S3 times have one-second resolution: history is >= 2 s older than new files
-
-
-def plan(root, bookmark, state, every, **kwargs):
-    found = plan_discovered_read(
-        None,
-        root,
-        bookmark,
-        state,
-        Discovery("listing", every),
-        run_start_ms=int(after_last_write() * 1000),
-        band_seconds=BAND_SECONDS,
-        **kwargs,
-    )
-    return found, found.plan.next_bookmark, found.next_state
 
 
 def test_ordered_listing_lists_from_the_recent_partition_and_the_full_listing_finds_old_ones(
@@ -50,36 +39,36 @@ def test_ordered_listing_lists_from_the_recent_partition_and_the_full_listing_fi
     time.sleep(2)
     put_json_lines(f"{root}/dt=2024-01-06", [{"id": 6}])
 
-    first, bookmark, state = plan(root, None, None, every=2)
+    first, bookmark, state = plan_listing(root, None, None, every=2)
     assert (first.kind, len(first.plan.files)) == ("full", 6)
     assert state.ordered_start == "dt=2024-01-06"
 
     late = put_json_lines(f"{root}/dt=2024-01-02", [{"id": 2}])  # an old partition
     time.sleep(2)  # older than the band when the full listing comes
     new = put_json_lines(f"{root}/dt=2024-01-07", [{"id": 7}])
-    second, bookmark, state = plan(root, bookmark, state, every=2)
+    second, bookmark, state = plan_listing(root, bookmark, state, every=2)
     assert second.kind == "ordered"
     assert [f.uri for f in second.plan.files] == [new]
     assert second.plan.files_listed == 2  # dt=06 and dt=07 only: history is not listed
     assert second.requests == 1
 
-    third, bookmark, state = plan(root, bookmark, state, every=2)
+    third, bookmark, state = plan_listing(root, bookmark, state, every=2)
     assert third.kind == "full"
     assert [f.uri for f in third.plan.files] == [late]
     assert third.files_found_by_full_listing == 1
     assert third.plan.late_file_count == 0  # read, so not also reported as skipped
 
-    fourth, _, _ = plan(root, bookmark, state, every=2)
+    fourth, _, _ = plan_listing(root, bookmark, state, every=2)
     assert (fourth.kind, fourth.plan.files) == ("ordered", ())
 
 
 def test_files_outside_key_value_directories_are_always_listed_in_full(s3_bucket):
     root = f"s3://{s3_bucket}/flat"
     put_json_lines(root, [{"id": 1}])
-    _, bookmark, state = plan(root, None, None, every=24)
+    _, bookmark, state = plan_listing(root, None, None, every=24)
     assert state.ordered_start is None
     put_json_lines(root, [{"id": 2}])
-    second, _, _ = plan(root, bookmark, state, every=24)
+    second, _, _ = plan_listing(root, bookmark, state, every=24)
     assert (second.kind, len(second.plan.files)) == ("full", 1)
 
 
@@ -100,24 +89,8 @@ def test_bad_discovery_options_fail_naming_the_argument_before_any_listing():
 @pytest.fixture
 def notified_source(s3_bucket, s3_root):
     """(source URI, queue URL): S3 event notifications for the source prefix go to an SQS queue."""
-    sqs = aws.client("sqs")
-    queue_url = sqs.create_queue(QueueName=f"src-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
     source = f"{s3_root}/events/"
-    _, prefix = split_uri(source)
-    aws.client("s3").put_bucket_notification_configuration(
-        Bucket=s3_bucket,
-        NotificationConfiguration={
-            "QueueConfigurations": [
-                {
-                    "QueueArn": arn["Attributes"]["QueueArn"],
-                    "Events": ["s3:ObjectCreated:*"],
-                    "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": prefix}]}},
-                }
-            ]
-        },
-    )
-    return source, queue_url
+    return source, notified_queue(s3_bucket, split_uri(source)[1])
 
 
 def _config(source, queue_url, target, every=24):
@@ -134,52 +107,31 @@ def _config(source, queue_url, target, every=24):
     )
 
 
-def _in_queue(queue_url) -> int:
-    attributes = aws.client("sqs").get_queue_attributes(
-        QueueUrl=queue_url,
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]
-    return int(attributes["ApproximateNumberOfMessages"]) + int(
-        attributes["ApproximateNumberOfMessagesNotVisible"]
-    )
-
-
 def test_notifications_survive_crashes_before_and_after_the_commit(
     spark, notified_source, s3_root, store
 ):
     source, queue_url = notified_source
     config = _config(source, queue_url, f"{s3_root}/target/")
-    runs = iter(range(100))
-
-    def run(hook=None):
-        return run_load_at(
-            spark,
-            config,
-            job_name="events",
-            run_id=f"jr_{next(runs)}",
-            clock=FixedClock(after_last_write(1.5)),  # > the 1 s visibility: messages are back
-            store=store,
-            hook=hook,
-        )
+    run = runs_after_last_write(spark, config, store, job_name="events")
 
     put_json_lines(f"{source}dt=2024-01-01", [{"id": 1, "updated": 1}])
     first = run()  # the first run lists everything and deletes the message after its commit
-    assert first["records_read"] == 1 and _in_queue(queue_url) == 0
+    assert first["records_read"] == 1 and messages_in(queue_url) == 0
 
     put_json_lines(f"{source}dt=2024-01-02", [{"id": 2, "updated": 2}])
     with pytest.raises(Crash):
         run(crash_at("commit.before"))  # message received, killed before the commit
-    assert _in_queue(queue_url) == 1
+    assert messages_in(queue_url) == 1
     again = run()
     assert again["records_read"] == 1 and again["file_plan"]["discovery"] == "notifications"
 
     put_json_lines(f"{source}dt=2024-01-03", [{"id": 3, "updated": 3}])
     with pytest.raises(Crash):
         run(crash_at("commit.after"))  # committed, killed before the delete
-    assert _in_queue(queue_url) == 1
+    assert messages_in(queue_url) == 1
     redelivered = run()
     assert redelivered["records_read"] == 0  # the bookmark makes the message a no-op
-    assert _in_queue(queue_url) == 0
+    assert messages_in(queue_url) == 0
 
     rows = read_parquet(spark, config.target_path, ["id", "updated"]).collect()
     assert sorted(r["id"] for r in rows) == [1, 2, 3]
@@ -190,17 +142,7 @@ def test_a_duplicate_event_is_not_read_twice_and_a_lost_one_is_found_by_the_full
 ):
     source, queue_url = notified_source
     config = _config(source, queue_url, f"{s3_root}/target/", every=2)
-    runs = iter(range(100))
-
-    def run():
-        return run_load_at(
-            spark,
-            config,
-            job_name="events2",
-            run_id=f"jr_{next(runs)}",
-            clock=FixedClock(after_last_write(1.5)),
-            store=store,
-        )
+    run = runs_after_last_write(spark, config, store, job_name="events2")
 
     first_file = put_json_lines(f"{source}dt=2024-01-01", [{"id": 1, "updated": 1}])
     assert run()["records_read"] == 1  # full listing (first run)
