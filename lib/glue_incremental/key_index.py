@@ -21,15 +21,29 @@ import hashlib
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ByteType,
+    DataType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+)
 from pyspark.sql.window import Window
 
 INDEX_DIR = "_index"
 GENERATION = "generation"
 MAX_SEGMENTS = 12
+# Up to this many keys per run, the lookup is a literal filter on the index (see partitions_of).
+MAX_LISTED_KEYS = 10_000
+# Key types whose collected values compare exactly as literals (no time-zone or precision shift).
+_LISTABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
 
 
 @dataclass(frozen=True)
@@ -168,13 +182,49 @@ def partitions_of(
     segments: Sequence[Segment],
     keys: DataFrame,
     layout: Layout,
-) -> list[tuple[str | None, ...]]:
-    """Partition values currently holding any of ``keys`` (one Spark job over the index)."""
+) -> list[tuple[Any, ...]]:
+    """Partition values currently holding any of ``keys``.
+
+    A run's keys, when few (``MAX_LISTED_KEYS``) and of one plain column, are
+    collected and become a filter on the index read: Parquet skips the row
+    groups whose key range holds none of them, and no shuffle runs. Otherwise
+    the index is joined with the keys (a null key matches a null).
+    """
     entries = read_segments(spark, target_uri, segments, layout)
+    listed = _listed_keys(keys, layout)
+    if listed is not None:
+        return _partitions_of_listed(entries, listed, layout)
     hits = having_keys(entries, keys, layout.primary_key, broadcast=True)
     latest = latest_per_key(hits, layout.primary_key)
     rows = latest.select(*[_col(name) for name in layout.partition_by]).distinct().collect()
     return [tuple(row) for row in rows]
+
+
+def _listed_keys(keys: DataFrame, layout: Layout) -> list[Any] | None:
+    """The keys as a list when a literal filter can find them exactly, else None."""
+    if len(layout.primary_key) != 1 or not isinstance(layout.key_types[0], _LISTABLE_TYPES):
+        return None
+    values = [row[0] for row in keys.limit(MAX_LISTED_KEYS + 1).collect()]
+    if len(values) > MAX_LISTED_KEYS or any(value is None for value in values):
+        return None  # many keys: a join scales; a null key: only a null-safe join finds it
+    return values
+
+
+def _partitions_of_listed(
+    entries: DataFrame, listed: list[Any], layout: Layout
+) -> list[tuple[Any, ...]]:
+    if not listed:
+        return []
+    key = layout.primary_key[0]
+    hits = entries.where(_col(key).isin(listed)).collect()
+    latest: dict[Any, Any] = {}
+    for hit in hits:
+        if hit[key] not in latest or hit[GENERATION] > latest[hit[key]][GENERATION]:
+            latest[hit[key]] = hit
+    return sorted(
+        {tuple(hit[name] for name in layout.partition_by) for hit in latest.values()},
+        key=lambda values: tuple((value is None, str(value)) for value in values),
+    )
 
 
 def having_keys(

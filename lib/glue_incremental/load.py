@@ -23,8 +23,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType, _parse_datatype_string
 
 from glue_incremental import credentials, cursors, iceberg, iceberg_maintenance, writer
+from glue_incremental.args import ArgumentError
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -154,6 +156,7 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
 
 
 def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
+    declared = _declared_schema(config)
     previous = run.previous()
     bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
     upper_state = run.upper_bound()
@@ -177,7 +180,11 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         _print_plan(run, {"source": "files", **found.summary()})
         return
     rows = bulk.read_listed_files(
-        run.spark, plan.files, root_uri=config.source, source_format=config.source_format
+        run.spark,
+        plan.files,
+        root_uri=config.source,
+        source_format=config.source_format,
+        schema=declared,
     )
     if rows is not None:
         rows = rows.select(
@@ -203,6 +210,26 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     if found.receipts and run.bookmark.commits:
         # Only now: the state that makes these messages no-ops is committed.
         discovery.delete_notifications(config.file_discovery, found.receipts)
+
+
+def _declared_schema(config: LoadConfig) -> StructType | None:
+    """``--source_schema`` parsed (None when not given); bad DDL stops the run before any read."""
+    if config.source_schema is None:
+        return None
+    try:
+        schema = _parse_datatype_string(config.source_schema)
+    except Exception as error:  # Spark's ParseException: its first line says where
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+        raise ArgumentError(
+            "source_schema", f"--source_schema is not a column list in Spark DDL: {first_line}"
+        ) from None
+    if not isinstance(schema, StructType):
+        raise ArgumentError(
+            "source_schema",
+            f"--source_schema {config.source_schema!r} is one type, not columns "
+            "(`name TYPE, name TYPE`)",
+        )
+    return schema
 
 
 def _late_count(plan: Any) -> int:
@@ -258,7 +285,7 @@ def _load_rows(
             _require_same_shape(source_rows, target_schema, config)
         rows = rows.persist()
         try:
-            stats = cursors.batch_stats(rows, config.watermark_column, cursor_limit)
+            stats = _batch_stats(rows, config, cursor_limit)
             records_read, nulls, future = stats.rows, stats.nulls, stats.future
             if nulls and config.null_watermarks == "fail":
                 raise SchemaError(
@@ -322,6 +349,20 @@ def _load_rows(
         partitions_removed=result.partitions_removed,
         **details,
     )
+
+
+def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursors.BatchStats:
+    """The batch's counts (its first action: a declared schema's misfit surfaces here)."""
+    try:
+        return cursors.batch_stats(rows, config.watermark_column, limit)
+    except Exception as error:
+        if config.source_schema is None or "FAILFAST" not in str(error):
+            raise
+        raise SchemaError(
+            "source_schema",
+            f"a source value does not fit --source_schema ({config.source_schema}); "
+            "nothing was written",
+        ) from error
 
 
 def _next_state(cursor: Any, run: IncrementalRun, state_extra: LoadStateExtra) -> LoadStateDict:

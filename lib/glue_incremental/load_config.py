@@ -92,6 +92,12 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     Option(
         "source_format", "Files: `parquet`, `json` or `csv`.", "parquet", choice(*SOURCE_FORMATS)
     ),
+    Option(
+        "source_schema",
+        "Files: the source's columns as Spark DDL (`id BIGINT, updated TIMESTAMP, value STRING`), "
+        "read as declared instead of inferred (inferring JSON or CSV reads every file once more). "
+        "A value that does not fit its type stops the run before anything is written.",
+    ),
     Option("source_user", "JDBC user when neither a secret nor a connection gives one."),
     Option(
         "source_secret_id",
@@ -166,6 +172,7 @@ class LoadConfig:
     partition_by: tuple[str, ...] = ()
     source_table: str | None = None
     source_format: SourceFormat = "parquet"
+    source_schema: str | None = None
     source_user: str | None = None
     source_secret_id: str | None = None
     connection_name: str | None = None
@@ -219,6 +226,7 @@ class LoadConfig:
                 "source_format",
                 f"--source_format {self.source_format!r} is not one of {', '.join(SOURCE_FORMATS)}",
             )
+        self._check_source_schema()
         if self.null_watermarks not in NULL_POLICIES:
             raise ArgumentError(
                 "null_watermarks",
@@ -236,6 +244,17 @@ class LoadConfig:
             raise ArgumentError(
                 "partition_by", f"--partition_by cannot include the watermark column {overlap}"
             )
+
+    def _check_source_schema(self) -> None:
+        if self.source_schema is None:
+            return
+        if self.is_jdbc:
+            raise ArgumentError(
+                "source_schema",
+                "--source_schema is for file sources; a JDBC source has the table's own types",
+            )
+        if not self.source_schema.strip():
+            raise ArgumentError("source_schema", "--source_schema is empty: give columns as DDL")
 
     @property
     def iceberg_target(self) -> iceberg.IcebergTarget:

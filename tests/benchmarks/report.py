@@ -637,7 +637,7 @@ def _ratio_text(value: float | None) -> str:
 
 NOTES = (
     "What a run of the load job includes (section 1 'ours', section 2): taking the job's "
-    "lease, reading the watermark, listing and planning, inferring the new files' JSON schema, "
+    "lease, reading the watermark, listing and planning, reading the new files with the declared schema, "
     "merging by primary key into the affected target partitions (section 1 runs the default, "
     "--partition_moves detect: the partitions holding older versions of the incoming keys are "
     "looked up in the target's key index, a few small key-sorted files, not the target; its "
@@ -655,9 +655,20 @@ NOTES = (
     "(half of it one mkdirs per file); listing the source through py4j one directory at a "
     "time 3% (56,000 py4j round trips, mostly FileStatus getters). Fixed: the path lookups "
     "run in a few tasks per core (sources/bulk.py), one mkdirs per directory, rows written "
-    "counted while staging (a Spark Observation, no second read). Not changed: the JSON schema inference (the "
-    "job is not given a schema; plain Spark and AvailableNow are) and the merge by key, which "
-    "a first run needs (a key may be delivered twice).",
+    "counted while staging (a Spark Observation, no second read).",
+    "The same at 20,000 files, after those fixes (cProfile, full reload, a loaded machine: "
+    "shares, not seconds): listing the source through py4j 18% (801 directories, five py4j "
+    "calls per file), the read into the cache 19%, the staging write of data and key index "
+    "31%, publishing 14% (3,206 files: Spark wrote one file per writer task and partition), "
+    "the index base 7%, the 20,000 path lookups 7%; an incremental run at that history spent "
+    "1.6 s of 5.4 s finding the target's schema (it listed all 800 target partitions over "
+    "py4j to read one footer). Fixed in this round: a file: source is listed in Python "
+    "(os.scandir, checked equal to Hadoop's listing by a test), rows are repartitioned by "
+    "the partition columns before the write (one file per partition), the schema comes from "
+    "the first data file found, the key lookup is a literal filter on the index, and the job "
+    "is given the JSON schema (--source_schema) as plain Spark and AvailableNow are. Not "
+    "changed: the merge by key, which a first run and a reload need (a key may be delivered "
+    "twice), and the publish file by file (the write-ahead protocol's moves).",
     "Full reloads are measured two ways: the job with --job-bookmark-disable (read "
     "everything, de-duplicate, replace the target) and plain Spark (read everything, "
     "overwrite). Speed-up targets are judged against the faster of the two.",

@@ -156,8 +156,8 @@ def files(results: dict[str, Any]) -> list[dict[str, Any]]:
             None if worst is None else worst <= FILES_FIRST_VS_PLAIN_MAX,
             ""
             if worst is None or worst <= FILES_FIRST_VS_PLAIN_MAX
-            else "see the results README: fixed cost of the job (schema inference of the JSON "
-            "source, fingerprint listing, merge by key, staging then publishing file by file)",
+            else "see the results README: fixed cost of the job (listing, merge by key, the "
+            "key index's base, staging then publishing file by file)",
         )
     )
     out.append(_writer_regression(largest))

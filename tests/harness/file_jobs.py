@@ -68,9 +68,13 @@ class Job:
         )
 
     def corrupt(self, partition: str) -> None:
-        """Make every data file of a partition unreadable: a run that reads it fails."""
+        """Make the rows of a partition unreadable: a run that reads them fails. Footers (the
+        schema) stay readable: the schema check may read any one footer of the target."""
         for path in (self.target / partition).glob("*.parquet"):
-            path.write_bytes(b"not parquet")
+            data = path.read_bytes()
+            footer_start = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+            path.write_bytes(data[:4] + b"\xff" * (footer_start - 4) + data[footer_start:])
+            path.with_name(f".{path.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum
 
     def segments(self) -> list[int]:
         """Generations of the live index segments."""

@@ -31,8 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = ["id", "part", "updated", "value"]
 JOB = "killed"
 LEASE_SECONDS = 3
-# `make test-deep` (HYPOTHESIS_PROFILE=deep) spreads four times as many timed kills.
-TIMED_KILLS = 40 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 8
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+# `make test` kills the real script at the first step of up to 8 kinds (stage, intent, move,
+# delete, forget, commit, ...) and at 3 moments; `make test-deep` at every step and at 40
+# moments. In-process crashes cover every step in both (test_writer_crash_safety).
+TIMED_KILLS = 40 if DEEP else 3
+QUICK_STEP_KILLS = 8
 
 
 def row(key: int, part: str, updated: int, value: str) -> dict:
@@ -147,19 +151,34 @@ def bench(spark, tmp_path, aws):
     return KillBench(spark, tmp_path, Watermarks())
 
 
-def _steps_of_one_run(bench: KillBench) -> int:
+def _steps_of_one_run(bench: KillBench) -> list[str]:
     counter = StepCounter()
     bench.run_in_process("jr_count", hook=counter)
     bench.rerun_and_check("the counting run", 0)
-    return len(counter.steps)
+    return counter.names()
+
+
+def _steps_to_kill_at(names: list[str]) -> list[int]:
+    """Every step (1-based) under deep; else the first step of each kind, at most
+    ``QUICK_STEP_KILLS`` of them spread evenly from the first to the last."""
+    if DEEP:
+        return list(range(1, len(names) + 1))
+    first_of_kind = {name: index for index, name in reversed(list(enumerate(names, 1)))}
+    candidates = sorted({*first_of_kind.values(), len(names)})
+    if len(candidates) <= QUICK_STEP_KILLS:
+        return candidates
+    last = len(candidates) - 1
+    picks = {round(i * last / (QUICK_STEP_KILLS - 1)) for i in range(QUICK_STEP_KILLS)}
+    return [candidates[i] for i in sorted(picks)]
 
 
 def test_sigkill_at_every_step_and_across_the_run_then_a_rerun_equals_a_full_refresh(bench):
-    steps = _steps_of_one_run(bench)
-    assert steps >= 8  # stage, intent, moves, deletes, forget, commits
+    names = _steps_of_one_run(bench)
+    assert len(set(names)) >= 6  # stage, intent, moves, deletes, forget, commits
+    steps = _steps_to_kill_at(names)
 
     killed = 0
-    for k in range(1, steps + 1):
+    for k in steps:
         code, _ = bench.spawn(f"jr_step_{k}", kill_at_step=k)
         assert code == -signal.SIGKILL, f"step {k}: exit {code}"
         killed += 1
@@ -173,7 +192,7 @@ def test_sigkill_at_every_step_and_across_the_run_then_a_rerun_equals_a_full_ref
         code, _ = bench.spawn(f"jr_timed_{i}", kill_after=after)
         killed += code == -signal.SIGKILL
         bench.rerun_and_check(f"SIGKILL after {after:.1f}s of {duration:.1f}s", 100 + i)
-    assert killed >= steps + TIMED_KILLS // 2
+    assert killed >= len(steps) + TIMED_KILLS // 2
 
 
 @pytest.mark.parametrize(

@@ -247,6 +247,8 @@ def test_reproduction_3_an_unpartitioned_target_caught_mid_publish(spark, target
 def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
     spark, tmp_path, monkeypatch
 ):
+    from glue_incremental.sources.bulk import session_conf
+
     from tests.harness.faults import use_filesystem
 
     use_filesystem(monkeypatch, "copy_then_delete")
@@ -255,7 +257,11 @@ def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
     _upsert(spark, _frame(spark, rows), target, "r1")
     rewritten = [(i, "a", 2, f"u{i}") for i in range(200)]
     for k in (1, 2, 3):  # the partition is rewritten as three files: crash after each copy
-        with pytest.raises(Crash), hooks.installed(crash_at("fs.copied", times=k)):
+        with (
+            pytest.raises(Crash),
+            hooks.installed(crash_at("fs.copied", times=k)),
+            session_conf(spark, {"spark.sql.files.maxRecordsPerFile": "70"}),
+        ):
             writer.replace_partitions(
                 spark,
                 _frame(spark, rewritten, 3),

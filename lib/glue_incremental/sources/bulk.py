@@ -45,8 +45,22 @@ def read_listed_files(
     *,
     root_uri: str,
     source_format: Literal["parquet", "json", "csv"],
+    schema: Any = None,
 ) -> Any:
-    """``files.read_files`` of exactly ``listed``, its file lookups in few Spark tasks."""
+    """``files.read_files`` of exactly ``listed``, its file lookups in few Spark tasks.
+
+    With a declared ``schema`` nothing is inferred, and a JSON or CSV value
+    that does not fit its type fails the read (``FAILFAST``) instead of
+    becoming a null.
+    """
     tasks = max(1, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
+    options = {"mode": "FAILFAST"} if schema is not None and source_format != "parquet" else None
     with session_conf(spark, {LISTING_PARALLELISM: str(tasks)}):
-        return files.read_files(spark, listed, root_uri=root_uri, source_format=source_format)
+        return files.read_files(
+            spark,
+            listed,
+            root_uri=root_uri,
+            source_format=source_format,
+            schema=schema,
+            options=options,
+        )

@@ -10,7 +10,9 @@ rules are in ``docs/file-bookmarks.md``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -100,7 +102,7 @@ class _Directory:
     uri: str
     modified_ms: int
     partition: tuple[tuple[str, str], ...]
-    path: Any  # org.apache.hadoop.fs.Path
+    path: Any  # org.apache.hadoop.fs.Path; a local path for file: (listed in Python)
 
 
 def _is_java_not_found(error: Exception) -> bool:
@@ -184,6 +186,69 @@ def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], 
     return files, len(directories)
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One directory entry as a listing sees it; ``path`` is what lists it in turn."""
+
+    uri: str
+    name: str
+    modified_ms: int
+    is_directory: bool
+    size: int
+    path: Any
+
+
+def _hadoop_children(fs: Any, directory: _Directory) -> list[_Entry]:
+    """``FileSystem.listStatus``: five py4j calls per entry. [] if the directory is gone."""
+    try:
+        statuses = fs.listStatus(directory.path)
+    except Py4JJavaError as error:
+        if _is_java_not_found(error):  # removed since its parent was listed
+            return []
+        raise
+    entries = []
+    for status in statuses:
+        child = status.getPath()
+        uri = child.toString()
+        entries.append(
+            _Entry(
+                uri,
+                uri.rstrip("/").rsplit("/", 1)[-1],
+                int(status.getModificationTime()),
+                bool(status.isDirectory()),
+                int(status.getLen()),
+                child,
+            )
+        )
+    return entries
+
+
+def _local_children(directory: _Directory) -> list[_Entry]:
+    """The same entries for ``file:`` as Hadoop's local file system gives (URIs ``file:/...``,
+    times in whole milliseconds, links followed), read in Python: no py4j call per file."""
+    entries = []
+    try:
+        with os.scandir(directory.path) as scan:
+            for item in scan:
+                try:
+                    stat = item.stat()  # follows links, as java.io.File does
+                except FileNotFoundError:  # removed meanwhile, or a dangling link
+                    continue
+                entries.append(
+                    _Entry(
+                        f"{directory.uri.rstrip('/')}/{item.name}",
+                        item.name,
+                        stat.st_mtime_ns // 1_000_000,
+                        item.is_dir(),
+                        stat.st_size,
+                        os.path.join(directory.path, item.name),
+                    )
+                )
+    except (FileNotFoundError, NotADirectoryError):  # removed since its parent was listed
+        return []
+    return entries
+
+
 def _list_by_directory(
     fs: Any, path: Any, root: str, root_status: Any, threshold: int | None
 ) -> tuple[list[SourceFile], ListingStats]:
@@ -193,37 +258,29 @@ def _list_by_directory(
     pruned: list[str] = []
     listed = 0
 
+    local = (path.toUri().getScheme() or "").lower() == "file"
+    children = _local_children if local else functools.partial(_hadoop_children, fs)
+
     def list_one(directory: _Directory) -> tuple[list[SourceFile], list[_Directory]]:
         nonlocal listed
         listed += 1
-        try:
-            statuses = fs.listStatus(directory.path)
-        except Py4JJavaError as error:
-            if _is_java_not_found(error):  # removed since its parent was listed
-                return [], []
-            raise
         found_files: list[SourceFile] = []
         found_dirs: list[_Directory] = []
-        for status in statuses:
-            child = status.getPath()
-            uri = child.toString()
-            name = uri.rstrip("/").rsplit("/", 1)[-1]
-            if is_hidden(name):
+        for entry in children(directory):
+            if is_hidden(entry.name):
                 continue
-            modified = int(status.getModificationTime())
-            if status.isDirectory():
-                found_dirs.append(
-                    _Directory(uri, modified, directory.partition + parse_name(name), child)
-                )
+            if entry.is_directory:
+                partition = directory.partition + parse_name(entry.name)
+                found_dirs.append(_Directory(entry.uri, entry.modified_ms, partition, entry.path))
             else:
                 found_files.append(
-                    SourceFile(uri, modified, int(status.getLen()), directory.partition)
+                    SourceFile(entry.uri, entry.modified_ms, entry.size, directory.partition)
                 )
         return found_files, found_dirs
 
     root_modified = int(root_status.getModificationTime())
     usable = root_modified > 0
-    level = [_Directory(root, root_modified, (), path)]
+    level = [_Directory(root, root_modified, (), path.toUri().getPath() if local else path)]
     is_root = True
     while level:
         if not is_root and usable and any(d.modified_ms <= 0 for d in level):
