@@ -37,6 +37,8 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
+from glue_incremental.sources.bulk import few_listing_tasks
+
 INDEX_DIR = "_index"
 GENERATION = "generation"
 MAX_SEGMENTS = 12
@@ -283,7 +285,8 @@ def stage(
     """
     layout = index_plan.layout
     staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
-    _write(staged.parquet(stage_uri), stage_uri, segment_dir(index_plan.generation, layout))
+    with few_listing_tasks(spark):  # not one listing task per staged partition
+        _write(staged.parquet(stage_uri), stage_uri, segment_dir(index_plan.generation, layout))
     written = {segment_dir(index_plan.generation, layout)}
     if index_plan.base is not None:
         _write(index_plan.base, stage_uri, segment_dir(1, layout))

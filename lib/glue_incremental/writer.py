@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
 
-from glue_incremental import key_index, publish
+from glue_incremental import key_index, local_files, publish
 from glue_incremental.partition_paths import dir_to_values, directory_name
 from glue_incremental.runtime import hooks, validate_run_id
 
@@ -325,8 +325,10 @@ def replace_partitions(
     written_rows = Observation()
     if partition_by:
         # A partition's rows to one writer task: one file per partition, not one per task
-        # and partition (4x fewer files to publish and to read; AQE coalesces small tasks).
-        rows = rows.repartition(*[F.col(f"`{name}`") for name in partition_by])
+        # and partition (4x fewer files to publish and to read). The task count is explicit
+        # so AQE cannot coalesce a small shuffle into one task writing every partition alone.
+        tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+        rows = rows.repartition(tasks, *[F.col(f"`{name}`") for name in partition_by])
     writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
@@ -393,7 +395,9 @@ def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:
 class HadoopFileSystem:
     """The Hadoop FileSystem calls the writer and ``publish`` need (file://, s3a://, hdfs://)."""
 
-    def __init__(self, spark: SparkSession, uri: str) -> None:
+    def __init__(
+        self, spark: SparkSession, uri: str, *, local_reads_in_python: bool = True
+    ) -> None:
         jvm = spark.sparkContext._jvm
         assert jvm is not None, "a SparkSession whose JVM is gone"
         self._jvm = jvm
@@ -401,12 +405,18 @@ class HadoopFileSystem:
         self._Path = jvm.org.apache.hadoop.fs.Path
         self._fs = self._Path(uri).getFileSystem(self._conf)
         self._made_dirs: set[str] = set()
+        # file: listings and sizes in Python (``local_files``): no py4j calls per entry.
+        self._local = local_reads_in_python and local_files.is_local(uri)
 
     def exists(self, uri: str) -> bool:
+        if self._local:
+            return local_files.exists(uri)
         return bool(self._fs.exists(self._Path(uri)))
 
     def size(self, uri: str) -> int | None:
         """A file's length; None if it is absent or a directory."""
+        if self._local:
+            return local_files.size(uri)
         path = self._Path(uri)
         if not self._fs.exists(path):
             return None
@@ -465,21 +475,31 @@ class HadoopFileSystem:
         finally:
             stream.close()
 
+    def _entries(self, uri: str) -> list[local_files.LocalEntry]:
+        """``listStatus``: [] if ``uri`` is absent."""
+        if self._local:
+            return local_files.entries(uri)
+        return [self._entry(status) for status in self._statuses(uri)]
+
     def _statuses(self, uri: str) -> list[Any]:
         path = self._Path(uri)
         if not self._fs.exists(path):
             return []
         return list(self._fs.listStatus(path))
 
+    @staticmethod
+    def _entry(status: Any) -> local_files.LocalEntry:
+        child = status.getPath()
+        directory = bool(status.isDirectory())
+        return local_files.LocalEntry(
+            str(child), str(child.getName()), directory, 0 if directory else int(status.getLen())
+        )
+
     def list_files(self, uri: str) -> list[tuple[str, int]]:
-        return [
-            (str(status.getPath()), int(status.getLen()))
-            for status in self._statuses(uri)
-            if status.isFile()
-        ]
+        return [(entry.uri, entry.size) for entry in self._entries(uri) if not entry.is_directory]
 
     def list_dirs(self, uri: str) -> list[str]:
-        return [str(status.getPath()) for status in self._statuses(uri) if status.isDirectory()]
+        return [entry.uri for entry in self._entries(uri) if entry.is_directory]
 
     def has_data_files(self, uri: str) -> bool:
         return self.first_data_file(uri) is not None
@@ -488,7 +508,10 @@ class HadoopFileSystem:
         """A visible file under ``uri`` (any one), found without listing every directory."""
         return next(self._walk_files(uri), None)
 
-    def _iter_statuses(self, uri: str) -> Iterator[Any]:
+    def _iter_entries(self, uri: str) -> Iterator[local_files.LocalEntry]:
+        if self._local:
+            yield from local_files.entries(uri)
+            return
         # An iterator, not listStatus: stopping at the first match costs a few py4j calls
         # (S3A: a page) instead of one per entry of a directory that grows with history.
         path = self._Path(uri)
@@ -496,29 +519,26 @@ class HadoopFileSystem:
             return
         iterator = self._fs.listStatusIterator(path)
         while iterator.hasNext():
-            yield iterator.next()
+            yield self._entry(iterator.next())
 
     def _walk_files(self, uri: str) -> Iterator[str]:
-        for status in self._iter_statuses(uri):
-            name = status.getPath().getName()
-            if _hidden(name):
+        for entry in self._iter_entries(uri):
+            if _hidden(entry.name):
                 continue
-            if status.isDirectory():
-                yield from self._walk_files(str(status.getPath()))
+            if entry.is_directory:
+                yield from self._walk_files(entry.uri)
             else:
-                yield str(status.getPath())
+                yield entry.uri
 
     def partition_dirs(self, root: str, depth: int) -> list[str]:
         """Relative ``k=v/...`` directories ``depth`` levels below ``root``."""
         level = [("", root)]
         for _ in range(depth):
             level = [
-                (f"{relative}/{status.getPath().getName()}".lstrip("/"), str(status.getPath()))
+                (f"{relative}/{entry.name}".lstrip("/"), entry.uri)
                 for relative, path in level
-                for status in self._statuses(path)
-                if status.isDirectory()
-                and "=" in status.getPath().getName()
-                and not _hidden(status.getPath().getName())
+                for entry in self._entries(path)
+                if entry.is_directory and "=" in entry.name and not _hidden(entry.name)
             ]
         return [relative for relative, _ in level]
 

@@ -669,6 +669,21 @@ NOTES = (
     "is given the JSON schema (--source_schema) as plain Spark and AvailableNow are. Not "
     "changed: the merge by key, which a first run and a reload need (a key may be delivered "
     "twice), and the publish file by file (the write-ahead protocol's moves).",
+    "After those, at 20,000 files (Spark's event log per job and cProfile, a quiet machine): "
+    "a full reload took 81 s against plain Spark's 37 s. Handing Spark the 20,100 paths cost "
+    "9.4 s (py4j converts a Python list one call per element), the staging write 17 s in one "
+    "task (AQE coalesced the small repartition shuffle to one partition, so one task wrote "
+    "all 800 partition files alone), and the publish 16 s plus 5 s of partition listings "
+    "(about 35,000 py4j calls of FileStatus getters and sizes on the local file system); "
+    "the key index read of the staged data ran a listing job of 800 tasks (3.5 s). Fixed: "
+    "the paths cross in one call as a Java String[], the write keeps "
+    "spark.sql.shuffle.partitions tasks (an explicit count AQE does not coalesce), the "
+    "writer reads file: listings and sizes in Python (local_files.py; moves and deletes stay "
+    "with Hadoop, which keeps the .crc checksums; a test compares every answer with "
+    "Hadoop's), and Spark's listings inside the job take a few tasks per core. The same "
+    "profile then: 37 s against plain Spark's 34 s; what remains is the read into the cache "
+    "(10.6 s, the same file opens plain Spark pays inside its single job), the merge and the "
+    "staging write (14 s), the publish (3 s) and the key index (1.7 s).",
     "Full reloads are measured two ways: the job with --job-bookmark-disable (read "
     "everything, de-duplicate, replace the target) and plain Spark (read everything, "
     "overwrite). Speed-up targets are judged against the faster of the two.",

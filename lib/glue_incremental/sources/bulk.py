@@ -39,6 +39,12 @@ def session_conf(spark: Any, values: Mapping[str, str]) -> Iterator[None]:
                 spark.conf.set(name, value)
 
 
+def few_listing_tasks(spark: Any) -> Any:
+    """A block where Spark's parallel file lookups and listings take a few tasks per core."""
+    tasks = max(1, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
+    return session_conf(spark, {LISTING_PARALLELISM: str(tasks)})
+
+
 def read_listed_files(
     spark: Any,
     listed: Sequence[files.SourceFile],
@@ -53,9 +59,8 @@ def read_listed_files(
     that does not fit its type fails the read (``FAILFAST``) instead of
     becoming a null.
     """
-    tasks = max(1, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
     options = {"mode": "FAILFAST"} if schema is not None and source_format != "parquet" else None
-    with session_conf(spark, {LISTING_PARALLELISM: str(tasks)}):
+    with few_listing_tasks(spark):
         return files.read_files(
             spark,
             listed,

@@ -46,4 +46,17 @@ def read_files(
     reader = reader.option("basePath", root_uri)
     if schema is not None:
         reader = reader.schema(schema)
-    return reader.load([_literal_path(uri) for uri in uris])
+    paths = _java_string_array(spark, [_literal_path(uri) for uri in uris])
+    return reader._df(reader._jreader.load(paths))  # load(String...): one call
+
+
+def _java_string_array(spark: Any, values: Sequence[str]) -> Any:
+    """A Java ``String[]`` of ``values`` in two py4j calls.
+
+    ``DataFrameReader.load(list)`` converts the list one py4j call per element:
+    8 s of a 20,000-file full reload. NUL separates them: no path contains it.
+    """
+    if any("\0" in value for value in values):
+        raise ValueError("a path contains a NUL character")
+    jvm = spark._jvm
+    return jvm.java.util.regex.Pattern.compile("\\x00").split("\0".join(values), -1)

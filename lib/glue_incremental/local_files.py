@@ -1,0 +1,94 @@
+"""Metadata of ``file:`` paths read in Python, exactly as Hadoop's local file system reports it.
+
+Hadoop answers each listed entry through several py4j calls: publishing a
+full reload of 800 partitions spent about 20 s on listings and sizes alone.
+Only reads live here (listings, sizes, existence). Moves and deletes stay
+with Hadoop, which keeps each file's ``.crc`` checksum beside it, and S3A or
+HDFS paths never come here. ``tests/integration/test_local_filesystem.py``
+checks every answer against Hadoop's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mode
+from dataclasses import dataclass
+
+SCHEME = "file:"
+
+
+@dataclass(frozen=True)
+class LocalEntry:
+    """One directory entry: ``uri`` as Hadoop prints it (``file:/dir/name``), links followed."""
+
+    uri: str
+    name: str
+    is_directory: bool
+    size: int
+
+
+def is_local(uri: str) -> bool:
+    return uri[: len(SCHEME)].lower() == SCHEME
+
+
+def local_path(uri: str) -> str:
+    """``file:///a/b``, ``file:/a/b//`` -> ``/a/b``. Hadoop takes the text literally: no %-decoding."""
+    rest = uri[len(SCHEME) :]
+    if rest.startswith("//"):
+        rest = rest[2:]  # an empty authority: file:///a
+    normalized = re.sub("/+", "/", rest)
+    return normalized.rstrip("/") or "/"
+
+
+def hadoop_uri(path: str) -> str:
+    return SCHEME + path
+
+
+def _is_checksum(name: str) -> bool:
+    # Hadoop's ChecksumFileSystem hides ``.<file>.crc`` from every listing.
+    return name.startswith(".") and name.endswith(".crc")
+
+
+def entries(uri: str) -> list[LocalEntry]:
+    """``FileSystem.listStatus``: the children of a directory, a file itself, [] if absent."""
+    path = local_path(uri)
+    found = []
+    try:
+        with os.scandir(path) as scan:
+            for item in scan:
+                if _is_checksum(item.name):
+                    continue
+                try:
+                    stat = item.stat()  # follows links, as java.io.File does
+                except FileNotFoundError:  # removed meanwhile, or a dangling link
+                    continue
+                found.append(
+                    LocalEntry(
+                        hadoop_uri(os.path.join(path, item.name)),
+                        item.name,
+                        item.is_dir(),
+                        0 if item.is_dir() else stat.st_size,
+                    )
+                )
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:  # a file lists itself, unless the checksum filter hides it
+        name, length = os.path.basename(path), size(uri)
+        if length is None or _is_checksum(name):
+            return []
+        return [LocalEntry(hadoop_uri(path), name, False, length)]
+    return found
+
+
+def size(uri: str) -> int | None:
+    """A file's length; None if it is absent or a directory."""
+    try:
+        found = os.stat(local_path(uri))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return None if stat_mode.S_ISDIR(found.st_mode) else found.st_size
+
+
+def exists(uri: str) -> bool:
+    return os.path.exists(local_path(uri))

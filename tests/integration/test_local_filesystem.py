@@ -1,0 +1,78 @@
+"""The writer reads ``file:`` listings and sizes in Python (``local_files``): every answer must
+be Hadoop's, since the publish protocol decides from them what to move, keep and delete."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from glue_incremental import writer
+
+pytestmark = pytest.mark.spark
+
+ODD_NAMES = [
+    "date=2024-01-01/a b.parquet",
+    "date=2024%3A01/x.parquet",
+    "k=ü/é.parquet",
+    "part:colon.parquet",
+    "_staging/run/_intent.json",
+    ".dot.parquet",
+    "empty/",
+]
+
+
+def a_target_with_odd_names(spark, root):
+    """Spark's own output (with ``.crc`` checksums and ``_SUCCESS``) plus odd names."""
+    rows = spark.createDataFrame([(1, "2024-01-01"), (2, "2024-01-02")], "id INT, date STRING")
+    rows.write.partitionBy("date").parquet(root.as_uri())
+    for index, name in enumerate(ODD_NAMES):
+        path = root / name
+        if name.endswith("/"):
+            path.mkdir(parents=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x" * (index + 1))
+    os.symlink(root / "part:colon.parquet", root / "link.parquet")
+
+
+def answers(fs, root):
+    """Every question the protocol asks, of every path under ``root`` and of absent ones."""
+    paths = [root.as_uri(), f"file:{root}", f"file:{root}/", f"file:{root}/absent"]
+    for directory, dirs, names in os.walk(root):
+        paths += [f"file://{directory}/{name}" for name in [*dirs, *names]]
+    return {
+        path: (
+            fs.exists(path),
+            fs.size(path),
+            sorted(fs.list_files(path)),
+            sorted(fs.list_dirs(path)),
+            fs.partition_dirs(path, 1),
+            fs.has_data_files(path),
+        )
+        for path in paths
+    }
+
+
+def test_the_python_answers_about_a_local_target_are_hadoops(spark, tmp_path):
+    root = tmp_path / "target"
+    a_target_with_odd_names(spark, root)
+    python = writer.HadoopFileSystem(spark, root.as_uri())
+    hadoop = writer.HadoopFileSystem(spark, root.as_uri(), local_reads_in_python=False)
+
+    in_python, in_hadoop = answers(python, root), answers(hadoop, root)
+
+    assert any(name.endswith(".crc") for _, _, names in os.walk(root) for name in names)
+    assert len(in_python) > 20
+    assert in_python == in_hadoop
+
+
+def test_the_first_data_file_found_in_python_is_a_visible_data_file(spark, tmp_path):
+    root = tmp_path / "target"
+    a_target_with_odd_names(spark, root)
+    fs = writer.HadoopFileSystem(spark, root.as_uri())
+
+    first = fs.first_data_file(root.as_uri())
+
+    assert first is not None and first.startswith("file:/")
+    assert not os.path.basename(first).startswith((".", "_"))
+    assert os.path.isfile(first[len("file:") :])
