@@ -50,27 +50,55 @@ def _is_checksum(name: str) -> bool:
     return name.startswith(".") and name.endswith(".crc")
 
 
+@dataclass(frozen=True)
+class Child:
+    """One entry of a local directory: times in whole milliseconds, links followed."""
+
+    name: str
+    is_directory: bool
+    size: int
+    modified_ms: int
+
+
+def children(path: str) -> list[Child]:
+    """The entries of directory ``path`` Hadoop's local file system lists (no ``.crc``).
+
+    Raises ``FileNotFoundError`` or ``NotADirectoryError`` as ``os.scandir`` does.
+    """
+    found = []
+    with os.scandir(path) as scan:
+        for item in scan:
+            if _is_checksum(item.name):
+                continue
+            try:
+                stat = item.stat()  # follows links, as java.io.File does
+            except FileNotFoundError:  # removed meanwhile, or a dangling link
+                continue
+            directory = item.is_dir()
+            found.append(
+                Child(
+                    item.name,
+                    directory,
+                    0 if directory else stat.st_size,
+                    stat.st_mtime_ns // 1_000_000,
+                )
+            )
+    return found
+
+
 def entries(uri: str) -> list[LocalEntry]:
     """``FileSystem.listStatus``: the children of a directory, a file itself, [] if absent."""
     path = local_path(uri)
-    found = []
     try:
-        with os.scandir(path) as scan:
-            for item in scan:
-                if _is_checksum(item.name):
-                    continue
-                try:
-                    stat = item.stat()  # follows links, as java.io.File does
-                except FileNotFoundError:  # removed meanwhile, or a dangling link
-                    continue
-                found.append(
-                    LocalEntry(
-                        hadoop_uri(os.path.join(path, item.name)),
-                        item.name,
-                        item.is_dir(),
-                        0 if item.is_dir() else stat.st_size,
-                    )
-                )
+        return [
+            LocalEntry(
+                hadoop_uri(os.path.join(path, child.name)),
+                child.name,
+                child.is_directory,
+                child.size,
+            )
+            for child in children(path)
+        ]
     except FileNotFoundError:
         return []
     except NotADirectoryError:  # a file lists itself, unless the checksum filter hides it
@@ -78,7 +106,6 @@ def entries(uri: str) -> list[LocalEntry]:
         if length is None or _is_checksum(name):
             return []
         return [LocalEntry(hadoop_uri(path), name, False, length)]
-    return found
 
 
 def size(uri: str) -> int | None:

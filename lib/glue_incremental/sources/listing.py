@@ -19,6 +19,7 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError
 
+from glue_incremental import local_files
 from glue_incremental.partition_paths import parse_name
 
 FINGERPRINT_HEX_CHARS = 16
@@ -226,27 +227,21 @@ def _hadoop_children(fs: Any, directory: _Directory) -> list[_Entry]:
 def _local_children(directory: _Directory) -> list[_Entry]:
     """The same entries for ``file:`` as Hadoop's local file system gives (URIs ``file:/...``,
     times in whole milliseconds, links followed), read in Python: no py4j call per file."""
-    entries = []
     try:
-        with os.scandir(directory.path) as scan:
-            for item in scan:
-                try:
-                    stat = item.stat()  # follows links, as java.io.File does
-                except FileNotFoundError:  # removed meanwhile, or a dangling link
-                    continue
-                entries.append(
-                    _Entry(
-                        f"{directory.uri.rstrip('/')}/{item.name}",
-                        item.name,
-                        stat.st_mtime_ns // 1_000_000,
-                        item.is_dir(),
-                        stat.st_size,
-                        os.path.join(directory.path, item.name),
-                    )
-                )
+        found = local_files.children(directory.path)
     except (FileNotFoundError, NotADirectoryError):  # removed since its parent was listed
         return []
-    return entries
+    return [
+        _Entry(
+            f"{directory.uri.rstrip('/')}/{child.name}",
+            child.name,
+            child.modified_ms,
+            child.is_directory,
+            child.size,
+            os.path.join(directory.path, child.name),
+        )
+        for child in found
+    ]
 
 
 def _list_by_directory(
