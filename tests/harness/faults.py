@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,29 @@ class CrashAtStep:
         if self.seen == self.k:
             self.crashed_at = name
             raise Crash(f"crash at step {self.k}: {name} {dict(details)}")
+
+
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+# Crash points a sweep takes in `make test`; `make test-deep` takes every step.
+QUICK_CRASH_POINTS = 8
+
+
+def crash_points(names: Sequence[str], *, quick: int = QUICK_CRASH_POINTS) -> list[int]:
+    """The 1-based steps of ``names`` a sweep crashes at.
+
+    ``make test-deep``: every step. ``make test``: the first step of each kind
+    and the last one, at most ``quick`` of them spread evenly from first to last,
+    so every kind of object operation and state write is still crashed at.
+    """
+    if DEEP:
+        return list(range(1, len(names) + 1))
+    first_of_kind = {name: index for index, name in reversed(list(enumerate(names, 1)))}
+    candidates = sorted({*first_of_kind.values(), len(names)})
+    if len(candidates) <= quick:
+        return candidates
+    last = len(candidates) - 1
+    picks = {round(i * last / (quick - 1)) for i in range(quick)}
+    return [candidates[i] for i in sorted(picks)]
 
 
 def crash_at(name: str, *, times: int = 1) -> Callable[[str, Mapping[str, Any]], None]:

@@ -9,14 +9,13 @@ the target equals a full refresh computed in pure Python, and no key is there tw
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 from glue_incremental import key_index
 
 from tests.harness import reference
-from tests.harness.faults import StepCounter, use_filesystem
+from tests.harness.faults import DEEP, StepCounter, crash_points, use_filesystem
 from tests.harness.file_jobs import T0, Job, config_for, row
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
@@ -116,15 +115,17 @@ def test_a_crash_at_every_step_of_a_compacting_publish_with_s3_renames_then_a_re
     counter = StepCounter()
     job.run(hook=counter)
     assert len(job.segments()) <= 2
-    steps = [details for name, details in counter.steps if name.startswith("publish.")]
-    # Deep: every step. By default every third step on index objects (the data's are swept
-    # in test_writer_crash_safety), to keep `make test` lean.
-    deep = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
-    on_index = [k for k, details in enumerate(steps, start=1) if "/_index/" in str(details)]
-    crash_points = list(range(1, len(steps) + 1)) if deep else on_index[::3]
-    assert crash_points
+    steps = [(name, details) for name, details in counter.steps if name.startswith("publish.")]
+    # Deep: every step. By default steps on index objects (the data's are swept in
+    # test_writer_crash_safety), the first of each kind and a spread, to keep `make test` lean.
+    on_index = [k for k, (_, details) in enumerate(steps, start=1) if "/_index/" in str(details)]
+    if DEEP:
+        points = list(range(1, len(steps) + 1))
+    else:
+        points = [on_index[i - 1] for i in crash_points([steps[k - 1][0] for k in on_index])]
+    assert points
 
-    for k in crash_points:
+    for k in points:
         job.crash_at_publish_step_then_rerun(
             k,
             baseline=baseline,

@@ -33,7 +33,7 @@ from glue_incremental.watermarks import Watermarks
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, on_point
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, crash_points, on_point
 from tests.harness.joins import (
     HIVE_NULL,
     T0,
@@ -487,7 +487,7 @@ def test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_
     steps = [name for name, _ in counter.steps]
     assert "publish.move" in steps and "publish.delete" in steps
 
-    for k in range(1, len(steps) + 1):
+    for k in crash_points(steps):
         shutil.rmtree(tmp_path / "target")
         shutil.copytree(tmp_path / "baseline", tmp_path / "target")
         for slot in ("left", "right"):

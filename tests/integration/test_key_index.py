@@ -9,7 +9,7 @@ import shutil
 import pytest
 from glue_incremental import key_index
 
-from tests.harness.faults import StepCounter
+from tests.harness.faults import StepCounter, crash_points
 from tests.harness.file_jobs import Job, row
 
 pytestmark = pytest.mark.spark
@@ -117,7 +117,7 @@ def test_a_crash_at_every_step_between_data_and_index_publish_then_a_rerun_is_ri
     assert any("/part=" in m for m in moves), moves
     steps = [name for name, _ in counter.steps if name.startswith("publish.")]
 
-    for k in range(1, len(steps) + 1):
+    for k in crash_points(steps):
         job.crash_at_publish_step_then_rerun(
             k,
             baseline=baseline,

@@ -21,7 +21,7 @@ import pytest
 from glue_incremental.load import LoadConfig
 from glue_incremental.watermarks import Watermarks, create_table
 
-from tests.harness.faults import StepCounter
+from tests.harness.faults import StepCounter, crash_points
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
 
@@ -32,11 +32,11 @@ COLUMNS = ["id", "part", "updated", "value"]
 JOB = "killed"
 LEASE_SECONDS = 3
 DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
-# `make test` kills the real script at the first step of up to 8 kinds (stage, intent, move,
-# delete, forget, commit, ...) and at 3 moments; `make test-deep` at every step and at 40
-# moments. In-process crashes cover every step in both (test_writer_crash_safety).
-TIMED_KILLS = 40 if DEEP else 3
-QUICK_STEP_KILLS = 8
+# `make test` kills the real script at the first step of up to 5 kinds (stage, intent, move,
+# delete, commit, ...) and at 2 moments; `make test-deep` at every step and at 40 moments.
+# In-process crashes cover every kind of step in both (test_writer_crash_safety).
+TIMED_KILLS = 40 if DEEP else 2
+QUICK_STEP_KILLS = 5
 
 
 def row(key: int, part: str, updated: int, value: str) -> dict:
@@ -158,24 +158,10 @@ def _steps_of_one_run(bench: KillBench) -> list[str]:
     return counter.names()
 
 
-def _steps_to_kill_at(names: list[str]) -> list[int]:
-    """Every step (1-based) under deep; else the first step of each kind, at most
-    ``QUICK_STEP_KILLS`` of them spread evenly from the first to the last."""
-    if DEEP:
-        return list(range(1, len(names) + 1))
-    first_of_kind = {name: index for index, name in reversed(list(enumerate(names, 1)))}
-    candidates = sorted({*first_of_kind.values(), len(names)})
-    if len(candidates) <= QUICK_STEP_KILLS:
-        return candidates
-    last = len(candidates) - 1
-    picks = {round(i * last / (QUICK_STEP_KILLS - 1)) for i in range(QUICK_STEP_KILLS)}
-    return [candidates[i] for i in sorted(picks)]
-
-
 def test_sigkill_at_every_step_and_across_the_run_then_a_rerun_equals_a_full_refresh(bench):
     names = _steps_of_one_run(bench)
     assert len(set(names)) >= 6  # stage, intent, moves, deletes, forget, commits
-    steps = _steps_to_kill_at(names)
+    steps = crash_points(names, quick=QUICK_STEP_KILLS)
 
     killed = 0
     for k in steps:

@@ -2,9 +2,10 @@
 duplicates a row.
 
 The publish is enumerated once with a counting hook; then the run is crashed
-at every step k (every object operation of the publish, and of the recovery
-that follows), and a rerun with *different* new input must equal a full
-refresh computed in pure Python (``tests/harness/reference.py``). The ``s3a``
+at step k (``make test-deep``: every object operation of the publish, and of
+the recovery that follows; ``make test``: the first of each kind and a spread,
+``faults.crash_points``), and a rerun with *different* new input must equal a
+full refresh computed in pure Python (``tests/harness/reference.py``). The ``s3a``
 file system puts the target in LocalStack's S3, written and read by Spark through S3A.
 """
 
@@ -20,7 +21,7 @@ from glue_incremental.load import main
 from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import Watermarks, create_table
 
-from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, crash_points
 from tests.harness.loads import (
     FixedClock,
     job_argv,
@@ -129,7 +130,7 @@ def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a
     if filesystem == "copy_then_delete":
         assert "fs.copied" in names
 
-    for k in range(1, len(names) + 1):
+    for k in crash_points(names):
         scenario.restore("baseline", state_after="jr_1")
         crash = CrashAtStep(k)
         with pytest.raises(Crash):
@@ -150,7 +151,7 @@ def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
     recovery = names[: names.index("publish.stage")]  # the rerun recovers before anything else
     assert "recover.move" in recovery and "recover.delete" in recovery
 
-    for k in range(1, len(recovery) + 1):
+    for k in crash_points(recovery):
         scenario.restore("crashed", state_after="jr_1")
         with pytest.raises(Crash):
             scenario.run(f"jr_recover_{k}", T0 + 120, hook=CrashAtStep(k))
