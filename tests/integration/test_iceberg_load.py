@@ -282,7 +282,11 @@ def run_script(
 @pytest.mark.parametrize(
     "crash_at",
     # iceberg.commit: just before the snapshot; commit.before: just before the DynamoDB commit.
-    ["iceberg.commit", "commit.before", 12.0],
+    [
+        "iceberg.commit",
+        "commit.before",
+        pytest.param(12.0, marks=pytest.mark.skipif(QUICK, reason="make test-deep only")),
+    ],
     ids=["before_the_iceberg_commit", "between_the_iceberg_and_the_dynamodb_commit", "timed"],
 )
 def test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh(spark, tmp_path, store, crash_at):

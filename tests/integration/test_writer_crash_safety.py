@@ -21,7 +21,14 @@ from glue_incremental.load import main
 from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import Watermarks, create_table
 
-from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, crash_points
+from tests.harness.faults import (
+    QUICK_CRASH_POINTS,
+    Crash,
+    CrashAtStep,
+    StepCounter,
+    crash_at,
+    crash_points,
+)
 from tests.harness.loads import (
     FixedClock,
     job_argv,
@@ -44,6 +51,10 @@ S3A_LAYOUTS = (
     if os.environ.get("HYPOTHESIS_PROFILE") == "deep"
     else ("partitioned",)
 )
+
+
+# Each crash point on S3 is two Spark runs through S3A: `make test` takes fewer there.
+S3A_QUICK_POINTS = 4
 
 
 def skip_slow_s3a_layouts(filesystem: str, layout: str) -> None:
@@ -130,7 +141,9 @@ def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a
     if filesystem == "copy_then_delete":
         assert "fs.copied" in names
 
-    for k in crash_points(names):
+    for k in crash_points(
+        names, quick=S3A_QUICK_POINTS if filesystem == "s3a" else QUICK_CRASH_POINTS
+    ):
         scenario.restore("baseline", state_after="jr_1")
         crash = CrashAtStep(k)
         with pytest.raises(Crash):
@@ -140,7 +153,9 @@ def test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a
         scenario.assert_equals_full_refresh(f"crash at step {k} ({crash.crashed_at})")
 
 
-def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(scenario):
+def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
+    scenario, filesystem
+):
     # Crashed right after the intent: recovery has every file to move in and every old one to delete.
     with pytest.raises(Crash):
         scenario.run("jr_crashed", T0 + 60, hook=crash_at("publish.move"))
@@ -151,7 +166,9 @@ def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
     recovery = names[: names.index("publish.stage")]  # the rerun recovers before anything else
     assert "recover.move" in recovery and "recover.delete" in recovery
 
-    for k in crash_points(recovery):
+    for k in crash_points(
+        recovery, quick=S3A_QUICK_POINTS if filesystem == "s3a" else QUICK_CRASH_POINTS
+    ):
         scenario.restore("crashed", state_after="jr_1")
         with pytest.raises(Crash):
             scenario.run(f"jr_recover_{k}", T0 + 120, hook=CrashAtStep(k))
