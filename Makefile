@@ -6,6 +6,10 @@ PY := $(VENV)/bin/python
 export TF_CLI_CONFIG_FILE := $(CURDIR)/build/terraformrc
 export PYTHONDONTWRITEBYTECODE := 1
 ENV ?= local
+# Each pytest worker starts its own local AWS, PostgreSQL and SparkSession; modules that
+# share an expensive fixture (a Terraform apply, the bench smoke run) stay on one worker.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: help setup test test-deep test-fast lint fmt demo demo-clean bench bench-smoke deploy tf-validate tf-test
 
@@ -33,13 +37,13 @@ fmt: setup
 	terraform fmt -recursive terraform
 
 test: setup lint
-	$(PY) -m pytest -q tests --ignore=tests/benchmarks
+	$(PYTEST) tests --ignore=tests/benchmarks
 
 test-fast: setup
-	$(PY) -m pytest -q tests --ignore=tests/benchmarks -m "not terraform and not e2e"
+	$(PYTEST) tests --ignore=tests/benchmarks -m "not terraform and not e2e"
 
 test-deep: setup
-	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -q tests -k "property or sigkill or every_step" --ignore=tests/benchmarks
+	HYPOTHESIS_PROFILE=deep $(PYTEST) tests -k "property or sigkill or every_step" --ignore=tests/benchmarks
 
 demo: setup
 	$(PY) -m glue_incremental demo

@@ -1,8 +1,10 @@
 """Session-wide real parts: local AWS, one SparkSession, one PostgreSQL.
 
 Local AWS is LocalStack + DynamoDB Local + moto's server for Glue only
-(``tests/harness/endpoint.py``), started once per session. State is reset between
-tests (``aws`` fixture), never the processes themselves.
+(``tests/harness/endpoint.py``), started once per session, that is once per
+pytest-xdist worker (``make test`` runs two). State is reset between tests (``aws``
+fixture), never the processes themselves. Modules whose module-scoped fixture is
+expensive (a Terraform apply) carry ``xdist_group`` so one worker runs them whole.
 """
 
 from __future__ import annotations

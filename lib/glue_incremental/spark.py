@@ -41,9 +41,10 @@ def local_spark_session(
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # A local session has no business on a network interface.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    master = master or os.environ.get("GLUE_INCREMENTAL_SPARK_MASTER") or "local[2]"
     builder = (
         SparkSession.builder.appName(app_name)
-        .master(master or os.environ.get("GLUE_INCREMENTAL_SPARK_MASTER") or "local[2]")
+        .master(master)
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
@@ -63,7 +64,7 @@ def local_spark_session(
         conf.update(s3a_conf(s3_endpoint))
     conf.update(extra_conf or {})
     if jars:
-        builder = builder.config("spark.jars", ",".join(dict.fromkeys(jars)))
+        builder = _with_jars(builder, master, list(dict.fromkeys(jars)))
     for key, value in conf.items():
         builder = builder.config(key, value)
     for key, value in REQUIRED_CONF.items():
@@ -72,6 +73,18 @@ def local_spark_session(
     session.sparkContext.setLogLevel(os.environ.get("GLUE_INCREMENTAL_SPARK_LOG_LEVEL", "ERROR"))
     apply_required_conf(session)
     return session
+
+
+def _with_jars(builder: Any, master: str, jars: list[str]) -> Any:
+    """Jars on the driver's class path in local mode, shipped with ``spark.jars`` otherwise.
+
+    In local mode the driver is the executor. ``spark.jars`` would copy every jar into the
+    session's temp directory at its first task (232 MB with the S3A bundle), and a killed
+    process leaves that copy behind; on the class path the jars are read in place.
+    """
+    if master == "local" or master.startswith("local["):
+        return builder.config("spark.driver.extraClassPath", os.pathsep.join(jars))
+    return builder.config("spark.jars", ",".join(jars))
 
 
 def apply_required_conf(session: Any) -> None:

@@ -18,7 +18,8 @@ import pytest
 from tests.benchmarks.run import SECTIONS, run_benchmarks
 from tests.benchmarks.scales import SMOKE
 
-pytestmark = [pytest.mark.spark, pytest.mark.postgres]
+# One worker runs the module: its fixture runs the smoke benchmarks once.
+pytestmark = [pytest.mark.spark, pytest.mark.postgres, pytest.mark.xdist_group("bench_smoke")]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ from glue_incremental.args import resolve_options
 
 from tests.harness.environments import ENVIRONMENTS, PlannedPipeline, planned_pipelines
 
-pytestmark = pytest.mark.terraform
+# One worker runs the module: its fixture plans every environment once.
+pytestmark = [pytest.mark.terraform, pytest.mark.xdist_group("environment_contract")]
 
 PARSERS: dict[str, tuple[Any, Any, Callable[[Mapping[str, str | None]], Any]]] = {
     "incremental_load": (load.REQUIRED_ARGS, load.OPTIONAL_ARGS, load.LoadConfig.from_args),

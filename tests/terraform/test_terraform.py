@@ -29,7 +29,8 @@ from glue_incremental_tools import deploy, status
 from tests.harness import catalog
 from tests.harness.reference import latest_per_key
 
-pytestmark = pytest.mark.terraform
+# One worker runs the module: its fixtures apply the local environment and run the suites once.
+pytestmark = [pytest.mark.terraform, pytest.mark.xdist_group("terraform_apply")]
 
 ROOT = Path(__file__).resolve().parents[2]
 TERRAFORM = ROOT / "terraform"
