@@ -253,6 +253,19 @@ class _Server:
         raise NotImplementedError
 
 
+# LocalStack spools S3 object data under a fixed /tmp/localstack-s3-storage/<bucket>
+# (DEFAULT_S3_TMP_DIR in localstack/services/s3/provider.py; no setting moves it), shared
+# by every LocalStack on the machine: one deleting a bucket removed the directory of
+# another's bucket of the same name, whose DeleteBucket then answered 500 (two pytest
+# workers). Each instance is started with the directory under its own root instead.
+_LOCALSTACK_MAIN = """
+import runpy, sys
+import localstack.services.s3.provider as s3_provider
+s3_provider.DEFAULT_S3_TMP_DIR = sys.argv.pop(1)
+runpy.run_module("localstack.runtime.main", run_name="__main__", alter_sys=True)
+"""
+
+
 class _LocalStack(_Server):
     def start(self) -> None:
         # A fresh file-system root per start: two sessions (or a restart) never share state.
@@ -274,7 +287,8 @@ class _LocalStack(_Server):
             "LOCALSTACK_TELEMETRY": "0",
             "DEBUG": "0",
         }
-        command = [str(_localstack_python(self.root)), "-m", "localstack.runtime.main"]
+        s3_storage = fs_root / "s3-storage"
+        command = [str(_localstack_python(self.root)), "-c", _LOCALSTACK_MAIN, str(s3_storage)]
         self._launch("localstack", command, env, fs_root)
 
     def clear_metrics(self) -> None:

@@ -92,3 +92,36 @@ def test_reset_leaves_every_service_empty(aws):
     assert aws_clients.client("glue").get_databases()["DatabaseList"] == []
     aliases = aws_clients.client("kms").list_aliases()["Aliases"]
     assert [a["AliasName"] for a in aliases if not a["AliasName"].startswith("alias/aws/")] == []
+
+
+def test_two_localstacks_on_one_machine_keep_separate_s3_storage(aws, tmp_path):
+    """LocalStack spools S3 data under a fixed /tmp directory unless told otherwise: a
+    second LocalStack (another pytest worker, ``make demo``) deleting a bucket of the
+    same name removed this one's directory, and this one's DeleteBucket answered 500."""
+    import boto3
+    from botocore.config import Config
+
+    other = localendpoint._LocalStack(
+        localendpoint.project_root(), localendpoint.free_port(), tmp_path
+    )
+    other.start()
+    try:
+        other.wait_ready()
+        no_retries = Config(retries={"total_max_attempts": 1})
+        mine = aws_clients.client("s3")
+        theirs = boto3.client(
+            "s3", endpoint_url=other.url, region_name="us-east-1", config=no_retries
+        )
+        mine_once = boto3.client(
+            "s3", endpoint_url=aws.localstack_url, region_name="us-east-1", config=no_retries
+        )
+        for s3 in (mine, theirs):
+            s3.create_bucket(Bucket="gi-same-name")
+            s3.put_object(Bucket="gi-same-name", Key="k", Body=b"kept")
+        theirs.delete_object(Bucket="gi-same-name", Key="k")
+        theirs.delete_bucket(Bucket="gi-same-name")
+        assert mine.get_object(Bucket="gi-same-name", Key="k")["Body"].read() == b"kept"
+        mine.delete_object(Bucket="gi-same-name", Key="k")
+        mine_once.delete_bucket(Bucket="gi-same-name")
+    finally:
+        other.stop()
