@@ -8,8 +8,9 @@ export PYTHONDONTWRITEBYTECODE := 1
 ENV ?= local
 # Each pytest worker starts its own local AWS, PostgreSQL and SparkSession; modules that
 # share an expensive fixture (a Terraform apply, the bench smoke run) stay on one worker.
+# The 25 slowest tests are listed at the end: where to look when the suite grows.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 .PHONY: help setup test test-deep test-fast lint fmt demo demo-clean bench bench-smoke deploy tf-validate tf-test
 
