@@ -68,6 +68,9 @@ def resolve_options(
     wanted = ["JOB_NAME", *[name for name in required if name != "JOB_NAME"]]
     values: dict[str, str | None] = {}
     tokens = list(argv[1:])
+    if "--help" in tokens or "-h" in tokens:
+        print(usage(argv[0] if argv else "job.py", {*wanted, *declared}))
+        raise SystemExit(0)
     index = 0
     while index < len(tokens):
         token = tokens[index]
@@ -385,8 +388,23 @@ COMMON_OPTIONAL: Mapping[str, str | None] = {
 }
 
 
+# Every job's declared options, as split_options saw them: --help prints the job's table.
+_JOB_OPTIONS: list[tuple[Option, ...]] = []
+
+
+def usage(script: str, names: Iterable[str]) -> str:
+    """``--help``: the argument table of the job declaring ``names`` (the README's table)."""
+    names = set(names)
+    declared = [opts for opts in _JOB_OPTIONS if {o.name for o in opts} <= names]
+    options = max(declared, key=len, default=())
+    return f"usage: {script} --JOB_NAME NAME --argument value ...\n\n" + markdown_table(
+        [*options, *COMMON_OPTIONS]
+    )
+
+
 def split_options(options: Sequence[Option]) -> tuple[tuple[str, ...], dict[str, str | None]]:
     """``(required names, optional name -> default)`` for ``resolve_options``."""
+    _JOB_OPTIONS.append(tuple(options))
     required = tuple(option.name for option in options if option.required)
     optional = {option.name: option.default for option in options if not option.required}
     return required, optional

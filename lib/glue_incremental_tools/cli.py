@@ -18,6 +18,7 @@ and exit with code 2, without a traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.util
 import json
@@ -28,7 +29,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
 PROG = "python -m glue_incremental"
 TABLE_ENV = "GLUE_WATERMARKS_TABLE"
@@ -43,6 +44,7 @@ COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("run", "glue_incremental_tools.runner:register"),
     ("demo", "glue_incremental_tools.demo:register"),
     ("status", "glue_incremental_tools.status:register"),
+    ("up", "glue_incremental_tools.stack:register"),
 ]
 
 
@@ -53,8 +55,50 @@ class CommandError(Exception):
 # -- parser and dispatch ---------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """argparse, with every usage error one line naming the wrong thing, and a did-you-mean."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        # The innermost parser returns first: it is the command the options belong to.
+        if getattr(parsed, "command_parser", None) is None:
+            parsed.command_parser = self
+        return parsed, extras
+
+    def error(self, message: str) -> Any:
+        choices = [
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices
+        ]
+        if "invalid choice" in message and choices:
+            wrong = message.split("invalid choice: ", 1)[1].split(" (choose", 1)[0].strip("'")
+            message = f"unknown command {wrong!r}{_did_you_mean(wrong, choices)}: " + (
+                f"commands are {', '.join(choices)}"
+            )
+        print(f"error: {self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_ERROR)
+
+    def unknown_options(self, extras: Sequence[str]) -> str:
+        """The one-line error for arguments this command does not take."""
+        first = extras[0]
+        known = sorted(self._option_string_actions)
+        what = "option" if first.startswith("-") else "argument"
+        return (
+            f"{self.prog}: unknown {what} {first.split('=', 1)[0]!r}"
+            f"{_did_you_mean(first.split('=', 1)[0], known)}"
+            f" (see {self.prog} --help)"
+        )
+
+
+def _did_you_mean(wrong: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(wrong, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog=PROG,
         description="Safe incremental loading for AWS Glue jobs.",
     )
@@ -69,9 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 success, 2 error)."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
     except SystemExit as exit_:  # usage errors and --help
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    if extras:
+        command = getattr(args, "command_parser", None)
+        if not isinstance(command, Parser):
+            command = parser
+        print(f"error: {command.unknown_options(extras)}", file=sys.stderr)
+        return EXIT_ERROR
     if args.handler is None:
         args.group_parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -93,7 +143,36 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def _one_line(error: BaseException) -> str:
+    if isinstance(error, EndpointConnectionError):
+        return _unreachable(str(error.kwargs.get("endpoint_url") or ""))
     return " ".join(str(error).split()) or type(error).__name__
+
+
+# The services the tools call, with the variable that routes each to an endpoint.
+_SERVICES = {
+    "glue": "the Glue API",
+    "dynamodb": "DynamoDB (the watermarks table)",
+    "s3": "S3",
+    "cloudwatch": "CloudWatch",
+    "events": "EventBridge",
+    "sts": "STS",
+}
+
+
+def _unreachable(url: str) -> str:
+    """Which service could not be reached, at which endpoint, and what routes it there."""
+    from glue_incremental import aws
+
+    for service, what in _SERVICES.items():
+        routed = aws.endpoint_url(service)
+        if routed and url.rstrip("/").startswith(routed.rstrip("/")):
+            specific = f"AWS_ENDPOINT_URL_{service.upper()}"
+            variable = specific if os.environ.get(specific) else "AWS_ENDPOINT_URL"
+            return (
+                f"cannot reach {what} at {url} ({variable}): start the local stack with "
+                "`make up`, or unset the AWS_ENDPOINT_URL variables to use AWS"
+            )
+    return f"cannot reach {url or 'the AWS endpoint'}: check the network, region and credentials"
 
 
 def _register_group(subparsers: Any, name: str, register: RegisterFn | str) -> None:
@@ -137,7 +216,8 @@ def register_watermarks(subparsers: Any) -> None:
         help="inspect and control job watermarks (the bookmark store)",
         description=(
             "Inspect and control the watermarks table. Every change is recorded in the "
-            "job's history with who and why."
+            "job's history with who and why. With --env ENV, the table, region and names come "
+            "from that environment (JOB: its job name, e.g. gi-prod-orders, or its pipeline)."
         ),
     )
     _add_common_options(group, suppress=False)
@@ -146,7 +226,7 @@ def register_watermarks(subparsers: Any) -> None:
 
     # Common options are accepted before and after the command:
     # `watermarks --json show J` and `watermarks show J --json`.
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     _add_common_options(common, suppress=True)
 
     show = commands.add_parser(
@@ -243,8 +323,13 @@ def _add_audit_options(parser: argparse.ArgumentParser) -> None:
 def _add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     default: dict[str, Any] = {"default": argparse.SUPPRESS} if suppress else {}
     parser.add_argument(
+        "--env",
+        help="environment (local, dev, prod): its table, region and job names",
+        **({"default": None} | default),
+    )
+    parser.add_argument(
         "--table",
-        help=f"watermarks table (default: ${TABLE_ENV}, else glue-watermarks)",
+        help=f"watermarks table (default: the environment's, else ${TABLE_ENV}, else glue-watermarks)",
         **({"default": None} | default),
     )
     parser.add_argument(
@@ -256,8 +341,19 @@ def _add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None
 
 
 def _store(args: argparse.Namespace) -> Any:
+    """The watermark store, and ``args.job`` turned into its state name under ``--env``."""
     from glue_incremental.watermarks import DEFAULT_TABLE, Watermarks
 
+    if args.env:
+        from glue_incremental_tools import deploy, environments
+
+        try:
+            environment = environments.open_environment(args.env)
+            if getattr(args, "job", None):
+                args.job = environment.state_name(args.job)
+        except (deploy.DeployError, environments.UnknownName) as error:
+            raise CommandError(str(error)) from None
+        return Watermarks(args.table or environment.watermarks_table)
     table = args.table or os.environ.get(TABLE_ENV) or DEFAULT_TABLE
     return Watermarks(table)
 
@@ -347,7 +443,7 @@ def _cmd_reset(args: argparse.Namespace) -> int:
     _print_states(args, [state for state in states if state], with_slot=True)
     if not args.json:
         print("the next run starts from nothing (a full load)")
-        for table in sorted(tables):
+        for table in sorted(str(name) for name in tables):
             print(f"table {table} stays as it is until that run replaces it in one snapshot")
     return 0
 
@@ -424,10 +520,17 @@ def _parse_values(raw_values: list[str], datetimes: list[str], dates: list[str])
     for pair in raw_values:
         put("--value", pair, json.loads, "JSON (quote strings: name='\"text\"')")
     for pair in datetimes:
-        put("--datetime", pair, datetime.fromisoformat, "an ISO 8601 timestamp")
+        put("--datetime", pair, _aware_datetime, "an ISO 8601 timestamp with a timezone")
     for pair in dates:
         put("--date", pair, date.fromisoformat, "a date YYYY-MM-DD")
     return values
+
+
+def _aware_datetime(text: str) -> datetime:
+    value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        raise ValueError("no timezone: add Z or an offset such as +00:00")
+    return value
 
 
 def _require_why(why: str) -> str:

@@ -801,7 +801,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
         help="the whole platform on this machine, step by step (make demo)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=__doc__.split("\n\n")[0].replace("``", "") if __doc__ else None,
     )
     parser.add_argument(
         "--keep", action="store_true", help=f"keep {DEMO_DIR}/ (data, logs, state) afterwards"

@@ -13,6 +13,7 @@ definition. Bucket and jobs come from ``terraform output -json`` of the environm
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import io
 import json
@@ -51,6 +52,25 @@ def project_root() -> Path:
 
 class DeployError(Exception):
     """An expected deploy failure: printed as one ``error:`` line, exit code 2."""
+
+
+class UnresolvedEnvironment(DeployError):
+    """The environment's Terraform outputs cannot be read (unknown, not applied, no terraform).
+
+    Messages name the environment and what to do, never a command's flags: each
+    command adds its own way around (deploy: ``--bucket`` and ``--jobs``).
+    """
+
+
+TERRAFORM_INSTALL = "https://developer.hashicorp.com/terraform/install"
+
+
+def known_environments(root: Path | None = None) -> list[str]:
+    """Every environment name ``--env`` accepts: own roots and the shared root's tfvars."""
+    environments = (root or project_root()) / "terraform" / "environments"
+    own = {path.name for path in environments.iterdir() if any(path.glob("*.tf"))} - {SHARED_ROOT}
+    shared = {path.stem for path in (environments / SHARED_ROOT).glob("*.tfvars")}
+    return sorted(own | shared)
 
 
 # -- artifacts -----------------------------------------------------------------------------------
@@ -233,9 +253,12 @@ def environment_root(env: str, root: Path | None = None) -> tuple[Path, dict[str
     if (shared / f"{env}.tfvars").exists():
         data_dir = os.environ.get("TF_DATA_DIR") or str(shared / f".terraform-{env}")
         return shared, {"TF_DATA_DIR": data_dir}
-    raise DeployError(
-        f"unknown environment {env!r}: no terraform/environments/{env} and no "
-        f"terraform/environments/{SHARED_ROOT}/{env}.tfvars; pass --bucket and --jobs"
+    known = known_environments(root)
+    close = difflib.get_close_matches(env, known, n=1)
+    raise UnresolvedEnvironment(
+        f"unknown environment {env!r}"
+        + (f" (did you mean {close[0]!r}?)" if close else "")
+        + f": environments are {', '.join(known)}"
     )
 
 
@@ -255,8 +278,9 @@ def terraform_outputs(
     directory, root_env = environment_root(env, root)
     terraform = shutil.which("terraform")
     if terraform is None:
-        raise DeployError(
-            "terraform is not installed (run `make setup`), or pass --bucket and --jobs"
+        raise UnresolvedEnvironment(
+            f"terraform is not on PATH: install Terraform >= 1.7 ({TERRAFORM_INSTALL}); "
+            "`make setup` checks for it"
         )
     completed = subprocess.run(
         [terraform, f"-chdir={directory}", "output", "-json", "-no-color"],
@@ -267,12 +291,12 @@ def terraform_outputs(
     )
     if completed.returncode != 0:
         detail = _first_error_line(completed.stderr) or f"exit code {completed.returncode}"
-        raise DeployError(f"terraform output of environments/{env} failed: {detail}")
+        raise UnresolvedEnvironment(f"terraform output of environments/{env} failed: {detail}")
     outputs = json.loads(completed.stdout or "{}")
     if not outputs:
-        raise DeployError(
+        raise UnresolvedEnvironment(
             f"terraform/environments/{env} has no outputs (not applied, or another TF_DATA_DIR): "
-            "apply it first, or pass --bucket and --jobs"
+            + ("start the local stack with `make up`" if env == "local" else "apply it first")
         )
     values = output_values(outputs)
     # The shared root holds one environment per data dir: refuse to act on the other one.
@@ -581,6 +605,8 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             verify_only=args.verify_only,
         )
+    except UnresolvedEnvironment as error:
+        raise CommandError(f"{error}; or pass --bucket and --jobs") from None
     except DeployError as error:
         raise CommandError(str(error)) from None
     return 0

@@ -29,6 +29,7 @@ JOIN_SLOTS = ("left", "right")
 ALARM_ORDER = {"ALARM": 0, "INSUFFICIENT_DATA": 1, "OK": 2}
 COLUMNS = (
     ("pipeline", "PIPELINE"),
+    ("job", "JOB"),
     ("kind", "KIND"),
     ("last_run", "LAST RUN"),
     ("rows", "ROWS READ/WRITTEN"),
@@ -66,6 +67,7 @@ class PipelineStatus:
         pending += [f"{up} +{n}" for up, n in sorted(self.upstream_commits_pending.items()) if n]
         return {
             "pipeline": self.pipeline,
+            "job": self.job_name,
             "kind": self.kind,
             "last_run": " ".join(filter(None, [self.last_run_state, self.last_run_at])) or "never",
             "rows": f"{_number(self.records_read)}/{_number(self.records_written)}",
@@ -87,7 +89,10 @@ def environment_status(
     outputs: Mapping[str, Any] | None = None,
 ) -> list[PipelineStatus]:
     """The status rows of every pipeline of ``env``, sorted by pipeline name."""
-    outputs = outputs if outputs is not None else deploy.terraform_outputs(env)
+    if outputs is None:
+        from glue_incremental_tools.environments import open_environment
+
+        outputs = open_environment(env).outputs
     pipelines = outputs.get("pipelines")
     if not pipelines:
         raise deploy.DeployError(
@@ -345,7 +350,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "status",
         help="one table of every pipeline of an environment: runs, rows, watermarks, alarms",
-        description=__doc__.split("\n\n", 1)[0],
+        description=__doc__.split("\n\n", 1)[0].replace("``", ""),
     )
     parser.add_argument("--env", required=True, help="environment (local, dev, prod)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")

@@ -170,7 +170,7 @@ def test_the_command_prints_one_table_or_json(environment, tmp_path, capsys):
 
     assert main(["status", "--env", "local"]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split()[:2] == ["PIPELINE", "KIND"]
+    assert table[0].split()[:3] == ["PIPELINE", "JOB", "KIND"]
     assert [line.split()[0] for line in table[1:]] == ["customers", "orders", "orders_enriched"]
     assert "never" in table[1] and "SUCCEEDED" in table[2]
 
