@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from datetime import UTC, datetime, timedelta
 
 import pyarrow.parquet as pq
@@ -34,6 +35,8 @@ from glue_incremental_tools.demo import (
     PIPELINES,
     Demo,
 )
+
+from tests.harness.readme import run_local_guide
 
 pytestmark = pytest.mark.e2e
 
@@ -257,3 +260,23 @@ def test_the_platform_end_to_end(demo):
         "orders_iceberg",
     ]
     assert "FAILED" in table[2] and "SUCCEEDED" in table[3] and "SUCCEEDED" in table[4]
+
+    # -- the README's quick start and local guide, on this same stack ----------------------------
+    # One demo chain serves both: the guide's commands run here instead of on `make up`.
+    root = deploy.project_root()
+    env = {
+        **os.environ,
+        **demo.terraform_env,
+        "PYTHONPATH": os.pathsep.join([str(root / "lib"), str(root)]),
+    }
+    outputs = run_local_guide(
+        env, lambda: demo.watermarks(load)["default"]["job_run_id"], root=root
+    )
+    run_output = next(out for command, out in outputs.items() if " run " in command)
+    assert f"of {load}: SUCCEEDED" in run_output
+    shown = next(
+        out for command, out in outputs.items() if "watermarks --env local show" in command
+    )
+    assert "default" in shown and "cursor=" in shown
+    reset = next(out for command, out in outputs.items() if " reset " in command)
+    assert "the next run starts from nothing" in reset

@@ -1,0 +1,77 @@
+"""The shell commands the README's quick start and local guides show, in order.
+
+They are the ```sh blocks between ``<!-- readme-commands:begin`` and
+``<!-- readme-commands:end -->``; a line ending in ``\\`` continues on the next.
+Placeholders are written ``<NAME>`` and filled in by the test that runs them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+BEGIN, END = "<!-- readme-commands:begin", "<!-- readme-commands:end -->"
+CLI = ".venv/bin/python -m glue_incremental "
+
+
+def readme_commands(text: str | None = None) -> list[str]:
+    """Every command of the marked section, continuations joined, comments kept."""
+    text = README.read_text() if text is None else text
+    assert BEGIN in text and END in text, "README lacks the marked readme-commands section"
+    section = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    commands: list[str] = []
+    for block in re.findall(r"^```sh\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL):
+        pending = ""
+        for line in block.splitlines():
+            if line.rstrip().endswith("\\"):
+                pending += line.rstrip()[:-1].rstrip() + " "
+                continue
+            command = (pending + line.strip()).strip()
+            pending = ""
+            if command and not command.startswith("#"):
+                commands.append(command)
+    return commands
+
+
+def make_targets(command: str) -> list[str]:
+    """The targets a ``make a && make b`` line names."""
+    return [part.split()[1] for part in command.split("&&") if part.split()[:1] == ["make"]]
+
+
+def placeholders(command: str) -> list[str]:
+    return re.findall(r"<([A-Z_]+)>", command)
+
+
+def run_local_guide(
+    env: dict[str, str], run_id: Callable[[], str], root: Path = README.parent
+) -> dict[str, str]:
+    """Run every non-``make`` command of the guides, in order, on the stack ``env`` routes to.
+
+    ``make`` lines start and stop stacks (the caller is one already; their targets
+    are checked in tests/unit/test_readme_commands.py). ``<RUN_ID>`` is ``run_id()``
+    at the time the command runs. Returns each command's stdout; a command that exits
+    non-zero fails the test, showing its output.
+    """
+    outputs: dict[str, str] = {}
+    for command in readme_commands():
+        if make_targets(command):
+            continue
+        command = command.replace("<RUN_ID>", run_id())
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert done.returncode == 0, (
+            f"README command failed ({done.returncode}): {command}\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
+        outputs[command] = done.stdout
+    return outputs
