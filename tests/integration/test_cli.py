@@ -222,7 +222,7 @@ def test_set_parses_json_values_and_timestamps_and_records_who_and_why(store, ca
         (["--value", "region=eu"], ["--value 'region=eu'", "not JSON"]),
         (["--value", "noequals"], ["expected NAME="]),
         (["--datetime", "since=yesterday"], ["not an ISO 8601 timestamp"]),
-        (["--datetime", "since=2024-05-01T12:00:00"], ["since", "naive datetime"]),
+        (["--datetime", "since=2024-05-01T12:00:00"], ["since", "no timezone"]),
         (["--value", "ratio=NaN"], ["ratio", "NaN"]),
         (["--value", 'cursor={"$date": 1}'], ["reserved"]),
         (["--value", "slot=1"], ["'slot' is reserved"]),
