@@ -672,7 +672,10 @@ def describe_state(values: Mapping[str, Any]) -> str:
 def _terraform() -> str:
     found = shutil.which("terraform")
     if not found:
-        raise deploy.DeployError("terraform is not installed: run `make setup`")
+        raise deploy.DeployError(
+            f"terraform is not on PATH: install Terraform >= 1.7 ({deploy.TERRAFORM_INSTALL}); "
+            "`make setup` checks for it"
+        )
     return found
 
 
