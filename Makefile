@@ -42,7 +42,7 @@ test-fast: setup ## the tests without Terraform and end to end (minutes)
 	$(PYTEST) tests --ignore=tests/benchmarks -m "not terraform and not e2e"
 
 test-deep: setup ## the central properties over 200+ histories, crashes at every step
-	HYPOTHESIS_PROFILE=deep $(PYTEST) tests -k "property or sigkill or every_step" --ignore=tests/benchmarks
+	HYPOTHESIS_PROFILE=deep $(PYTEST) tests -m deep --ignore=tests/benchmarks
 
 demo: setup ## the whole platform on this machine, step by step, then cleaned up
 	$(PY) -m glue_incremental demo

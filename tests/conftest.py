@@ -14,6 +14,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.harness.deep import DEEP_NAME_WORDS, IN_DEEP_RUN, deep_only_entry
 from tests.harness.endpoint import running_local_aws, use_dummy_credentials
 
 use_dummy_credentials()
@@ -33,6 +34,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """``make test`` leaves out the repeats listed in ``tests/harness/deep.py``; ``make test-deep``
+    marks them, and every sweep and property, ``deep`` (it selects ``-m deep``)."""
+    kept, moved = [], []
+    for item in items:
+        repeat = deep_only_entry(item.nodeid) is not None
+        if repeat or any(word in item.name for word in DEEP_NAME_WORDS):
+            item.add_marker(pytest.mark.deep)
+        (moved if repeat and not IN_DEEP_RUN else kept).append(item)
+    if moved:
+        config.hook.pytest_deselected(items=moved)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")

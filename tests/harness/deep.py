@@ -1,0 +1,57 @@
+"""Tests that repeat a guarantee another test already guards in ``make test``.
+
+``make test`` deselects them (the 20-minute budget); ``make test-deep`` runs them with
+the crash sweeps at every step and the properties over 200+ histories. Each entry names
+the test that still fails in ``make test`` if the guarantee is false: a guarantee never
+lives only here. ``tests/unit/test_deep_registry.py`` keeps both sides pointing at real tests.
+"""
+
+from __future__ import annotations
+
+import os
+
+# ``make test-deep`` sets this profile; the crash sweeps read the same switch.
+IN_DEEP_RUN = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+
+# Names that ``make test-deep`` has always run (the sweeps and properties at full size).
+DEEP_NAME_WORDS = ("property", "sigkill", "every_step")
+
+_WRITER = "tests/integration/test_writer_crash_safety.py"
+_PUBLISH_SWEEP = f"{_WRITER}::test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a_full_refresh"
+_RECOVERY_SWEEP = (
+    f"{_WRITER}::test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh"
+)
+
+# Moved test (node id, with or without its parameters) -> the test that still guards it.
+DEEP_ONLY: dict[str, str] = {
+    # The real script SIGKILLed at each kind of step and at a timed moment: one real-script
+    # kill mid-publish (and during the recovery of that kill) stays, the in-process sweeps
+    # crash at every kind of step.
+    "tests/integration/test_kill_script.py::test_sigkill_at_every_step_and_across_the_run_then_a_rerun_equals_a_full_refresh": "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges",
+    # Publish and recovery sweeps: the partitioned target on a local disk and on S3A stays;
+    # S3's copy-then-delete rename and the unpartitioned target each keep their own reproduction.
+    f"{_PUBLISH_SWEEP}[copy_then_delete-partitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
+    f"{_PUBLISH_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
+    f"{_PUBLISH_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
+    f"{_PUBLISH_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
+    f"{_RECOVERY_SWEEP}[copy_then_delete-partitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
+    f"{_RECOVERY_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
+    f"{_RECOVERY_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
+    f"{_RECOVERY_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
+    # The Iceberg target killed before its commit: the kill between the Iceberg and the
+    # DynamoDB commit (the harder case, rolled forward) stays.
+    "tests/integration/test_iceberg_load.py::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh[before_the_iceberg_commit]": "tests/integration/test_iceberg_load.py::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
+    # A cost property (list requests flat in the history's length), measured by make bench;
+    # the join's S3 listing correctness stays in the other tests of that module.
+    "tests/integration/test_s3_join_discovery.py::test_an_incremental_join_run_on_s3_lists_as_much_with_a_long_history_as_with_a_short_one": "tests/integration/test_s3_join_discovery.py::test_a_join_rewound_to_an_earlier_run_lists_both_sides_in_full_next",
+    # The benchmarks at tiny scales: `make bench` itself, not a guarantee of the platform.
+    "tests/integration/test_bench_smoke.py": "make bench-smoke",
+}
+
+
+def deep_only_entry(nodeid: str) -> str | None:
+    """The registry key that moves ``nodeid`` to ``make test-deep``, or None."""
+    for key in DEEP_ONLY:
+        if nodeid == key or nodeid.startswith((key + "[", key + "::")):
+            return key
+    return None
