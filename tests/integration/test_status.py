@@ -168,13 +168,13 @@ def test_status_shows_runs_rows_watermarks_alarms_and_pending_upstream(environme
 def test_the_command_prints_one_table_or_json(environment, tmp_path, capsys):
     run("orders", tmp_path, state={"default": {"cursor": "2024-05-01T10:00:00Z"}}, rows="5")
 
-    assert main(["status", "--env", "local"]) == 0
+    assert main(["status", "--env", "local", "--since", "1"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].split()[:3] == ["PIPELINE", "JOB", "KIND"]
     assert [line.split()[0] for line in table[1:]] == ["customers", "orders", "orders_enriched"]
     assert "never" in table[1] and "SUCCEEDED" in table[2]
 
-    assert main(["status", "--env", "local", "--json"]) == 0
+    assert main(["status", "--env", "local", "--json", "--since", "1"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["pipeline"] for r in rows] == ["customers", "orders", "orders_enriched"]
     assert rows[1]["records_read"] == 5 and rows[0]["last_run_state"] is None
