@@ -5,18 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from glue_incremental.partition_paths import literal
 from glue_incremental.sources.listing import SourceFile
 
 SOURCE_FORMATS = ("parquet", "json", "csv")
 
 __all__ = ["SOURCE_FORMATS", "read_files"]
-
-_GLOB_CHARS = "\\[]{}*?"
-
-
-def _literal_path(uri: str) -> str:
-    """Escape Hadoop glob characters: ``load`` globs its paths, a file name is literal."""
-    return "".join("\\" + char if char in _GLOB_CHARS else char for char in uri)
 
 
 def read_files(
@@ -46,7 +40,7 @@ def read_files(
     reader = reader.option("basePath", root_uri)
     if schema is not None:
         reader = reader.schema(schema)
-    paths = _java_string_array(spark, [_literal_path(uri) for uri in uris])
+    paths = _java_string_array(spark, [literal(uri) for uri in uris])
     return reader._df(reader._jreader.load(paths))  # load(String...): one call
 
 
