@@ -278,6 +278,9 @@ def _load_rows(
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
+    full_reload = not run.bookmark.reads_state or run.previous() is None
+    if rows is None and full_reload and target_schema is not None and not run.dry_run:
+        rows, delivery = spark.createDataFrame([], target_schema), ()  # replaced by nothing
     if rows is not None:
         source_rows = rows.drop(*delivery)
         _require_columns(source_rows.columns, config, "source " + config.source)
@@ -304,7 +307,7 @@ def _load_rows(
                 )
             state = _next_state(new_cursor, run, state_extra)
             run.store.check_fits(str(run.state_name), run.run_id, state)
-            if records_read and config.target_format == "iceberg":
+            if (records_read or full_reload) and config.target_format == "iceberg":
                 # The snapshot carries the very state the DynamoDB commit writes next.
                 snapshot_state = state
                 result = _write_iceberg(
@@ -321,7 +324,7 @@ def _load_rows(
                         commits=run.bookmark.commits and not run.dry_run,
                     ),
                 )
-            elif records_read:
+            elif records_read or full_reload:
                 result = _write(run, config, rows, delivery)
         finally:
             rows.unpersist()

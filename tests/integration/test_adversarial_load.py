@@ -3,11 +3,21 @@ computed in plain Python (``tests/harness/reference.py``), on a local disk unles
 
 from __future__ import annotations
 
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from glue_incremental import writer
+from glue_incremental.args import BookmarkOption
 
+from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
+from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
-from tests.harness.reference import as_tuples, full_refresh, visible_rows
+from tests.harness.reference import as_tuples, full_refresh, latest_per_key, visible_rows
 
 pytestmark = pytest.mark.spark
 
@@ -74,3 +84,106 @@ def test_a_target_path_with_glob_characters_is_read_and_written_as_written(spark
 
     expected = as_tuples(full_refresh(source, ("id",), "updated"), columns)
     assert as_tuples(visible_rows(root / "target", columns), columns) == expected
+
+
+SCHEMA = pa.schema([("id", pa.int64()), ("part", pa.string()), ("updated", pa.int64())])
+
+
+def _land(source: Path, name: str, rows: list[dict], *, mtime: float, empty: bool = False) -> None:
+    """``rows`` as ``name``'s format; ``empty``: the empty form of that format (a 0-byte JSON
+    file, a header-only CSV, a Parquet file of zero rows)."""
+    source.mkdir(parents=True, exist_ok=True)
+    path = source / name
+    if name.endswith(".parquet"):
+        pq.write_table(pa.Table.from_pylist([] if empty else rows, schema=SCHEMA), path)
+    elif name.endswith(".csv"):
+        lines = ["id,part,updated"] + [f"{r['id']},{r['part']},{r['updated']}" for r in rows]
+        path.write_text("\n".join(lines[:1] if empty else lines) + "\n")
+    else:
+        path.write_text("" if empty else "".join(f"{json.dumps(r)}\n" for r in rows))
+    os.utime(path, (mtime, mtime))
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "parquet"])
+def test_an_empty_file_as_the_only_new_input_is_a_run_with_nothing_new(spark, tmp_path, store, fmt):
+    """Spark writes such files for empty frames: the run commits (the file is not read again)
+    and the target keeps what it held, instead of every retry failing on a schema of nothing."""
+    source, columns = tmp_path / "source", ["id", "part", "updated"]
+    rows = [{"id": 1, "part": "a", "updated": 1}]
+    config = json_files_config(tmp_path, partition_by=("part",), source_format=fmt)
+    _land(source, f"first.{fmt}", rows, mtime=T0 - 100)
+    run_load_at(spark, config, job_name="j", run_id="jr_1", clock=FixedClock(T0), store=store)
+    _land(source, f"empty.{fmt}", rows, mtime=T0 + 10, empty=True)
+
+    summary = run_load_at(
+        spark, config, job_name="j", run_id="jr_2", clock=FixedClock(T0 + 60), store=store
+    )
+
+    assert summary["committed"] and summary["records_read"] == 0
+    seen = [
+        {**r, "id": int(r["id"]), "updated": int(r["updated"])}
+        for r in visible_rows(tmp_path / "target", columns)
+    ]
+    assert as_tuples(seen, columns) == as_tuples(
+        latest_per_key([((0, ""), rows[0])], ("id",), "updated"), columns
+    )
+
+
+def _one_run_then_the_source_emptied(spark, tmp_path, store, config) -> None:
+    write_json_file(tmp_path / "source", [{"id": 1, "part": "a", "updated": 1}], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="j", run_id="jr_1", clock=FixedClock(T0), store=store)
+    for path in (tmp_path / "source").iterdir():
+        path.unlink()
+
+
+def test_a_full_reload_of_an_empty_file_source_empties_the_parquet_target(spark, tmp_path, store):
+    config = json_files_config(tmp_path, partition_by=("part",))
+    _one_run_then_the_source_emptied(spark, tmp_path, store, config)
+
+    run_load_at(
+        spark,
+        config,
+        job_name="j",
+        run_id="jr_2",
+        clock=FixedClock(T0 + 60),
+        store=store,
+        option=BookmarkOption.DISABLE,
+    )
+
+    assert visible_rows(tmp_path / "target", ["id"]) == []
+
+
+@requires_iceberg
+def test_a_first_run_after_a_reset_on_an_empty_source_empties_the_iceberg_table(
+    spark, tmp_path, store
+):
+    config = json_files_config(
+        tmp_path, partition_by=("part",), target_format="iceberg", target_table=unique_table()
+    )
+    _one_run_then_the_source_emptied(spark, tmp_path, store, config)
+    store.reset("j", why="reload")
+
+    run_load_at(spark, config, job_name="j", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    assert table_rows(spark, config.iceberg_target.name, ["id"]) == []
+
+
+@pytest.mark.postgres
+def test_a_full_reload_of_an_empty_jdbc_table_empties_the_target(spark, tmp_path, store, postgres):
+    with orders_table(postgres) as table:
+        config = jdbc_config(postgres, table, tmp_path)
+        upsert(postgres, table, [(1, "a", datetime(2024, 1, 1, tzinfo=UTC), "x")])
+        run_load_at(spark, config, job_name="j", run_id="jr_1", clock=FixedClock(T0), store=store)
+        postgres.execute(f"delete from {table}")
+
+        run_load_at(
+            spark,
+            config,
+            job_name="j",
+            run_id="jr_2",
+            clock=FixedClock(T0 + 60),
+            store=store,
+            option=BookmarkOption.DISABLE,
+        )
+
+    assert visible_rows(tmp_path / "target", ["id"]) == []
