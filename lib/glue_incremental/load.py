@@ -43,6 +43,7 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
 )
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources import bulk, discovery, files, jdbc
+from glue_incremental.sources import partition_types as source_partition_types
 from glue_incremental.state import LoadStateDict, LoadStateExtra
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -179,13 +180,16 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     if run.dry_run:
         _print_plan(run, {"source": "files", **found.summary()})
         return
+    kept_types = previous.get("partition_types") if previous else None
     rows = bulk.read_listed_files(
         run.spark,
         plan.files,
         root_uri=config.source,
         source_format=config.source_format,
         schema=declared,
+        partition_types=kept_types,
     )
+    types = {} if declared else source_partition_types.kept_types(rows, plan.files, kept_types)
     if rows is not None:
         rows = rows.select(
             "*",
@@ -202,6 +206,7 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         state_extra={
             "files": plan.next_bookmark.to_state(),
             "discovery": found.next_state.to_state(),
+            **({"partition_types": types} if types else {}),
         },
         details={"files_read": len(plan.files), "file_plan": found.summary()},
         late_files=_late_count(plan),
@@ -329,8 +334,10 @@ def _load_rows(
         finally:
             rows.unpersist()
     state = snapshot_state or _next_state(new_cursor, run, state_extra)
+    if snapshot_state is None and started_from is not None:
+        state["iceberg_snapshot"] = started_from.snapshot_id  # what a rewind to this run restores
     changed = records_read > 0 or state_extra != _without(
-        run.previous(), "cursor", "published_at_ms"
+        run.previous(), "cursor", "published_at_ms", "iceberg_snapshot"
     )
     if changed:
         run.commit({"default": state})

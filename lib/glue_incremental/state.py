@@ -29,11 +29,15 @@ class UpstreamState(TypedDict):
 
 class LoadStateExtra(TypedDict, total=False):
     """What a load's state holds besides its cursor: the files' bookmark and S3 discovery
-    state, its Iceberg table."""
+    state, its Iceberg table and, for a run that wrote no snapshot, the snapshot it left
+    current (``iceberg_snapshot``: what a rewind to that run restores), the types of the
+    source's partition columns fixed on the first run (``partition_types``)."""
 
     files: dict[str, Any]
     discovery: dict[str, Any]
     iceberg_table: str
+    iceberg_snapshot: int
+    partition_types: dict[str, str]
 
 
 class LoadStateDict(LoadStateExtra):

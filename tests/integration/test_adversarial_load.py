@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from glue_incremental import writer
 from glue_incremental.args import BookmarkOption
+from glue_incremental_tools import cli
 
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
@@ -187,3 +188,56 @@ def test_a_full_reload_of_an_empty_jdbc_table_empties_the_target(spark, tmp_path
         )
 
     assert visible_rows(tmp_path / "target", ["id"]) == []
+
+
+@requires_iceberg
+def test_a_rewind_to_a_run_that_wrote_no_snapshot_restores_the_table_as_that_run_left_it(
+    spark, tmp_path, store, capsys
+):
+    """jr_2 read only an empty file: it committed (its bookmark moved) but wrote no snapshot.
+    Rewinding to it rolls the table back to the snapshot current when it committed (jr_1's);
+    a run whose table has no such snapshot is refused in one line, nothing changed."""
+    config = json_files_config(
+        tmp_path, partition_by=("part",), target_format="iceberg", target_table=unique_table()
+    )
+    source = tmp_path / "source"
+    for run, rows in enumerate(
+        [[{"id": 1, "part": "a", "updated": 1}], [], [{"id": 1, "part": "a", "updated": 2}]], 1
+    ):
+        _land(source, f"f{run}.json", rows, mtime=T0 + 100 * run - 50, empty=not rows)
+        summary = run_load_at(
+            spark,
+            config,
+            job_name="j",
+            run_id=f"jr_{run}",
+            clock=FixedClock(T0 + 100 * run),
+            store=store,
+        )
+        assert summary["committed"]
+
+    assert cli.main(["watermarks", "rewind", "j", "jr_2", "--why", "reprocess"]) == 0
+
+    assert table_rows(spark, config.iceberg_target.name, ["id", "updated"]) == [(1, 1)]
+    assert (
+        store.get_watermark("j")["watermarks"] == store.state_after_run("j", "jr_2")["watermarks"]
+    )
+
+
+def test_source_partition_types_are_fixed_on_the_first_run_not_inferred_per_batch(
+    spark, tmp_path, store
+):
+    """``store=00A`` makes the column text on the first run; a later batch holding only
+    ``store=007`` is still text (``007``, as a full refresh reads it), not the integer 7."""
+    config = json_files_config(tmp_path, partition_by=("store",))
+    source = tmp_path / "source"
+    write_json_file(source / "store=00A", [{"id": 1, "updated": 1}], mtime=T0 - 100)
+    run_load_at(spark, config, job_name="j", run_id="jr_1", clock=FixedClock(T0), store=store)
+    write_json_file(source / "store=007", [{"id": 2, "updated": 1}], mtime=T0 + 10)
+
+    run_load_at(spark, config, job_name="j", run_id="jr_2", clock=FixedClock(T0 + 60), store=store)
+
+    columns = ["id", "store"]
+    assert as_tuples(visible_rows(tmp_path / "target", columns), columns) == [
+        (1, "00A"),
+        (2, "007"),
+    ]

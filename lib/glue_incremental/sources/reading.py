@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from glue_incremental.partition_paths import literal
+from glue_incremental.sources import partition_types as partition_type_rules
 from glue_incremental.sources.listing import SourceFile
 
 SOURCE_FORMATS = ("parquet", "json", "csv")
@@ -24,6 +25,7 @@ def read_files(
     source_format: Literal["parquet", "json", "csv"],
     schema: Any = None,
     options: Mapping[str, str] | None = None,
+    partition_types: Mapping[str, str] | None = None,
 ) -> Any:
     """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when nothing is new.
 
@@ -38,6 +40,10 @@ def read_files(
     run has nothing new, instead of a schema inferred from nothing (no columns,
     or CSV's strings) failing its checks. That costs one action reading the
     first row; with ``schema`` the columns are known and no action is added.
+
+    ``partition_types`` (the types kept since the first run, ``partition_types``
+    module): partition values are read as text and cast to them, never
+    re-inferred from this batch's directories alone.
     """
     if source_format not in SOURCE_FORMATS:
         raise ValueError(f"source_format must be one of {SOURCE_FORMATS}, got {source_format!r}")
@@ -52,7 +58,12 @@ def read_files(
     if schema is not None:
         reader = reader.schema(schema)
     paths = _java_string_array(spark, [literal(uri) for uri in uris])
-    frame = reader._df(reader._jreader.load(paths))  # load(String...): one call
+    if schema is None and partition_types is not None:
+        with partition_type_rules.as_text(spark):
+            frame = reader._df(reader._jreader.load(paths))  # load(String...): one call
+        frame = partition_type_rules.cast_to_kept(spark, frame, files, partition_types)
+    else:
+        frame = reader._df(reader._jreader.load(paths))
     if schema is None and frame.isEmpty():
         return None
     return frame
