@@ -148,6 +148,23 @@ class HadoopFileSystem:
             else:
                 yield entry.uri
 
+    def data_dirs(self, root: str) -> list[str]:
+        """Relative directories under ``root`` ("" for itself) directly holding a visible
+        file, at any depth and whatever their names: everything a reader of ``root`` sees."""
+        found = []
+        pending = [("", root)]
+        while pending:
+            relative, uri = pending.pop()
+            entries = [entry for entry in self._entries(uri) if not is_hidden(entry.name)]
+            if any(not entry.is_directory for entry in entries):
+                found.append(relative)
+            pending.extend(
+                (f"{relative}/{entry.name}".lstrip("/"), entry.uri)
+                for entry in entries
+                if entry.is_directory
+            )
+        return sorted(found)
+
     def partition_dirs(self, root: str, depth: int) -> list[str]:
         """Relative ``k=v/...`` directories ``depth`` levels below ``root``."""
         level = [("", root)]

@@ -44,7 +44,12 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources import bulk, discovery, files, jdbc
 from glue_incremental.sources import partition_types as source_partition_types
-from glue_incremental.state import LoadStateDict, LoadStateExtra
+from glue_incremental.state import (
+    LoadStateDict,
+    LoadStateExtra,
+    check_same_layout,
+    target_layout,
+)
 from glue_incremental.watermarks import DEFAULT_SLOT
 
 # Delivery order of file rows, for ties (``writer.merge_latest``); never written.
@@ -268,6 +273,9 @@ def _load_rows(
     loaded before, so every row they read is new.
     """
     spark = run.spark
+    layout = target_layout(config.partition_by, config.primary_key, config.watermark_column)
+    check_same_layout(run.previous(), layout)
+    state_extra = {**state_extra, "layout": layout}
     if config.target_format == "iceberg":
         # The state names its table, so a rewind can roll the output back with it.
         state_extra = {**state_extra, "iceberg_table": config.iceberg_target.name}

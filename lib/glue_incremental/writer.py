@@ -310,7 +310,7 @@ def replace_partitions(
     ``rows`` must only contain rows of affected partitions (partition columns
     are cast to strings here). ``affected`` None means every partition: the
     target is replaced as a whole (full reload), including partitions that no
-    longer have rows. Partitions not listed stay byte-identical. Publishing
+    longer have rows and directories of another layout. Partitions not listed stay byte-identical. Publishing
     follows ``publish`` (write-ahead intent); a crashed publish is finished or
     undone by ``recover``, which runs first. The key index (``key_index``) is
     updated as ``index_plan`` says, in the same intent; without a plan it is
@@ -337,8 +337,9 @@ def replace_partitions(
     records = int(written_rows.get["rows"])  # counted while writing: no second read
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
-        existing = set(fs.partition_dirs(target_uri, len(partition_by))) if partition_by else {""}
-        to_replace = staged | existing
+        # Every directory a reader sees, whatever layout wrote it: a full reload under a new
+        # --partition_by leaves only the new layout.
+        to_replace = staged | set(fs.data_dirs(target_uri))
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
     index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
