@@ -181,10 +181,26 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         upper_bound_ms=upper_ms,
         force_full_listing=run.starts_from_an_earlier_state(),
     )
-    plan = found.plan
     if run.dry_run:
+        discovery.release_notifications(config.file_discovery, found.receipts)
         _print_plan(run, {"source": "files", **found.summary()})
         return
+    try:
+        _read_and_load_files(run, config, declared, previous, found)
+    except BaseException:
+        discovery.release_notifications(config.file_discovery, found.receipts)
+        raise
+    if found.receipts and run.bookmark.commits:
+        # Only now: the state that makes these messages no-ops is committed (or was already).
+        discovery.delete_notifications(config.file_discovery, found.receipts)
+    else:
+        discovery.release_notifications(config.file_discovery, found.receipts)
+
+
+def _read_and_load_files(
+    run: IncrementalRun, config: LoadConfig, declared: Any, previous: Any, found: Any
+) -> None:
+    plan = found.plan
     kept_types = previous.get("partition_types") if previous else None
     rows = bulk.read_listed_files(
         run.spark,
@@ -217,9 +233,6 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         late_files=_late_count(plan),
         file_high_mark_ms=plan.next_bookmark.high_mark_ms,
     )
-    if found.receipts and run.bookmark.commits:
-        # Only now: the state that makes these messages no-ops is committed.
-        discovery.delete_notifications(config.file_discovery, found.receipts)
 
 
 def _declared_schema(config: LoadConfig) -> StructType | None:

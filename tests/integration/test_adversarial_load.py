@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental import writer
+from glue_incremental import aws, writer
 from glue_incremental.args import BookmarkOption
+from glue_incremental.state import LayoutChanged
 from glue_incremental_tools import cli
 
+from tests.harness.faults import Crash, crash_at
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
+from tests.harness.notifications import notified_queue, wait_for_messages
 from tests.harness.reference import as_tuples, full_refresh, latest_per_key, visible_rows
+from tests.harness.s3 import after_last_write, put_json_lines
 
 pytestmark = pytest.mark.spark
 
@@ -241,3 +246,122 @@ def test_source_partition_types_are_fixed_on_the_first_run_not_inferred_per_batc
         (1, "00A"),
         (2, "007"),
     ]
+
+
+def test_a_changed_partition_by_is_refused_then_a_full_reload_migrates_the_target(
+    spark, tmp_path, store
+):
+    """An incremental run under another ``--partition_by`` would keep the old layout beside
+    the new (every key twice): it is refused in one line naming both, nothing written. A
+    full reload under the new layout leaves only it: the target equals a full refresh."""
+    source, columns = tmp_path / "source", ["id", "part", "updated", "value"]
+    write_json_file(source, [row(k, "a", 1) for k in (1, 2)], mtime=T0 - 100)
+    run_load_at(
+        spark,
+        json_files_config(tmp_path, partition_by=("part",)),
+        job_name="j",
+        run_id="jr_1",
+        clock=FixedClock(T0),
+        store=store,
+    )
+    before = sorted(p.name for p in (tmp_path / "target").rglob("*.parquet"))
+    write_json_file(source, [row(1, "b", 2)], mtime=T0 + 10)
+    unpartitioned = json_files_config(tmp_path, partition_by=())
+
+    with pytest.raises(LayoutChanged) as refused:
+        run_load_at(
+            spark,
+            unpartitioned,
+            job_name="j",
+            run_id="jr_2",
+            clock=FixedClock(T0 + 60),
+            store=store,
+        )
+    assert "partition_by" in str(refused.value) and "['part']" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert sorted(p.name for p in (tmp_path / "target").rglob("*.parquet")) == before
+
+    run_load_at(
+        spark,
+        unpartitioned,
+        job_name="j",
+        run_id="jr_3",
+        clock=FixedClock(T0 + 120),
+        store=store,
+        option=BookmarkOption.DISABLE,
+    )
+    seen = spark.read.parquet(str(tmp_path / "target")).select(*columns).collect()
+    expected = as_tuples(full_refresh(source, ("id",), "updated"), columns)
+    assert sorted(tuple(r) for r in seen) == expected
+
+
+def row(key: int, part: str, updated: int) -> dict:
+    return {"id": key, "part": part, "updated": updated, "value": f"v{key}.{updated}"}
+
+
+def _visible_and_in_flight(queue_url: str) -> tuple[int, int]:
+    attributes = aws.client("sqs").get_queue_attributes(
+        QueueUrl=queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
+
+
+@pytest.mark.s3
+def test_a_run_with_notifications_that_does_not_commit_leaves_the_queue_as_it_found_it(
+    spark, tmp_path, store, s3_bucket
+):
+    """A run failing before its publish, then a dry run: the new file's message is visible
+    again at once (not hidden for the visibility timeout while the band moves past the
+    file); the next run reads the file and deletes the message."""
+    queue = notified_queue(s3_bucket, "src/")
+    config = json_files_config(
+        tmp_path,
+        source=f"s3://{s3_bucket}/src/",
+        discovery="notifications",
+        notification_queue_url=queue,
+    )
+    put_json_lines(f"s3://{s3_bucket}/src/", [{"id": 1, "updated": 1}])
+    wait_for_messages(queue, 1)
+    run_load_at(
+        spark,
+        config,
+        job_name="n",
+        run_id="jr_1",
+        clock=FixedClock(after_last_write()),
+        store=store,
+    )
+    put_json_lines(f"s3://{s3_bucket}/src/", [{"id": 2, "updated": 1}])
+    wait_for_messages(queue, 1)
+
+    with pytest.raises(Crash):
+        run_load_at(
+            spark,
+            config,
+            job_name="n",
+            run_id="jr_2",
+            clock=FixedClock(after_last_write()),
+            store=store,
+            hook=crash_at("publish.stage"),
+        )
+    assert _visible_and_in_flight(queue) == (1, 0)
+    run_load_at(
+        spark,
+        config,
+        job_name="n",
+        run_id="jr_3",
+        clock=FixedClock(time.time()),
+        store=store,
+        dry_run=True,
+    )
+    assert _visible_and_in_flight(queue) == (1, 0)
+
+    run_load_at(
+        spark, config, job_name="n", run_id="jr_4", clock=FixedClock(time.time()), store=store
+    )
+
+    assert sorted(r["id"] for r in visible_rows(tmp_path / "target", ["id"])) == [1, 2]
+    assert _visible_and_in_flight(queue) == (0, 0)
