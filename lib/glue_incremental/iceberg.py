@@ -41,6 +41,8 @@ STATE_NAME = PREFIX + "state-name"
 STATE_VERSION = PREFIX + "state-version"
 WATERMARK = PREFIX + "watermark"
 COMMITS = PREFIX + "commits"
+# In the state of a run that wrote no snapshot: the one it left current (what a rewind restores).
+RESTORE_SNAPSHOT = "iceberg_snapshot"
 # Set on the table at creation: a concurrent commit fails ours instead of being rebased onto it.
 TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -487,13 +489,32 @@ def roll_forward(
     return snapshot
 
 
-def rollback_to_run(spark: Any, target: IcebergTarget, run_id: str) -> int:
-    """Make the snapshot ``run_id`` committed current again; returns its id."""
-    snapshot = snapshot_of_run(spark, target, run_id)
-    if snapshot is None:
-        raise LookupError(f"Iceberg table {target.name} has no snapshot of run {run_id!r}")
+class NoSnapshotToRestore(ValueError):
+    """A rewind cannot tell which snapshot its run left current (one line, for the CLI)."""
+
+
+def snapshot_to_restore(
+    spark: Any, target: IcebergTarget, run_id: str, state: Mapping[str, Any] | None
+) -> int:
+    """The snapshot current when run ``run_id`` committed ``state``: its own, or, for a run
+    that wrote none (it read nothing), the one it found and left (``iceberg_snapshot`` in
+    its state). Raises ``NoSnapshotToRestore`` when neither is known."""
+    own = snapshot_of_run(spark, target, run_id)
+    if own is not None:
+        return own.snapshot_id
+    recorded = (state or {}).get(RESTORE_SNAPSHOT)
+    if recorded is not None:
+        return int(recorded)
+    raise NoSnapshotToRestore(
+        f"Iceberg table {target.name} has no snapshot of run {run_id!r} and its state names "
+        "none (the table was empty, or the run predates that record): rewind with "
+        "--keep-output, or to another run"
+    )
+
+
+def rollback_to(spark: Any, target: IcebergTarget, snapshot_id: int) -> None:
+    """Make snapshot ``snapshot_id`` the table's current one."""
     spark.sql(
         f"CALL {target.catalog}.system.set_current_snapshot("
-        f"table => '{target.table}', snapshot_id => {snapshot.snapshot_id})"
+        f"table => '{target.table}', snapshot_id => {int(snapshot_id)})"
     )
-    return snapshot.snapshot_id

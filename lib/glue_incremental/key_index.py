@@ -37,6 +37,7 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
+from glue_incremental.partition_paths import literal
 from glue_incremental.sources.bulk import few_listing_tasks
 
 INDEX_DIR = "_index"
@@ -166,7 +167,8 @@ def read_segments(
     """Rows of ``segments`` with their ``generation`` (zero-padded text: orders as numbers)."""
     schema = StructType([*layout.entry_schema().fields, StructField(GENERATION, StringType())])
     paths = [target_uri.rstrip("/") + "/" + segment.relative for segment in segments]
-    return spark.read.schema(schema).option("basePath", index_root(target_uri)).parquet(*paths)
+    reader = spark.read.schema(schema).option("basePath", index_root(target_uri))
+    return reader.parquet(*[literal(path) for path in paths])
 
 
 def latest_per_key(entries: DataFrame, primary_key: Sequence[str]) -> DataFrame:
@@ -286,7 +288,11 @@ def stage(
     layout = index_plan.layout
     staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
     with few_listing_tasks(spark):  # not one listing task per staged partition
-        _write(staged.parquet(stage_uri), stage_uri, segment_dir(index_plan.generation, layout))
+        _write(
+            staged.parquet(literal(stage_uri)),
+            stage_uri,
+            segment_dir(index_plan.generation, layout),
+        )
     written = {segment_dir(index_plan.generation, layout)}
     if index_plan.base is not None:
         _write(index_plan.base, stage_uri, segment_dir(1, layout))

@@ -43,7 +43,13 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
 )
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources import bulk, discovery, files, jdbc
-from glue_incremental.state import LoadStateDict, LoadStateExtra
+from glue_incremental.sources import partition_types as source_partition_types
+from glue_incremental.state import (
+    LoadStateDict,
+    LoadStateExtra,
+    check_same_layout,
+    target_layout,
+)
 from glue_incremental.watermarks import DEFAULT_SLOT
 
 # Delivery order of file rows, for ties (``writer.merge_latest``); never written.
@@ -175,17 +181,36 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         upper_bound_ms=upper_ms,
         force_full_listing=run.starts_from_an_earlier_state(),
     )
-    plan = found.plan
     if run.dry_run:
+        discovery.release_notifications(config.file_discovery, found.receipts)
         _print_plan(run, {"source": "files", **found.summary()})
         return
+    try:
+        _read_and_load_files(run, config, declared, previous, found)
+    except BaseException:
+        discovery.release_notifications(config.file_discovery, found.receipts)
+        raise
+    if found.receipts and run.bookmark.commits:
+        # Only now: the state that makes these messages no-ops is committed (or was already).
+        discovery.delete_notifications(config.file_discovery, found.receipts)
+    else:
+        discovery.release_notifications(config.file_discovery, found.receipts)
+
+
+def _read_and_load_files(
+    run: IncrementalRun, config: LoadConfig, declared: Any, previous: Any, found: Any
+) -> None:
+    plan = found.plan
+    kept_types = previous.get("partition_types") if previous else None
     rows = bulk.read_listed_files(
         run.spark,
         plan.files,
         root_uri=config.source,
         source_format=config.source_format,
         schema=declared,
+        partition_types=kept_types,
     )
+    types = {} if declared else source_partition_types.kept_types(rows, plan.files, kept_types)
     if rows is not None:
         rows = rows.select(
             "*",
@@ -202,14 +227,12 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
         state_extra={
             "files": plan.next_bookmark.to_state(),
             "discovery": found.next_state.to_state(),
+            **({"partition_types": types} if types else {}),
         },
         details={"files_read": len(plan.files), "file_plan": found.summary()},
         late_files=_late_count(plan),
         file_high_mark_ms=plan.next_bookmark.high_mark_ms,
     )
-    if found.receipts and run.bookmark.commits:
-        # Only now: the state that makes these messages no-ops is committed.
-        discovery.delete_notifications(config.file_discovery, found.receipts)
 
 
 def _declared_schema(config: LoadConfig) -> StructType | None:
@@ -263,6 +286,9 @@ def _load_rows(
     loaded before, so every row they read is new.
     """
     spark = run.spark
+    layout = target_layout(config.partition_by, config.primary_key, config.watermark_column)
+    check_same_layout(run.previous(), layout)
+    state_extra = {**state_extra, "layout": layout}
     if config.target_format == "iceberg":
         # The state names its table, so a rewind can roll the output back with it.
         state_extra = {**state_extra, "iceberg_table": config.iceberg_target.name}
@@ -278,6 +304,9 @@ def _load_rows(
     new_cursor = previous_cursor
     result = writer.WriteResult(0)
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
+    full_reload = not run.bookmark.reads_state or run.previous() is None
+    if rows is None and full_reload and target_schema is not None and not run.dry_run:
+        rows, delivery = spark.createDataFrame([], target_schema), ()  # replaced by nothing
     if rows is not None:
         source_rows = rows.drop(*delivery)
         _require_columns(source_rows.columns, config, "source " + config.source)
@@ -304,7 +333,7 @@ def _load_rows(
                 )
             state = _next_state(new_cursor, run, state_extra)
             run.store.check_fits(str(run.state_name), run.run_id, state)
-            if records_read and config.target_format == "iceberg":
+            if (records_read or full_reload) and config.target_format == "iceberg":
                 # The snapshot carries the very state the DynamoDB commit writes next.
                 snapshot_state = state
                 result = _write_iceberg(
@@ -321,13 +350,15 @@ def _load_rows(
                         commits=run.bookmark.commits and not run.dry_run,
                     ),
                 )
-            elif records_read:
+            elif records_read or full_reload:
                 result = _write(run, config, rows, delivery)
         finally:
             rows.unpersist()
     state = snapshot_state or _next_state(new_cursor, run, state_extra)
+    if snapshot_state is None and started_from is not None:
+        state["iceberg_snapshot"] = started_from.snapshot_id  # what a rewind to this run restores
     changed = records_read > 0 or state_extra != _without(
-        run.previous(), "cursor", "published_at_ms"
+        run.previous(), "cursor", "published_at_ms", "iceberg_snapshot"
     )
     if changed:
         run.commit({"default": state})

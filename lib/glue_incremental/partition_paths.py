@@ -1,9 +1,11 @@
-"""Partition directory names as Spark writes them: Hive's escaping, one parser for every reader.
+"""Names and paths as Spark reads and writes them: Hive's escaping, hidden names, literal paths.
 
 ``directory_name`` builds ``key=value`` as Spark's ``ExternalCatalogUtils`` does
 (special characters as ``%XX``, null and empty as ``__HIVE_DEFAULT_PARTITION__``);
 ``parse_name`` and ``dir_to_values`` read them back, so the writer, the file
-listing and the join agree on what a directory means.
+listing and the join agree on what a directory means. ``is_hidden`` is the one
+rule for names no listing of the library returns (Spark's), and ``literal``
+the one way a path reaches ``spark.read`` (never as a glob).
 """
 
 from __future__ import annotations
@@ -56,3 +58,28 @@ def dir_to_values(relative: str, partition_by: Sequence[str]) -> dict[str, str |
         name, _, raw = part.partition("=")
         values[unescape(name)] = None if raw == HIVE_NULL else unescape(raw)
     return {name: values.get(name) for name in partition_by}
+
+
+def is_hidden(name: str) -> bool:
+    """Whether Spark's file index skips this file or directory name, and so every listing here.
+
+    Spark's rule (``InMemoryFileIndex.shouldFilterOutPathName``): ``.x``, ``_x``
+    unless it holds ``=`` (``_ingest_date=2024-01-01`` is a partition), and
+    ``x._COPYING_``; also S3 console folder markers ``x_$folder$`` (never data).
+    """
+    return (
+        name.startswith(".")
+        or (name.startswith("_") and "=" not in name)
+        or name.endswith("._COPYING_")
+        or name.endswith("_$folder$")
+    )
+
+
+_GLOB_CHARS = "\\[]{}*?"
+
+
+def literal(uri: str) -> str:
+    """``uri`` for ``spark.read``, which globs its paths: glob characters escaped, so
+    ``out[1]/t`` or ``{a}`` is read as written. Only paths handed to a reader; ``basePath``
+    and writes take paths literally already."""
+    return "".join("\\" + char if char in _GLOB_CHARS else char for char in uri)

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from glue_incremental.partition_paths import is_hidden
 from glue_incremental.runtime import hooks
 
 STAGING_DIR = "_staging"
@@ -126,7 +127,7 @@ def live_files(fs: ObjectStore, target_uri: str, partitions: Iterable[str]) -> l
     for relative in sorted(set(partitions)):
         for path, size in fs.list_files(join(target_uri, relative)):
             name = path.rsplit("/", 1)[1]
-            if not hidden(name):
+            if not is_hidden(name):
                 found.append(FileEntry(join(relative, name).lstrip("/"), size))
     return found
 
@@ -299,7 +300,3 @@ def _delete_run_prefix(fs: ObjectStore, target_uri: str, run_id: str) -> None:
 
 def join(root: str, relative: str) -> str:
     return root.rstrip("/") + ("/" + relative if relative else "")
-
-
-def hidden(name: str) -> bool:
-    return name.startswith(("_", "."))

@@ -8,7 +8,7 @@ read back unchanged. Layout of each: ``docs/watermarks-and-leases.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NotRequired, Required, TypedDict
 
@@ -29,11 +29,17 @@ class UpstreamState(TypedDict):
 
 class LoadStateExtra(TypedDict, total=False):
     """What a load's state holds besides its cursor: the files' bookmark and S3 discovery
-    state, its Iceberg table."""
+    state, its Iceberg table and, for a run that wrote no snapshot, the snapshot it left
+    current (``iceberg_snapshot``: what a rewind to that run restores), the types of the
+    source's partition columns fixed on the first run (``partition_types``), and the
+    target's ``layout`` (``target_layout``)."""
 
     files: dict[str, Any]
     discovery: dict[str, Any]
     iceberg_table: str
+    iceberg_snapshot: int
+    partition_types: dict[str, str]
+    layout: dict[str, Any]
 
 
 class LoadStateDict(LoadStateExtra):
@@ -155,3 +161,39 @@ def _upstream(stored: Mapping[str, Any]) -> UpstreamState:
         run_id=stored.get("run_id"),
         published_at_ms=stored.get("published_at_ms"),
     )
+
+
+class LayoutChanged(ValueError):
+    """A run would merge into a target written under another layout (one line, names both)."""
+
+
+def target_layout(
+    partition_by: Sequence[str], primary_key: Sequence[str], watermark_column: str | None
+) -> dict[str, Any]:
+    """What the target's content depends on: kept in each load state, checked by the next run."""
+    return {
+        "partition_by": list(partition_by),
+        "primary_key": list(primary_key),
+        "watermark_column": watermark_column,
+    }
+
+
+def check_same_layout(previous: Mapping[str, Any] | None, layout: Mapping[str, Any]) -> None:
+    """Refuse an incremental run whose layout differs from the one its state was written with.
+
+    Merging under another ``--partition_by`` keeps the old directories beside the
+    new (every key twice); another primary key or watermark column makes the
+    stored versions incomparable. A full reload (reset, ``job-bookmark-disable``)
+    rewrites the whole target and is the way to change them; a state written
+    before layouts were recorded (no ``layout``) is not checked.
+    """
+    recorded = (previous or {}).get("layout")
+    if not recorded:
+        return
+    for name, value in layout.items():
+        if name in recorded and recorded[name] != value:
+            raise LayoutChanged(
+                f"--{name} changed from {recorded[name]!r} to {value!r} since the last "
+                "committed run; nothing was written: run a full reload (watermarks reset, or "
+                f"job-bookmark-disable) to rewrite the target, or keep {recorded[name]!r}"
+            )

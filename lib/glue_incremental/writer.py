@@ -16,7 +16,7 @@ target. Protocol and ties: ``docs/writer-protocol.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,8 +25,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
 
-from glue_incremental import key_index, local_files, publish
-from glue_incremental.partition_paths import dir_to_values, directory_name
+from glue_incremental import key_index, publish
+from glue_incremental.hadoop_fs import HadoopFileSystem
+from glue_incremental.partition_paths import dir_to_values, directory_name, literal
 from glue_incremental.runtime import hooks, validate_run_id
 
 STAGING_DIR = publish.STAGING_DIR
@@ -278,7 +279,7 @@ def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -
     previous = spark.conf.get(conf)
     spark.conf.set(conf, "false")
     try:
-        return spark.read.option("basePath", base_uri).parquet(*paths)
+        return spark.read.option("basePath", base_uri).parquet(*[literal(p) for p in paths])
     finally:
         if previous is None:
             spark.conf.unset(conf)
@@ -309,7 +310,7 @@ def replace_partitions(
     ``rows`` must only contain rows of affected partitions (partition columns
     are cast to strings here). ``affected`` None means every partition: the
     target is replaced as a whole (full reload), including partitions that no
-    longer have rows. Partitions not listed stay byte-identical. Publishing
+    longer have rows and directories of another layout. Partitions not listed stay byte-identical. Publishing
     follows ``publish`` (write-ahead intent); a crashed publish is finished or
     undone by ``recover``, which runs first. The key index (``key_index``) is
     updated as ``index_plan`` says, in the same intent; without a plan it is
@@ -336,8 +337,9 @@ def replace_partitions(
     records = int(written_rows.get["rows"])  # counted while writing: no second read
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
-        existing = set(fs.partition_dirs(target_uri, len(partition_by))) if partition_by else {""}
-        to_replace = staged | existing
+        # Every directory a reader sees, whatever layout wrote it: a full reload under a new
+        # --partition_by leaves only the new layout.
+        to_replace = staged | set(fs.data_dirs(target_uri))
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
     index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
@@ -390,158 +392,3 @@ def _parent(path: str) -> str:
 def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:
     """The file system of ``uri`` (tests wrap it, for example to rename by copy and delete)."""
     return HadoopFileSystem(spark, uri)
-
-
-class HadoopFileSystem:
-    """The Hadoop FileSystem calls the writer and ``publish`` need (file://, s3a://, hdfs://)."""
-
-    def __init__(
-        self, spark: SparkSession, uri: str, *, local_reads_in_python: bool = True
-    ) -> None:
-        jvm = spark.sparkContext._jvm
-        assert jvm is not None, "a SparkSession whose JVM is gone"
-        self._jvm = jvm
-        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
-        self._Path = jvm.org.apache.hadoop.fs.Path
-        self._fs = self._Path(uri).getFileSystem(self._conf)
-        self._made_dirs: set[str] = set()
-        # file: listings and sizes in Python (``local_files``): no py4j calls per entry.
-        self._local = local_reads_in_python and local_files.is_local(uri)
-
-    def exists(self, uri: str) -> bool:
-        if self._local:
-            return local_files.exists(uri)
-        return bool(self._fs.exists(self._Path(uri)))
-
-    def size(self, uri: str) -> int | None:
-        """A file's length; None if it is absent or a directory."""
-        if self._local:
-            return local_files.size(uri)
-        path = self._Path(uri)
-        if not self._fs.exists(path):
-            return None
-        status = self._fs.getFileStatus(path)
-        return None if status.isDirectory() else int(status.getLen())
-
-    def delete_tree(self, uri: str) -> None:
-        self._made_dirs.clear()
-        self._fs.delete(self._Path(uri), True)
-
-    def delete(self, uri: str) -> None:
-        self.delete_tree(uri)
-
-    def delete_file(self, uri: str) -> None:
-        self._fs.delete(self._Path(uri), False)
-
-    def delete_dir_if_empty(self, uri: str) -> None:
-        self._made_dirs.clear()
-        path = self._Path(uri)
-        if self._fs.exists(path) and not list(self._fs.listStatus(path)):
-            self._fs.delete(path, False)
-
-    def mkdirs(self, uri: str) -> None:
-        self._fs.mkdirs(self._Path(uri))
-
-    def rename_file(self, source: str, destination: str) -> None:
-        # One mkdirs per directory of a publish, not per file (each costs requests on S3).
-        parent = _parent(destination)
-        if parent not in self._made_dirs:
-            self.mkdirs(parent)
-            self._made_dirs.add(parent)
-        if not self._fs.rename(self._Path(source), self._Path(destination)):
-            raise OSError(f"could not move {source} to {destination}")
-
-    def copy_file(self, source: str, destination: str) -> None:
-        copied = self._jvm.org.apache.hadoop.fs.FileUtil.copy(
-            self._fs, self._Path(source), self._fs, self._Path(destination), False, True, self._conf
-        )
-        if not copied:
-            raise OSError(f"could not copy {source} to {destination}")
-
-    def write_bytes(self, uri: str, data: bytes) -> None:
-        stream = self._fs.create(self._Path(uri), True)
-        try:
-            stream.write(bytearray(data))
-        finally:
-            stream.close()
-
-    def read_bytes(self, uri: str) -> bytes | None:
-        path = self._Path(uri)
-        if not self._fs.exists(path):
-            return None
-        stream = self._fs.open(path)
-        try:
-            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
-        finally:
-            stream.close()
-
-    def _entries(self, uri: str) -> list[local_files.LocalEntry]:
-        """``listStatus``: [] if ``uri`` is absent."""
-        if self._local:
-            return local_files.entries(uri)
-        return [self._entry(status) for status in self._statuses(uri)]
-
-    def _statuses(self, uri: str) -> list[Any]:
-        path = self._Path(uri)
-        if not self._fs.exists(path):
-            return []
-        return list(self._fs.listStatus(path))
-
-    @staticmethod
-    def _entry(status: Any) -> local_files.LocalEntry:
-        child = status.getPath()
-        directory = bool(status.isDirectory())
-        return local_files.LocalEntry(
-            str(child), str(child.getName()), directory, 0 if directory else int(status.getLen())
-        )
-
-    def list_files(self, uri: str) -> list[tuple[str, int]]:
-        return [(entry.uri, entry.size) for entry in self._entries(uri) if not entry.is_directory]
-
-    def list_dirs(self, uri: str) -> list[str]:
-        return [entry.uri for entry in self._entries(uri) if entry.is_directory]
-
-    def has_data_files(self, uri: str) -> bool:
-        return self.first_data_file(uri) is not None
-
-    def first_data_file(self, uri: str) -> str | None:
-        """A visible file under ``uri`` (any one), found without listing every directory."""
-        return next(self._walk_files(uri), None)
-
-    def _iter_entries(self, uri: str) -> Iterator[local_files.LocalEntry]:
-        if self._local:
-            yield from local_files.entries(uri)
-            return
-        # An iterator, not listStatus: stopping at the first match costs a few py4j calls
-        # (S3A: a page) instead of one per entry of a directory that grows with history.
-        path = self._Path(uri)
-        if not self._fs.exists(path):
-            return
-        iterator = self._fs.listStatusIterator(path)
-        while iterator.hasNext():
-            yield self._entry(iterator.next())
-
-    def _walk_files(self, uri: str) -> Iterator[str]:
-        for entry in self._iter_entries(uri):
-            if _hidden(entry.name):
-                continue
-            if entry.is_directory:
-                yield from self._walk_files(entry.uri)
-            else:
-                yield entry.uri
-
-    def partition_dirs(self, root: str, depth: int) -> list[str]:
-        """Relative ``k=v/...`` directories ``depth`` levels below ``root``."""
-        level = [("", root)]
-        for _ in range(depth):
-            level = [
-                (f"{relative}/{entry.name}".lstrip("/"), entry.uri)
-                for relative, path in level
-                for entry in self._entries(path)
-                if entry.is_directory and "=" in entry.name and not _hidden(entry.name)
-            ]
-        return [relative for relative, _ in level]
-
-
-def _hidden(name: str) -> bool:
-    return name.startswith(("_", "."))

@@ -467,15 +467,13 @@ def _cmd_rewind(args: argparse.Namespace) -> int:
     spark = local_spark_session(app_name="glue-incremental-rewind")
     catalog, database, name = str(table).split(".")
     iceberg_target = iceberg.IcebergTarget(f"{database}.{name}", catalog)
-    snapshot = iceberg.snapshot_of_run(spark, iceberg_target, args.run_id)
-    if snapshot is None:
-        raise LookupError(f"Iceberg table {table} has no snapshot of run {args.run_id!r}")
-    note = {"output": "rolled back", "iceberg_snapshot": str(snapshot.snapshot_id)}
+    snapshot_id = iceberg.snapshot_to_restore(spark, iceberg_target, args.run_id, target)
+    note = {"output": "rolled back", "iceberg_snapshot": str(snapshot_id)}
     state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
-    iceberg.rollback_to_run(spark, iceberg_target, args.run_id)
+    iceberg.rollback_to(spark, iceberg_target, snapshot_id)
     _print_states(args, [state], with_slot=True)
     if not args.json:
-        print(f"table {table} is back at snapshot {snapshot.snapshot_id} (run {args.run_id})")
+        print(f"table {table} is back at snapshot {snapshot_id} (run {args.run_id})")
     return 0
 
 

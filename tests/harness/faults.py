@@ -97,9 +97,24 @@ class CopyThenDeleteFileSystem:
 
     def rename_file(self, source: str, destination: str) -> None:
         self._inner.mkdirs(destination.rsplit("/", 1)[0])
-        self._inner.copy_file(source, destination)
+        self._copy(source, destination)
         hooks.point("fs.copied", source=source, destination=destination)
         self._inner.delete_file(source)
+
+    def _copy(self, source: str, destination: str) -> None:
+        inner = self._inner
+        hadoop_fs = inner._jvm.org.apache.hadoop.fs
+        copied = hadoop_fs.FileUtil.copy(
+            inner._fs,
+            inner._Path(source),
+            inner._fs,
+            inner._Path(destination),
+            False,
+            True,
+            inner._conf,
+        )
+        if not copied:
+            raise OSError(f"could not copy {source} to {destination}")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

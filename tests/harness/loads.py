@@ -15,6 +15,8 @@ from glue_incremental.load import LoadConfig, run_load
 from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks
 
+from tests.harness.reference import hidden
+
 _counter = itertools.count()
 
 
@@ -99,9 +101,7 @@ def partition_file_snapshot(root: Path) -> dict[str, tuple[int, int]]:
     """Every data file under ``root`` with its size and modification time (byte-identity check)."""
     snapshot = {}
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not any(
-            part.startswith(("_", ".")) for part in path.relative_to(root).parts
-        ):
+        if path.is_file() and not any(hidden(part) for part in path.relative_to(root).parts):
             stat = path.stat()
             snapshot[str(path.relative_to(root))] = (stat.st_size, stat.st_mtime_ns)
     return snapshot

@@ -16,12 +16,17 @@ from urllib.parse import unquote
 import pyarrow.parquet as pq
 
 
+def hidden(part: str) -> bool:
+    """Spark's rule for a name its file index skips: ``.x``, ``_x`` but not ``_key=value``."""
+    return part.startswith(".") or (part.startswith("_") and "=" not in part)
+
+
 def source_rows(root: Path) -> list[tuple[tuple[int, str], dict[str, Any]]]:
     """Every row of every visible JSON-lines file under ``root``, with its delivery order."""
     found = []
     for path in sorted(root.rglob("*")):
         parts = path.relative_to(root).parts
-        if path.is_file() and not any(part.startswith(("_", ".")) for part in parts):
+        if path.is_file() and not any(hidden(part) for part in parts):
             delivery = (path.stat().st_mtime_ns, path.name)
             for line in path.read_text().splitlines():
                 if line.strip():
@@ -60,7 +65,7 @@ def visible_rows(target: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
         return rows
     for path in sorted(target.rglob("*.parquet")):
         relative = path.relative_to(target).parts
-        if any(part.startswith(("_", ".")) for part in relative):
+        if any(hidden(part) for part in relative):
             continue
         partition = {
             unquote(name): unquote(value)

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import pyarrow.parquet as pq
 from glue_incremental import aws
 
-from tests.harness.reference import visible_rows
+from tests.harness.reference import hidden, visible_rows
 from tests.harness.s3 import keys_under, split_uri
 
 
@@ -57,7 +57,7 @@ class LocalTarget:
 
 
 def _hidden(parts: Sequence[str]) -> bool:
-    return any(part.startswith(("_", ".")) for part in parts)
+    return any(hidden(part) for part in parts)
 
 
 class S3Target:

@@ -6,6 +6,8 @@ from glue_incremental.partition_paths import (
     HIVE_NULL,
     dir_to_values,
     directory_name,
+    is_hidden,
+    literal,
     parse_name,
 )
 from hypothesis import given
@@ -31,3 +33,14 @@ def test_null_and_empty_values_share_hive_s_default_partition():
 
 def test_names_without_a_key_are_not_partitions():
     assert parse_name("_temporary") == parse_name("=x") == ()
+
+
+def test_hidden_names_are_the_ones_spark_skips_and_an_underscore_partition_is_not_one():
+    hidden = ["_SUCCESS", "_staging", "_index", ".part-0.crc", "x._COPYING_", "a_$folder$"]
+    visible = ["_ingest_date=2024-01-01", "_p=a", "part=a", "part-0.parquet"]
+    assert [name for name in hidden + visible if is_hidden(name)] == hidden
+
+
+def test_a_literal_path_escapes_every_glob_character_and_nothing_else():
+    assert literal("file:/out[1]/{t}/a*b?c\\d") == "file:/out\\[1\\]/\\{t\\}/a\\*b\\?c\\\\d"
+    assert literal("s3a://b/k=v%2F/x.json") == "s3a://b/k=v%2F/x.json"

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from glue_incremental.sources.files import FileBookmark
-from glue_incremental.state import JoinSideState, LoadState, UpstreamState
+from glue_incremental.state import (
+    JoinSideState,
+    LayoutChanged,
+    LoadState,
+    UpstreamState,
+    check_same_layout,
+    target_layout,
+)
 
 BOOKMARK = FileBookmark(
     high_mark_ms=2_000, band_start_ms=1_000, band_fingerprints=("0123456789abcdef",)
@@ -60,3 +68,13 @@ def test_a_load_state_round_trips_with_and_without_files():
     files = LoadState(cursor=None, published_at_ms=5, files=BOOKMARK, iceberg_table="c.db.t")
     assert LoadState.from_state(files.to_state()) == files
     assert LoadState.from_state(jdbc.to_state()) == jdbc
+
+
+def test_a_run_under_another_layout_than_its_state_is_refused_in_one_line_naming_both():
+    before = {"cursor": 1, "layout": target_layout(["part"], ["id"], "updated")}
+    check_same_layout(before, target_layout(["part"], ["id"], "updated"))
+    check_same_layout({"cursor": 1}, target_layout([], ["id"], "updated"))  # not recorded yet
+    with pytest.raises(LayoutChanged) as refused:
+        check_same_layout(before, target_layout(["part"], ["id", "part"], "updated"))
+    assert str(refused.value).startswith("--primary_key changed from ['id'] to ['id', 'part']")
+    assert "\n" not in str(refused.value)

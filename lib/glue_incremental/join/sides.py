@@ -28,7 +28,7 @@ from glue_incremental.join.spec import (
     string_partitions,
 )
 from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files, upstream_view
-from glue_incremental.partition_paths import parse_name
+from glue_incremental.partition_paths import literal, parse_name
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import files as file_source
 from glue_incremental.sources.discovery import DiscoveryState
@@ -321,7 +321,7 @@ def read_full(
     reader = _reader(spark, side)
     if schema is not None:
         reader = reader.schema(schema)
-    return partition_strings(reader.load(paths), columns)
+    return partition_strings(reader.load([literal(path) for path in paths]), columns)
 
 
 def _reader(spark: SparkSession, side: Side) -> Any:
@@ -335,4 +335,5 @@ def _sample_schema(
 ) -> StructType:
     """Inferred from the partitions about to be read (or one file), not the whole history."""
     sample_paths = list(paths) or [side.listing[0].uri if side.listing else side.root]
-    return string_partitions(_reader(spark, side).load(sample_paths).schema, columns)
+    sample = _reader(spark, side).load([literal(path) for path in sample_paths])
+    return string_partitions(sample.schema, columns)

@@ -52,6 +52,7 @@ def read_listed_files(
     root_uri: str,
     source_format: Literal["parquet", "json", "csv"],
     schema: Any = None,
+    partition_types: Mapping[str, str] | None = None,
 ) -> Any:
     """``files.read_files`` of exactly ``listed``, its file lookups in few Spark tasks.
 
@@ -68,4 +69,5 @@ def read_listed_files(
             source_format=source_format,
             schema=schema,
             options=options,
+            partition_types=partition_types,
         )

@@ -377,3 +377,12 @@ def delete_notifications(
     if not receipts or discovery.queue_url is None:
         return 0
     return notifications.delete_after_commit(discovery.queue_url, receipts, client=client)
+
+
+def release_notifications(
+    discovery: Discovery, receipts: Sequence[str], *, client: Any = None
+) -> int:
+    """For a run that will not commit: its messages visible again now (``notifications.release``)."""
+    if not receipts or discovery.queue_url is None:
+        return 0
+    return notifications.release(discovery.queue_url, receipts, client=client)

@@ -20,7 +20,7 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 
 from glue_incremental import local_files
-from glue_incremental.partition_paths import parse_name
+from glue_incremental.partition_paths import is_hidden, parse_name
 
 FINGERPRINT_HEX_CHARS = 16
 # Schemes whose directories have no modification time worth trusting.
@@ -35,7 +35,6 @@ __all__ = [
     "SourceFile",
     "SourceNotFound",
     "fingerprint_of",
-    "is_hidden",
     "list_source_files",
 ]
 
@@ -86,16 +85,6 @@ class ListingStats:
     directory_mtimes_usable: bool = True
     recursive: bool = False
     pruned_directories: tuple[str, ...] = ()
-
-
-def is_hidden(name: str) -> bool:
-    """Names no listing returns: ``.x``, ``_x`` (but ``_key=value``), copy and folder markers."""
-    return (
-        name.startswith(".")
-        or (name.startswith("_") and "=" not in name)
-        or name.endswith("._COPYING_")
-        or name.endswith("_$folder$")
-    )
 
 
 @dataclass

@@ -29,7 +29,14 @@ _BATCH = 10  # SQS's limit for ReceiveMessage and DeleteMessageBatch
 
 log = logging.getLogger("glue_incremental.notifications")
 
-__all__ = ["Candidates", "NotificationQueueError", "delete_after_commit", "keys_in", "receive_all"]
+__all__ = [
+    "Candidates",
+    "NotificationQueueError",
+    "delete_after_commit",
+    "keys_in",
+    "receive_all",
+    "release",
+]
 
 
 class NotificationQueueError(RuntimeError):
@@ -149,6 +156,30 @@ def delete_after_commit(queue_url: str, receipts: Sequence[str], *, client: Any 
             answer = sqs.delete_message_batch(QueueUrl=queue_url, Entries=entries)
         except Exception:
             log.exception("could not delete %d notifications of a committed run", len(batch))
+            failed += len(batch)
+            continue
+        failed += len(answer.get("Failed") or [])
+    return failed
+
+
+def release(queue_url: str, receipts: Sequence[str], *, client: Any = None) -> int:
+    """Make a run's messages visible again now: a run that will not commit (it failed, or is
+    a dry run or a replay) leaves the queue as it found it, instead of hiding its files'
+    events for the visibility timeout while later runs move the band past them. Returns how
+    many could not be released (logged: they come back after their timeout anyway)."""
+    sqs = client or aws.client("sqs")
+    failed = 0
+    for batch in _batches(receipts, _BATCH):
+        entries = [
+            {"Id": str(index), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+            for index, handle in enumerate(batch)
+        ]
+        try:
+            answer = sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
+        except Exception:
+            log.exception(
+                "could not release %d notifications of a run that did not commit", len(batch)
+            )
             failed += len(batch)
             continue
         failed += len(answer.get("Failed") or [])

@@ -5,18 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from glue_incremental.partition_paths import literal
+from glue_incremental.sources import partition_types as partition_type_rules
 from glue_incremental.sources.listing import SourceFile
 
 SOURCE_FORMATS = ("parquet", "json", "csv")
 
-__all__ = ["SOURCE_FORMATS", "read_files"]
+# How each format is read: a CSV file's first line names its columns (as the join reads CSV).
+FORMAT_OPTIONS: Mapping[str, Mapping[str, str]] = {"csv": {"header": "true"}}
 
-_GLOB_CHARS = "\\[]{}*?"
-
-
-def _literal_path(uri: str) -> str:
-    """Escape Hadoop glob characters: ``load`` globs its paths, a file name is literal."""
-    return "".join("\\" + char if char in _GLOB_CHARS else char for char in uri)
+__all__ = ["FORMAT_OPTIONS", "SOURCE_FORMATS", "read_files"]
 
 
 def read_files(
@@ -27,27 +25,48 @@ def read_files(
     source_format: Literal["parquet", "json", "csv"],
     schema: Any = None,
     options: Mapping[str, str] | None = None,
+    partition_types: Mapping[str, str] | None = None,
 ) -> Any:
-    """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when empty.
+    """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when nothing is new.
 
     ``key=value`` directories under the root become partition columns (types
-    inferred unless ``schema`` names them). No Spark action is added here;
-    without ``schema``, JSON/CSV (and Parquet footers) are inferred by Spark.
-    An empty ``files`` returns None: the caller decides the empty schema.
+    inferred unless ``schema`` names them). CSV files start with a header row.
+    Without ``schema``, JSON/CSV (and Parquet footers) are inferred by Spark.
+
+    Empty inputs are no input, whatever the format: 0-byte files are not read
+    (Spark writes them for empty frames; they hold no schema to infer), and
+    without ``schema`` a read holding no row (a header-only CSV, a Parquet file
+    of zero rows, blank JSON) is None, as an empty ``files`` is: the caller's
+    run has nothing new, instead of a schema inferred from nothing (no columns,
+    or CSV's strings) failing its checks. That costs one action reading the
+    first row; with ``schema`` the columns are known and no action is added.
+
+    ``partition_types`` (the types kept since the first run, ``partition_types``
+    module): partition values are read as text and cast to them, never
+    re-inferred from this batch's directories alone.
     """
     if source_format not in SOURCE_FORMATS:
         raise ValueError(f"source_format must be one of {SOURCE_FORMATS}, got {source_format!r}")
-    uris = list(dict.fromkeys(source.uri for source in files))
+    uris = list(dict.fromkeys(source.uri for source in files if source.size > 0))
     if not uris:
         return None
     reader = spark.read.format(source_format)
-    if options:
-        reader = reader.options(**{str(key): str(value) for key, value in options.items()})
+    format_options = {**FORMAT_OPTIONS.get(source_format, {}), **(options or {})}
+    if format_options:
+        reader = reader.options(**{str(key): str(value) for key, value in format_options.items()})
     reader = reader.option("basePath", root_uri)
     if schema is not None:
         reader = reader.schema(schema)
-    paths = _java_string_array(spark, [_literal_path(uri) for uri in uris])
-    return reader._df(reader._jreader.load(paths))  # load(String...): one call
+    paths = _java_string_array(spark, [literal(uri) for uri in uris])
+    if schema is None and partition_types is not None:
+        with partition_type_rules.as_text(spark):
+            frame = reader._df(reader._jreader.load(paths))  # load(String...): one call
+        frame = partition_type_rules.cast_to_kept(spark, frame, files, partition_types)
+    else:
+        frame = reader._df(reader._jreader.load(paths))
+    if schema is None and frame.isEmpty():
+        return None
+    return frame
 
 
 def _java_string_array(spark: Any, values: Sequence[str]) -> Any:
