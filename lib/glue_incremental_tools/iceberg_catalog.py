@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+import boto3
 from glue_incremental import aws
 from glue_incremental.iceberg_summary import Snapshot
 
@@ -58,6 +59,17 @@ def open_catalog() -> Any:
     from pyiceberg.catalog.glue import GlueCatalog
 
     properties = {"s3.region": aws.region()}
+    # The S3 FileIO (pyarrow, AWS SDK for C++) resolves credentials on its own; handing it
+    # what boto3 resolved keeps the catalog and the files on one identity (profile, role).
+    credentials = boto3.session.Session().get_credentials()
+    if credentials is not None:
+        frozen = credentials.get_frozen_credentials()
+        properties |= {
+            "s3.access-key-id": frozen.access_key,
+            "s3.secret-access-key": frozen.secret_key,
+        }
+        if frozen.token:
+            properties["s3.session-token"] = frozen.token
     endpoint = aws.endpoint_url("s3")
     if endpoint:
         # A local S3 (LocalStack) answers path-style on its one endpoint.
@@ -208,7 +220,11 @@ def _in_local_warehouse(table: CatalogTable) -> bool:
     """Whether the local Hadoop warehouse (a file: location) has the table's metadata."""
     from glue_incremental.spark import ICEBERG_CATALOG, iceberg_conf
 
-    location = urlparse(iceberg_conf()[f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse"])
+    try:
+        conf = iceberg_conf()
+    except FileNotFoundError:
+        return False  # no local setup: only the Glue catalog counts
+    location = urlparse(conf[f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse"])
     if location.scheme not in ("", "file"):
         return True  # a warehouse on S3A: only Spark can tell
     return (Path(location.path) / table.database / table.name / "metadata").is_dir()
