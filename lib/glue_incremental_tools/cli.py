@@ -491,7 +491,12 @@ def _cmd_rewind(args: argparse.Namespace) -> int:
         raise CommandError(f"Iceberg table {table} has no snapshot of run {args.run_id!r}")
     note = {"output": "rolled back", "iceberg_snapshot": str(snapshot.snapshot_id)}
     state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
-    iceberg_table.rollback_to(snapshot)
+    from glue_incremental_tools.iceberg_catalog import RollbackRefused
+
+    try:
+        iceberg_table.rollback_to(snapshot)
+    except RollbackRefused as error:
+        raise CommandError(f"{error}; the watermark is rewound: run the rewind again") from None
     _print_states(args, [state], with_slot=True)
     if not args.json:
         print(f"table {table} is back at snapshot {snapshot.snapshot_id} (run {args.run_id})")

@@ -30,8 +30,8 @@ class TableNotFound(LookupError):
     """The Iceberg table is not in the environment's catalog."""
 
 
-class RunNotFound(LookupError):
-    """The table has no snapshot written by that run."""
+class RollbackRefused(RuntimeError):
+    """The catalog refused the rollback: the table changed since it was read."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +119,22 @@ def snapshot_of_run(iceberg_table: Any, run_id: str) -> Snapshot | None:
 
 
 def rollback_to(iceberg_table: Any, snapshot: Snapshot) -> None:
-    """Make ``snapshot`` the table's current one: a metadata-only commit, data files untouched."""
-    iceberg_table.manage_snapshots().set_current_snapshot(snapshot_id=snapshot.snapshot_id).commit()
+    """Make ``snapshot`` the table's current one: a metadata-only commit, data files untouched.
+
+    Refused (RollbackRefused, nothing changed) when the table moved since it was loaded.
+    """
+    from pyiceberg.exceptions import CommitFailedException
+
+    try:
+        iceberg_table.manage_snapshots().set_current_snapshot(
+            snapshot_id=snapshot.snapshot_id
+        ).commit()
+    except CommitFailedException as error:
+        raise RollbackRefused(
+            f"Iceberg table {'.'.join(iceberg_table.name())} changed while rolling back to "
+            f"snapshot {snapshot.snapshot_id} (a run committed?); the table is unchanged: "
+            f"{' '.join(str(error).split())}"
+        ) from None
 
 
 def _summary(snapshot: Any) -> dict[str, str]:

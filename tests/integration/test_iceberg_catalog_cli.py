@@ -126,3 +126,14 @@ def test_outside_the_local_environment_only_the_glue_catalog_is_asked(aws, tmp_p
     assert isinstance(local, iceberg_catalog.LocalWarehouseTable)
     with pytest.raises(iceberg_catalog.TableNotFound, match=r"sales\.local_only"):
         iceberg_catalog.open_target("glue_catalog.sales.local_only", local=False)
+
+
+def test_a_rollback_of_a_table_that_moved_since_it_was_read_is_refused(orders):
+    stale = iceberg_catalog.load_table(iceberg_catalog.CatalogTable.parse(TABLE))
+    first = iceberg_catalog.snapshot_of_run(stale, "jr_1")
+    append_run(orders, "jr_3", JOB, [(3, "c")])
+
+    with pytest.raises(iceberg_catalog.RollbackRefused, match="the table is unchanged"):
+        iceberg_catalog.rollback_to(stale, first)
+
+    assert rows_of(orders) == [(1, "a"), (2, "b"), (3, "c")]
