@@ -232,12 +232,12 @@ def open_target(name: str, *, local: bool) -> TargetTable:
 
 def _in_local_warehouse(table: CatalogTable) -> bool:
     """Whether the local Hadoop warehouse (a file: location) has the table's metadata."""
-    from glue_incremental.spark import ICEBERG_CATALOG, iceberg_conf
-
     try:
+        from glue_incremental.spark import ICEBERG_CATALOG, iceberg_conf
+
         conf = iceberg_conf()
-    except FileNotFoundError:
-        return False  # no local setup: only the Glue catalog counts
+    except (ImportError, FileNotFoundError):
+        return False  # no Spark or no local setup (a tools-only install): only Glue counts
     location = urlparse(conf[f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse"])
     if location.scheme not in ("", "file"):
         return True  # a warehouse on S3A: only Spark can tell

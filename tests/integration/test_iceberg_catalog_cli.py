@@ -6,6 +6,12 @@ the CLI reaches it through pyiceberg, with no SparkSession (none is started here
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 from glue_incremental.watermarks import Watermarks, create_table
 from glue_incremental_tools import cli, deploy, iceberg_catalog, status
@@ -137,3 +143,31 @@ def test_a_rollback_of_a_table_that_moved_since_it_was_read_is_refused(orders):
         iceberg_catalog.rollback_to(stale, first)
 
     assert rows_of(orders) == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_an_operator_machine_without_spark_rewinds_the_table(orders, store):
+    """The tools extra has no pyspark: the rewind must not import it (nor start a JVM)."""
+    without_spark = textwrap.dedent(
+        """
+        import sys
+        class NoSpark:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("pyspark", "py4j"):
+                    raise ImportError(f"No module named {name!r}", name=name)
+        sys.meta_path.insert(0, NoSpark())
+        from glue_incremental_tools.cli import main
+        sys.exit(main(sys.argv[1:]))
+        """
+    )
+    lib = Path(__file__).resolve().parents[2] / "lib"
+
+    done = subprocess.run(
+        [sys.executable, "-c", without_spark, "watermarks", "rewind", JOB, "jr_1", "--why", "x"],
+        env={**os.environ, "PYTHONPATH": str(lib)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert rows_of(orders) == [(1, "a")]
