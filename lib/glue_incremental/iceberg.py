@@ -28,21 +28,25 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from glue_incremental.args import ArgumentError
-from glue_incremental.encoding import decode, encode
+from glue_incremental.encoding import encode
+
+# The snapshot summary's keys and its reading live apart, free of Spark, for the operator tools.
+from glue_incremental.iceberg_summary import (  # noqa: F401
+    COMMITS,
+    PREFIX,
+    RESTORE_SNAPSHOT,
+    RUN_ID,
+    STATE_NAME,
+    STATE_VERSION,
+    WATERMARK,
+    Snapshot,
+)
 from glue_incremental.key_index import having_keys
 from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
 
 DEFAULT_CATALOG = "glue_catalog"
-PREFIX = "glue-incremental."
-RUN_ID = PREFIX + "run-id"
-STATE_NAME = PREFIX + "state-name"
-STATE_VERSION = PREFIX + "state-version"
-WATERMARK = PREFIX + "watermark"
-COMMITS = PREFIX + "commits"
-# In the state of a run that wrote no snapshot: the one it left current (what a rewind restores).
-RESTORE_SNAPSHOT = "iceberg_snapshot"
 # Set on the table at creation: a concurrent commit fails ours instead of being rebased onto it.
 TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -84,39 +88,6 @@ class IcebergTarget:
     @property
     def quoted(self) -> str:
         return ".".join(f"`{part}`" for part in self.name.split("."))
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A table snapshot and what this platform wrote into its summary (None if foreign)."""
-
-    snapshot_id: int
-    parent_id: int | None
-    run_id: str | None
-    state_name: str | None
-    state_versions: dict[str, int] | None
-    watermarks: dict[str, Any] | None
-    commits: bool
-
-    @property
-    def watermark(self) -> dict[str, Any] | None:
-        """The default slot's state (the load job's); a join has slots ``left`` and ``right``."""
-        return (self.watermarks or {}).get(DEFAULT_SLOT)
-
-    @classmethod
-    def from_summary(
-        cls, snapshot_id: int, parent_id: int | None, summary: Mapping[str, str]
-    ) -> Snapshot:
-        versions = summary.get(STATE_VERSION)
-        return cls(
-            snapshot_id=snapshot_id,
-            parent_id=parent_id,
-            run_id=summary.get(RUN_ID),
-            state_name=summary.get(STATE_NAME),
-            state_versions=json.loads(versions) if versions is not None else None,
-            watermarks=decode(summary[WATERMARK]) if WATERMARK in summary else None,
-            commits=summary.get(COMMITS) == "true",
-        )
 
 
 # -- pure transforms ------------------------------------------------------------------------------
@@ -487,34 +458,3 @@ def roll_forward(
         )
     store.commit_many(items, lease=lease)
     return snapshot
-
-
-class NoSnapshotToRestore(ValueError):
-    """A rewind cannot tell which snapshot its run left current (one line, for the CLI)."""
-
-
-def snapshot_to_restore(
-    spark: Any, target: IcebergTarget, run_id: str, state: Mapping[str, Any] | None
-) -> int:
-    """The snapshot current when run ``run_id`` committed ``state``: its own, or, for a run
-    that wrote none (it read nothing), the one it found and left (``iceberg_snapshot`` in
-    its state). Raises ``NoSnapshotToRestore`` when neither is known."""
-    own = snapshot_of_run(spark, target, run_id)
-    if own is not None:
-        return own.snapshot_id
-    recorded = (state or {}).get(RESTORE_SNAPSHOT)
-    if recorded is not None:
-        return int(recorded)
-    raise NoSnapshotToRestore(
-        f"Iceberg table {target.name} has no snapshot of run {run_id!r} and its state names "
-        "none (the table was empty, or the run predates that record): rewind with "
-        "--keep-output, or to another run"
-    )
-
-
-def rollback_to(spark: Any, target: IcebergTarget, snapshot_id: int) -> None:
-    """Make snapshot ``snapshot_id`` the table's current one."""
-    spark.sql(
-        f"CALL {target.catalog}.system.set_current_snapshot("
-        f"table => '{target.table}', snapshot_id => {int(snapshot_id)})"
-    )

@@ -90,7 +90,10 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     Option("partition_by", "Comma-separated partition columns of the target.", "", list_of_names),
     Option("source_table", "JDBC: the table (`schema.table`)."),
     Option(
-        "source_format", "Files: `parquet`, `json` or `csv` (with a header row).", "parquet", choice(*SOURCE_FORMATS)
+        "source_format",
+        "Files: `parquet`, `json` or `csv` (with a header row).",
+        "parquet",
+        choice(*SOURCE_FORMATS),
     ),
     Option(
         "source_schema",

@@ -93,12 +93,8 @@ def apply_required_conf(session: Any) -> None:
 
 
 def s3a_jars(directory: str | os.PathLike[str] | None = None) -> list[str]:
-    """The S3A connector jars (``GLUE_INCREMENTAL_S3A_JAR_DIR``, default ``<repo>/build/jars``)."""
-    directory = Path(
-        directory
-        or os.environ.get("GLUE_INCREMENTAL_S3A_JAR_DIR")
-        or Path(__file__).resolve().parents[2] / "build" / "jars"
-    )
+    """The S3A connector jars (``GLUE_INCREMENTAL_S3A_JAR_DIR``, default ``jars_dir()``)."""
+    directory = Path(directory or os.environ.get("GLUE_INCREMENTAL_S3A_JAR_DIR") or jars_dir())
     missing = [name for name in S3A_JARS if not (directory / name).is_file()]
     if missing:
         raise FileNotFoundError(
@@ -149,12 +145,35 @@ ICEBERG_JAR_NAMES = (
     "iceberg-shaded-jackson-2.15.2.jar",
 )
 ICEBERG_CATALOG = "glue_catalog"
-_REPO_JARS = Path(__file__).resolve().parents[2] / "build" / "jars"
+JARS_DIR_ENV = "GLUE_INCREMENTAL_JARS_DIR"
+LOCAL_JARS = Path("build") / "jars"
+
+
+def jars_dir() -> Path:
+    """Where ``make setup`` put the local jars: ``$GLUE_INCREMENTAL_JARS_DIR``, else ``build/jars``
+    in the working directory or its nearest parent that has one (the checkout).
+
+    Never derived from where this package is installed (site-packages has no build/).
+    A ``$GLUE_INCREMENTAL_JARS_DIR`` that is not a directory is an error naming it;
+    with no such directory anywhere, ``./build/jars`` (the callers then report missing jars).
+    """
+    configured = os.environ.get(JARS_DIR_ENV)
+    if configured:
+        if not Path(configured).is_dir():
+            raise FileNotFoundError(
+                f"${JARS_DIR_ENV} {configured} is not a directory (run `make setup` or unset it)"
+            )
+        return Path(configured)
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / LOCAL_JARS).is_dir():
+            return candidate / LOCAL_JARS
+    return here / LOCAL_JARS
 
 
 def iceberg_jars() -> list[str]:
-    """The local Iceberg jars when both are installed (``GLUE_INCREMENTAL_JARS_DIR`` or build/jars)."""
-    directory = Path(os.environ.get("GLUE_INCREMENTAL_JARS_DIR") or _REPO_JARS)
+    """The local Iceberg jars when both are installed (in ``jars_dir()``)."""
+    directory = jars_dir()
     paths = [directory / name for name in ICEBERG_JAR_NAMES]
     return [str(path) for path in paths] if all(path.exists() for path in paths) else []
 
@@ -167,7 +186,7 @@ def iceberg_conf(warehouse: str | None = None) -> dict[str, str]:
     """
     location = warehouse or os.environ.get("GLUE_INCREMENTAL_ICEBERG_WAREHOUSE")
     if not location:
-        location = (_REPO_JARS.parent / "iceberg-warehouse").as_uri()
+        location = (jars_dir().parent / "iceberg-warehouse").as_uri()
     prefix = f"spark.sql.catalog.{ICEBERG_CATALOG}"
     return {
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",

@@ -436,16 +436,55 @@ def _cmd_reset(args: argparse.Namespace) -> int:
         for slot in slots
     } - {None}
     # An Iceberg target is not emptied: the next run's full reload replaces it in one snapshot,
-    # so readers never see it empty in between.
+    # so readers never see it empty in between. The table is looked up first: a wrong
+    # environment or a missing table is reported before any state changes.
+    kept = {str(name): _iceberg_target(args, str(name)).current() for name in tables}
     note = {"output": "kept until the next run's full reload replaces it"} if tables else None
+    if len(kept) == 1:
+        (current,) = kept.values()
+        if current is not None:
+            note = (note or {}) | {"iceberg_snapshot": str(current.snapshot_id)}
     store.reset(args.job, args.slot, who=args.who, why=why, note=note)
     states = [store.current_state(args.job, slot) for slot in slots]
     _print_states(args, [state for state in states if state], with_slot=True)
     if not args.json:
         print("the next run starts from nothing (a full load)")
-        for table in sorted(str(name) for name in tables):
-            print(f"table {table} stays as it is until that run replaces it in one snapshot")
+        for table, current in sorted(kept.items()):
+            at = f" at snapshot {current.snapshot_id}" if current is not None else ""
+            print(f"table {table} stays{at} until that run replaces it in one snapshot")
     return 0
+
+
+def _iceberg_target(args: argparse.Namespace, table: str) -> Any:
+    """The job's Iceberg target in the environment's Glue Data Catalog (see ``iceberg_catalog``)."""
+    from glue_incremental_tools import iceberg_catalog
+
+    try:
+        import pyiceberg  # noqa: F401
+    except ImportError as error:
+        raise CommandError(
+            f"Iceberg table {table} needs pyiceberg ({error.name} is missing): "
+            "pip install 'glue_incremental[tools]'"
+        ) from None
+    try:
+        return iceberg_catalog.open_target(table, local=args.env in (None, "local"))
+    except (iceberg_catalog.TableNotFound, ValueError) as error:
+        raise CommandError(str(error)) from None
+
+
+def _recorded_snapshot(state: dict[str, Any], table: str, run_id: str) -> Any:
+    """For a run that wrote no snapshot (it read nothing): the one it left current, as its
+    state recorded it; CommandError when the state names none."""
+    from glue_incremental.iceberg_summary import RESTORE_SNAPSHOT, Snapshot
+
+    recorded = state.get(RESTORE_SNAPSHOT)
+    if recorded is None:
+        raise CommandError(
+            f"Iceberg table {table} has no snapshot of run {run_id!r} and its state names "
+            "none (the table was empty, or the run predates that record): rewind with "
+            "--keep-output, or to another run"
+        )
+    return Snapshot(int(recorded), None, None, None, None, None, commits=False)
 
 
 def _cmd_rewind(args: argparse.Namespace) -> int:
@@ -461,19 +500,21 @@ def _cmd_rewind(args: argparse.Namespace) -> int:
         return 0
     # The state moves first: if the rollback then fails, the next run re-reads and merges
     # again (idempotent), where a table rolled back alone would leave rows never reloaded.
-    from glue_incremental import iceberg
-    from glue_incremental.spark import local_spark_session
-
-    spark = local_spark_session(app_name="glue-incremental-rewind")
-    catalog, database, name = str(table).split(".")
-    iceberg_target = iceberg.IcebergTarget(f"{database}.{name}", catalog)
-    snapshot_id = iceberg.snapshot_to_restore(spark, iceberg_target, args.run_id, target)
-    note = {"output": "rolled back", "iceberg_snapshot": str(snapshot_id)}
+    iceberg_table = _iceberg_target(args, str(table))
+    snapshot = iceberg_table.snapshot_of_run(args.run_id) or _recorded_snapshot(
+        target, str(table), args.run_id
+    )
+    note = {"output": "rolled back", "iceberg_snapshot": str(snapshot.snapshot_id)}
     state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
-    iceberg.rollback_to(spark, iceberg_target, snapshot_id)
+    from glue_incremental_tools.iceberg_catalog import RollbackRefused
+
+    try:
+        iceberg_table.rollback_to(snapshot)
+    except RollbackRefused as error:
+        raise CommandError(f"{error}; the watermark is rewound: run the rewind again") from None
     _print_states(args, [state], with_slot=True)
     if not args.json:
-        print(f"table {table} is back at snapshot {snapshot_id} (run {args.run_id})")
+        print(f"table {table} is back at snapshot {snapshot.snapshot_id} (run {args.run_id})")
     return 0
 
 

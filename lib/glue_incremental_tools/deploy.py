@@ -32,6 +32,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from glue_incremental import aws
 
+from glue_incremental_tools import project
+
 PACKAGE = "glue_incremental"
 # The command-line shim forwards to the tools package, which never ships to Glue.
 LOCAL_ONLY_MODULES = frozenset({"__main__.py"})
@@ -45,9 +47,16 @@ VERSION_CHARS = 16
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def project_root() -> Path:
-    """The repository holding ``glue_scripts/`` and ``lib/glue_incremental``."""
-    return Path(__file__).resolve().parents[2]
+def project_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """The checkout holding ``glue_scripts/`` and ``lib/glue_incremental`` (see ``project``).
+
+    Found from ``root``, ``$GLUE_INCREMENTAL_ROOT`` or the working directory, never
+    from where this package is installed; raises DeployError when there is none.
+    """
+    try:
+        return project.project_root(root)
+    except project.ProjectNotFound as error:
+        raise DeployError(str(error)) from None
 
 
 class DeployError(Exception):
@@ -584,6 +593,11 @@ def register(subparsers: Any) -> None:
         help="comma-separated Glue jobs to verify (default: terraform output job_names)",
     )
     parser.add_argument(
+        "--root",
+        help="the project checkout to deploy (default: the working directory or the nearest "
+        f"parent holding glue_scripts/, else ${project.ROOT_ENV})",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="build and show what would change; write nothing"
     )
     parser.add_argument(
@@ -604,6 +618,7 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             dry_run=args.dry_run,
             verify_only=args.verify_only,
+            root=project_root(args.root),
         )
     except UnresolvedEnvironment as error:
         raise CommandError(f"{error}; or pass --bucket and --jobs") from None
@@ -646,6 +661,6 @@ def _git_commit() -> str | None:
             timeout=5,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, DeployError):
         return None
     return completed.stdout.strip() or None

@@ -90,7 +90,9 @@ class LocalAwsError(RuntimeError):
 
 
 def project_root() -> Path:
-    return Path(__file__).resolve().parents[2]
+    from glue_incremental_tools.project import project_root as checkout
+
+    return checkout()
 
 
 def use_dummy_credentials() -> None:

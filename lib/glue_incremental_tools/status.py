@@ -37,6 +37,7 @@ COLUMNS = (
     ("lag", "LAG"),
     ("alarms", "ALARMS"),
     ("pending", "PENDING UPSTREAM"),
+    ("output", "ICEBERG OUTPUT"),
 )
 
 
@@ -59,6 +60,8 @@ class PipelineStatus:
     alarms: dict[str, str] = field(default_factory=dict)
     pending_partitions: int = 0
     upstream_commits_pending: dict[str, int] = field(default_factory=dict)
+    # An Iceberg target's current snapshot and the run that wrote it, from the env's catalog.
+    output: str | None = None
 
     def cells(self) -> dict[str, str]:
         worst = sorted(self.alarms.items(), key=lambda kv: ALARM_ORDER.get(kv[1], 3))
@@ -78,6 +81,7 @@ class PipelineStatus:
             if firing
             else (worst[0][1] if worst and len({s for _, s in worst}) == 1 else _mixed(worst)),
             "pending": ", ".join(pending) or "-",
+            "output": self.output or "-",
         }
 
 
@@ -137,6 +141,7 @@ def environment_status(
                 },
                 pending_partitions=pending,
                 upstream_commits_pending=behind,
+                output=_iceberg_output(committed, local=env == "local"),
             )
         )
     return rows
@@ -268,6 +273,39 @@ def _committed(store: Watermarks, state_name: str, kind: str) -> dict[str, dict[
         if state is not None:
             found[slot] = state
     return found
+
+
+def _iceberg_output(committed: Mapping[str, dict[str, Any]], *, local: bool) -> str | None:
+    """``table: run R (snapshot N)`` for each Iceberg target the state names; None if none.
+
+    A table the catalog cannot serve is shown as such in its cell: status reads, it
+    does not fail one pipeline's row for another's table.
+    """
+    tables = {
+        str(name)
+        for state in committed.values()
+        if (name := (state.get("watermarks") or {}).get("iceberg_table"))
+    }
+    if not tables:
+        return None
+    cells = []
+    for name in sorted(tables):
+        try:
+            from glue_incremental_tools import iceberg_catalog
+
+            current = iceberg_catalog.open_target(name, local=local).current()
+        except ImportError:
+            cells.append(f"{name}: pyiceberg not installed")
+            continue
+        except (LookupError, ValueError):
+            cells.append(f"{name}: not in the catalog")
+            continue
+        if current is None:
+            cells.append(f"{name}: no snapshot")
+        else:
+            run = current.run_id or "another writer"
+            cells.append(f"{name}: run {run} (snapshot {current.snapshot_id})")
+    return "; ".join(cells)
 
 
 def _pending_upstream(
