@@ -34,7 +34,8 @@ QUERY = (
     "job_name = p.job_name, "
     'run_arguments = { for n, v in p.run_arguments : n => v if n != "--conf" }, '
     "target_path = p.target_path, "
-    "read_s3_uris = p.read_s3_uris, write_s3_uris = p.write_s3_uris } })"
+    "read_s3_uris = p.read_s3_uris, write_s3_uris = p.write_s3_uris, "
+    "secret_arn = p.secret_arn, connections = p.connections } })"
 )
 
 
@@ -48,6 +49,8 @@ class PlannedPipeline:
     target_path: str
     read_s3_uris: tuple[str, ...]
     write_s3_uris: tuple[str, ...]
+    secret_arn: str | None = None
+    connections: tuple[str, ...] = ()
 
     def argv(self) -> list[str]:
         """What Glue hands the script: its path, --JOB_NAME, then the job's arguments."""
@@ -110,6 +113,8 @@ def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
             target_path=p["target_path"],
             read_s3_uris=tuple(p["read_s3_uris"]),
             write_s3_uris=tuple(p["write_s3_uris"]),
+            secret_arn=p["secret_arn"],
+            connections=tuple(p["connections"]),
         )
         for name, p in sorted(pipelines.items())
     ]

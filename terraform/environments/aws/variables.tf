@@ -59,9 +59,10 @@ variable "alarms" {
   type        = any
 }
 
-variable "runbook_url" {
-  description = "On-call runbook linked from every alarm description (#<pipeline> is appended)."
+variable "runbook_base_url" {
+  description = "On-call runbook every alarm and page links as `<base>#<alarm key with - for _>`; null: the repository's docs/runbook.md (modules/job_alarms validates it)."
   type        = string
+  default     = null
 }
 
 variable "oncall_subscriptions" {

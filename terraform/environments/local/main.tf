@@ -95,7 +95,6 @@ module "pipeline" {
   dashboard_enabled       = var.dashboard_enabled
   # Athena tags are read back by ARN, which has no account id here (see README).
   athena_workgroup_enabled = false
-  runbook_url              = "https://wiki.example.com/data-platform/runbooks/glue-incremental"
   failure_events_enabled   = var.failure_events_enabled
 }
 

@@ -42,3 +42,8 @@ output "run_arguments" {
   description = "Every argument a run gets from the job definition (module defaults, caller's default_arguments, non-overridable), known at plan: what the environment contract test parses with the job's own parser."
   value       = merge(local.default_arguments, var.default_arguments, local.non_overridable_arguments)
 }
+
+output "role_policy_json" {
+  description = "The role's least-privilege inline policy document (JSON)."
+  value       = aws_iam_role_policy.this.policy
+}

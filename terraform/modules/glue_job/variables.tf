@@ -154,8 +154,8 @@ variable "default_arguments" {
   }
 
   validation {
-    condition     = length(setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files"])) == 0
-    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files"]))}: use the module variables (watermarks_table_name, watermark_name, lease_seconds, bookmark_option, metrics_namespace, temp_dir, library_location), which the IAM policy is scoped to."
+    condition     = length(setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files", "--spark-event-logs-path"])) == 0
+    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files", "--spark-event-logs-path"]))}: use the module variables (watermarks_table_name, watermark_name, lease_seconds, bookmark_option, metrics_namespace, temp_dir, library_location, spark_ui_enabled), which the IAM policy is scoped to."
   }
 
   validation {
@@ -377,4 +377,30 @@ variable "jdbc_credentials" {
     condition     = alltrue([for name in var.jdbc_credentials.connection_names : can(regex("^[A-Za-z0-9_.-]{1,255}$", name))])
     error_message = "jdbc_credentials.connection_names must be Glue connection names ([A-Za-z0-9_.-], no wildcard)."
   }
+}
+
+variable "vpc_network" {
+  description = "Subnets and security groups of the job's VPC connection (its Glue connection's physical requirements). Set, the role may create, tag and delete the run's network interfaces there, as Glue needs; null for connections outside a VPC or none."
+  type = object({
+    subnet_ids         = list(string)
+    security_group_ids = list(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.vpc_network == null || try(length(var.vpc_network.subnet_ids) > 0 && alltrue([for id in var.vpc_network.subnet_ids : can(regex("^subnet-[0-9a-f]{8,17}$", id))]) && length(var.vpc_network.security_group_ids) > 0 && alltrue([for id in var.vpc_network.security_group_ids : can(regex("^sg-[0-9a-f]{8,17}$", id))]), false)
+    error_message = "vpc_network needs at least one subnet-... id and one sg-... id (no wildcard)."
+  }
+}
+
+variable "spark_ui_enabled" {
+  description = "Write Spark UI event logs to `<temp_dir>/spark-ui/` (--enable-spark-ui, --spark-event-logs-path); the role's temp-prefix grant covers them."
+  type        = bool
+  default     = true
+}
+
+variable "auto_scaling_enabled" {
+  description = "Let Glue scale workers between 2 and number_of_workers per stage (--enable-auto-scaling)."
+  type        = bool
+  default     = false
 }

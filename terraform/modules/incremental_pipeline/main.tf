@@ -206,17 +206,19 @@ module "job" {
   source   = "../glue_job"
   for_each = var.pipelines
 
-  name              = local.jobs[each.key].name
-  description       = coalesce(each.value.description, "glue_incremental ${each.value.kind} pipeline ${each.key} (${var.name_prefix})")
-  script_location   = "s3://${local.bucket}/scripts/${var.artifact_version}/${local.jobs[each.key].script}.py"
-  library_location  = "s3://${local.bucket}/lib/${var.artifact_version}/glue_incremental.zip"
-  temp_dir          = "s3://${local.bucket}/tmp/${local.jobs[each.key].name}/"
-  worker_type       = each.value.size.worker_type
-  number_of_workers = each.value.size.number_of_workers
-  timeout           = each.value.size.timeout
-  max_retries       = each.value.size.max_retries
-  bookmark_option   = each.value.bookmark_option
-  default_arguments = local.jobs[each.key].arguments
+  name                 = local.jobs[each.key].name
+  description          = coalesce(each.value.description, "glue_incremental ${each.value.kind} pipeline ${each.key} (${var.name_prefix})")
+  script_location      = "s3://${local.bucket}/scripts/${var.artifact_version}/${local.jobs[each.key].script}.py"
+  library_location     = "s3://${local.bucket}/lib/${var.artifact_version}/glue_incremental.zip"
+  temp_dir             = "s3://${local.bucket}/tmp/${local.jobs[each.key].name}/"
+  worker_type          = each.value.size.worker_type
+  number_of_workers    = each.value.size.number_of_workers
+  timeout              = each.value.size.timeout
+  max_retries          = each.value.size.max_retries
+  execution_class      = each.value.size.execution_class
+  auto_scaling_enabled = each.value.size.auto_scaling
+  bookmark_option      = each.value.bookmark_option
+  default_arguments    = local.jobs[each.key].arguments
 
   # The job creates the table in the environment's database on its first run.
   iceberg_target = each.value.target.format != "iceberg" ? null : {
@@ -226,6 +228,9 @@ module "job" {
     table      = local.target_tables[each.key]
     warehouse  = local.target_paths[each.key]
   }
+
+  jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = each.value.connections }
+  vpc_network      = each.value.network
 
   job_run_queuing_enabled = var.job_run_queuing_enabled
   watermarks_table_name   = var.watermarks_table_name
@@ -312,6 +317,6 @@ module "alarms" {
   zero_records_evaluation_periods = local.alarm_tuning[each.key].zero_records_evaluation_periods
   watermark_lag_threshold_seconds = local.alarm_tuning[each.key].watermark_lag_threshold_seconds
   enable_failure_events           = var.failure_events_enabled
-  runbook_url                     = "${var.runbook_url}#${each.key}"
+  runbook_base_url                = var.runbook_base_url
   tags                            = var.tags
 }

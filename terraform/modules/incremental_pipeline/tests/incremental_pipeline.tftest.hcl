@@ -6,7 +6,7 @@ variables {
   name_prefix                 = "gi-test"
   deletion_protection_enabled = true
   scripts_bucket_name         = "gi-test-scripts"
-  runbook_url                 = "https://runbooks.example.com/glue-incremental"
+  runbook_base_url            = "https://runbooks.example.com/glue-incremental/runbook.md"
 
   pipelines = {
     orders = {
@@ -29,6 +29,9 @@ variables {
       watermark_column = "updated_at"
       primary_key      = ["customer_id"]
       target           = { path = "s3://gi-test-lake/curated/customers/" }
+      secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      connections      = ["gi-test-shop"]
+      network          = { subnet_ids = ["subnet-0123456789abcdef0"], security_group_ids = ["sg-0123456789abcdef0"] }
     }
     orders_enriched = {
       kind = "join"
@@ -150,8 +153,8 @@ run "every_pipeline_is_alarmed_with_the_runbook_and_on_the_dashboard" {
   }
 
   assert {
-    condition     = endswith(module.alarms["orders"].alarm_descriptions.zero_records, "Runbook: https://runbooks.example.com/glue-incremental#orders")
-    error_message = "Alarm descriptions must link the pipeline's runbook section."
+    condition     = endswith(module.alarms["orders"].alarm_descriptions.zero_records, "Runbook: https://runbooks.example.com/glue-incremental/runbook.md#zero-records")
+    error_message = "Alarm descriptions must link the alarm's runbook section."
   }
 
   assert {
@@ -471,4 +474,70 @@ run "two_notifying_pipelines_on_one_bucket_are_refused" {
   }
 
   expect_failures = [terraform_data.pipeline_graph]
+}
+
+run "a_jdbc_pipeline_reads_exactly_its_secret_and_connection" {
+  assert {
+    condition = (
+      module.job["customers"].default_arguments["--source_secret_id"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf" &&
+      !contains(keys(module.job["customers"].default_arguments), "--connection_name")
+    )
+    error_message = "The JDBC pipeline's job must read its credentials from its secret; the connection is its network path only."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["customers"].role_policy_json).Statement :
+    st.Sid == "ReadJdbcSecret" && flatten([st.Resource]) == ["arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"]])
+    error_message = "The JDBC pipeline's role must read exactly its secret."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["customers"].role_policy_json).Statement :
+    st.Sid == "CreateRunNetworkInterfaces" && contains(flatten([st.Resource]), "arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0123456789abcdef0")])
+    error_message = "The JDBC pipeline's role must be allowed the network interfaces of its VPC connection."
+  }
+
+  assert {
+    condition     = alltrue([for st in jsondecode(module.job["orders"].role_policy_json).Statement : !contains(["ReadJdbcSecret", "CreateRunNetworkInterfaces"], st.Sid)])
+    error_message = "A file pipeline's role gets no secret and no network permission."
+  }
+}
+
+run "a_jdbc_source_without_credentials_is_refused" {
+  command = plan
+
+  variables {
+    pipelines = {
+      shop = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "a_secret_on_a_file_pipeline_is_refused" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
 }
