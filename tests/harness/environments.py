@@ -118,3 +118,64 @@ def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
         )
         for name, p in sorted(pipelines.items())
     ]
+
+
+# Credentials and endpoints for planning a real-AWS root offline: every service
+# the plan reads (only STS, for the account id) is the given moto server.
+_PROVIDER_OVERRIDE = """provider "aws" {{
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_requesting_account_id  = true
+  skip_metadata_api_check     = true
+  endpoints {{
+    sts = "{endpoint}"
+  }}
+}}
+"""
+
+
+def planned_environment(environment: str, workdir: Path, endpoint: str) -> dict:
+    """``terraform show -json`` of a fresh plan of ``environment`` (dev, prod, local).
+
+    ``endpoint`` is a moto server: the aws root's provider reads its account id
+    there, and the local root points every service at it. Nothing is applied.
+    """
+    root, var_file = ENVIRONMENTS[environment]
+    tree = Path(
+        shutil.copytree(
+            TERRAFORM,
+            workdir / f"terraform-plan-{environment}",
+            ignore=shutil.ignore_patterns(".terraform", "*.tfstate", "*.tfstate.*", "*.tfplan"),
+        )
+    )
+    directory = tree / "environments" / root
+    (directory / "backend_override.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    command = ["plan", "-no-color", "-input=false", "-out=limits.tfplan"]
+    if var_file:
+        (directory / "provider_override.tf").write_text(
+            _PROVIDER_OVERRIDE.format(endpoint=endpoint)
+        )
+        command.append(f"-var-file={var_file}")
+    else:
+        command += [f"-var=aws_endpoint_url={endpoint}"]
+    terraform = shutil.which("terraform") or "/usr/local/bin/terraform"
+    env = terraform_env()
+    for args in (["init", "-no-color"], command):
+        completed = subprocess.run(
+            [terraform, *args], cwd=directory, env=env, capture_output=True, text=True, timeout=300
+        )
+        if completed.returncode != 0:
+            raise AssertionError(
+                f"terraform {args[0]} of {environment} failed:\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
+            )
+    shown = subprocess.run(
+        [terraform, "show", "-json", "limits.tfplan"],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(shown.stdout)

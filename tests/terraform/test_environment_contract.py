@@ -107,6 +107,8 @@ def test_dev_declares_a_jdbc_pipeline_with_a_secret_and_a_connection(pipelines):
     jdbc = [
         p
         for p in pipelines["dev"]
-        if p.run_arguments.get("--source", "").startswith("jdbc:") and p.secret_arn and p.connections
+        if p.run_arguments.get("--source", "").startswith("jdbc:")
+        and p.secret_arn
+        and p.connections
     ]
     assert jdbc, "dev declares no JDBC pipeline with secret_arn and connections"

@@ -290,6 +290,13 @@ resource "aws_iam_role" "this" {
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags
 
+  lifecycle {
+    precondition {
+      condition     = length(local.role_name) <= 64
+      error_message = "role name ${local.role_name} is ${length(local.role_name)} characters; IAM allows 64 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html): shorten the job name or set role_name."
+    }
+  }
+
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [
@@ -312,6 +319,14 @@ resource "aws_iam_role_policy" "this" {
     Version   = "2012-10-17"
     Statement = local.policy_statements
   })
+
+  lifecycle {
+    # jsonencode writes no whitespace, so its length is what IAM counts.
+    precondition {
+      condition     = length(jsonencode({ Version = "2012-10-17", Statement = local.policy_statements })) <= 10240
+      error_message = "the role's inline policy exceeds 10,240 characters, the most IAM allows per role (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html): grant fewer, broader prefixes."
+    }
+  }
 }
 
 resource "aws_glue_job" "this" {

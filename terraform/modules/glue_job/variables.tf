@@ -4,7 +4,7 @@ variable "name" {
 
   validation {
     condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9_.-]{0,59}$", var.name))
-    error_message = "name must be 1-60 characters of [A-Za-z0-9_.-] starting with a letter or digit (it is embedded in IAM role and log group names); got \"${var.name}\"."
+    error_message = "name must be 1-60 characters of [A-Za-z0-9_.-] starting with a letter or digit (Glue allows 255, https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html, but the name is embedded in IAM role and log group names); got \"${var.name}\"."
   }
 }
 
@@ -15,7 +15,7 @@ variable "description" {
 
   validation {
     condition     = var.description == null || try(length(var.description) <= 2048, false)
-    error_message = "description must be at most 2048 characters; got ${try(length(var.description), 0)}."
+    error_message = "description must be at most 2048 characters (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html); got ${try(length(var.description), 0)}."
   }
 }
 
@@ -100,7 +100,7 @@ variable "timeout" {
 
   validation {
     condition     = var.timeout >= 1 && var.timeout <= 10080 && floor(var.timeout) == var.timeout
-    error_message = "timeout must be a whole number of minutes from 1 to 10080; got ${var.timeout}."
+    error_message = "timeout must be a whole number of minutes from 1 to 10080, Glue's 7-day maximum (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html); got ${var.timeout}."
   }
 }
 
