@@ -71,14 +71,20 @@ def terraform_env() -> dict[str, str]:
     }
 
 
-def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
-    """The pipelines of ``environment`` (dev, prod, local) as its Terraform configuration defines them."""
+def planned_pipelines(
+    environment: str, workdir: Path, variables: tuple[str, ...] = ()
+) -> list[PlannedPipeline]:
+    """The pipelines of ``environment`` (dev, prod, local) as its Terraform configuration defines them.
+
+    ``variables`` are further ``-var=name=value`` arguments (the local root's ``jdbc_source``).
+    """
     root, var_file = ENVIRONMENTS[environment]
     tree = Path(
         shutil.copytree(
             TERRAFORM,
             workdir / f"terraform-{environment}",
             ignore=shutil.ignore_patterns(".terraform", "*.tfstate", "*.tfstate.*", "*.tfplan"),
+            dirs_exist_ok=True,
         )
     )
     directory = tree / "environments" / root
@@ -88,7 +94,7 @@ def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
     subprocess.run(
         [terraform, "init", "-no-color"], cwd=directory, env=env, check=True, capture_output=True
     )
-    command = [terraform, "console", "-no-color"]
+    command = [terraform, "console", "-no-color", *variables]
     if var_file:
         command.append(f"-var-file={var_file}")
     completed = subprocess.run(

@@ -15,6 +15,21 @@ locals {
     arguments        = { "--lookback" = "0" }
   }
 
+  # A JDBC load when a database is given (tests: PostgreSQL, its secret in
+  # LocalStack's Secrets Manager); none otherwise, so the demo needs no database.
+  jdbc_pipelines = var.jdbc_source == null ? {} : {
+    payments = {
+      kind             = "load"
+      schedule         = var.load_schedule
+      source           = { uri = var.jdbc_source.uri, table = var.jdbc_source.table }
+      watermark_column = "updated_at"
+      primary_key      = ["payment_id"]
+      arguments        = { "--lookback" = "0" }
+      secret_arn       = var.jdbc_source.secret_arn
+      target           = { path = "${local.data}/curated/payments/" }
+    }
+  }
+
   # Two loads feeding a join: the chain the demo runs and `status` shows; and an
   # Iceberg load of the same orders.
   pipelines = {
@@ -81,7 +96,7 @@ module "pipeline" {
   scripts_bucket_name            = var.scripts_bucket_name
   scripts_bucket_force_destroy   = true
 
-  pipelines = local.pipelines
+  pipelines = merge(local.pipelines, local.jdbc_pipelines)
 
   alarms = {
     schedule_period_seconds         = var.alarm_period_seconds
