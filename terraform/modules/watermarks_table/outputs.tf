@@ -12,3 +12,8 @@ output "deletion_protection_enabled" {
   description = "Whether DeleteTable is refused (so environment tests can assert it without reaching into the module)."
   value       = aws_dynamodb_table.this.deletion_protection_enabled
 }
+
+output "history_expiry_attribute" {
+  description = "The TTL attribute history items expire by (null when history_ttl_enabled is false)."
+  value       = var.history_ttl_enabled ? "expires_at" : null
+}
