@@ -50,25 +50,39 @@ def _glue_jobs(check: Callable[[dict[str, Any]], Iterator[str]]) -> Check:
     return run
 
 
+def _periods(alarm: dict[str, Any]) -> list[int]:
+    """The alarm's period, or each metric's period in a metric-math alarm."""
+    if alarm.get("period"):
+        return [alarm["period"]]
+    return [
+        metric["period"]
+        for query in alarm.get("metric_query") or []
+        for metric in query.get("metric") or []
+        if metric.get("period")
+    ]
+
+
 @_alarms
 def alarm_period(alarm: dict[str, Any]) -> Iterator[str]:
-    period = alarm["period"]
-    if period not in (10, 20, 30) and period % 60 != 0:
-        yield f"period {period} is not 10, 20, 30 or a multiple of 60"
+    for period in _periods(alarm):
+        if period not in (10, 20, 30) and period % 60 != 0:
+            yield f"period {period} is not 10, 20, 30 or a multiple of 60"
 
 
 @_alarms
 def alarm_period_max(alarm: dict[str, Any]) -> Iterator[str]:
-    if alarm["period"] > DAY:
-        yield f"period {alarm['period']} s is longer than a day"
+    for period in _periods(alarm):
+        if period > DAY:
+            yield f"period {period} s is longer than a day"
 
 
 @_alarms
 def alarm_evaluation_range(alarm: dict[str, Any]) -> Iterator[str]:
-    window = alarm["period"] * alarm["evaluation_periods"]
-    limit = DAY if alarm["period"] < 3600 else WEEK
-    if window > limit:
-        yield f"{alarm['evaluation_periods']} x {alarm['period']} s exceeds {limit} s"
+    for period in _periods(alarm):
+        window = period * alarm["evaluation_periods"]
+        limit = DAY if period < 3600 else WEEK
+        if window > limit:
+            yield f"{alarm['evaluation_periods']} x {period} s exceeds {limit} s"
 
 
 @_alarms

@@ -96,6 +96,15 @@ alarms = {
   zero_records_evaluation_periods = 2
 }
 
+# Customer managed keys for the lake, the watermarks table, the scripts bucket and
+# the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
+# security configuration. Add the CI deploy role to key_users.scripts once it exists
+# (terraform/ci), and operators' roles to key_users.table.
+encryption = {
+  create_keys            = true
+  security_configuration = { create = true }
+}
+
 oncall_subscriptions = [
   { protocol = "email", endpoint = "data-platform-dev@example.com" },
 ]

@@ -10,4 +10,6 @@ module "pipeline" {
   alarms                      = var.alarms
   runbook_base_url            = var.runbook_base_url
   oncall_subscriptions        = var.oncall_subscriptions
+  encryption                  = var.encryption
+  permissions_boundary_arn    = var.permissions_boundary_arn
 }

@@ -83,6 +83,15 @@ alarms = {
   zero_records_evaluation_periods = 1
 }
 
+# Customer managed keys for the lake, the watermarks table, the scripts bucket and
+# the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
+# security configuration. Add the CI deploy role to key_users.scripts once it exists
+# (terraform/ci), and operators' roles to key_users.table.
+encryption = {
+  create_keys            = true
+  security_configuration = { create = true }
+}
+
 oncall_subscriptions = [
   { protocol = "https", endpoint = "https://events.pagerduty.example.com/integration/glue-incremental/enqueue" },
   { protocol = "email", endpoint = "data-platform-oncall@example.com" },

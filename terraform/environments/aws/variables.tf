@@ -69,3 +69,15 @@ variable "oncall_subscriptions" {
   description = "Who the on-call topic pages; see modules/incremental_pipeline's `oncall_subscriptions` (typed and validated there)."
   type        = any
 }
+
+variable "encryption" {
+  description = "Keys and Glue security configuration of the environment; see modules/incremental_pipeline's `encryption` (typed and validated there). Null: no customer managed keys."
+  type        = any
+  default     = null
+}
+
+variable "permissions_boundary_arn" {
+  description = "IAM permissions boundary of every job role; null: none."
+  type        = string
+  default     = null
+}

@@ -47,3 +47,13 @@ output "role_policy_json" {
   description = "The role's least-privilege inline policy document (JSON)."
   value       = aws_iam_role_policy.this.policy
 }
+
+output "security_configuration" {
+  description = "Glue security configuration the job runs under; null: none."
+  value       = aws_glue_job.this.security_configuration
+}
+
+output "log_kms_key_arn" {
+  description = "KMS key encrypting the job's log groups; null: CloudWatch Logs' default encryption."
+  value       = var.log_kms_key_arn
+}

@@ -187,7 +187,7 @@ module "watermarks_table" {
   name                           = var.watermarks_table_name
   deletion_protection_enabled    = var.deletion_protection_enabled
   point_in_time_recovery_enabled = var.point_in_time_recovery_enabled
-  kms_key_arn                    = var.watermarks_kms_key_arn
+  kms_key_arn                    = local.table_key_arn
   tags                           = var.tags
 }
 
@@ -195,7 +195,7 @@ module "scripts_bucket" {
   source = "../scripts_bucket"
 
   bucket_name   = var.scripts_bucket_name
-  kms_key_arn   = var.scripts_bucket_kms_key_arn
+  kms_key_arn   = local.scripts_key_arn
   force_destroy = var.scripts_bucket_force_destroy
   tags          = var.tags
 }
@@ -232,17 +232,20 @@ module "job" {
   jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = each.value.connections }
   vpc_network      = each.value.network
 
-  job_run_queuing_enabled = var.job_run_queuing_enabled
-  watermarks_table_name   = var.watermarks_table_name
-  watermarks_table_arn    = module.watermarks_table.arn
-  upstream_state_names    = local.jobs[each.key].upstream_states
-  lease_seconds           = var.lease_seconds
-  metrics_namespace       = var.metrics_namespace
-  read_s3_uris            = local.jobs[each.key].read_s3_uris
-  write_s3_uris           = local.jobs[each.key].write_s3_uris
-  kms_key_arns            = distinct(concat(compact([var.scripts_bucket_kms_key_arn, var.watermarks_kms_key_arn]), var.data_kms_key_arns))
-  log_retention_days      = var.log_retention_days
-  tags                    = var.tags
+  job_run_queuing_enabled  = var.job_run_queuing_enabled
+  watermarks_table_name    = var.watermarks_table_name
+  watermarks_table_arn     = module.watermarks_table.arn
+  upstream_state_names     = local.jobs[each.key].upstream_states
+  lease_seconds            = var.lease_seconds
+  metrics_namespace        = var.metrics_namespace
+  read_s3_uris             = local.jobs[each.key].read_s3_uris
+  write_s3_uris            = local.jobs[each.key].write_s3_uris
+  kms_key_arns             = local.job_kms_key_arns
+  log_kms_key_arn          = local.logs_key_arn
+  security_configuration   = local.security_configuration_name
+  permissions_boundary_arn = var.permissions_boundary_arn
+  log_retention_days       = var.log_retention_days
+  tags                     = var.tags
 }
 
 module "source_notifications" {
@@ -299,10 +302,11 @@ module "triggers" {
 module "oncall" {
   source = "../oncall"
 
-  name          = "${var.name_prefix}-oncall"
-  subscriptions = var.oncall_subscriptions
-  kms_key_arn   = var.oncall_kms_key_arn
-  tags          = var.tags
+  name             = "${var.name_prefix}-oncall"
+  subscriptions    = var.oncall_subscriptions
+  kms_key_arn      = var.oncall_kms_key_arn
+  runbook_base_url = var.runbook_base_url
+  tags             = var.tags
 }
 
 module "alarms" {

@@ -313,3 +313,42 @@ variable "notifications_kms_key_arn" {
   type        = string
   default     = null
 }
+
+variable "encryption" {
+  description = <<-EOT
+    Encryption of the environment. `create_keys`: create customer managed keys (modules/kms_key) for the data (lake and
+    Glue-written S3 objects, bookmarks), the watermarks table, the scripts bucket and the jobs' log groups, each where
+    the matching existing key (`data_kms_key_arns`, `watermarks_kms_key_arn`, `scripts_bucket_kms_key_arn`,
+    `log_kms_key_arn`) is not given. Their policies let exactly the jobs' roles (and, for scripts, table and data, the
+    `key_users` roles: CI deploy, operators) use them; the logs key only CloudWatch Logs for this environment's groups.
+    `security_configuration`: `create` a Glue security configuration (S3 SSE-KMS and job-bookmark CSE-KMS with the data
+    key) or give the `name` of an existing one; its CloudWatch encryption stays off because the jobs' own log groups are
+    created encrypted with the logs key (Glue's would use log groups outside the role's log permissions).
+  EOT
+  type = object({
+    create_keys     = optional(bool, false)
+    log_kms_key_arn = optional(string)
+    key_users = optional(object({
+      data    = optional(list(string), [])
+      table   = optional(list(string), [])
+      scripts = optional(list(string), [])
+    }), {})
+    security_configuration = optional(object({
+      create = optional(bool, false)
+      name   = optional(string)
+    }), {})
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !(var.encryption.security_configuration.create && var.encryption.security_configuration.name != null)
+    error_message = "encryption.security_configuration: create one or name an existing one, not both."
+  }
+}
+
+variable "permissions_boundary_arn" {
+  description = "IAM permissions boundary of every job role; null: none."
+  type        = string
+  default     = null
+}

@@ -17,3 +17,8 @@ output "history_expiry_attribute" {
   description = "The TTL attribute history items expire by (null when history_ttl_enabled is false)."
   value       = var.history_ttl_enabled ? "expires_at" : null
 }
+
+output "kms_key_arn" {
+  description = "Customer managed key encrypting the table; null: the AWS managed key."
+  value       = var.kms_key_arn
+}

@@ -541,3 +541,55 @@ run "a_secret_on_a_file_pipeline_is_refused" {
 
   expect_failures = [var.pipelines]
 }
+
+run "created_keys_encrypt_table_scripts_data_and_logs_and_only_the_jobs_use_them" {
+  variables {
+    encryption = {
+      create_keys            = true
+      key_users              = { scripts = ["arn:aws:iam::123456789012:role/gi-test-deploy"] }
+      security_configuration = { create = true }
+    }
+  }
+
+  assert {
+    condition     = keys(module.key) == ["data", "scripts", "table"] && length(module.logs_key) == 1
+    error_message = "create_keys must create the data, table, scripts and logs keys."
+  }
+
+  assert {
+    condition = (
+      toset(one([for s in jsondecode(module.key["data"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"])) ==
+      toset([for k in ["customers", "orders", "orders-enriched"] : "arn:aws:iam::123456789012:role/glue-gi-test-${k}"])
+    )
+    error_message = "The data key must be usable by exactly the jobs' roles."
+  }
+
+  assert {
+    condition     = contains(one([for s in jsondecode(module.key["scripts"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"]), "arn:aws:iam::123456789012:role/gi-test-deploy")
+    error_message = "key_users.scripts (the CI deploy role) must be able to use the scripts key."
+  }
+
+  assert {
+    condition     = module.watermarks_table.kms_key_arn == module.key["table"].arn
+    error_message = "The watermarks table must be encrypted with the table key."
+  }
+
+  assert {
+    condition = (
+      aws_glue_security_configuration.this[0].encryption_configuration[0].s3_encryption[0].s3_encryption_mode == "SSE-KMS" &&
+      aws_glue_security_configuration.this[0].encryption_configuration[0].job_bookmarks_encryption[0].job_bookmarks_encryption_mode == "CSE-KMS"
+    )
+    error_message = "The security configuration must encrypt S3 writes (SSE-KMS) and bookmarks (CSE-KMS) with the data key."
+  }
+
+  assert {
+    condition     = alltrue([for k, j in module.job : j.security_configuration == "gi-test-jobs" && j.log_kms_key_arn == module.logs_key[0].arn])
+    error_message = "Every job must run under the security configuration and log to groups encrypted with the logs key."
+  }
+
+  assert {
+    condition = alltrue([for k, j in module.job : anytrue([for st in jsondecode(j.role_policy_json).Statement :
+    st.Sid == "UseDataKeys" && toset(flatten([st.Resource])) == toset([module.key["data"].arn, module.key["table"].arn, module.key["scripts"].arn])])])
+    error_message = "Each job role's kms: grant must name exactly the data, table and scripts keys."
+  }
+}
