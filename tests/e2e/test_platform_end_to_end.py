@@ -230,7 +230,9 @@ def test_the_platform_end_to_end(demo):
     # Besides it, only the missed-run alarms may page: evaluated when created, before any run.
     # The count alarms (late files, null/future watermarks, publish failures) stay quiet.
     missed = {names[key]["missed_run"] for key in PIPELINES}
-    assert alarm_pages - {names[ORDERS]["zero_records"]} <= missed
+    # The failed run pages as a CloudWatch-alarm-shaped notification (what pagers parse).
+    failed_run = f"{load}-run-failed"
+    assert alarm_pages - {names[ORDERS]["zero_records"], failed_run} <= missed
     alarm = next(
         page
         for page in pages
@@ -241,11 +243,16 @@ def test_the_platform_end_to_end(demo):
     assert alarm["job"] == load
     assert alarm["message"]["OldStateValue"] == "OK"
     assert alarm["message"]["Trigger"]["MetricName"] == RECORDS_NEW
-    events = [page for page in pages if page["kind"] == "event"]
-    assert [event["message"] for event in events] == [
-        f"Glue job {load} run {failed.run_id} ended FAILED: "
-        "unknown argument --primary_keys (did you mean --primary_key?)"
+    failures = [page for page in pages if page["kind"] == "alarm" and page["alarm"] == failed_run]
+    assert [(page["job"], page["message"]["NewStateReason"]) for page in failures] == [
+        (
+            load,
+            f"Glue job {load} run {failed.run_id} ended FAILED: "
+            "unknown argument --primary_keys (did you mean --primary_key?)",
+        )
     ]
+    assert failures[0]["message"]["AlarmDescription"].endswith("#run-failed")
+    assert not [page for page in pages if page["kind"] == "event"]
 
     summary = demo.summary()
     for text in ("full load", "incremental", "join", "no new data", "bad argument", "ALARM"):

@@ -34,7 +34,8 @@ QUERY = (
     "job_name = p.job_name, "
     'run_arguments = { for n, v in p.run_arguments : n => v if n != "--conf" }, '
     "target_path = p.target_path, "
-    "read_s3_uris = p.read_s3_uris, write_s3_uris = p.write_s3_uris } })"
+    "read_s3_uris = p.read_s3_uris, write_s3_uris = p.write_s3_uris, "
+    "secret_arn = p.secret_arn, connections = p.connections } })"
 )
 
 
@@ -48,6 +49,8 @@ class PlannedPipeline:
     target_path: str
     read_s3_uris: tuple[str, ...]
     write_s3_uris: tuple[str, ...]
+    secret_arn: str | None = None
+    connections: tuple[str, ...] = ()
 
     def argv(self) -> list[str]:
         """What Glue hands the script: its path, --JOB_NAME, then the job's arguments."""
@@ -68,14 +71,20 @@ def terraform_env() -> dict[str, str]:
     }
 
 
-def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
-    """The pipelines of ``environment`` (dev, prod, local) as its Terraform configuration defines them."""
+def planned_pipelines(
+    environment: str, workdir: Path, variables: tuple[str, ...] = ()
+) -> list[PlannedPipeline]:
+    """The pipelines of ``environment`` (dev, prod, local) as its Terraform configuration defines them.
+
+    ``variables`` are further ``-var=name=value`` arguments (the local root's ``jdbc_source``).
+    """
     root, var_file = ENVIRONMENTS[environment]
     tree = Path(
         shutil.copytree(
             TERRAFORM,
             workdir / f"terraform-{environment}",
             ignore=shutil.ignore_patterns(".terraform", "*.tfstate", "*.tfstate.*", "*.tfplan"),
+            dirs_exist_ok=True,
         )
     )
     directory = tree / "environments" / root
@@ -85,7 +94,7 @@ def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
     subprocess.run(
         [terraform, "init", "-no-color"], cwd=directory, env=env, check=True, capture_output=True
     )
-    command = [terraform, "console", "-no-color"]
+    command = [terraform, "console", "-no-color", *variables]
     if var_file:
         command.append(f"-var-file={var_file}")
     completed = subprocess.run(
@@ -110,6 +119,69 @@ def planned_pipelines(environment: str, workdir: Path) -> list[PlannedPipeline]:
             target_path=p["target_path"],
             read_s3_uris=tuple(p["read_s3_uris"]),
             write_s3_uris=tuple(p["write_s3_uris"]),
+            secret_arn=p["secret_arn"],
+            connections=tuple(p["connections"]),
         )
         for name, p in sorted(pipelines.items())
     ]
+
+
+# Credentials and endpoints for planning a real-AWS root offline: every service
+# the plan reads (only STS, for the account id) is the given moto server.
+_PROVIDER_OVERRIDE = """provider "aws" {{
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_requesting_account_id  = true
+  skip_metadata_api_check     = true
+  endpoints {{
+    sts = "{endpoint}"
+  }}
+}}
+"""
+
+
+def planned_environment(environment: str, workdir: Path, endpoint: str) -> dict:
+    """``terraform show -json`` of a fresh plan of ``environment`` (dev, prod, local).
+
+    ``endpoint`` is a moto server: the aws root's provider reads its account id
+    there, and the local root points every service at it. Nothing is applied.
+    """
+    root, var_file = ENVIRONMENTS[environment]
+    tree = Path(
+        shutil.copytree(
+            TERRAFORM,
+            workdir / f"terraform-plan-{environment}",
+            ignore=shutil.ignore_patterns(".terraform", "*.tfstate", "*.tfstate.*", "*.tfplan"),
+        )
+    )
+    directory = tree / "environments" / root
+    (directory / "backend_override.tf").write_text('terraform {\n  backend "local" {}\n}\n')
+    command = ["plan", "-no-color", "-input=false", "-out=limits.tfplan"]
+    if var_file:
+        (directory / "provider_override.tf").write_text(
+            _PROVIDER_OVERRIDE.format(endpoint=endpoint)
+        )
+        command.append(f"-var-file={var_file}")
+    else:
+        command += [f"-var=aws_endpoint_url={endpoint}"]
+    terraform = shutil.which("terraform") or "/usr/local/bin/terraform"
+    env = terraform_env()
+    for args in (["init", "-no-color"], command):
+        completed = subprocess.run(
+            [terraform, *args], cwd=directory, env=env, capture_output=True, text=True, timeout=300
+        )
+        if completed.returncode != 0:
+            raise AssertionError(
+                f"terraform {args[0]} of {environment} failed:\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
+            )
+    shown = subprocess.run(
+        [terraform, "show", "-json", "limits.tfplan"],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(shown.stdout)

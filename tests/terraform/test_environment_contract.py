@@ -85,3 +85,30 @@ def test_a_join_reads_the_committed_state_of_the_loads_it_joins(pipelines):
             targets = {p.job_name: p.run_arguments.get("--target_path") for p in jobs.values()}
             for side, job in config.upstream_jobs.items():
                 assert targets[job] == config.path(side), (env, pipeline.name, side)
+
+
+@pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
+def test_a_jdbc_pipeline_reads_its_credentials_from_exactly_its_declared_secret(pipelines, env):
+    jdbc = [p for p in pipelines[env] if p.run_arguments.get("--source", "").startswith("jdbc:")]
+    problems = []
+    for pipeline in jdbc:
+        config = _parse(pipeline)
+        if pipeline.secret_arn is not None:
+            if config.source_secret_id != pipeline.secret_arn:
+                problems.append(f"{pipeline.name}: reads {config.source_secret_id!r}")
+        elif config.connection_name not in pipeline.connections:
+            problems.append(f"{pipeline.name}: no secret, connection {config.connection_name!r}")
+        if "password" in pipeline.run_arguments.get("--source", "").lower():
+            problems.append(f"{pipeline.name}: a password in the JDBC URL")
+    assert not problems, "\n".join(problems)
+
+
+def test_dev_declares_a_jdbc_pipeline_with_a_secret_and_a_connection(pipelines):
+    jdbc = [
+        p
+        for p in pipelines["dev"]
+        if p.run_arguments.get("--source", "").startswith("jdbc:")
+        and p.secret_arn
+        and p.connections
+    ]
+    assert jdbc, "dev declares no JDBC pipeline with secret_arn and connections"

@@ -616,6 +616,45 @@ def test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows(local_e
     assert got == sorted(tuple(row[name] for name in columns) for row in reference)
 
 
+def test_a_job_reads_sources_encrypted_with_the_lake_key(local_env, spark):
+    """A source object written SSE-KMS with the lake key loads like any other.
+
+    Only reading: S3A (AWS SDK v1) refuses to copy SSE-KMS objects over the emulator's
+    plain-HTTP endpoint, and its commit renames are copies, so SSE-KMS targets are not
+    exercised locally. LocalStack enforces no key policy: the grants are checked on the
+    planned policies (modules' tests, tests/terraform/test_aws_limits.py).
+    """
+    outputs = local_env.outputs()
+    key = outputs["lake_kms_key_arn"]
+    pipeline = outputs["pipelines"]["customers"]
+    arguments = {**pipeline["run_arguments"], "--source_format": "json"}
+    s3 = aws.client("s3")
+    bucket, _, prefix = arguments["--source"].removeprefix("s3://").partition("/")
+    row = {"customer_id": 7, "order_date": "2024-05-01", "updated_at": "2024-05-01T08:00:00Z"}
+    source_key = f"{prefix.rstrip('/')}/order_date=2024-05-01/part-0.json"
+    s3.put_object(
+        Bucket=bucket,
+        Key=source_key,
+        Body=json.dumps(row).encode(),
+        ServerSideEncryption="aws:kms",
+        SSEKMSKeyId=key,
+    )
+    head = s3.head_object(Bucket=bucket, Key=source_key)
+    assert (head["ServerSideEncryption"], head["SSEKMSKeyId"].rsplit("/", 1)[-1]) == (
+        "aws:kms",
+        key.rsplit("/", 1)[-1],
+    )
+
+    argv = ["incremental_load.py", "--JOB_NAME", pipeline["job_name"]]
+    summary = load.main(
+        [*argv, *(item for pair in arguments.items() for item in pair)], spark=spark
+    )
+
+    assert summary["records_written"] == 1
+    read_back = spark.read.parquet(arguments["--target_path"]).collect()
+    assert [r.customer_id for r in read_back] == [7]
+
+
 def test_local_environment_destroys_cleanly(local_env):
     outputs = local_env.outputs()
     local_env.destroy()

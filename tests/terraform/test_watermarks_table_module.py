@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from glue_incremental.watermarks import Watermarks
+from glue_incremental import aws
+from glue_incremental.watermarks import EXPIRES_ATTRIBUTE, Watermarks
 from tests.terraform.test_terraform import (
     DYNAMODB_LOCAL_GAPS,
     TERRAFORM,
@@ -64,6 +65,9 @@ def test_the_library_works_on_the_table_the_module_creates_and_a_second_plan_is_
     tf(tmp_path, "apply", "-auto-approve", "-no-color")
     try:
         assert tf(tmp_path, "output", "-raw", "name").stdout.strip() == table
+        ttl = aws.client("dynamodb").describe_time_to_live(TableName=table)
+        assert ttl["TimeToLiveDescription"]["TimeToLiveStatus"] == "ENABLED"
+        assert ttl["TimeToLiveDescription"]["AttributeName"] == EXPIRES_ATTRIBUTE
 
         store = Watermarks(table)
         assert store.get_watermark("orders") is None

@@ -18,6 +18,8 @@ from botocore.config import Config
 from botocore.retries.standard import ExponentialBackoff
 from glue_incremental.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks import (
+    EXPIRES_ATTRIBUTE,
+    HISTORY_RETENTION_DAYS,
     UnknownRun,
     WatermarkConflict,
     WatermarkItemTooLarge,
@@ -202,6 +204,39 @@ def test_state_after_an_unknown_run_raises_unknown_run(client):
     store.add_watermark(store.create_watermark_item("orders", run_id(), n=1))
     with pytest.raises(UnknownRun, match=r"jr_missing"):
         store.state_after_run("orders", "jr_missing")
+
+
+def test_history_and_run_pointers_expire_after_the_retention_and_the_state_never(client):
+    now = 1_700_000_000.0
+    store = Watermarks(TABLE, client=client, clock=lambda: now)
+    store.add_watermark(store.create_watermark_item("orders", run_id(), n=1))
+
+    expiry = {
+        item["sk"]["S"].split("#")[0]: item.get(EXPIRES_ATTRIBUTE)
+        for item in stored_items(client, "orders")
+    }
+
+    retained_until = {"N": str(int(now) + HISTORY_RETENTION_DAYS * 86_400)}
+    assert expiry == {"STATE": None, "HIST": retained_until, "RUN": retained_until}
+
+
+def test_a_rewind_past_the_retention_is_one_line_naming_it_and_writes_nothing(client):
+    clock = [1_700_000_000.0]
+    store = Watermarks(TABLE, client=client, clock=lambda: clock[0])
+    old_run = run_id()
+    store.add_watermark(store.create_watermark_item("orders", old_run, n=1))
+    store.get_watermark("orders")
+    store.add_watermark(store.create_watermark_item("orders", run_id(), n=2))
+    # Past the retention, before DynamoDB's TTL sweep has deleted the items.
+    clock[0] += HISTORY_RETENTION_DAYS * 86_400 + 1
+    before = stored_items(client, "orders")
+
+    with pytest.raises(UnknownRun) as raised:
+        store.rewind("orders", old_run)
+
+    assert "\n" not in str(raised.value)
+    assert old_run in str(raised.value) and f"{HISTORY_RETENTION_DAYS}-day" in str(raised.value)
+    assert stored_items(client, "orders") == before
 
 
 # -- optimistic concurrency: any number of racers, any interleaving --------------------------------

@@ -25,7 +25,9 @@ from glue_incremental.watermarks.items import ChangeKind, CommittedState, Histor
 from glue_incremental.watermarks.keys import (
     DEFAULT_SLOT,
     DEFAULT_TABLE,
+    EXPIRES_ATTRIBUTE,
     HASH_KEY,
+    HISTORY_RETENTION_DAYS,
     MAX_ITEM_BYTES,
     RANGE_KEY,
 )
@@ -35,7 +37,9 @@ from glue_incremental.watermarks.store import Watermarks, create_table
 __all__ = [
     "DEFAULT_SLOT",
     "DEFAULT_TABLE",
+    "EXPIRES_ATTRIBUTE",
     "HASH_KEY",
+    "HISTORY_RETENTION_DAYS",
     "MAX_ITEM_BYTES",
     "RANGE_KEY",
     "ChangeKind",

@@ -11,6 +11,7 @@ from glue_incremental import aws
 from glue_incremental.watermarks.keys import (
     DEFAULT_SLOT,
     HASH_KEY,
+    HISTORY_RETENTION_DAYS,
     ITEM_OVERHEAD_BYTES,
     MAX_ITEM_BYTES,
     RANGE_KEY,
@@ -78,7 +79,10 @@ class UnknownJob(WatermarkError, LookupError):
 class UnknownRun(WatermarkError, LookupError):
     def __init__(self, job_name: str, run_id: str, slot: str = DEFAULT_SLOT) -> None:
         self.job_name, self.run_id, self.slot = job_name, run_id, slot
-        super().__init__(f"job {job_name!r} (slot {slot!r}) has no committed run {run_id!r}")
+        super().__init__(
+            f"job {job_name!r} (slot {slot!r}) has no committed run {run_id!r} within the "
+            f"{HISTORY_RETENTION_DAYS}-day history retention (older runs expire)"
+        )
 
 
 class LeaseHeld(WatermarkError):

@@ -18,6 +18,12 @@ RANGE_KEY = "sk"
 MAX_ITEM_BYTES = 400 * 1024
 ITEM_OVERHEAD_BYTES = 1024
 
+# History (``HIST#``) and run pointers (``RUN#``) carry an expiry (epoch seconds)
+# that the table's TTL (terraform/modules/watermarks_table) deletes them by; the
+# current state and the lease never expire. Rewinds reach back this far.
+EXPIRES_ATTRIBUTE = "expires_at"
+HISTORY_RETENTION_DAYS = 400
+
 STATE_PREFIX = "STATE#"
 LEASE_KEY = "LEASE"
 

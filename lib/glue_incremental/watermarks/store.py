@@ -42,7 +42,9 @@ from glue_incremental.watermarks.items import (
 from glue_incremental.watermarks.keys import (
     DEFAULT_SLOT,
     DEFAULT_TABLE,
+    EXPIRES_ATTRIBUTE,
     HASH_KEY,
+    HISTORY_RETENTION_DAYS,
     RANGE_KEY,
     STATE_PREFIX,
     check_names,
@@ -132,12 +134,20 @@ class Watermarks:
         """The values that run ``run_id`` committed (for replays and rewinds)."""
         check_names(job_name, slot)
         pointer = self._get(job_name, run_key(slot, run_id))
-        if not pointer:
+        if not pointer or self._expired(pointer):
             raise UnknownRun(job_name, run_id, slot)
         raw = self._get(job_name, history_key(slot, int(pointer["version"]["N"])))
-        if not raw:
+        if not raw or self._expired(raw):
             raise UnknownRun(job_name, run_id, slot)
         return state_from_item(raw)
+
+    def _history_expiry(self) -> int:
+        return int(self.clock()) + HISTORY_RETENTION_DAYS * 86_400
+
+    def _expired(self, raw: Mapping[str, Any]) -> bool:
+        # TTL deletes expired items within days, not at once: past retention is gone already.
+        expires = raw.get(EXPIRES_ATTRIBUTE)
+        return expires is not None and int(expires["N"]) <= self.clock()
 
     def history(
         self,
@@ -278,12 +288,14 @@ class Watermarks:
                 "ExpressionAttributeNames": {"#version": "version"},
                 "ExpressionAttributeValues": {":expected": {"N": str(item.expected_version)}},
             }
-        history = {**state, RANGE_KEY: {"S": history_key(item.slot, version)}}
+        expires = {EXPIRES_ATTRIBUTE: {"N": str(self._history_expiry())}}
+        history = {**state, RANGE_KEY: {"S": history_key(item.slot, version)}, **expires}
         puts = [{"Item": state, **condition}, {"Item": history}]
         if item.kind == "run":
             pointer = {
                 **item_key(item.job_name, run_key(item.slot, item.job_run_id)),
                 "version": {"N": str(version)},
+                **expires,
             }
             puts.append({"Item": pointer})
         return [{"Put": {"TableName": self.table_name, **put}} for put in puts]

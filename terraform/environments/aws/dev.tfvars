@@ -4,7 +4,6 @@ name_prefix                 = "gi-dev"
 watermarks_table_name       = "glue-watermarks"
 scripts_bucket_name         = "example-gi-dev-scripts"
 deletion_protection_enabled = false
-runbook_url                 = "https://wiki.example.com/data-platform/runbooks/glue-incremental"
 
 pipelines = {
   orders = {
@@ -43,6 +42,29 @@ pipelines = {
     }
   }
 
+  # A JDBC load from the shop database: credentials from its Secrets Manager
+  # secret, network path through its Glue connection in the database's VPC.
+  payments = {
+    kind             = "load"
+    schedule         = "cron(30 6 * * ? *)"
+    source           = { uri = "jdbc:postgresql://shop-db.dev.example.internal:5432/shop", table = "public.payments" }
+    watermark_column = "updated_at"
+    primary_key      = ["payment_id"]
+    arguments        = { "--lookback" = "1 hour" }
+    secret_arn       = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:gi-dev/shop-db-AbCdEf"
+    connections      = ["gi-dev-shop-db"]
+    network          = { subnet_ids = ["subnet-0a1b2c3d4e5f60718"], security_group_ids = ["sg-0a1b2c3d4e5f60718"] }
+    target = {
+      path = "s3://example-gi-dev-lake/curated/payments/"
+      columns = [
+        { name = "payment_id", type = "bigint" },
+        { name = "order_id", type = "bigint" },
+        { name = "amount", type = "decimal(12,2)" },
+        { name = "updated_at", type = "timestamp" },
+      ]
+    }
+  }
+
   # Runs when both loads SUCCEEDED; reads their targets and committed states.
   orders_enriched = {
     kind = "join"
@@ -72,6 +94,15 @@ alarms = {
   watermark_lag_threshold_seconds = 172800
   missed_run_grace_seconds        = 7200
   zero_records_evaluation_periods = 2
+}
+
+# Customer managed keys for the lake, the watermarks table, the scripts bucket and
+# the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
+# security configuration. Add the CI deploy role to key_users.scripts once it exists
+# (terraform/ci), and operators' roles to key_users.table.
+encryption = {
+  create_keys            = true
+  security_configuration = { create = true }
 }
 
 oncall_subscriptions = [

@@ -8,6 +8,8 @@ module "pipeline" {
   artifact_version            = var.artifact_version
   pipelines                   = var.pipelines
   alarms                      = var.alarms
-  runbook_url                 = var.runbook_url
+  runbook_base_url            = var.runbook_base_url
   oncall_subscriptions        = var.oncall_subscriptions
+  encryption                  = var.encryption
+  permissions_boundary_arn    = var.permissions_boundary_arn
 }

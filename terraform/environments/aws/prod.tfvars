@@ -4,7 +4,6 @@ name_prefix                 = "gi-prod"
 watermarks_table_name       = "glue-watermarks"
 scripts_bucket_name         = "example-gi-prod-scripts"
 deletion_protection_enabled = true
-runbook_url                 = "https://wiki.example.com/data-platform/runbooks/glue-incremental"
 
 pipelines = {
   orders = {
@@ -24,7 +23,11 @@ pipelines = {
       ]
       partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
     }
-    size = { worker_type = "G.2X", number_of_workers = 10, timeout = 45, max_retries = 1 }
+    # No retries: Glue queues only runs of jobs without retries, and a queued
+    # hourly run that waits beats a retried one that fails the next run's start
+    # (docs/aws-limits.md). A failed run pages; the next hourly run re-reads
+    # from the committed watermark, so nothing is lost.
+    size = { worker_type = "G.2X", number_of_workers = 10, timeout = 45, max_retries = 0 }
   }
 
   customers = {
@@ -63,7 +66,11 @@ pipelines = {
       ]
       partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
     }
-    size = { worker_type = "G.2X", number_of_workers = 10, timeout = 45, max_retries = 1 }
+    # No retries: Glue queues only runs of jobs without retries, and a queued
+    # hourly run that waits beats a retried one that fails the next run's start
+    # (docs/aws-limits.md). A failed run pages; the next hourly run re-reads
+    # from the committed watermark, so nothing is lost.
+    size = { worker_type = "G.2X", number_of_workers = 10, timeout = 45, max_retries = 0 }
   }
 }
 
@@ -74,6 +81,15 @@ alarms = {
   watermark_lag_threshold_seconds = 10800
   missed_run_grace_seconds        = 900
   zero_records_evaluation_periods = 1
+}
+
+# Customer managed keys for the lake, the watermarks table, the scripts bucket and
+# the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
+# security configuration. Add the CI deploy role to key_users.scripts once it exists
+# (terraform/ci), and operators' roles to key_users.table.
+encryption = {
+  create_keys            = true
+  security_configuration = { create = true }
 }
 
 oncall_subscriptions = [

@@ -59,12 +59,25 @@ variable "alarms" {
   type        = any
 }
 
-variable "runbook_url" {
-  description = "On-call runbook linked from every alarm description (#<pipeline> is appended)."
+variable "runbook_base_url" {
+  description = "On-call runbook every alarm and page links as `<base>#<alarm key with - for _>`; null: the repository's docs/runbook.md (modules/job_alarms validates it)."
   type        = string
+  default     = null
 }
 
 variable "oncall_subscriptions" {
   description = "Who the on-call topic pages; see modules/incremental_pipeline's `oncall_subscriptions` (typed and validated there)."
   type        = any
+}
+
+variable "encryption" {
+  description = "Keys and Glue security configuration of the environment; see modules/incremental_pipeline's `encryption` (typed and validated there). Null: no customer managed keys."
+  type        = any
+  default     = null
+}
+
+variable "permissions_boundary_arn" {
+  description = "IAM permissions boundary of every job role; null: none."
+  type        = string
+  default     = null
 }

@@ -15,6 +15,21 @@ locals {
     arguments        = { "--lookback" = "0" }
   }
 
+  # A JDBC load when a database is given (tests: PostgreSQL, its secret in
+  # LocalStack's Secrets Manager); none otherwise, so the demo needs no database.
+  jdbc_pipelines = var.jdbc_source == null ? {} : {
+    payments = {
+      kind             = "load"
+      schedule         = var.load_schedule
+      source           = { uri = var.jdbc_source.uri, table = var.jdbc_source.table }
+      watermark_column = "updated_at"
+      primary_key      = ["payment_id"]
+      arguments        = { "--lookback" = "0" }
+      secret_arn       = var.jdbc_source.secret_arn
+      target           = { path = "${local.data}/curated/payments/" }
+    }
+  }
+
   # Two loads feeding a join: the chain the demo runs and `status` shows; and an
   # Iceberg load of the same orders.
   pipelines = {
@@ -62,13 +77,26 @@ locals {
 resource "aws_s3_bucket" "data" {
   #checkov:skip=CKV_AWS_18:Emulator-only demo bucket, recreated on every run.
   #checkov:skip=CKV_AWS_144:Emulator-only demo bucket, recreated on every run.
-  #checkov:skip=CKV_AWS_145:Emulator-only demo bucket; the emulator does not encrypt anyway.
+  #checkov:skip=CKV_AWS_145:Emulator-only demo bucket; S3A cannot copy SSE-KMS objects over the emulator's plain HTTP (see aws_kms_key.lake).
   #checkov:skip=CKV2_AWS_62:Emulator-only demo bucket; nothing consumes its events.
   #checkov:skip=CKV2_AWS_61:Emulator-only demo bucket, destroyed with the environment.
   #checkov:skip=CKV2_AWS_6:Emulator-only demo bucket; the emulator has no public access.
   #checkov:skip=CKV_AWS_21:Emulator-only demo bucket; versioning would only slow destroy.
   bucket        = var.data_bucket_name
   force_destroy = true
+}
+
+# The lake's customer managed key, granted to the jobs (data_kms_key_arns) as in
+# AWS, where dev and prod create theirs through `encryption`. Sources written
+# SSE-KMS with it are read by the jobs (tests/terraform/test_terraform.py). The
+# bucket has no SSE-KMS default: S3A (AWS SDK v1) refuses to copy SSE-KMS
+# objects over LocalStack's plain-HTTP endpoint ("HTTPS must be used"), and its
+# commit renames are copies. LocalStack enforces no key policy or IAM grant.
+resource "aws_kms_key" "lake" {
+  #checkov:skip=CKV2_AWS_64:Emulator-only key; LocalStack enforces no key policy, and dev/prod keys (modules/kms_key) carry theirs.
+  description             = "Encrypts ${var.name_prefix}'s lake sources (emulator)."
+  enable_key_rotation     = true
+  deletion_window_in_days = 7
 }
 
 module "pipeline" {
@@ -80,8 +108,9 @@ module "pipeline" {
   point_in_time_recovery_enabled = var.point_in_time_recovery_enabled
   scripts_bucket_name            = var.scripts_bucket_name
   scripts_bucket_force_destroy   = true
+  data_kms_key_arns              = [aws_kms_key.lake.arn]
 
-  pipelines = local.pipelines
+  pipelines = merge(local.pipelines, local.jdbc_pipelines)
 
   alarms = {
     schedule_period_seconds         = var.alarm_period_seconds
@@ -95,7 +124,6 @@ module "pipeline" {
   dashboard_enabled       = var.dashboard_enabled
   # Athena tags are read back by ARN, which has no account id here (see README).
   athena_workgroup_enabled = false
-  runbook_url              = "https://wiki.example.com/data-platform/runbooks/glue-incremental"
   failure_events_enabled   = var.failure_events_enabled
 }
 

@@ -19,6 +19,7 @@ provider "aws" {
     iam            = var.aws_endpoint_url
     kms            = var.aws_endpoint_url
     s3             = var.aws_endpoint_url
+    secretsmanager = var.aws_endpoint_url
     sns            = var.aws_endpoint_url
     sqs            = var.aws_endpoint_url
     sts            = var.aws_endpoint_url

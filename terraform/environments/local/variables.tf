@@ -117,3 +117,13 @@ variable "failure_events_enabled" {
   type        = bool
   default     = true
 }
+
+variable "jdbc_source" {
+  description = "A database for the `payments` JDBC load (table with payment_id and updated_at): its jdbc: URL, table and the Secrets Manager secret holding its username/password. Null declares no JDBC pipeline."
+  type = object({
+    uri        = string
+    table      = string
+    secret_arn = string
+  })
+  default = null
+}

@@ -22,9 +22,18 @@ locals {
     var.jdbc_credentials.secret_arn == null ? {} : {
       "--source_secret_id" = var.jdbc_credentials.secret_arn
     },
-    length(var.jdbc_credentials.connection_names) == 1 ? {
+    # With a secret, the connection is only the network path (the job refuses
+    # both credential sources at once).
+    length(var.jdbc_credentials.connection_names) == 1 && var.jdbc_credentials.secret_arn == null ? {
       "--connection_name" = var.jdbc_credentials.connection_names[0]
     } : {},
+    # Spark UI event logs under the job's own temp prefix, which the role
+    # already may write (write_locations includes temp_dir).
+    var.spark_ui_enabled ? {
+      "--enable-spark-ui"       = "true"
+      "--spark-event-logs-path" = "${trimsuffix(var.temp_dir, "/")}/spark-ui/"
+    } : {},
+    var.auto_scaling_enabled ? { "--enable-auto-scaling" = "true" } : {},
     var.enable_glue_metrics ? {
       "--enable-metrics"               = "true"
       "--enable-observability-metrics" = "true"
@@ -78,6 +87,49 @@ locals {
     "arn:${local.partition}:glue:${local.table_arn_parts[0]}:${local.table_arn_parts[1]}:connection/${name}"
   ]
   catalog_arn = "arn:${local.partition}:glue:${local.table_arn_parts[0]}:${local.table_arn_parts[1]}:catalog"
+  ec2_arn     = "arn:${local.partition}:ec2:${local.table_arn_parts[0]}:${local.table_arn_parts[1]}"
+
+  # A connection in a VPC: Glue creates, tags and deletes an elastic network
+  # interface in the connection's subnet for every run, as the job's role
+  # (https://docs.aws.amazon.com/glue/latest/dg/create-service-policy.html).
+  # Describe* have no resource-level permissions; the rest name the subnets,
+  # security groups and this account's interfaces, and tags only Glue's own key.
+  vpc_statements = slice([
+    {
+      Sid    = "DescribeConnectionNetwork"
+      Effect = "Allow"
+      Action = [
+        "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups",
+        "ec2:DescribeVpcs", "ec2:DescribeVpcAttribute", "ec2:DescribeVpcEndpoints", "ec2:DescribeRouteTables",
+      ]
+      Resource = "*"
+    },
+    {
+      Sid    = "CreateRunNetworkInterfaces"
+      Effect = "Allow"
+      Action = ["ec2:CreateNetworkInterface"]
+      Resource = concat(
+        [for id in try(var.vpc_network.subnet_ids, []) : "${local.ec2_arn}:subnet/${id}"],
+        [for id in try(var.vpc_network.security_group_ids, []) : "${local.ec2_arn}:security-group/${id}"],
+        ["${local.ec2_arn}:network-interface/*"],
+      )
+    },
+    {
+      Sid      = "DeleteRunNetworkInterfaces"
+      Effect   = "Allow"
+      Action   = ["ec2:DeleteNetworkInterface"]
+      Resource = "${local.ec2_arn}:network-interface/*"
+    },
+    {
+      Sid      = "TagRunNetworkInterfaces"
+      Effect   = "Allow"
+      Action   = ["ec2:CreateTags", "ec2:DeleteTags"]
+      Resource = "${local.ec2_arn}:network-interface/*"
+      Condition = {
+        "ForAllValues:StringEquals" = { "aws:TagKeys" = ["aws-glue-service-resource"] }
+      }
+    },
+  ], 0, var.vpc_network == null ? 0 : 4)
 
   # s3://bucket[/prefix] -> {bucket, prefix}; the prefix loses its slashes at
   # either end so ARNs and s3:prefix conditions can be built uniformly.
@@ -210,6 +262,7 @@ locals {
         Resource = concat([local.catalog_arn], local.connection_arns)
       },
     ],
+    local.vpc_statements,
     length(var.kms_key_arns) == 0 ? [] : [
       {
         Sid      = "UseDataKeys"
@@ -237,6 +290,13 @@ resource "aws_iam_role" "this" {
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags
 
+  lifecycle {
+    precondition {
+      condition     = length(local.role_name) <= 64
+      error_message = "role name ${local.role_name} is ${length(local.role_name)} characters; IAM allows 64 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html): shorten the job name or set role_name."
+    }
+  }
+
   assume_role_policy = jsonencode({
     Version = "2012-10-17"
     Statement = [
@@ -259,6 +319,14 @@ resource "aws_iam_role_policy" "this" {
     Version   = "2012-10-17"
     Statement = local.policy_statements
   })
+
+  lifecycle {
+    # jsonencode writes no whitespace, so its length is what IAM counts.
+    precondition {
+      condition     = length(jsonencode({ Version = "2012-10-17", Statement = local.policy_statements })) <= 10240
+      error_message = "the role's inline policy exceeds 10,240 characters, the most IAM allows per role (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html): grant fewer, broader prefixes."
+    }
+  }
 }
 
 resource "aws_glue_job" "this" {
@@ -295,7 +363,20 @@ resource "aws_glue_job" "this" {
   lifecycle {
     precondition {
       condition     = var.execution_class != "FLEX" || contains(["G.1X", "G.2X"], var.worker_type)
-      error_message = "FLEX execution runs only on G.1X or G.2X workers (AWS Glue flexible job runs); got worker_type ${var.worker_type}."
+      error_message = "FLEX execution runs only on G.1X or G.2X workers (https://docs.aws.amazon.com/glue/latest/dg/add-job.html); got worker_type ${var.worker_type}."
+    }
+
+    precondition {
+      condition     = length(jsonencode(merge(local.default_arguments, var.default_arguments, local.non_overridable_arguments))) <= 266240
+      error_message = "the job's arguments exceed 260 KB, the most Glue accepts (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-programming-etl-glue-arguments.html)."
+    }
+
+    # Glue queues (WAITING) only STANDARD runs of jobs without retries; a FLEX
+    # run waits for capacity on its own terms and a job with retries is not
+    # queued, so an overlapping run would fail and page instead of waiting.
+    precondition {
+      condition     = !var.job_run_queuing_enabled || (var.max_retries == 0 && var.execution_class == "STANDARD")
+      error_message = "job run queuing applies only to STANDARD jobs without retries (https://docs.aws.amazon.com/glue/latest/dg/job-run-statuses.html): set max_retries = 0 and execution_class = STANDARD, or job_run_queuing_enabled = false; got max_retries ${var.max_retries}, execution_class ${var.execution_class}."
     }
   }
 }

@@ -42,3 +42,18 @@ output "run_arguments" {
   description = "Every argument a run gets from the job definition (module defaults, caller's default_arguments, non-overridable), known at plan: what the environment contract test parses with the job's own parser."
   value       = merge(local.default_arguments, var.default_arguments, local.non_overridable_arguments)
 }
+
+output "role_policy_json" {
+  description = "The role's least-privilege inline policy document (JSON)."
+  value       = aws_iam_role_policy.this.policy
+}
+
+output "security_configuration" {
+  description = "Glue security configuration the job runs under; null: none."
+  value       = aws_glue_job.this.security_configuration
+}
+
+output "log_kms_key_arn" {
+  description = "KMS key encrypting the job's log groups; null: CloudWatch Logs' default encryption."
+  value       = var.log_kms_key_arn
+}

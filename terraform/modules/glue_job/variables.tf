@@ -4,7 +4,7 @@ variable "name" {
 
   validation {
     condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9_.-]{0,59}$", var.name))
-    error_message = "name must be 1-60 characters of [A-Za-z0-9_.-] starting with a letter or digit (it is embedded in IAM role and log group names); got \"${var.name}\"."
+    error_message = "name must be 1-60 characters of [A-Za-z0-9_.-] starting with a letter or digit (Glue allows 255, https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html, but the name is embedded in IAM role and log group names); got \"${var.name}\"."
   }
 }
 
@@ -15,7 +15,7 @@ variable "description" {
 
   validation {
     condition     = var.description == null || try(length(var.description) <= 2048, false)
-    error_message = "description must be at most 2048 characters; got ${try(length(var.description), 0)}."
+    error_message = "description must be at most 2048 characters (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html); got ${try(length(var.description), 0)}."
   }
 }
 
@@ -100,7 +100,7 @@ variable "timeout" {
 
   validation {
     condition     = var.timeout >= 1 && var.timeout <= 10080 && floor(var.timeout) == var.timeout
-    error_message = "timeout must be a whole number of minutes from 1 to 10080; got ${var.timeout}."
+    error_message = "timeout must be a whole number of minutes from 1 to 10080, Glue's 7-day maximum (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html); got ${var.timeout}."
   }
 }
 
@@ -154,8 +154,8 @@ variable "default_arguments" {
   }
 
   validation {
-    condition     = length(setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files"])) == 0
-    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files"]))}: use the module variables (watermarks_table_name, watermark_name, lease_seconds, bookmark_option, metrics_namespace, temp_dir, library_location), which the IAM policy is scoped to."
+    condition     = length(setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files", "--spark-event-logs-path"])) == 0
+    error_message = "default_arguments must not set ${join(", ", setintersection(keys(var.default_arguments), ["--watermarks_table", "--watermark_name", "--lease_seconds", "--job-bookmark-option", "--metrics_namespace", "--custom-logGroup-prefix", "--TempDir", "--extra-py-files", "--spark-event-logs-path"]))}: use the module variables (watermarks_table_name, watermark_name, lease_seconds, bookmark_option, metrics_namespace, temp_dir, library_location, spark_ui_enabled), which the IAM policy is scoped to."
   }
 
   validation {
@@ -377,4 +377,30 @@ variable "jdbc_credentials" {
     condition     = alltrue([for name in var.jdbc_credentials.connection_names : can(regex("^[A-Za-z0-9_.-]{1,255}$", name))])
     error_message = "jdbc_credentials.connection_names must be Glue connection names ([A-Za-z0-9_.-], no wildcard)."
   }
+}
+
+variable "vpc_network" {
+  description = "Subnets and security groups of the job's VPC connection (its Glue connection's physical requirements). Set, the role may create, tag and delete the run's network interfaces there, as Glue needs; null for connections outside a VPC or none."
+  type = object({
+    subnet_ids         = list(string)
+    security_group_ids = list(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.vpc_network == null || try(length(var.vpc_network.subnet_ids) > 0 && alltrue([for id in var.vpc_network.subnet_ids : can(regex("^subnet-[0-9a-f]{8,17}$", id))]) && length(var.vpc_network.security_group_ids) > 0 && alltrue([for id in var.vpc_network.security_group_ids : can(regex("^sg-[0-9a-f]{8,17}$", id))]), false)
+    error_message = "vpc_network needs at least one subnet-... id and one sg-... id (no wildcard)."
+  }
+}
+
+variable "spark_ui_enabled" {
+  description = "Write Spark UI event logs to `<temp_dir>/spark-ui/` (--enable-spark-ui, --spark-event-logs-path); the role's temp-prefix grant covers them."
+  type        = bool
+  default     = true
+}
+
+variable "auto_scaling_enabled" {
+  description = "Let Glue scale workers between 2 and number_of_workers per stage (--enable-auto-scaling)."
+  type        = bool
+  default     = false
 }

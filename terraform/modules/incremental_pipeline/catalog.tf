@@ -86,8 +86,8 @@ resource "aws_athena_workgroup" "this" {
       output_location = "s3://${local.bucket}/athena/"
 
       encryption_configuration {
-        encryption_option = var.scripts_bucket_kms_key_arn == null ? "SSE_S3" : "SSE_KMS"
-        kms_key_arn       = var.scripts_bucket_kms_key_arn
+        encryption_option = local.scripts_key_arn == null ? "SSE_S3" : "SSE_KMS"
+        kms_key_arn       = local.scripts_key_arn
       }
     }
   }

@@ -187,7 +187,7 @@ module "watermarks_table" {
   name                           = var.watermarks_table_name
   deletion_protection_enabled    = var.deletion_protection_enabled
   point_in_time_recovery_enabled = var.point_in_time_recovery_enabled
-  kms_key_arn                    = var.watermarks_kms_key_arn
+  kms_key_arn                    = local.table_key_arn
   tags                           = var.tags
 }
 
@@ -195,7 +195,7 @@ module "scripts_bucket" {
   source = "../scripts_bucket"
 
   bucket_name   = var.scripts_bucket_name
-  kms_key_arn   = var.scripts_bucket_kms_key_arn
+  kms_key_arn   = local.scripts_key_arn
   force_destroy = var.scripts_bucket_force_destroy
   tags          = var.tags
 }
@@ -206,17 +206,19 @@ module "job" {
   source   = "../glue_job"
   for_each = var.pipelines
 
-  name              = local.jobs[each.key].name
-  description       = coalesce(each.value.description, "glue_incremental ${each.value.kind} pipeline ${each.key} (${var.name_prefix})")
-  script_location   = "s3://${local.bucket}/scripts/${var.artifact_version}/${local.jobs[each.key].script}.py"
-  library_location  = "s3://${local.bucket}/lib/${var.artifact_version}/glue_incremental.zip"
-  temp_dir          = "s3://${local.bucket}/tmp/${local.jobs[each.key].name}/"
-  worker_type       = each.value.size.worker_type
-  number_of_workers = each.value.size.number_of_workers
-  timeout           = each.value.size.timeout
-  max_retries       = each.value.size.max_retries
-  bookmark_option   = each.value.bookmark_option
-  default_arguments = local.jobs[each.key].arguments
+  name                 = local.jobs[each.key].name
+  description          = coalesce(each.value.description, "glue_incremental ${each.value.kind} pipeline ${each.key} (${var.name_prefix})")
+  script_location      = "s3://${local.bucket}/scripts/${var.artifact_version}/${local.jobs[each.key].script}.py"
+  library_location     = "s3://${local.bucket}/lib/${var.artifact_version}/glue_incremental.zip"
+  temp_dir             = "s3://${local.bucket}/tmp/${local.jobs[each.key].name}/"
+  worker_type          = each.value.size.worker_type
+  number_of_workers    = each.value.size.number_of_workers
+  timeout              = each.value.size.timeout
+  max_retries          = each.value.size.max_retries
+  execution_class      = each.value.size.execution_class
+  auto_scaling_enabled = each.value.size.auto_scaling
+  bookmark_option      = each.value.bookmark_option
+  default_arguments    = local.jobs[each.key].arguments
 
   # The job creates the table in the environment's database on its first run.
   iceberg_target = each.value.target.format != "iceberg" ? null : {
@@ -227,17 +229,23 @@ module "job" {
     warehouse  = local.target_paths[each.key]
   }
 
-  job_run_queuing_enabled = var.job_run_queuing_enabled
-  watermarks_table_name   = var.watermarks_table_name
-  watermarks_table_arn    = module.watermarks_table.arn
-  upstream_state_names    = local.jobs[each.key].upstream_states
-  lease_seconds           = var.lease_seconds
-  metrics_namespace       = var.metrics_namespace
-  read_s3_uris            = local.jobs[each.key].read_s3_uris
-  write_s3_uris           = local.jobs[each.key].write_s3_uris
-  kms_key_arns            = distinct(concat(compact([var.scripts_bucket_kms_key_arn, var.watermarks_kms_key_arn]), var.data_kms_key_arns))
-  log_retention_days      = var.log_retention_days
-  tags                    = var.tags
+  jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = each.value.connections }
+  vpc_network      = each.value.network
+
+  job_run_queuing_enabled  = var.job_run_queuing_enabled
+  watermarks_table_name    = var.watermarks_table_name
+  watermarks_table_arn     = module.watermarks_table.arn
+  upstream_state_names     = local.jobs[each.key].upstream_states
+  lease_seconds            = var.lease_seconds
+  metrics_namespace        = var.metrics_namespace
+  read_s3_uris             = local.jobs[each.key].read_s3_uris
+  write_s3_uris            = local.jobs[each.key].write_s3_uris
+  kms_key_arns             = local.job_kms_key_arns
+  log_kms_key_arn          = local.logs_key_arn
+  security_configuration   = local.security_configuration_name
+  permissions_boundary_arn = var.permissions_boundary_arn
+  log_retention_days       = var.log_retention_days
+  tags                     = var.tags
 }
 
 module "source_notifications" {
@@ -294,10 +302,11 @@ module "triggers" {
 module "oncall" {
   source = "../oncall"
 
-  name          = "${var.name_prefix}-oncall"
-  subscriptions = var.oncall_subscriptions
-  kms_key_arn   = var.oncall_kms_key_arn
-  tags          = var.tags
+  name             = "${var.name_prefix}-oncall"
+  subscriptions    = var.oncall_subscriptions
+  kms_key_arn      = var.oncall_kms_key_arn
+  runbook_base_url = var.runbook_base_url
+  tags             = var.tags
 }
 
 module "alarms" {
@@ -312,6 +321,6 @@ module "alarms" {
   zero_records_evaluation_periods = local.alarm_tuning[each.key].zero_records_evaluation_periods
   watermark_lag_threshold_seconds = local.alarm_tuning[each.key].watermark_lag_threshold_seconds
   enable_failure_events           = var.failure_events_enabled
-  runbook_url                     = "${var.runbook_url}#${each.key}"
+  runbook_base_url                = var.runbook_base_url
   tags                            = var.tags
 }

@@ -22,6 +22,8 @@ locals {
         run_arguments = module.job[k].run_arguments
         read_s3_uris  = local.jobs[k].read_s3_uris
         write_s3_uris = local.jobs[k].write_s3_uris
+        secret_arn    = p.secret_arn
+        connections   = p.connections
         target_path   = local.target_paths[k]
         table         = "${local.database_name}.${local.target_tables[k]}"
         alarm_names   = module.alarms[k].alarm_names

@@ -82,7 +82,11 @@ variable "pipelines" {
     `target.format = "iceberg"` (load pipelines): the job writes the Iceberg table `<database>.<table>` (Glue Data Catalog, warehouse
     `path`), creating it on its first run, so the module registers no Parquet table for it (glue_job's `iceberg_target`).
     `arguments`: further job arguments (`--lookback`, `--partition_moves`, ...); `--upstream_jobs` and what this module derives are refused.
-    `alarms`: overrides of the environment's alarm tuning. `secret_arn` and `connections` are reserved for JDBC credentials.
+    `alarms`: overrides of the environment's alarm tuning.
+    JDBC loads (`source.uri` jdbc:...): `secret_arn` (a Secrets Manager secret with username/password; the role reads exactly it) and/or
+    `connections` (Glue connection names; the role may GetConnection exactly them); `network` (the connection's subnets and security groups)
+    when the connection is in a VPC, which lets the role manage the run's network interfaces there.
+    `size.execution_class` (STANDARD or FLEX) and `size.auto_scaling` (--enable-auto-scaling).
   EOT
   type = map(object({
     kind            = string
@@ -129,6 +133,8 @@ variable "pipelines" {
       number_of_workers = optional(number, 2)
       timeout           = optional(number, 120)
       max_retries       = optional(number, 0)
+      execution_class   = optional(string, "STANDARD")
+      auto_scaling      = optional(bool, false)
     }), {})
     bookmark_option = optional(string, "enable")
     alarms = optional(object({
@@ -139,6 +145,10 @@ variable "pipelines" {
     }), {})
     secret_arn  = optional(string)
     connections = optional(list(string), [])
+    network = optional(object({
+      subnet_ids         = list(string)
+      security_group_ids = list(string)
+    }))
   }))
 
   validation {
@@ -187,19 +197,25 @@ variable "pipelines" {
   }
 
   validation {
-    condition     = alltrue([for p in values(var.pipelines) : p.secret_arn == null && length(p.connections) == 0])
-    error_message = "secret_arn and connections are not wired to modules/glue_job yet: ${join(", ", [for k, p in var.pipelines : k if !(p.secret_arn == null && length(p.connections) == 0)])}."
+    condition     = alltrue([for p in values(var.pipelines) : (p.secret_arn == null && length(p.connections) == 0 && p.network == null) || (p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false))])
+    error_message = "secret_arn, connections and network belong to load pipelines reading a jdbc: source; invalid: ${join(", ", [for k, p in var.pipelines : k if !((p.secret_arn == null && length(p.connections) == 0 && p.network == null) || (p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)))])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : !(p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || p.secret_arn != null || length(p.connections) > 0])
+    error_message = "a jdbc: source needs its credentials from secret_arn (Secrets Manager) or connections (a Glue connection), never in the URL or arguments; missing: ${join(", ", [for k, p in var.pipelines : k if p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false) && p.secret_arn == null && length(p.connections) == 0])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.network == null || length(p.connections) > 0])
+    error_message = "network describes a Glue connection's VPC: a pipeline with network needs connections; invalid: ${join(", ", [for k, p in var.pipelines : k if p.network != null && length(p.connections) == 0])}."
   }
 }
 
-variable "runbook_url" {
-  description = "On-call runbook linked from every alarm description."
+variable "runbook_base_url" {
+  description = "The on-call runbook every alarm and page links, as `<base>#<alarm key with - for _>` (modules/job_alarms); null: the repository's docs/runbook.md."
   type        = string
-
-  validation {
-    condition     = can(regex("^https://[^\\s]+$", var.runbook_url))
-    error_message = "runbook_url must be an https:// URL; got \"${var.runbook_url}\"."
-  }
+  default     = null
 }
 
 variable "catalog_database_name" {
@@ -294,6 +310,45 @@ variable "tags" {
 
 variable "notifications_kms_key_arn" {
   description = "Customer key for the source-event queues of pipelines with `source.notifications`; null: SQS-managed SSE."
+  type        = string
+  default     = null
+}
+
+variable "encryption" {
+  description = <<-EOT
+    Encryption of the environment. `create_keys`: create customer managed keys (modules/kms_key) for the data (lake and
+    Glue-written S3 objects, bookmarks), the watermarks table, the scripts bucket and the jobs' log groups, each where
+    the matching existing key (`data_kms_key_arns`, `watermarks_kms_key_arn`, `scripts_bucket_kms_key_arn`,
+    `log_kms_key_arn`) is not given. Their policies let exactly the jobs' roles (and, for scripts, table and data, the
+    `key_users` roles: CI deploy, operators) use them; the logs key only CloudWatch Logs for this environment's groups.
+    `security_configuration`: `create` a Glue security configuration (S3 SSE-KMS and job-bookmark CSE-KMS with the data
+    key) or give the `name` of an existing one; its CloudWatch encryption stays off because the jobs' own log groups are
+    created encrypted with the logs key (Glue's would use log groups outside the role's log permissions).
+  EOT
+  type = object({
+    create_keys     = optional(bool, false)
+    log_kms_key_arn = optional(string)
+    key_users = optional(object({
+      data    = optional(list(string), [])
+      table   = optional(list(string), [])
+      scripts = optional(list(string), [])
+    }), {})
+    security_configuration = optional(object({
+      create = optional(bool, false)
+      name   = optional(string)
+    }), {})
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = !(var.encryption.security_configuration.create && var.encryption.security_configuration.name != null)
+    error_message = "encryption.security_configuration: create one or name an existing one, not both."
+  }
+}
+
+variable "permissions_boundary_arn" {
+  description = "IAM permissions boundary of every job role; null: none."
   type        = string
   default     = null
 }

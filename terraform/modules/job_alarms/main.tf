@@ -6,11 +6,35 @@ locals {
   records_new   = "RecordsNew"
   records_read  = "RecordsRead"
   watermark_lag = "WatermarkLagSeconds"
-  # CloudWatch periods above 30 s are whole minutes: a sub-minute schedule rounds up.
+  # CloudWatch periods above 30 s are whole minutes, and one period is at most a
+  # day (docs/aws-limits.md): a longer missed-run window is split into N equal
+  # periods of at most a day, and the alarm fires only when all N are empty.
   missed_raw       = var.schedule_period_seconds + var.missed_run_grace_seconds
-  missed_window    = contains([10, 20, 30], local.missed_raw) ? local.missed_raw : ceil(local.missed_raw / 60) * 60
+  missed_count     = ceil(local.missed_raw / local.limits.max_period_seconds)
+  missed_share     = local.missed_raw / local.missed_count
+  missed_period    = contains([10, 20, 30], local.missed_share) ? local.missed_share : ceil(local.missed_share / 60) * 60
+  missed_window    = local.missed_period * local.missed_count
   failure_states   = ["FAILED", "TIMEOUT", "STOPPED", "ERROR"]
   alarm_topic_arns = [var.alarm_topic_arn]
+
+  # What the failed-run page says, as a CloudWatch alarm notification: placeholders
+  # are <name> strings EventBridge fills in (outputs.run_failed_page_template);
+  # jsonencode writes < and > as \u003c and \u003e, which EventBridge would not.
+  run_failed_page_template = replace(replace(jsonencode({
+    AlarmName        = "${var.job_name}-run-failed"
+    AlarmDescription = "Glue job ${var.job_name} run <run> ended <state>. Runbook: ${var.runbook_base_url}#run-failed"
+    AWSAccountId     = "<account>"
+    NewStateValue    = "ALARM"
+    OldStateValue    = "OK"
+    NewStateReason   = "Glue job <job> run <run> ended <state>: <message>"
+    StateChangeTime  = "<time>"
+    Region           = "<region>"
+    Trigger = {
+      Namespace  = "AWS/Glue"
+      MetricName = "JobRunState"
+      Dimensions = [{ name = "JobName", value = "<job>" }, { name = "JobRunId", value = "<run>" }]
+    }
+  }), "\\u003c", "<"), "\\u003e", ">")
 
   # Counts every run publishes (0 included) that page as soon as one run reports any.
   count_alarms = {
@@ -38,13 +62,36 @@ locals {
     } : key => alarm if alarm.enabled
   }
 
-  # Appended to every alarm description: the page on-call receives carries it.
-  runbook = var.runbook_url == null ? "" : " Runbook: ${var.runbook_url}"
+  # Every page links its own section of the runbook: `<base>#<alarm key with - for _>`.
+  runbook_links = {
+    for key in concat(["zero_records", "missed_run", "watermark_stale", "run_failed"], keys(local.count_alarms)) :
+    key => "${var.runbook_base_url}#${replace(key, "_", "-")}"
+  }
+
+  # AWS-enforced limits (docs/aws-limits.md has the table and its sources).
+  limits = {
+    # PutMetricAlarm: Period is 10, 20, 30 or a multiple of 60; Period x
+    # EvaluationPeriods at most 86,400 s for periods under an hour, 604,800 s
+    # otherwise; AlarmDescription at most 1,024 characters.
+    put_metric_alarm_url  = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html"
+    max_period_seconds    = 86400
+    max_description_chars = 1024
+  }
+  alarm_window_ok = {
+    for name, alarm in {
+      zero_records = { period = var.schedule_period_seconds, periods = var.zero_records_evaluation_periods }
+      missed_run   = { period = local.missed_period, periods = local.missed_count }
+      } : name => (
+      (contains([10, 20, 30], alarm.period) || alarm.period % 60 == 0) &&
+      alarm.period <= local.limits.max_period_seconds &&
+      alarm.period * alarm.periods <= (alarm.period < 3600 ? 86400 : 604800)
+    )
+  }
 }
 
 resource "aws_cloudwatch_metric_alarm" "zero_records" {
   alarm_name        = "${var.job_name}-zero-records"
-  alarm_description = "Glue job ${var.job_name} loaded no new records in ${var.zero_records_evaluation_periods} consecutive run period(s): upstream stalled, or the watermark skipped past the data. (RecordsNew: boundary and lookback re-reads do not count.)${local.runbook}"
+  alarm_description = "Glue job ${var.job_name} loaded no new records in ${var.zero_records_evaluation_periods} consecutive run period(s): upstream stalled, or the watermark skipped past the data. (RecordsNew: boundary and lookback re-reads do not count.) Runbook: ${local.runbook_links.zero_records}"
 
   namespace   = var.metrics_namespace
   metric_name = local.records_new
@@ -66,24 +113,25 @@ resource "aws_cloudwatch_metric_alarm" "zero_records" {
 
   lifecycle {
     precondition {
-      condition     = var.schedule_period_seconds * var.zero_records_evaluation_periods <= (var.schedule_period_seconds < 3600 ? 86400 : 604800)
-      error_message = "CloudWatch evaluates at most one day (periods under an hour) or seven days: ${var.zero_records_evaluation_periods} x ${var.schedule_period_seconds}s is too long."
+      condition     = local.alarm_window_ok.zero_records
+      error_message = "CloudWatch evaluates at most one day (periods under an hour) or seven days: ${var.zero_records_evaluation_periods} x ${var.schedule_period_seconds}s is too long (${local.limits.put_metric_alarm_url})."
     }
   }
 }
 
 resource "aws_cloudwatch_metric_alarm" "missed_run" {
   alarm_name        = "${var.job_name}-missed-run"
-  alarm_description = "Glue job ${var.job_name} published no run metrics in ${local.missed_window}s: the trigger did not fire, or the run died before reporting.${local.runbook}"
+  alarm_description = "Glue job ${var.job_name} published no run metrics in ${local.missed_window}s: the trigger did not fire, or the run died before reporting. Runbook: ${local.runbook_links.missed_run}"
 
   namespace   = var.metrics_namespace
   metric_name = local.records_read
   dimensions  = { (local.dimension) = var.job_name }
   statistic   = "SampleCount"
-  period      = local.missed_window
+  period      = local.missed_period
 
-  evaluation_periods  = 1
-  datapoints_to_alarm = 1
+  # N periods of at most a day, all of them empty: no run in the whole window.
+  evaluation_periods  = local.missed_count
+  datapoints_to_alarm = local.missed_count
   comparison_operator = "LessThanThreshold"
   threshold           = 1
   # Deliberate: a window without a datapoint is exactly a window without a run.
@@ -92,11 +140,18 @@ resource "aws_cloudwatch_metric_alarm" "missed_run" {
   alarm_actions = local.alarm_topic_arns
   ok_actions    = local.alarm_topic_arns
   tags          = var.tags
+
+  lifecycle {
+    precondition {
+      condition     = local.alarm_window_ok.missed_run
+      error_message = "the missed-run window ${local.missed_count} x ${local.missed_period}s is outside what CloudWatch accepts (period 10, 20, 30 or a multiple of 60 up to 86,400 s; at most 7 days in all): ${local.limits.put_metric_alarm_url}."
+    }
+  }
 }
 
 resource "aws_cloudwatch_metric_alarm" "watermark_stale" {
   alarm_name        = "${var.job_name}-watermark-stale"
-  alarm_description = "Glue job ${var.job_name}'s committed watermark is more than ${var.watermark_lag_threshold_seconds}s behind: runs succeed but do not advance.${local.runbook}"
+  alarm_description = "Glue job ${var.job_name}'s committed watermark is more than ${var.watermark_lag_threshold_seconds}s behind: runs succeed but do not advance. Runbook: ${local.runbook_links.watermark_stale}"
 
   namespace   = var.metrics_namespace
   metric_name = local.watermark_lag
@@ -120,7 +175,7 @@ resource "aws_cloudwatch_metric_alarm" "counts" {
   for_each = local.count_alarms
 
   alarm_name        = "${var.job_name}-${replace(each.key, "_", "-")}"
-  alarm_description = "Glue job ${var.job_name}: ${each.value.description}${local.runbook}"
+  alarm_description = "Glue job ${var.job_name}: ${each.value.description} Runbook: ${local.runbook_links[each.key]}"
 
   namespace   = var.metrics_namespace
   metric_name = each.value.metric
@@ -164,15 +219,22 @@ resource "aws_cloudwatch_event_target" "run_failed" {
   target_id = "oncall"
   arn       = var.alarm_topic_arn
 
-  # A one-line page instead of the raw event; the run id is what the
-  # on-call engineer pastes into the Glue console.
+  # The page is shaped like a CloudWatch alarm notification (AlarmName,
+  # NewStateValue, NewStateReason, ...), the payload paging services'
+  # CloudWatch integrations parse; a bare string is dropped or shown raw.
+  # EventBridge escapes the quoted placeholders, so a message with quotes or
+  # newlines still yields valid JSON. The run id is what the on-call engineer
+  # pastes into the Glue console.
   input_transformer {
     input_paths = {
       job     = "$.detail.jobName"
       run     = "$.detail.jobRunId"
       state   = "$.detail.state"
       message = "$.detail.message"
+      time    = "$.time"
+      region  = "$.region"
+      account = "$.account"
     }
-    input_template = "\"Glue job <job> run <run> ended <state>: <message>\""
+    input_template = local.run_failed_page_template
   }
 }

@@ -35,3 +35,13 @@ output "alarm_descriptions" {
     watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale.alarm_description
   }
 }
+
+output "runbook_links" {
+  description = "Runbook link of every page, keyed as alarm_names plus run_failed: `<runbook_base_url>#<key with - for _>`."
+  value       = local.runbook_links
+}
+
+output "run_failed_page_template" {
+  description = "The failed-run page's input template: a CloudWatch alarm notification (JSON) with EventBridge placeholders."
+  value       = local.run_failed_page_template
+}

@@ -30,12 +30,12 @@ variable "metrics_namespace" {
 }
 
 variable "schedule_period_seconds" {
-  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds."
+  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10, 20 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds."
   type        = number
 
   validation {
-    condition     = contains([10, 30], var.schedule_period_seconds) || (var.schedule_period_seconds >= 60 && var.schedule_period_seconds <= 86400 && var.schedule_period_seconds % 60 == 0)
-    error_message = "schedule_period_seconds must be 10, 30 (high-resolution alarms) or a multiple of 60 from 60 to 86400; got ${var.schedule_period_seconds}."
+    condition     = contains([10, 20, 30], var.schedule_period_seconds) || (var.schedule_period_seconds >= 60 && var.schedule_period_seconds <= 86400 && var.schedule_period_seconds % 60 == 0)
+    error_message = "schedule_period_seconds must be 10, 20, 30 (high-resolution alarms) or a multiple of 60 from 60 to 86400, the alarm periods CloudWatch accepts (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html); got ${var.schedule_period_seconds}."
   }
 }
 
@@ -51,7 +51,7 @@ variable "zero_records_evaluation_periods" {
 }
 
 variable "missed_run_grace_seconds" {
-  description = "How late a run may be before it counts as missed. The missed-run alarm looks at one window of schedule_period_seconds + this."
+  description = "How late a run may be before it counts as missed. The missed-run alarm looks at a window of schedule_period_seconds + this: one period when it is at most a day (CloudWatch's longest alarm period), otherwise N equal periods of at most a day that must all be empty."
   type        = number
   default     = 3600
 
@@ -77,14 +77,17 @@ variable "enable_failure_events" {
   default     = true
 }
 
-variable "runbook_url" {
-  description = "On-call runbook URL appended to every alarm description (the page links to it). Null adds none."
+variable "runbook_base_url" {
+  description = "The on-call runbook (docs/runbook.md): every alarm description and the failed-run page link `<base>#<alarm key with - for _>` (zero-records, missed-run, watermark-stale, late-files, null-watermarks, future-watermarks, metric-publish-failures, run-failed). Null uses the repository's docs/runbook.md."
   type        = string
-  default     = null
+  default     = "https://github.com/example/glue-incremental/blob/main/docs/runbook.md"
+  nullable    = false
 
   validation {
-    condition     = var.runbook_url == null || can(regex("^https://[^\\s]{1,400}$", var.runbook_url))
-    error_message = "runbook_url must be an https:// URL of at most 408 characters; got \"${coalesce(var.runbook_url, "null")}\"."
+    # AlarmDescription is at most 1,024 characters (PutMetricAlarm); the longest
+    # description leaves room for a base URL of 300.
+    condition     = can(regex("^https://[^\\s#]{1,300}$", var.runbook_base_url))
+    error_message = "runbook_base_url must be an https:// URL of at most 308 characters without a #fragment (alarm descriptions are at most 1,024 characters: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html); got \"${var.runbook_base_url}\"."
   }
 }
 

@@ -96,4 +96,81 @@ resource "aws_sns_topic_subscription" "this" {
   protocol             = each.value.protocol
   endpoint             = each.value.endpoint
   raw_message_delivery = contains(["sqs", "https", "firehose"], each.value.protocol) ? each.value.raw_message_delivery : null
+  redrive_policy       = jsonencode({ deadLetterTargetArn = aws_sqs_queue.undelivered.arn })
+
+  depends_on = [aws_sqs_queue_policy.undelivered]
+}
+
+# A page SNS could not deliver (the pager's endpoint down, a deleted queue)
+# lands here instead of being dropped after SNS's retries, and an alarm says so.
+resource "aws_sqs_queue" "undelivered" {
+  name                      = "${var.name}-undelivered"
+  sqs_managed_sse_enabled   = true
+  message_retention_seconds = 1209600
+  tags                      = var.tags
+}
+
+resource "aws_sqs_queue_policy" "undelivered" {
+  queue_url = aws_sqs_queue.undelivered.id
+
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid       = "TopicDeadLetters"
+        Effect    = "Allow"
+        Principal = { Service = "sns.amazonaws.com" }
+        Action    = "sqs:SendMessage"
+        Resource  = aws_sqs_queue.undelivered.arn
+        Condition = { ArnEquals = { "aws:SourceArn" = aws_sns_topic.this.arn } }
+      },
+    ]
+  })
+}
+
+# Fires on the first failed delivery (NumberOfNotificationsFailed) or a page
+# parked in the dead-letter queue. It pages the same topic: the subscriptions
+# that still work (email next to a pager) carry it.
+resource "aws_cloudwatch_metric_alarm" "page_delivery_failures" {
+  alarm_name        = "${var.name}-page-delivery-failures"
+  alarm_description = "On-call topic ${var.name} could not deliver a page to a subscriber; undelivered pages wait in ${aws_sqs_queue.undelivered.name}. Runbook: ${var.runbook_base_url}#page-delivery-failures"
+
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  evaluation_periods  = 1
+  datapoints_to_alarm = 1
+  treat_missing_data  = "notBreaching"
+
+  metric_query {
+    id          = "failed"
+    expression  = "delivery + parked"
+    label       = "Failed or parked pages"
+    return_data = true
+  }
+
+  metric_query {
+    id = "delivery"
+    metric {
+      namespace   = "AWS/SNS"
+      metric_name = "NumberOfNotificationsFailed"
+      dimensions  = { TopicName = aws_sns_topic.this.name }
+      stat        = "Sum"
+      period      = 300
+    }
+  }
+
+  metric_query {
+    id = "parked"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "ApproximateNumberOfMessagesVisible"
+      dimensions  = { QueueName = aws_sqs_queue.undelivered.name }
+      stat        = "Maximum"
+      period      = 300
+    }
+  }
+
+  alarm_actions = [aws_sns_topic.this.arn]
+  ok_actions    = [aws_sns_topic.this.arn]
+  tags          = var.tags
 }

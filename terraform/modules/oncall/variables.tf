@@ -71,3 +71,15 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "runbook_base_url" {
+  description = "The on-call runbook the delivery-failure alarm links as `<base>#page-delivery-failures`; null: the repository's docs/runbook.md (the same default as modules/job_alarms)."
+  type        = string
+  default     = "https://github.com/example/glue-incremental/blob/main/docs/runbook.md"
+  nullable    = false
+
+  validation {
+    condition     = can(regex("^https://[^\\s#]{1,300}$", var.runbook_base_url))
+    error_message = "runbook_base_url must be an https:// URL of at most 308 characters without a #fragment (alarm descriptions are at most 1,024 characters: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html); got \"${var.runbook_base_url}\"."
+  }
+}

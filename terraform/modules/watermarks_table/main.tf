@@ -21,6 +21,14 @@ resource "aws_dynamodb_table" "this" {
     type = "S"
   }
 
+  # History (HIST#) and run pointers (RUN#) carry `expires_at`, written by the
+  # library (glue_incremental.watermarks.keys: EXPIRES_ATTRIBUTE,
+  # HISTORY_RETENTION_DAYS); the current state and the lease never do.
+  ttl {
+    attribute_name = var.history_ttl_enabled ? "expires_at" : ""
+    enabled        = var.history_ttl_enabled
+  }
+
   point_in_time_recovery {
     enabled = var.point_in_time_recovery_enabled
   }

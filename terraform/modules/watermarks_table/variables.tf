@@ -70,3 +70,9 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "history_ttl_enabled" {
+  description = "Let DynamoDB delete history and run-pointer items past the library's retention (their `expires_at`, 400 days after the commit); rewinds reach back that far. The current state and the lease never expire."
+  type        = bool
+  default     = true
+}

@@ -395,3 +395,111 @@ run "accepts_flex_on_g1x" {
     error_message = "FLEX on G.1X is allowed."
   }
 }
+
+run "rejects_queuing_with_retries_which_glue_does_not_queue" {
+  command = plan
+
+  variables {
+    max_retries = 1
+  }
+
+  expect_failures = [aws_glue_job.this]
+}
+
+run "rejects_queuing_with_flex" {
+  command = plan
+
+  variables {
+    execution_class = "FLEX"
+  }
+
+  expect_failures = [aws_glue_job.this]
+}
+
+run "retries_without_queuing_are_allowed" {
+  command = plan
+
+  variables {
+    max_retries             = 1
+    job_run_queuing_enabled = false
+  }
+
+  assert {
+    condition     = aws_glue_job.this.max_retries == 1 && aws_glue_job.this.job_run_queuing_enabled == false
+    error_message = "max_retries with queuing off is a combination Glue honours."
+  }
+}
+
+run "spark_ui_logs_go_under_the_jobs_temp_prefix_the_role_may_write" {
+  command = plan
+
+  assert {
+    condition = (
+      aws_glue_job.this.default_arguments["--enable-spark-ui"] == "true" &&
+      aws_glue_job.this.default_arguments["--spark-event-logs-path"] == "s3://gi-scripts/tmp/orders-load/spark-ui/"
+    )
+    error_message = "Spark UI event logs must be on, under <temp_dir>/spark-ui/."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(aws_iam_role_policy.this.policy).Statement :
+    st.Sid == "ReadWriteOwnPrefixes" && contains(flatten([st.Action]), "s3:PutObject") && contains(flatten([st.Resource]), "arn:aws:s3:::gi-scripts/tmp/orders-load/*")])
+    error_message = "The role must be allowed to write the Spark UI event logs (the temp prefix)."
+  }
+}
+
+run "auto_scaling_is_an_option" {
+  command = plan
+
+  variables {
+    auto_scaling_enabled = true
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--enable-auto-scaling"] == "true"
+    error_message = "auto_scaling_enabled must pass --enable-auto-scaling true."
+  }
+}
+
+run "a_vpc_connection_gets_exactly_the_network_interface_permissions_glue_needs" {
+  command = plan
+
+  variables {
+    jdbc_credentials = {
+      secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi/orders-AbCdEf"
+      connection_names = ["gi-orders-db"]
+    }
+    vpc_network = { subnet_ids = ["subnet-0123456789abcdef0"], security_group_ids = ["sg-0123456789abcdef0"] }
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(aws_iam_role_policy.this.policy).Statement :
+      st.Sid == "CreateRunNetworkInterfaces" && toset(flatten([st.Resource])) == toset([
+        "arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0123456789abcdef0",
+        "arn:aws:ec2:eu-west-1:123456789012:security-group/sg-0123456789abcdef0",
+        "arn:aws:ec2:eu-west-1:123456789012:network-interface/*",
+    ])])
+    error_message = "CreateNetworkInterface must name the connection's subnet, security group and this account's interfaces only."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(aws_iam_role_policy.this.policy).Statement :
+    st.Sid == "TagRunNetworkInterfaces" && try(st.Condition["ForAllValues:StringEquals"]["aws:TagKeys"], []) == ["aws-glue-service-resource"]])
+    error_message = "The role may only tag interfaces with Glue's own tag key."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(aws_iam_role_policy.this.policy).Statement :
+    st.Sid == "ReadJdbcSecret" && flatten([st.Resource]) == ["arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi/orders-AbCdEf"]])
+    error_message = "The role reads exactly the pipeline's secret."
+  }
+}
+
+run "no_network_permissions_without_a_vpc_connection" {
+  command = plan
+
+  assert {
+    condition     = alltrue([for st in jsondecode(aws_iam_role_policy.this.policy).Statement : !anytrue([for a in flatten([st.Action]) : startswith(a, "ec2:")])])
+    error_message = "A job without vpc_network must not get any ec2: permission."
+  }
+}

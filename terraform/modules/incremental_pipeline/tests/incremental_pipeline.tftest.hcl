@@ -6,7 +6,7 @@ variables {
   name_prefix                 = "gi-test"
   deletion_protection_enabled = true
   scripts_bucket_name         = "gi-test-scripts"
-  runbook_url                 = "https://runbooks.example.com/glue-incremental"
+  runbook_base_url            = "https://runbooks.example.com/glue-incremental/runbook.md"
 
   pipelines = {
     orders = {
@@ -29,6 +29,9 @@ variables {
       watermark_column = "updated_at"
       primary_key      = ["customer_id"]
       target           = { path = "s3://gi-test-lake/curated/customers/" }
+      secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      connections      = ["gi-test-shop"]
+      network          = { subnet_ids = ["subnet-0123456789abcdef0"], security_group_ids = ["sg-0123456789abcdef0"] }
     }
     orders_enriched = {
       kind = "join"
@@ -150,8 +153,8 @@ run "every_pipeline_is_alarmed_with_the_runbook_and_on_the_dashboard" {
   }
 
   assert {
-    condition     = endswith(module.alarms["orders"].alarm_descriptions.zero_records, "Runbook: https://runbooks.example.com/glue-incremental#orders")
-    error_message = "Alarm descriptions must link the pipeline's runbook section."
+    condition     = endswith(module.alarms["orders"].alarm_descriptions.zero_records, "Runbook: https://runbooks.example.com/glue-incremental/runbook.md#zero-records")
+    error_message = "Alarm descriptions must link the alarm's runbook section."
   }
 
   assert {
@@ -471,4 +474,122 @@ run "two_notifying_pipelines_on_one_bucket_are_refused" {
   }
 
   expect_failures = [terraform_data.pipeline_graph]
+}
+
+run "a_jdbc_pipeline_reads_exactly_its_secret_and_connection" {
+  assert {
+    condition = (
+      module.job["customers"].default_arguments["--source_secret_id"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf" &&
+      !contains(keys(module.job["customers"].default_arguments), "--connection_name")
+    )
+    error_message = "The JDBC pipeline's job must read its credentials from its secret; the connection is its network path only."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["customers"].role_policy_json).Statement :
+    st.Sid == "ReadJdbcSecret" && flatten([st.Resource]) == ["arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"]])
+    error_message = "The JDBC pipeline's role must read exactly its secret."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["customers"].role_policy_json).Statement :
+    st.Sid == "CreateRunNetworkInterfaces" && contains(flatten([st.Resource]), "arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0123456789abcdef0")])
+    error_message = "The JDBC pipeline's role must be allowed the network interfaces of its VPC connection."
+  }
+
+  assert {
+    condition     = alltrue([for st in jsondecode(module.job["orders"].role_policy_json).Statement : !contains(["ReadJdbcSecret", "CreateRunNetworkInterfaces"], st.Sid)])
+    error_message = "A file pipeline's role gets no secret and no network permission."
+  }
+}
+
+run "a_jdbc_source_without_credentials_is_refused" {
+  command = plan
+
+  variables {
+    pipelines = {
+      shop = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "a_secret_on_a_file_pipeline_is_refused" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "created_keys_encrypt_table_scripts_data_and_logs_and_only_the_jobs_use_them" {
+  variables {
+    encryption = {
+      create_keys            = true
+      key_users              = { scripts = ["arn:aws:iam::123456789012:role/gi-test-deploy"] }
+      security_configuration = { create = true }
+    }
+  }
+
+  assert {
+    condition     = keys(module.key) == ["data", "scripts", "table"] && length(module.logs_key) == 1
+    error_message = "create_keys must create the data, table, scripts and logs keys."
+  }
+
+  assert {
+    condition = (
+      toset(one([for s in jsondecode(module.key["data"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"])) ==
+      toset([for k in ["customers", "orders", "orders-enriched"] : "arn:aws:iam::123456789012:role/glue-gi-test-${k}"])
+    )
+    error_message = "The data key must be usable by exactly the jobs' roles."
+  }
+
+  assert {
+    condition     = contains(one([for s in jsondecode(module.key["scripts"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"]), "arn:aws:iam::123456789012:role/gi-test-deploy")
+    error_message = "key_users.scripts (the CI deploy role) must be able to use the scripts key."
+  }
+
+  assert {
+    condition     = module.watermarks_table.kms_key_arn == module.key["table"].arn
+    error_message = "The watermarks table must be encrypted with the table key."
+  }
+
+  assert {
+    condition = (
+      aws_glue_security_configuration.this[0].encryption_configuration[0].s3_encryption[0].s3_encryption_mode == "SSE-KMS" &&
+      aws_glue_security_configuration.this[0].encryption_configuration[0].job_bookmarks_encryption[0].job_bookmarks_encryption_mode == "CSE-KMS"
+    )
+    error_message = "The security configuration must encrypt S3 writes (SSE-KMS) and bookmarks (CSE-KMS) with the data key."
+  }
+
+  assert {
+    condition     = alltrue([for k, j in module.job : j.security_configuration == "gi-test-jobs" && j.log_kms_key_arn == module.logs_key[0].arn])
+    error_message = "Every job must run under the security configuration and log to groups encrypted with the logs key."
+  }
+
+  assert {
+    condition = alltrue([for k, j in module.job : anytrue([for st in jsondecode(j.role_policy_json).Statement :
+    st.Sid == "UseDataKeys" && toset(flatten([st.Resource])) == toset([module.key["data"].arn, module.key["table"].arn, module.key["scripts"].arn])])])
+    error_message = "Each job role's kms: grant must name exactly the data, table and scripts keys."
+  }
 }

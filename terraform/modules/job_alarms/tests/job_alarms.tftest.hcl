@@ -141,21 +141,92 @@ run "count_alarms_can_be_turned_off_but_not_the_publish_failure_one" {
   }
 }
 
-run "every_alarm_description_links_the_runbook" {
+run "every_alarm_and_the_failure_page_link_their_own_runbook_section" {
   command = plan
 
   variables {
-    runbook_url = "https://runbooks.example.com/glue-incremental#orders"
+    runbook_base_url = "https://git.example.com/platform/docs/runbook.md"
   }
 
   assert {
-    condition = alltrue([
-      for d in concat(
-        [aws_cloudwatch_metric_alarm.zero_records.alarm_description, aws_cloudwatch_metric_alarm.missed_run.alarm_description, aws_cloudwatch_metric_alarm.watermark_stale.alarm_description],
-        [for a in values(aws_cloudwatch_metric_alarm.counts) : a.alarm_description],
-      ) :
-      endswith(d, " Runbook: https://runbooks.example.com/glue-incremental#orders")
-    ])
-    error_message = "Every alarm description must end with the runbook link, so the page carries it."
+    condition = alltrue(concat(
+      [for key, a in {
+        zero_records    = aws_cloudwatch_metric_alarm.zero_records
+        missed_run      = aws_cloudwatch_metric_alarm.missed_run
+        watermark_stale = aws_cloudwatch_metric_alarm.watermark_stale
+      } : endswith(a.alarm_description, " Runbook: https://git.example.com/platform/docs/runbook.md#${replace(key, "_", "-")}")],
+      [for key, a in aws_cloudwatch_metric_alarm.counts : endswith(a.alarm_description, " Runbook: https://git.example.com/platform/docs/runbook.md#${replace(key, "_", "-")}")],
+    ))
+    error_message = "Every alarm description must end with its runbook section, <base>#<alarm key with - for _>, so the page carries it."
   }
+
+  assert {
+    condition     = strcontains(jsondecode(aws_cloudwatch_event_target.run_failed[0].input_transformer[0].input_template).AlarmDescription, "https://git.example.com/platform/docs/runbook.md#run-failed")
+    error_message = "The failed-run page must link the run-failed runbook section."
+  }
+}
+
+run "the_runbook_defaults_to_the_repository_docs" {
+  command = plan
+
+  assert {
+    condition     = output.runbook_links.missed_run == "https://github.com/example/glue-incremental/blob/main/docs/runbook.md#missed-run"
+    error_message = "Without runbook_base_url the links point into the repository's docs/runbook.md."
+  }
+}
+
+run "the_failure_page_is_a_cloudwatch_alarm_notification" {
+  command = plan
+
+  assert {
+    condition = (
+      jsondecode(aws_cloudwatch_event_target.run_failed[0].input_transformer[0].input_template).AlarmName == "orders-load-run-failed" &&
+      jsondecode(aws_cloudwatch_event_target.run_failed[0].input_transformer[0].input_template).NewStateValue == "ALARM" &&
+      jsondecode(aws_cloudwatch_event_target.run_failed[0].input_transformer[0].input_template).NewStateReason == "Glue job <job> run <run> ended <state>: <message>"
+    )
+    error_message = "The failed-run page must be JSON shaped like a CloudWatch alarm notification (AlarmName, NewStateValue, NewStateReason) with EventBridge placeholders, not a bare string."
+  }
+}
+
+run "a_missed_run_window_longer_than_a_day_is_several_periods_all_empty" {
+  command = plan
+
+  variables {
+    schedule_period_seconds  = 86400
+    missed_run_grace_seconds = 7200
+  }
+
+  assert {
+    condition = (
+      aws_cloudwatch_metric_alarm.missed_run.period == 46800 &&
+      aws_cloudwatch_metric_alarm.missed_run.evaluation_periods == 2 &&
+      aws_cloudwatch_metric_alarm.missed_run.datapoints_to_alarm == 2 &&
+      aws_cloudwatch_metric_alarm.missed_run.treat_missing_data == "breaching"
+    )
+    error_message = "A 93,600 s missed-run window must be 2 periods of 46,800 s (CloudWatch refuses periods over 86,400 s), both breaching before it pages."
+  }
+}
+
+run "accepts_the_20_second_high_resolution_period" {
+  command = plan
+
+  variables {
+    schedule_period_seconds  = 20
+    missed_run_grace_seconds = 0
+  }
+
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.zero_records.period == 20 && aws_cloudwatch_metric_alarm.missed_run.period == 20
+    error_message = "PutMetricAlarm accepts 10, 20 and 30 s periods."
+  }
+}
+
+run "rejects_a_runbook_base_url_with_a_fragment" {
+  command = plan
+
+  variables {
+    runbook_base_url = "https://git.example.com/runbook.md#orders"
+  }
+
+  expect_failures = [var.runbook_base_url]
 }

@@ -74,3 +74,28 @@ run "rejects_unknown_protocol" {
 
   expect_failures = [var.subscriptions]
 }
+
+run "a_page_that_cannot_be_delivered_is_kept_and_alarms" {
+  assert {
+    condition     = alltrue([for s in values(aws_sns_topic_subscription.this) : jsondecode(s.redrive_policy).deadLetterTargetArn == aws_sqs_queue.undelivered.arn])
+    error_message = "Every subscription must dead-letter undeliverable pages to the module's queue."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_sqs_queue_policy.undelivered.policy).Statement : s.Condition.ArnEquals["aws:SourceArn"] if s.Principal.Service == "sns.amazonaws.com"]) == aws_sns_topic.this.arn
+    error_message = "Only the on-call topic may send to the dead-letter queue."
+  }
+
+  assert {
+    condition = (
+      toset([for q in aws_cloudwatch_metric_alarm.page_delivery_failures.metric_query : try(q.metric[0].metric_name, q.expression)]) == toset(["NumberOfNotificationsFailed", "ApproximateNumberOfMessagesVisible", "delivery + parked"]) &&
+      aws_cloudwatch_metric_alarm.page_delivery_failures.alarm_actions == toset([aws_sns_topic.this.arn])
+    )
+    error_message = "The delivery-failure alarm must watch failed deliveries and parked pages and page the topic."
+  }
+
+  assert {
+    condition     = endswith(aws_cloudwatch_metric_alarm.page_delivery_failures.alarm_description, "/docs/runbook.md#page-delivery-failures")
+    error_message = "The delivery-failure alarm must link its runbook section."
+  }
+}

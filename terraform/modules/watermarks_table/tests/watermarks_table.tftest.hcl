@@ -73,3 +73,10 @@ run "rejects_malformed_kms_key_and_capacity" {
 
   expect_failures = [var.kms_key_arn, var.read_capacity]
 }
+
+run "history_items_expire_by_the_librarys_attribute" {
+  assert {
+    condition     = aws_dynamodb_table.this.ttl[0].enabled == true && aws_dynamodb_table.this.ttl[0].attribute_name == "expires_at"
+    error_message = "TTL must be on, on expires_at (glue_incremental.watermarks.EXPIRES_ATTRIBUTE), which only HIST# and RUN# items carry."
+  }
+}

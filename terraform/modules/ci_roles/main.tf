@@ -1,0 +1,217 @@
+data "aws_caller_identity" "current" {}
+
+data "aws_partition" "current" {}
+
+data "aws_region" "current" {}
+
+locals {
+  partition = data.aws_partition.current.partition
+  account   = data.aws_caller_identity.current.account_id
+  region    = data.aws_region.current.name
+  issuer    = "token.actions.githubusercontent.com"
+  provider  = var.oidc_provider_arn != null ? var.oidc_provider_arn : aws_iam_openid_connect_provider.github[0].arn
+  prefix    = var.name_prefix
+
+  # Who may assume each role: the `sub` claim GitHub puts in the job's token.
+  subjects = {
+    pull_request = "repo:${var.github_repository}:pull_request"
+    plan         = "repo:${var.github_repository}:ref:refs/heads/main"
+    deploy       = "repo:${var.github_repository}:environment:${var.github_environment}"
+  }
+
+  state_object = "arn:${local.partition}:s3:::${var.state.bucket}/${var.state.key}"
+
+  # What a plan reads: the state, and every resource type the root manages
+  # (Describe/Get/List carry no resource-level scoping for most of them).
+  read_statements = [
+    {
+      Sid      = "ReadState"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject"]
+      Resource = [local.state_object]
+    },
+    {
+      Sid       = "ListState"
+      Effect    = "Allow"
+      Action    = ["s3:ListBucket"]
+      Resource  = "arn:${local.partition}:s3:::${var.state.bucket}"
+      Condition = { StringLike = { "s3:prefix" = [var.state.key, "${var.state.key}.tflock"] } }
+    },
+    {
+      Sid    = "ReadPlatform"
+      Effect = "Allow"
+      Action = [
+        "glue:Get*", "glue:List*", "dynamodb:Describe*", "dynamodb:ListTagsOfResource",
+        "s3:GetBucket*", "s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration", "s3:GetAccelerateConfiguration",
+        "s3:GetReplicationConfiguration", "s3:GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "s3:ListBucket",
+        "iam:GetRole", "iam:GetRolePolicy", "iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:GetOpenIDConnectProvider",
+        "sns:GetTopicAttributes", "sns:GetSubscriptionAttributes", "sns:ListTagsForResource", "sns:ListSubscriptionsByTopic",
+        "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags",
+        "cloudwatch:DescribeAlarms", "cloudwatch:ListTagsForResource", "cloudwatch:GetDashboard",
+        "events:DescribeRule", "events:ListTargetsByRule", "events:ListTagsForResource",
+        "logs:DescribeLogGroups", "logs:ListTagsForResource", "logs:ListTagsLogGroup",
+        "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
+        "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
+      ]
+      Resource = "*"
+    },
+  ]
+
+  # A plan on main writes the S3-native lock file and nothing else.
+  lock_statement = {
+    Sid      = "HoldStateLock"
+    Effect   = "Allow"
+    Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
+    Resource = ["${local.state_object}.tflock"]
+  }
+
+  named = {
+    glue = [
+      for kind in ["job", "trigger", "workflow", "securityConfiguration"] :
+      "arn:${local.partition}:glue:${local.region}:${local.account}:${kind}/${local.prefix}-*"
+    ]
+    catalog = [
+      "arn:${local.partition}:glue:${local.region}:${local.account}:catalog",
+      "arn:${local.partition}:glue:${local.region}:${local.account}:database/${replace(local.prefix, "-", "_")}",
+      "arn:${local.partition}:glue:${local.region}:${local.account}:table/${replace(local.prefix, "-", "_")}/*",
+    ]
+    roles = "arn:${local.partition}:iam::${local.account}:role/glue-${local.prefix}-*"
+  }
+
+  # Apply and deploy: write only what the environment's names cover.
+  deploy_statements = concat(local.read_statements, [
+    local.lock_statement,
+    {
+      Sid      = "WriteState"
+      Effect   = "Allow"
+      Action   = ["s3:PutObject"]
+      Resource = [local.state_object]
+    },
+    {
+      Sid      = "ManageJobsTriggersCatalog"
+      Effect   = "Allow"
+      Action   = ["glue:*"]
+      Resource = concat(local.named.glue, local.named.catalog)
+    },
+    {
+      Sid      = "ManageJobRoles"
+      Effect   = "Allow"
+      Action   = ["iam:CreateRole", "iam:DeleteRole", "iam:UpdateRole", "iam:TagRole", "iam:UntagRole", "iam:PutRolePolicy", "iam:DeleteRolePolicy", "iam:PutRolePermissionsBoundary"]
+      Resource = local.named.roles
+      Condition = var.permissions_boundary_arn == null ? null : {
+        StringEquals = { "iam:PermissionsBoundary" = var.permissions_boundary_arn }
+      }
+    },
+    {
+      Sid       = "PassJobRolesToGlue"
+      Effect    = "Allow"
+      Action    = ["iam:PassRole"]
+      Resource  = local.named.roles
+      Condition = { StringEquals = { "iam:PassedToService" = "glue.amazonaws.com" } }
+    },
+    {
+      Sid      = "ManageWatermarksTable"
+      Effect   = "Allow"
+      Action   = ["dynamodb:CreateTable", "dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:TagResource", "dynamodb:UntagResource", "dynamodb:UpdateContinuousBackups", "dynamodb:UpdateTimeToLive"]
+      Resource = "arn:${local.partition}:dynamodb:${local.region}:${local.account}:table/${var.watermarks_table_name}"
+    },
+    {
+      Sid      = "ManageScriptsBucketAndDeploy"
+      Effect   = "Allow"
+      Action   = ["s3:CreateBucket", "s3:DeleteBucket", "s3:Put*", "s3:GetObject", "s3:DeleteObject"]
+      Resource = ["arn:${local.partition}:s3:::${var.scripts_bucket_name}", "arn:${local.partition}:s3:::${var.scripts_bucket_name}/*"]
+    },
+    {
+      Sid    = "ManagePagingAndAlarms"
+      Effect = "Allow"
+      Action = ["sns:*", "sqs:*", "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms", "cloudwatch:TagResource", "cloudwatch:PutDashboard", "cloudwatch:DeleteDashboards", "events:*", "logs:CreateLogGroup", "logs:DeleteLogGroup", "logs:PutRetentionPolicy", "logs:AssociateKmsKey", "logs:TagResource", "logs:TagLogGroup"]
+      Resource = [
+        "arn:${local.partition}:sns:${local.region}:${local.account}:${local.prefix}-*",
+        "arn:${local.partition}:sqs:${local.region}:${local.account}:${local.prefix}-*",
+        "arn:${local.partition}:cloudwatch:${local.region}:${local.account}:alarm:${local.prefix}-*",
+        "arn:${local.partition}:cloudwatch::${local.account}:dashboard/${local.prefix}*",
+        "arn:${local.partition}:events:${local.region}:${local.account}:rule/${local.prefix}-*",
+        "arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws-glue/jobs/${local.prefix}-*",
+      ]
+    },
+    {
+      # CreateKey has no resource to scope; the keys it makes carry the
+      # environment's aliases, which the alias statement below is limited to.
+      Sid      = "CreateEnvironmentKeys"
+      Effect   = "Allow"
+      Action   = ["kms:CreateKey", "kms:TagResource", "kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
+      Resource = "*"
+      Condition = {
+        "ForAnyValue:StringLike" = { "kms:ResourceAliases" = ["alias/${local.prefix}-*"] }
+      }
+    },
+    {
+      Sid      = "NameEnvironmentKeys"
+      Effect   = "Allow"
+      Action   = ["kms:CreateAlias", "kms:DeleteAlias", "kms:CreateKey"]
+      Resource = ["arn:${local.partition}:kms:${local.region}:${local.account}:alias/${local.prefix}-*"]
+    },
+    {
+      Sid      = "ManageAthenaWorkgroup"
+      Effect   = "Allow"
+      Action   = ["athena:CreateWorkGroup", "athena:UpdateWorkGroup", "athena:DeleteWorkGroup", "athena:TagResource"]
+      Resource = "arn:${local.partition}:athena:${local.region}:${local.account}:workgroup/${local.prefix}*"
+    },
+  ])
+
+  roles = merge(
+    var.pull_request_plan_role ? {
+      pull_request = { name = "gi-ci-pull-request-plan", statements = local.read_statements, description = "Plans pull requests (read only, no state lock)." }
+    } : {},
+    {
+      plan   = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
+      deploy = { name = "gi-ci-${var.environment}-deploy", statements = local.deploy_statements, description = "Applies ${var.environment}'s reviewed plan and deploys its scripts (GitHub environment ${var.github_environment})." }
+    },
+  )
+}
+
+resource "aws_iam_openid_connect_provider" "github" {
+  count = var.oidc_provider_arn == null ? 1 : 0
+
+  url            = "https://${local.issuer}"
+  client_id_list = ["sts.amazonaws.com"]
+  tags           = var.tags
+}
+
+resource "aws_iam_role" "this" {
+  for_each = local.roles
+
+  name                 = each.value.name
+  description          = each.value.description
+  max_session_duration = 3600
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = var.tags
+
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Effect    = "Allow"
+        Principal = { Federated = local.provider }
+        Action    = "sts:AssumeRoleWithWebIdentity"
+        Condition = {
+          StringEquals = {
+            "${local.issuer}:aud" = "sts.amazonaws.com"
+            "${local.issuer}:sub" = local.subjects[each.key]
+          }
+        }
+      },
+    ]
+  })
+}
+
+resource "aws_iam_role_policy" "this" {
+  for_each = local.roles
+
+  name = "least-privilege"
+  role = aws_iam_role.this[each.key].id
+  policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [for st in each.value.statements : { for k, v in st : k => v if v != null }]
+  })
+}

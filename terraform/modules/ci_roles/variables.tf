@@ -1,0 +1,72 @@
+variable "github_repository" {
+  description = "The repository whose workflow assumes the roles, `owner/name`."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", var.github_repository))
+    error_message = "github_repository must be owner/name; got \"${var.github_repository}\"."
+  }
+}
+
+variable "environment" {
+  description = "The environment these roles plan and deploy (dev or prod): names the roles and scopes the deploy role to the environment's resources."
+  type        = string
+
+  validation {
+    condition     = contains(["dev", "prod"], var.environment)
+    error_message = "environment must be dev or prod; got \"${var.environment}\"."
+  }
+}
+
+variable "github_environment" {
+  description = "The GitHub environment whose jobs may assume the deploy role (its required reviewers guard it): `dev` or `production` in .github/workflows/platform.yml."
+  type        = string
+}
+
+variable "oidc_provider_arn" {
+  description = "The account's GitHub OIDC provider (token.actions.githubusercontent.com); null creates it (once per account)."
+  type        = string
+  default     = null
+}
+
+variable "pull_request_plan_role" {
+  description = "Create the pull-request plan role (one per account: pull requests plan every environment of the account)."
+  type        = bool
+  default     = false
+}
+
+variable "name_prefix" {
+  description = "The environment's name_prefix (its jobs, roles, topic, queues, alarms, keys are named `<prefix>-...`)."
+  type        = string
+}
+
+variable "state" {
+  description = "The environment's Terraform state: S3 bucket and key (`<key>.tflock` is the S3-native lock)."
+  type = object({
+    bucket = string
+    key    = string
+  })
+}
+
+variable "scripts_bucket_name" {
+  description = "Bucket deploy uploads scripts and the library to."
+  type        = string
+}
+
+variable "watermarks_table_name" {
+  description = "The environment's watermarks table."
+  type        = string
+  default     = "glue-watermarks"
+}
+
+variable "permissions_boundary_arn" {
+  description = "Permissions boundary the deploy role must set on every role it creates (and carries itself); null: none."
+  type        = string
+  default     = null
+}
+
+variable "tags" {
+  description = "Tags of the roles and the provider."
+  type        = map(string)
+  default     = {}
+}
