@@ -429,3 +429,18 @@ def check_target(
         )
     if target_format != "iceberg" and not target_path:
         raise ArgumentError("target_path", "--target_path is required for a Parquet target")
+
+
+# Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
+
+
+def validate_run_id(run_id: str) -> str:
+    """``run_id`` if it is one safe path segment, else ArgumentError naming it."""
+    if not _RUN_ID.fullmatch(run_id or "") or ".." in run_id:
+        raise ArgumentError(
+            "JOB_RUN_ID",
+            f"--JOB_RUN_ID {run_id!r} is not a valid run id "
+            "(letters, digits, '_', '-', '.'; no '..' or '/')",
+        )
+    return run_id

@@ -29,8 +29,8 @@ from pyspark.sql import functions as F
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import decode, encode
+from glue_incremental.hooks import hooks
 from glue_incremental.key_index import having_keys
-from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from glue_incremental.runtime import hooks
+from glue_incremental.hooks import hooks
 
 STAGING_DIR = "_staging"
 DATA_DIR = "data"

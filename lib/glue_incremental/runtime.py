@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -33,69 +32,14 @@ from glue_incremental.args import (
     parse_positive_int,
     resolve_options,
     typed_values,
+    validate_run_id,
 )
 from glue_incremental.digest import state_digest
+from glue_incremental.hooks import HookHandler, HookPoints, hooks  # noqa: F401 (runtime.hooks)
 from glue_incremental.spark import apply_required_conf, local_spark_session
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
-
-
-# -- test hook points ---------------------------------------------------------------------------
-
-HookHandler = Callable[[str, Mapping[str, Any]], None]
-
-
-class HookPoints:
-    """Named steps of a run where tests inject faults; a no-op unless a handler is installed.
-
-    The library calls ``hooks.point("publish.move", source=..., destination=...)``
-    just *before* each step that changes durable state, so a handler that
-    raises (or kills the process) at the k-th point leaves the state exactly
-    as a crash before that step would. Handlers are test doubles
-    (``tests/harness/faults.py``); production installs none. Process-wide, so a
-    subprocess can install one at start-up (``sitecustomize``).
-    """
-
-    def __init__(self) -> None:
-        self._handlers: list[HookHandler] = []
-
-    def point(self, name: str, **details: Any) -> None:
-        for handler in list(self._handlers):
-            handler(name, details)
-
-    @contextlib.contextmanager
-    def installed(self, handler: HookHandler) -> Iterator[HookHandler]:
-        """Call ``handler(name, details)`` at every point while the block runs."""
-        self.install(handler)
-        try:
-            yield handler
-        finally:
-            self.uninstall(handler)
-
-    def install(self, handler: HookHandler) -> None:
-        self._handlers.append(handler)
-
-    def uninstall(self, handler: HookHandler) -> None:
-        with contextlib.suppress(ValueError):
-            self._handlers.remove(handler)
-
-
-hooks = HookPoints()
-
-# Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
-
-
-def validate_run_id(run_id: str) -> str:
-    """``run_id`` if it is one safe path segment, else ArgumentError naming it."""
-    if not _RUN_ID.fullmatch(run_id or "") or ".." in run_id:
-        raise ArgumentError(
-            "JOB_RUN_ID",
-            f"--JOB_RUN_ID {run_id!r} is not a valid run id "
-            "(letters, digits, '_', '-', '.'; no '..' or '/')",
-        )
-    return run_id
 
 
 @dataclass(frozen=True)

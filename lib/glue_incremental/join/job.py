@@ -16,6 +16,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from glue_incremental import iceberg, writer
+from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
 from glue_incremental.join.spec import (
@@ -33,7 +34,7 @@ from glue_incremental.predicates import (
     partition_counts,
     validate_partition_values,
 )
-from glue_incremental.runtime import GlueJob, IncrementalRun, hooks
+from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.state import JoinSideState
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
