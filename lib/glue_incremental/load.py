@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental import credentials, cursors, iceberg, iceberg_maintenance, writer
+from glue_incremental import credentials, cursors, targets, writer
 from glue_incremental.args import ArgumentError
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
@@ -44,6 +44,7 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources import bulk, discovery, files, jdbc
 from glue_incremental.state import LoadStateDict, LoadStateExtra
+from glue_incremental.targets import Published, Target
 from glue_incremental.watermarks import DEFAULT_SLOT
 
 # Delivery order of file rows, for ties (``writer.merge_latest``); never written.
@@ -69,23 +70,16 @@ def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
 def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     """Read what is new since the state, merge it into the target, then commit.
 
-    Parquet: a publish that a crashed run left half done is finished or undone
-    first, before the source or the target is read. Iceberg: a snapshot whose
-    DynamoDB commit a crash prevented rolls the state forward first.
+    The target recovers first, before the source or the target is read: a
+    Parquet publish that a crashed run left half done is finished or undone; an
+    Iceberg snapshot whose DynamoDB commit a crash prevented rolls the state forward.
     """
-    if config.target_format == "iceberg":
-        if not run.dry_run and run.bookmark.commits:
-            rolled = iceberg.roll_forward(
-                run.spark, config.iceberg_target, run.store, str(run.state_name), run.lease
-            )
-            if rolled is not None:
-                run.summary["rolled_forward_from_snapshot"] = rolled.snapshot_id
-    elif not run.dry_run:
-        writer.recover(run.spark, config.target_path)
+    target = targets.build(config.target_options)
+    target.recover(run)
     if config.is_jdbc:
-        _run_jdbc(run, config)
+        _run_jdbc(run, config, target)
     else:
-        _run_files(run, config)
+        _run_files(run, config, target)
 
 
 # -- JDBC -------------------------------------------------------------------------------------
@@ -108,7 +102,7 @@ def _jdbc_source(config: LoadConfig):
     )
 
 
-def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
+def _run_jdbc(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
     source = _jdbc_source(config)
     _require_columns(
         jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
@@ -144,6 +138,7 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
     _load_rows(
         run,
         config,
+        target,
         rows,
         previous_cursor=cursor,
         state_extra={},
@@ -155,7 +150,7 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
 # -- files ------------------------------------------------------------------------------------
 
 
-def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
+def _run_files(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
     declared = _declared_schema(config)
     previous = run.previous()
     bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
@@ -196,6 +191,7 @@ def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
     _load_rows(
         run,
         config,
+        target,
         rows,
         delivery=FILE_DELIVERY,
         previous_cursor=cursor,
@@ -245,6 +241,7 @@ def _late_count(plan: Any) -> int:
 def _load_rows(
     run: IncrementalRun,
     config: LoadConfig,
+    target: Target,
     rows: DataFrame | None,
     *,
     delivery: Sequence[str] = (),
@@ -262,21 +259,16 @@ def _load_rows(
     not hold count as new (``RecordsNew``). File sources read only files not
     loaded before, so every row they read is new.
     """
-    spark = run.spark
-    if config.target_format == "iceberg":
+    table = target.state_table()
+    if table is not None:
         # The state names its table, so a rewind can roll the output back with it.
-        state_extra = {**state_extra, "iceberg_table": config.iceberg_target.name}
-        target_schema = iceberg.table_schema(spark, config.iceberg_target)
-        started_from = iceberg.current_snapshot(spark, config.iceberg_target)
-        state_version = iceberg.started_version(run.store, str(run.state_name))
-    else:
-        target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
-        started_from = None
+        state_extra = {**state_extra, "iceberg_table": table}
+    target_schema = target.schema(run)
+    target.mark_start(run)
     records_read = nulls = future = 0
     records_new: int | None = None
-    snapshot_state: LoadStateDict | None = None
+    published: Published | None = None
     new_cursor = previous_cursor
-    result = writer.WriteResult(0)
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     if rows is not None:
         source_rows = rows.drop(*delivery)
@@ -296,43 +288,29 @@ def _load_rows(
             new_cursor = cursors.max_cursor(previous_cursor, stats.max_cursor)
             if config.is_jdbc and records_read and target_schema is not None:
                 records_new = _count_new_versions(
-                    spark,
-                    rows.drop(*delivery),
-                    config,
-                    reread_from,
-                    _read_target(spark, config, started_from),
+                    rows.drop(*delivery), config, reread_from, target.read_as_of_start(run)
                 )
             state = _next_state(new_cursor, run, state_extra)
             run.store.check_fits(str(run.state_name), run.run_id, state)
-            if records_read and config.target_format == "iceberg":
-                # The snapshot carries the very state the DynamoDB commit writes next.
-                snapshot_state = state
-                result = _write_iceberg(
+            if records_read:
+                published = target.upsert(
                     run,
-                    config,
                     rows,
-                    delivery,
-                    started_from.snapshot_id if started_from else None,
-                    iceberg.snapshot_properties(
-                        run_id=run.run_id,
-                        state_name=str(run.state_name),
-                        state_versions={DEFAULT_SLOT: state_version},
-                        watermarks={DEFAULT_SLOT: state},
-                        commits=run.bookmark.commits and not run.dry_run,
-                    ),
+                    _upsert_spec(run, config, delivery),
+                    lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, state_extra)},
                 )
-            elif records_read:
-                result = _write(run, config, rows, delivery)
         finally:
             rows.unpersist()
-    state = snapshot_state or _next_state(new_cursor, run, state_extra)
+    committed = (
+        published.states[DEFAULT_SLOT] if published else _next_state(new_cursor, run, state_extra)
+    )
     changed = records_read > 0 or state_extra != _without(
         run.previous(), "cursor", "published_at_ms"
     )
     if changed:
-        run.commit({"default": state})
-    if config.target_format == "iceberg" and run.committed:
-        _maintain(run, config, state)
+        run.commit({DEFAULT_SLOT: committed})
+    target.after_commit(run, {DEFAULT_SLOT: committed})
+    result = published.result if published else writer.WriteResult(0)
     watermark_time = cursors.as_time(new_cursor)
     if watermark_time is None and file_high_mark_ms:
         watermark_time = datetime.fromtimestamp(file_high_mark_ms / 1000, UTC)
@@ -344,7 +322,7 @@ def _load_rows(
         late_files_skipped=late_files,
         null_watermark_rows=nulls,
         future_watermark_rows=future,
-        state_bytes=state_bytes(state),
+        state_bytes=state_bytes(committed),
         partitions_written=result.partitions_written,
         partitions_removed=result.partitions_removed,
         **details,
@@ -369,17 +347,8 @@ def _next_state(cursor: Any, run: IncrementalRun, state_extra: LoadStateExtra) -
     return {"cursor": cursor, "published_at_ms": int(run.clock() * 1000), **state_extra}
 
 
-def _read_target(spark: Any, config: LoadConfig, started_from: Any) -> DataFrame | None:
-    """The target as this run found it: the Parquet path, or the Iceberg snapshot it started from."""
-    if config.target_format == "iceberg":
-        return iceberg.read_at(
-            spark, config.iceberg_target, started_from.snapshot_id if started_from else None
-        )
-    return writer.read_target(spark, config.target_path, config.partition_by)
-
-
 def _count_new_versions(
-    spark: Any, rows: DataFrame, config: LoadConfig, reread_from: Any, target: DataFrame | None
+    rows: DataFrame, config: LoadConfig, reread_from: Any, target: DataFrame | None
 ) -> int:
     """Rows the target does not hold yet, value for value.
 
@@ -388,7 +357,7 @@ def _count_new_versions(
     is new. Compared as strings (the target reads partition columns as
     strings) and null-safe, so a re-read null-watermark row is not new either.
     Only target rows at or after ``reread_from`` can match a row of this read.
-    For an Iceberg target, the rows are those of the snapshot the run started from.
+    ``target`` holds the stored versions as of the run's start (``Target.read_as_of_start``).
     """
     if target is None:
         return rows.count()
@@ -423,74 +392,17 @@ def _bound_text(value: Any) -> str:
     return str(value)
 
 
-def _write(
-    run: IncrementalRun, config: LoadConfig, rows: DataFrame, delivery: Sequence[str]
-) -> writer.WriteResult:
-    full_reload = not run.bookmark.reads_state or run.previous() is None
-    return writer.upsert(
-        run.spark,
-        rows,
-        config.target_path,
+def _upsert_spec(
+    run: IncrementalRun, config: LoadConfig, delivery: Sequence[str]
+) -> targets.UpsertSpec:
+    """First run, reset or bookmarks disabled: the rows replace the whole target."""
+    return targets.UpsertSpec(
         primary_key=config.primary_key,
-        partition_by=config.partition_by,
         order_by=config.watermark_column,
-        run_id=run.run_id,
-        replace_all=full_reload,
+        replace_all=not run.bookmark.reads_state or run.previous() is None,
         partition_moves=config.partition_moves,
-        before_publish=run.guard,
         delivery=delivery,
     )
-
-
-def _write_iceberg(
-    run: IncrementalRun,
-    config: LoadConfig,
-    rows: DataFrame,
-    delivery: Sequence[str],
-    started_from: int | None,
-    properties: dict[str, str],
-) -> writer.WriteResult:
-    full_reload = not run.bookmark.reads_state or run.previous() is None
-    result = iceberg.publish_upsert(
-        run.spark,
-        config.iceberg_target,
-        rows,
-        primary_key=config.primary_key,
-        partition_by=config.partition_by,
-        order_by=config.watermark_column,
-        replace_all=full_reload,
-        started_from=started_from,
-        properties=properties,
-        guard=run.guard,
-        delivery=delivery,
-    )
-    run.summary["iceberg_snapshot_id"] = result.snapshot_id
-    return writer.WriteResult(result.records_written)
-
-
-def _maintain(run: IncrementalRun, config: LoadConfig, state: LoadStateDict) -> None:
-    """Optional compaction and snapshot expiry, after the commit and under the run's lease."""
-    target = config.iceberg_target
-    if config.iceberg_compact:
-        run.guard()
-        compacted = iceberg_maintenance.compact(
-            run.spark,
-            target,
-            run_id=run.run_id,
-            state_name=str(run.state_name),
-            watermarks={DEFAULT_SLOT: state},
-        )
-        run.summary["iceberg_compaction_snapshot_id"] = compacted
-    if config.iceberg_expire_older_than:
-        run.guard()
-        result = iceberg_maintenance.expire(
-            run.spark,
-            target,
-            run.store,
-            str(run.state_name),
-            iceberg_maintenance.Retention(config.iceberg_expire_older_than),
-        )
-        run.summary["iceberg_snapshots_expired"] = result.snapshots_before - result.snapshots_after
 
 
 def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:

@@ -30,6 +30,7 @@ from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Disco
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
+from glue_incremental.targets.base import TargetOptions
 
 SourceFormat = Literal["parquet", "json", "csv"]
 TargetFormat = Literal["parquet", "iceberg"]
@@ -259,6 +260,19 @@ class LoadConfig:
     @property
     def iceberg_target(self) -> iceberg.IcebergTarget:
         return iceberg.IcebergTarget(str(self.target_table), self.iceberg_catalog)
+
+    @property
+    def target_options(self) -> TargetOptions:
+        """What ``targets.build`` needs to make this job's output."""
+        return TargetOptions(
+            format=self.target_format,
+            path=self.target_path,
+            table=self.target_table,
+            catalog=self.iceberg_catalog,
+            partition_by=self.partition_by,
+            compact=self.iceberg_compact,
+            expire_older_than=self.iceberg_expire_older_than,
+        )
 
     @property
     def file_discovery(self) -> Discovery:
