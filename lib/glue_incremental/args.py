@@ -23,10 +23,11 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, DISCOVERY_MODES
 
 
-class ArgumentError(ValueError):
+class ArgumentError(GlueIncrementalError, ValueError):
     """A missing, unknown or invalid job argument; ``name`` is the argument."""
 
     def __init__(self, name: str, message: str) -> None:

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import decode, encode
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
 from glue_incremental.key_index import having_keys
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
@@ -46,7 +47,7 @@ TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class SnapshotMoved(RuntimeError):
+class SnapshotMoved(GlueIncrementalError, RuntimeError):
     """The table changed since this run started: another writer committed; nothing was written."""
 
     def __init__(self, table: str, expected: int | None, actual: int | None) -> None:

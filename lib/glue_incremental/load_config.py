@@ -26,6 +26,7 @@ from glue_incremental.args import (
     split_options,
     typed_values,
 )
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
@@ -156,7 +157,7 @@ REFUSED_ARGS = {
 }
 
 
-class SchemaError(ValueError):
+class SchemaError(GlueIncrementalError, ValueError):
     """The source does not have the columns the job needs, or changed shape."""
 
     def __init__(self, column: str, message: str) -> None:

@@ -35,6 +35,7 @@ from glue_incremental.args import (
     validate_run_id,
 )
 from glue_incremental.digest import state_digest
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import HookHandler, HookPoints, hooks  # noqa: F401 (runtime.hooks)
 from glue_incremental.spark import apply_required_conf, local_spark_session
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
@@ -421,6 +422,6 @@ def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None 
     except Exception as error:  # the process boundary: one line for on-call, then the trace
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"error: {message}", file=sys.stderr, flush=True)
-        if not isinstance(error, ArgumentError):
+        if not isinstance(error, GlueIncrementalError):
             traceback.print_exc()
         raise SystemExit(1) from None

@@ -86,10 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from glue_incremental.watermarks import WatermarkError
+    from glue_incremental.errors import GlueIncrementalError
 
-    # ValueError: InvalidWatermarkValue, bad names and arguments, unreadable stored values.
-    return (CommandError, WatermarkError, ValueError, ClientError, BotoCoreError)
+    # The library's domain errors (watermark store, bad names and values, unreadable stored
+    # state, arguments) share one base; any other exception is a bug and keeps its traceback.
+    return (CommandError, GlueIncrementalError, ClientError, BotoCoreError)
 
 
 def _one_line(error: BaseException) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 
 from glue_incremental import iceberg, iceberg_maintenance
+from glue_incremental.errors import NoSnapshotOfRun
 from glue_incremental.targets.base import (
     OutputRewind,
     Published,
@@ -159,7 +160,7 @@ class IcebergTableTarget:
         """Fails now (before the state moves) if the table has no snapshot of ``run_id``."""
         snapshot = iceberg.snapshot_of_run(spark, self.table, run_id)
         if snapshot is None:
-            raise LookupError(f"Iceberg table {self.table.name} has no snapshot of run {run_id!r}")
+            raise NoSnapshotOfRun(self.table.name, run_id)
 
         def roll_back() -> None:
             iceberg.rollback_to_run(spark, self.table, run_id)
