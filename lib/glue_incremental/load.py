@@ -17,7 +17,8 @@ Options: ``load_config``; the JDBC side: ``docs/jdbc-source.md``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -43,7 +44,7 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
 )
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.sources import bulk, discovery, files, jdbc
-from glue_incremental.state import LoadStateDict, LoadStateExtra
+from glue_incremental.state import LoadState, LoadStateDict, stored_without_times
 from glue_incremental.targets import Published, Target
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -107,12 +108,12 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
     _require_columns(
         jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
     )
-    previous = run.previous()
-    cursor = previous.get("cursor") if previous else None
+    previous = LoadState.from_state(run.previous())
+    cursor = previous.cursor if previous else None
     lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
-    upper_state = run.upper_bound()
+    upper_state = LoadState.from_state(run.upper_bound())
     # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
-    upper = cursors.just_after(upper_state.get("cursor")) if upper_state else None
+    upper = cursors.just_after(upper_state.cursor) if upper_state else None
     include_nulls = config.null_watermarks == "load"
     query = jdbc.incremental_query(
         source,
@@ -140,8 +141,7 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
         config,
         target,
         rows,
-        previous_cursor=cursor,
-        state_extra={},
+        carried=LoadState(cursor=cursor, published_at_ms=0),
         details={"query": query},
         reread_from=lower,
     )
@@ -152,18 +152,18 @@ def _run_jdbc(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
 
 def _run_files(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
     declared = _declared_schema(config)
-    previous = run.previous()
-    bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
-    upper_state = run.upper_bound()
-    upper_ms = None
-    if upper_state:
-        upper_ms = files.FileBookmark.from_state(upper_state.get("files")).high_mark_ms
+    previous = LoadState.from_state(run.previous())
+    bookmark = _file_bookmark(previous)
+    upper_state = LoadState.from_state(run.upper_bound())
+    upper_ms = _file_bookmark(upper_state).high_mark_ms if upper_state else None
     band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
     found = discovery.plan_discovered_read(
         run.spark,
         config.source,
         bookmark,
-        discovery.DiscoveryState.from_state(previous.get("discovery") if previous else None),
+        previous.discovery
+        if previous and previous.discovery is not None
+        else discovery.DiscoveryState(),
         config.file_discovery,
         run_start_ms=int(run.started_at * 1000),
         band_seconds=int(band.total_seconds()),
@@ -187,25 +187,32 @@ def _run_files(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
             F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
             F.col("_metadata.file_name").alias(FILE_NAME),
         )
-    cursor = previous.get("cursor") if previous else None
     _load_rows(
         run,
         config,
         target,
         rows,
         delivery=FILE_DELIVERY,
-        previous_cursor=cursor,
-        state_extra={
-            "files": plan.next_bookmark.to_state(),
-            "discovery": found.next_state.to_state(),
-        },
+        carried=LoadState(
+            cursor=previous.cursor if previous else None,
+            published_at_ms=0,
+            files=plan.next_bookmark,
+            discovery=found.next_state,
+        ),
         details={"files_read": len(plan.files), "file_plan": found.summary()},
-        late_files=_late_count(plan),
+        late_files=plan.late_file_count,
         file_high_mark_ms=plan.next_bookmark.high_mark_ms,
     )
     if found.receipts and run.bookmark.commits:
         # Only now: the state that makes these messages no-ops is committed.
         discovery.delete_notifications(config.file_discovery, found.receipts)
+
+
+def _file_bookmark(state: LoadState | None) -> files.FileBookmark:
+    """The state's file bookmark; the initial one without a state or before any file."""
+    if state is None or state.files is None:
+        return files.FileBookmark.initial()
+    return state.files
 
 
 def _declared_schema(config: LoadConfig) -> StructType | None:
@@ -228,13 +235,6 @@ def _declared_schema(config: LoadConfig) -> StructType | None:
     return schema
 
 
-def _late_count(plan: Any) -> int:
-    late = getattr(plan, "late_files", None)
-    if late is not None:
-        return len(late)
-    return int(getattr(plan, "late_file_count", 0))
-
-
 # -- shared -----------------------------------------------------------------------------------
 
 
@@ -245,9 +245,8 @@ def _load_rows(
     rows: DataFrame | None,
     *,
     delivery: Sequence[str] = (),
-    previous_cursor: Any,
-    state_extra: LoadStateExtra,
-    details: dict[str, Any],
+    carried: LoadState,
+    details: Mapping[str, object],
     late_files: int = 0,
     file_high_mark_ms: int | None = None,
     reread_from: Any = None,
@@ -257,12 +256,12 @@ def _load_rows(
     ``reread_from`` (JDBC) is the read's lower bound: rows at or after it may
     be re-reads of versions already loaded, so only versions the target does
     not hold count as new (``RecordsNew``). File sources read only files not
-    loaded before, so every row they read is new.
+    loaded before, so every row they read is new. ``carried`` is the next state but for
+    the cursor (still the previous one) and the publish time.
     """
-    table = target.state_table()
-    if table is not None:
-        # The state names its table, so a rewind can roll the output back with it.
-        state_extra = {**state_extra, "iceberg_table": table}
+    # The state names the output's table (if any), so a rewind can roll it back with it.
+    carried = replace(carried, iceberg_table=target.state_table())
+    previous_cursor = carried.cursor
     target_schema = target.schema(run)
     target.mark_start(run)
     records_read = nulls = future = 0
@@ -290,23 +289,21 @@ def _load_rows(
                 records_new = _count_new_versions(
                     rows.drop(*delivery), config, reread_from, target.read_as_of_start(run)
                 )
-            state = _next_state(new_cursor, run, state_extra)
+            state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
             if records_read:
                 published = target.upsert(
                     run,
                     rows,
                     _upsert_spec(run, config, delivery),
-                    lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, state_extra)},
+                    lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
                 )
         finally:
             rows.unpersist()
     committed = (
-        published.states[DEFAULT_SLOT] if published else _next_state(new_cursor, run, state_extra)
+        published.states[DEFAULT_SLOT] if published else _next_state(new_cursor, run, carried)
     )
-    changed = records_read > 0 or state_extra != _without(
-        run.previous(), "cursor", "published_at_ms"
-    )
+    changed = records_read > 0 or carried.without_times() != stored_without_times(run.previous())
     if changed:
         run.commit({DEFAULT_SLOT: committed})
     target.after_commit(run, {DEFAULT_SLOT: committed})
@@ -343,8 +340,8 @@ def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursor
         ) from error
 
 
-def _next_state(cursor: Any, run: IncrementalRun, state_extra: LoadStateExtra) -> LoadStateDict:
-    return {"cursor": cursor, "published_at_ms": int(run.clock() * 1000), **state_extra}
+def _next_state(cursor: Any, run: IncrementalRun, carried: LoadState) -> LoadStateDict:
+    return replace(carried, cursor=cursor, published_at_ms=int(run.clock() * 1000)).to_state()
 
 
 def _count_new_versions(
@@ -442,11 +439,7 @@ def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig)
             )
 
 
-def _without(values: dict[str, Any] | None, *keys: str) -> dict[str, Any]:
-    return {key: value for key, value in (values or {}).items() if key not in keys}
-
-
-def _print_plan(run: IncrementalRun, plan: dict[str, Any]) -> None:
+def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:
     run.record(records_read=0, records_written=0, plan=plan)
     print(
         json.dumps(

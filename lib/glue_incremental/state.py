@@ -37,7 +37,8 @@ class LoadStateExtra(TypedDict, total=False):
 
 
 class LoadStateDict(LoadStateExtra):
-    """A load's stored state: the JDBC cursor (None for files) and when it was published."""
+    """A load's stored state: the cursor (the greatest watermark value loaded, from JDBC or
+    files) and when it was published."""
 
     cursor: Required[Any]
     published_at_ms: Required[int]
@@ -58,17 +59,21 @@ class JoinSideStateDict(TypedDict):
 
 @dataclass(frozen=True)
 class LoadState:
-    """What a load commits: ``cursor`` is the greatest watermark value loaded (JDBC)."""
+    """What a load commits: ``cursor`` is the greatest watermark value loaded (JDBC or files;
+    None before any row had one)."""
 
     cursor: Any
     published_at_ms: int
     files: FileBookmark | None = None
     iceberg_table: str | None = None
+    discovery: DiscoveryState | None = None
 
     def to_state(self) -> LoadStateDict:
         state = LoadStateDict(cursor=self.cursor, published_at_ms=self.published_at_ms)
         if self.files is not None:
             state["files"] = self.files.to_state()
+        if self.discovery is not None:
+            state["discovery"] = self.discovery.to_state()
         if self.iceberg_table is not None:
             state["iceberg_table"] = self.iceberg_table
         return state
@@ -77,12 +82,18 @@ class LoadState:
     def from_state(cls, state: Mapping[str, Any] | None) -> LoadState | None:
         if state is None:
             return None
+        discovery = state.get("discovery")
         return cls(
             cursor=state.get("cursor"),
             published_at_ms=int(state.get("published_at_ms") or 0),
             files=_file_bookmark(state),
             iceberg_table=state.get("iceberg_table"),
+            discovery=DiscoveryState.from_state(discovery) if discovery is not None else None,
         )
+
+    def without_times(self) -> dict[str, Any]:
+        """The stored form apart from the cursor and publish time (what else would change)."""
+        return _without(self.to_state(), "cursor", "published_at_ms")
 
 
 @dataclass(frozen=True)
@@ -141,6 +152,15 @@ class JoinSideState:
         return other is not None and replace(self, published_at_ms=0) == replace(
             other, published_at_ms=0
         )
+
+
+def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
+    return {key: value for key, value in (values or {}).items() if key not in keys}
+
+
+def stored_without_times(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A stored load state apart from the cursor and publish time (None: nothing stored)."""
+    return _without(values, "cursor", "published_at_ms")
 
 
 def _file_bookmark(state: Mapping[str, Any]) -> FileBookmark | None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
-from glue_incremental.state import JoinSideState, LoadState, UpstreamState
+from glue_incremental.state import JoinSideState, LoadState, UpstreamState, stored_without_times
 
 BOOKMARK = FileBookmark(
     high_mark_ms=2_000, band_start_ms=1_000, band_fingerprints=("0123456789abcdef",)
@@ -60,3 +61,15 @@ def test_a_load_state_round_trips_with_and_without_files():
     files = LoadState(cursor=None, published_at_ms=5, files=BOOKMARK, iceberg_table="c.db.t")
     assert LoadState.from_state(files.to_state()) == files
     assert LoadState.from_state(jdbc.to_state()) == jdbc
+
+
+def test_a_file_load_state_keeps_its_s3_discovery_state_on_a_round_trip():
+    discovery = DiscoveryState(
+        runs_since_full_listing=2, ordered_start="dt=2024-01-02/", full_listing_high_mark_ms=9
+    )
+    state = LoadState(cursor=4, published_at_ms=5, files=BOOKMARK, discovery=discovery)
+    stored = state.to_state()
+    assert stored["discovery"] == discovery.to_state()
+    assert LoadState.from_state(stored) == state
+    assert state.without_times() == stored_without_times(stored)
+    assert "cursor" not in state.without_times()

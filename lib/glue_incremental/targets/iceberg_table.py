@@ -62,7 +62,7 @@ class IcebergTableTarget:
             run.spark, self.table, run.store, str(run.state_name), run.lease
         )
         if rolled is not None:
-            run.summary["rolled_forward_from_snapshot"] = rolled.snapshot_id
+            run.details["rolled_forward_from_snapshot"] = rolled.snapshot_id
 
     def mark_start(self, run: IncrementalRun) -> None:
         self._started_from = iceberg.current_snapshot(run.spark, self.table)
@@ -94,7 +94,7 @@ class IcebergTableTarget:
             guard=run.guard,
             delivery=spec.delivery,
         )
-        run.summary["iceberg_snapshot_id"] = published.snapshot_id
+        run.details["iceberg_snapshot_id"] = published.snapshot_id
         return Published(WriteResult(published.records_written), states)
 
     def replace_partitions(
@@ -115,7 +115,7 @@ class IcebergTableTarget:
             properties=self._properties(run, states),
             guard=run.guard,
         )
-        run.summary["iceberg_snapshot_id"] = published.snapshot_id
+        run.details["iceberg_snapshot_id"] = published.snapshot_id
         return Published(WriteResult(published.records_written), states)
 
     def _properties(self, run: IncrementalRun, states: StatesBySlot) -> dict[str, str]:
@@ -136,7 +136,7 @@ class IcebergTableTarget:
             return
         if self.compact:
             run.guard()
-            run.summary["iceberg_compaction_snapshot_id"] = iceberg_maintenance.compact(
+            run.details["iceberg_compaction_snapshot_id"] = iceberg_maintenance.compact(
                 run.spark,
                 self.table,
                 run_id=run.run_id,
@@ -152,7 +152,7 @@ class IcebergTableTarget:
                 str(run.state_name),
                 iceberg_maintenance.Retention(self.expire_older_than),
             )
-            run.summary["iceberg_snapshots_expired"] = (
+            run.details["iceberg_snapshots_expired"] = (
                 result.snapshots_before - result.snapshots_after
             )
 
