@@ -54,6 +54,27 @@ class BookmarkOption(StrEnum):
             ) from None
 
 
+# Glue's legacy name of the bookmark option; awsglue's getResolvedOptions translates it
+# position by position, and ``--job-bookmark-option`` wins when both are given.
+CONTINUATION_OPTION = "continuation-option"
+CONTINUATION_VALUES = {
+    "continuation-enabled": BookmarkOption.ENABLE,
+    "continuation-readonly": BookmarkOption.PAUSE,
+    "continuation-ignore": BookmarkOption.DISABLE,
+}
+
+
+def legacy_bookmark_option(value: str) -> BookmarkOption:
+    """The ``--job-bookmark-option`` a ``--continuation-option`` value means, as in Glue."""
+    try:
+        return CONTINUATION_VALUES[value]
+    except KeyError:
+        raise ArgumentError(
+            CONTINUATION_OPTION,
+            f"--{CONTINUATION_OPTION} {value!r} is not one of {', '.join(CONTINUATION_VALUES)}",
+        ) from None
+
+
 def resolve_options(
     argv: Sequence[str],
     required: Sequence[str],
@@ -68,6 +89,7 @@ def resolve_options(
     declared = {**COMMON_OPTIONAL, **(optional or {})}
     wanted = ["JOB_NAME", *[name for name in required if name != "JOB_NAME"]]
     values: dict[str, str | None] = {}
+    continuation: str | None = None
     tokens = list(argv[1:])
     index = 0
     while index < len(tokens):
@@ -88,6 +110,8 @@ def resolve_options(
             index += 1
         if name in declared or name in wanted:
             values[name] = value
+        elif name == CONTINUATION_OPTION:
+            continuation = value
         elif name in GLUE_SPECIAL_PARAMETERS:
             continue
         else:
@@ -106,6 +130,9 @@ def resolve_options(
             + ("s " if len(missing) > 1 else " ")
             + ", ".join(f"--{name}" for name in missing),
         )
+    if continuation is not None:
+        legacy = legacy_bookmark_option(continuation)
+        values.setdefault("job-bookmark-option", legacy.value)
     for name, default in declared.items():
         values.setdefault(name, default)
     if not values.get("JOB_RUN_ID"):
