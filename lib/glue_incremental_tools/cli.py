@@ -348,7 +348,7 @@ def _cmd_reset(args: argparse.Namespace) -> int:
     _print_states(args, [state for state in states if state], with_slot=True)
     if not args.json:
         print("the next run starts from nothing (a full load)")
-        for table in sorted(tables):
+        for table in sorted(str(table) for table in tables):
             print(f"table {table} stays as it is until that run replaces it in one snapshot")
     return 0
 
