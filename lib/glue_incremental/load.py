@@ -10,8 +10,9 @@ Rows merge into the target by ``--primary_key``, keeping the greatest
 ``--watermark_column``; only partitions that receive rows are rewritten, and a
 key whose partition changed leaves its old one (``key_index``). Null
 watermarks are counted and, by ``--null_watermarks``, read on every run
-(``load``) or stop the run before anything is written (``fail``).
-Options: ``load_config``; the JDBC side: ``docs/jdbc-source.md``.
+(``load``) or stop the run before anything is written (``fail``). The source
+(``load_sources``) and the target (``targets``) are interfaces: this module never asks
+their format. Options: ``load_config``; ``docs/targets-and-sources.md``.
 """
 
 from __future__ import annotations
@@ -19,15 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental import credentials, cursors, targets, writer
-from glue_incremental.args import ArgumentError
+from glue_incremental import cursors, load_sources, targets, writer
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -42,16 +41,11 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
     LoadConfig,
     SchemaError,
 )
+from glue_incremental.load_sources import SourcePlan, require_columns
 from glue_incremental.runtime import GlueJob, IncrementalRun
-from glue_incremental.sources import bulk, discovery, files, jdbc
 from glue_incremental.state import LoadState, LoadStateDict, stored_without_times
 from glue_incremental.targets import Published, Target
 from glue_incremental.watermarks import DEFAULT_SLOT
-
-# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
-FILE_MODIFIED = "__glue_incremental_file_modified"
-FILE_NAME = "__glue_incremental_file_name"
-FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
@@ -77,165 +71,15 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     """
     target = targets.build(config.target_options)
     target.recover(run)
-    if config.is_jdbc:
-        _run_jdbc(run, config, target)
-    else:
-        _run_files(run, config, target)
-
-
-# -- JDBC -------------------------------------------------------------------------------------
-
-
-def _jdbc_source(config: LoadConfig):
-    found = credentials.resolve(
-        secret_id=config.source_secret_id,
-        connection_name=config.connection_name,
-        user=config.source_user,
-        password=config.source_password,
-    )
-    return jdbc.JdbcSource(
-        url=config.source,
-        table=str(config.source_table),
-        user=found.user,
-        password=found.password,
-        num_partitions=config.jdbc_num_partitions,
-        partition_column=config.jdbc_partition_column,
-    )
-
-
-def _run_jdbc(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
-    source = _jdbc_source(config)
-    _require_columns(
-        jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
-    )
-    previous = LoadState.from_state(run.previous())
-    cursor = previous.cursor if previous else None
-    lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
-    upper_state = LoadState.from_state(run.upper_bound())
-    # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
-    upper = cursors.just_after(upper_state.cursor) if upper_state else None
-    include_nulls = config.null_watermarks == "load"
-    query = jdbc.incremental_query(
-        source,
-        watermark_column=config.watermark_column,
-        lower_bound=lower,
-        upper_bound=upper,
-        include_null_watermarks=include_nulls,
-    )
+    plan = load_sources.build(config).plan(run)
     if run.dry_run:
-        _print_plan(
-            run,
-            {"source": "jdbc", "table": config.source_table, "lower_bound": lower, "query": query},
-        )
+        _print_plan(run, plan.summary)
         return
-    rows = jdbc.read_incremental(
-        run.spark,
-        source,
-        watermark_column=config.watermark_column,
-        lower_bound=lower,
-        upper_bound=upper,
-        include_null_watermarks=include_nulls,
-    )
-    _load_rows(
-        run,
-        config,
-        target,
-        rows,
-        carried=LoadState(cursor=cursor, published_at_ms=0),
-        details={"query": query},
-        reread_from=lower,
-    )
+    _load_rows(run, config, target, plan.read(), plan)
+    plan.after_commit(run)
 
 
-# -- files ------------------------------------------------------------------------------------
-
-
-def _run_files(run: IncrementalRun, config: LoadConfig, target: Target) -> None:
-    declared = _declared_schema(config)
-    previous = LoadState.from_state(run.previous())
-    bookmark = _file_bookmark(previous)
-    upper_state = LoadState.from_state(run.upper_bound())
-    upper_ms = _file_bookmark(upper_state).high_mark_ms if upper_state else None
-    band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
-    found = discovery.plan_discovered_read(
-        run.spark,
-        config.source,
-        bookmark,
-        previous.discovery
-        if previous and previous.discovery is not None
-        else discovery.DiscoveryState(),
-        config.file_discovery,
-        run_start_ms=int(run.started_at * 1000),
-        band_seconds=int(band.total_seconds()),
-        upper_bound_ms=upper_ms,
-        force_full_listing=run.starts_from_an_earlier_state(),
-    )
-    plan = found.plan
-    if run.dry_run:
-        _print_plan(run, {"source": "files", **found.summary()})
-        return
-    rows = bulk.read_listed_files(
-        run.spark,
-        plan.files,
-        root_uri=config.source,
-        source_format=config.source_format,
-        schema=declared,
-    )
-    if rows is not None:
-        rows = rows.select(
-            "*",
-            F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
-            F.col("_metadata.file_name").alias(FILE_NAME),
-        )
-    _load_rows(
-        run,
-        config,
-        target,
-        rows,
-        delivery=FILE_DELIVERY,
-        carried=LoadState(
-            cursor=previous.cursor if previous else None,
-            published_at_ms=0,
-            files=plan.next_bookmark,
-            discovery=found.next_state,
-        ),
-        details={"files_read": len(plan.files), "file_plan": found.summary()},
-        late_files=plan.late_file_count,
-        file_high_mark_ms=plan.next_bookmark.high_mark_ms,
-    )
-    if found.receipts and run.bookmark.commits:
-        # Only now: the state that makes these messages no-ops is committed.
-        discovery.delete_notifications(config.file_discovery, found.receipts)
-
-
-def _file_bookmark(state: LoadState | None) -> files.FileBookmark:
-    """The state's file bookmark; the initial one without a state or before any file."""
-    if state is None or state.files is None:
-        return files.FileBookmark.initial()
-    return state.files
-
-
-def _declared_schema(config: LoadConfig) -> StructType | None:
-    """``--source_schema`` parsed (None when not given); bad DDL stops the run before any read."""
-    if config.source_schema is None:
-        return None
-    try:
-        schema = _parse_datatype_string(config.source_schema)
-    except Exception as error:  # Spark's ParseException: its first line says where
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-        raise ArgumentError(
-            "source_schema", f"--source_schema is not a column list in Spark DDL: {first_line}"
-        ) from None
-    if not isinstance(schema, StructType):
-        raise ArgumentError(
-            "source_schema",
-            f"--source_schema {config.source_schema!r} is one type, not columns "
-            "(`name TYPE, name TYPE`)",
-        )
-    return schema
-
-
-# -- shared -----------------------------------------------------------------------------------
+# -- merge and commit -------------------------------------------------------------------------
 
 
 def _load_rows(
@@ -243,24 +87,18 @@ def _load_rows(
     config: LoadConfig,
     target: Target,
     rows: DataFrame | None,
-    *,
-    delivery: Sequence[str] = (),
-    carried: LoadState,
-    details: Mapping[str, object],
-    late_files: int = 0,
-    file_high_mark_ms: int | None = None,
-    reread_from: Any = None,
+    plan: SourcePlan,
 ) -> None:
     """Merge ``rows`` into the target, then commit the next state.
 
-    ``reread_from`` (JDBC) is the read's lower bound: rows at or after it may
-    be re-reads of versions already loaded, so only versions the target does
-    not hold count as new (``RecordsNew``). File sources read only files not
-    loaded before, so every row they read is new. ``carried`` is the next state but for
-    the cursor (still the previous one) and the publish time.
+    A source that ``rereads`` (JDBC: from ``reread_from``, the read's lower bound) may
+    return versions already loaded, so only versions the target does not hold count as
+    new (``RecordsNew``). File sources read only files not loaded before, so every row
+    they read is new.
     """
+    delivery = plan.delivery
     # The state names the output's table (if any), so a rewind can roll it back with it.
-    carried = replace(carried, iceberg_table=target.state_table())
+    carried = replace(plan.carried, iceberg_table=target.state_table())
     previous_cursor = carried.cursor
     target_schema = target.schema(run)
     target.mark_start(run)
@@ -271,7 +109,7 @@ def _load_rows(
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     if rows is not None:
         source_rows = rows.drop(*delivery)
-        _require_columns(source_rows.columns, config, "source " + config.source)
+        require_columns(source_rows.columns, config, "source " + config.source)
         if target_schema is not None:
             _require_same_shape(source_rows, target_schema, config)
         rows = rows.persist()
@@ -285,9 +123,9 @@ def _load_rows(
                     "nothing was written (--null_watermarks fail)",
                 )
             new_cursor = cursors.max_cursor(previous_cursor, stats.max_cursor)
-            if config.is_jdbc and records_read and target_schema is not None:
+            if plan.rereads and records_read and target_schema is not None:
                 records_new = _count_new_versions(
-                    rows.drop(*delivery), config, reread_from, target.read_as_of_start(run)
+                    rows.drop(*delivery), config, plan.reread_from, target.read_as_of_start(run)
                 )
             state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
@@ -309,20 +147,20 @@ def _load_rows(
     target.after_commit(run, {DEFAULT_SLOT: committed})
     result = published.result if published else writer.WriteResult(0)
     watermark_time = cursors.as_time(new_cursor)
-    if watermark_time is None and file_high_mark_ms:
-        watermark_time = datetime.fromtimestamp(file_high_mark_ms / 1000, UTC)
+    if watermark_time is None and plan.file_high_mark_ms:
+        watermark_time = datetime.fromtimestamp(plan.file_high_mark_ms / 1000, UTC)
     run.record(
         records_read=records_read,
         records_new=records_new,
         records_written=result.records_written,
         watermark_time=watermark_time,
-        late_files_skipped=late_files,
+        late_files_skipped=plan.late_files,
         null_watermark_rows=nulls,
         future_watermark_rows=future,
         state_bytes=state_bytes(committed),
         partitions_written=result.partitions_written,
         partitions_removed=result.partitions_removed,
-        **details,
+        **plan.details,
     )
 
 
@@ -400,21 +238,6 @@ def _upsert_spec(
         partition_moves=config.partition_moves,
         delivery=delivery,
     )
-
-
-def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:
-    present = set(columns)
-    for role, names in (
-        ("--watermark_column", (config.watermark_column,)),
-        ("--primary_key", config.primary_key),
-        ("--partition_by", config.partition_by),
-    ):
-        for name in names:
-            if name not in present:
-                raise SchemaError(
-                    name,
-                    f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})",
-                )
 
 
 def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig) -> None:

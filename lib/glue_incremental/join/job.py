@@ -211,7 +211,7 @@ def _side_states(
             published_at_ms=published_at_ms,
             pending_partitions=tuple(pending[name]),
             upstream=side.upstream.state() if side.upstream else None,
-            files=None if side.fmt == "iceberg" else side.plan.next_bookmark,
+            files=side.next_files,
             discovery=side.discovery_state,
             iceberg_snapshot_id=side.iceberg_snapshot,
             iceberg_table=table,
