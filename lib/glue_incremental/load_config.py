@@ -31,11 +31,12 @@ from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Disco
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
+from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets.base import TargetOptions
 
 SourceFormat = Literal["parquet", "json", "csv"]
-TargetFormat = Literal["parquet", "iceberg"]
-TARGET_FORMATS: tuple[TargetFormat, ...] = ("parquet", "iceberg")
+# One per implementation of ``targets.Target`` (``targets.FACTORIES``).
+TARGET_FORMATS: tuple[str, ...] = tuple(TARGET_FACTORIES)
 NullWatermarkPolicy = Literal["load", "fail"]
 SOURCE_FORMATS: tuple[SourceFormat, ...] = ("parquet", "json", "csv")
 NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
@@ -186,7 +187,7 @@ class LoadConfig:
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
     partition_moves: writer.PartitionMoves = "detect"
-    target_format: TargetFormat = "parquet"
+    target_format: str = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = iceberg.DEFAULT_CATALOG
     # Optional maintenance after each committed run (see iceberg_maintenance); 0: none.

@@ -27,11 +27,12 @@ from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
+from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets.base import TargetOptions
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")
-TARGET_FORMATS = ("parquet", "iceberg")
+TARGET_FORMATS = tuple(TARGET_FACTORIES)  # one per ``targets.Target`` implementation
 # --partition_types: the values a partition column may hold (checked before writing).
 PARTITION_TYPES = ("string", "int", "bigint", "date")
 
