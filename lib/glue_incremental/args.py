@@ -23,10 +23,11 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, DISCOVERY_MODES
 
 
-class ArgumentError(ValueError):
+class ArgumentError(GlueIncrementalError, ValueError):
     """A missing, unknown or invalid job argument; ``name`` is the argument."""
 
     def __init__(self, name: str, message: str) -> None:
@@ -53,6 +54,27 @@ class BookmarkOption(StrEnum):
             ) from None
 
 
+# Glue's legacy name of the bookmark option; awsglue's getResolvedOptions translates it
+# position by position, and ``--job-bookmark-option`` wins when both are given.
+CONTINUATION_OPTION = "continuation-option"
+CONTINUATION_VALUES = {
+    "continuation-enabled": BookmarkOption.ENABLE,
+    "continuation-readonly": BookmarkOption.PAUSE,
+    "continuation-ignore": BookmarkOption.DISABLE,
+}
+
+
+def legacy_bookmark_option(value: str) -> BookmarkOption:
+    """The ``--job-bookmark-option`` a ``--continuation-option`` value means, as in Glue."""
+    try:
+        return CONTINUATION_VALUES[value]
+    except KeyError:
+        raise ArgumentError(
+            CONTINUATION_OPTION,
+            f"--{CONTINUATION_OPTION} {value!r} is not one of {', '.join(CONTINUATION_VALUES)}",
+        ) from None
+
+
 def resolve_options(
     argv: Sequence[str],
     required: Sequence[str],
@@ -67,6 +89,7 @@ def resolve_options(
     declared = {**COMMON_OPTIONAL, **(optional or {})}
     wanted = ["JOB_NAME", *[name for name in required if name != "JOB_NAME"]]
     values: dict[str, str | None] = {}
+    continuation: str | None = None
     tokens = list(argv[1:])
     if "--help" in tokens or "-h" in tokens:
         print(usage(argv[0] if argv else "job.py", {*wanted, *declared}))
@@ -90,6 +113,8 @@ def resolve_options(
             index += 1
         if name in declared or name in wanted:
             values[name] = value
+        elif name == CONTINUATION_OPTION:
+            continuation = value
         elif name in GLUE_SPECIAL_PARAMETERS:
             continue
         else:
@@ -108,6 +133,9 @@ def resolve_options(
             + ("s " if len(missing) > 1 else " ")
             + ", ".join(f"--{name}" for name in missing),
         )
+    if continuation is not None:
+        legacy = legacy_bookmark_option(continuation)
+        values.setdefault("job-bookmark-option", legacy.value)
     for name, default in declared.items():
         values.setdefault(name, default)
     if not values.get("JOB_RUN_ID"):
@@ -447,3 +475,18 @@ def check_target(
         )
     if target_format != "iceberg" and not target_path:
         raise ArgumentError("target_path", "--target_path is required for a Parquet target")
+
+
+# Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
+
+
+def validate_run_id(run_id: str) -> str:
+    """``run_id`` if it is one safe path segment, else ArgumentError naming it."""
+    if not _RUN_ID.fullmatch(run_id or "") or ".." in run_id:
+        raise ArgumentError(
+            "JOB_RUN_ID",
+            f"--JOB_RUN_ID {run_id!r} is not a valid run id "
+            "(letters, digits, '_', '-', '.'; no '..' or '/')",
+        )
+    return run_id

@@ -20,9 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from glue_incremental import aws
+from glue_incremental.errors import GlueIncrementalError
 
 
-class CredentialsError(ValueError):
+class CredentialsError(GlueIncrementalError, ValueError):
     """The secret or connection cannot give credentials; ``source`` names it (never the value)."""
 
     def __init__(self, source: str, message: str) -> None:

@@ -16,11 +16,13 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from glue_incremental.errors import GlueIncrementalError, UnreadableState
+
 ENCODING_VERSION = 1
 _TAGS = ("$datetime", "$date", "$decimal")
 
 
-class InvalidWatermarkValue(ValueError):
+class InvalidWatermarkValue(GlueIncrementalError, ValueError):
     """A value that cannot be stored losslessly; ``path`` names where it is."""
 
     def __init__(self, path: str, value: Any, reason: str) -> None:
@@ -46,20 +48,27 @@ def decode(text: str | None) -> dict[str, Any] | None:
     """Decode what ``encode`` produced; None stays None (a reset state)."""
     if text is None:
         return None
-    payload = json.loads(text)
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnreadableState(
+            text[:80], f"stored watermark value is not JSON ({error}): {text[:80]!r}"
+        ) from None
     if payload is None:
         return None
     version = payload.get("v") if isinstance(payload, dict) else None
     if type(version) is int and version == 1 and "values" in payload:
         return _from_json(payload["values"])
     if type(version) is int and version > ENCODING_VERSION:
-        raise ValueError(
+        raise UnreadableState(
+            text[:80],
             f"stored watermark encoding v={version!r} is newer than this library understands "
-            f"(knows v{ENCODING_VERSION}): upgrade glue_incremental"
+            f"(knows v{ENCODING_VERSION}): upgrade glue_incremental",
         )
-    raise ValueError(
+    raise UnreadableState(
+        text[:80],
         f"stored watermark value is not a glue_incremental encoding (expected "
-        f'{{"v": {ENCODING_VERSION}, "values": {{...}}}}): {text[:80]!r}'
+        f'{{"v": {ENCODING_VERSION}, "values": {{...}}}}): {text[:80]!r}',
     )
 
 

@@ -29,6 +29,8 @@ from pyspark.sql import functions as F
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import encode
+from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.hooks import hooks
 
 # The snapshot summary's keys and its reading live apart, free of Spark, for the operator tools.
 from glue_incremental.iceberg_summary import (  # noqa: F401
@@ -42,7 +44,6 @@ from glue_incremental.iceberg_summary import (  # noqa: F401
     Snapshot,
 )
 from glue_incremental.key_index import having_keys
-from glue_incremental.runtime import hooks
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
 
@@ -52,7 +53,7 @@ TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class SnapshotMoved(RuntimeError):
+class SnapshotMoved(GlueIncrementalError, RuntimeError):
     """The table changed since this run started: another writer committed; nothing was written."""
 
     def __init__(self, table: str, expected: int | None, actual: int | None) -> None:
@@ -458,3 +459,11 @@ def roll_forward(
         )
     store.commit_many(items, lease=lease)
     return snapshot
+
+
+def rollback_to(spark: Any, target: IcebergTarget, snapshot_id: int) -> None:
+    """Make snapshot ``snapshot_id`` the table's current one (a metadata-only commit)."""
+    spark.sql(
+        f"CALL {target.catalog}.system.set_current_snapshot("
+        f"table => '{target.table}', snapshot_id => {int(snapshot_id)})"
+    )

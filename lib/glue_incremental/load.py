@@ -10,23 +10,23 @@ Rows merge into the target by ``--primary_key``, keeping the greatest
 ``--watermark_column``; only partitions that receive rows are rewritten, and a
 key whose partition changed leaves its old one (``key_index``). Null
 watermarks are counted and, by ``--null_watermarks``, read on every run
-(``load``) or stop the run before anything is written (``fail``).
-Options: ``load_config``; the JDBC side: ``docs/jdbc-source.md``.
+(``load``) or stop the run before anything is written (``fail``). The source
+(``load_sources``) and the target (``targets``) are interfaces: this module never asks
+their format. Options: ``load_config``; ``docs/targets-and-sources.md``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental import credentials, cursors, iceberg, iceberg_maintenance, writer
-from glue_incremental.args import ArgumentError
+from glue_incremental import cursors, load_sources, targets, writer
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -41,21 +41,17 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
     LoadConfig,
     SchemaError,
 )
+from glue_incremental.load_sources import SourcePlan, require_columns
 from glue_incremental.runtime import GlueJob, IncrementalRun
-from glue_incremental.sources import bulk, discovery, files, jdbc
-from glue_incremental.sources import partition_types as source_partition_types
 from glue_incremental.state import (
+    LoadState,
     LoadStateDict,
-    LoadStateExtra,
     check_same_layout,
+    stored_without_times,
     target_layout,
 )
+from glue_incremental.targets import Published, Target
 from glue_incremental.watermarks import DEFAULT_SLOT
-
-# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
-FILE_MODIFIED = "__glue_incremental_file_modified"
-FILE_NAME = "__glue_incremental_file_name"
-FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
@@ -75,241 +71,66 @@ def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
 def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     """Read what is new since the state, merge it into the target, then commit.
 
-    Parquet: a publish that a crashed run left half done is finished or undone
-    first, before the source or the target is read. Iceberg: a snapshot whose
-    DynamoDB commit a crash prevented rolls the state forward first.
+    The target recovers first, before the source or the target is read: a
+    Parquet publish that a crashed run left half done is finished or undone; an
+    Iceberg snapshot whose DynamoDB commit a crash prevented rolls the state forward.
     """
-    if config.target_format == "iceberg":
-        if not run.dry_run and run.bookmark.commits:
-            rolled = iceberg.roll_forward(
-                run.spark, config.iceberg_target, run.store, str(run.state_name), run.lease
-            )
-            if rolled is not None:
-                run.summary["rolled_forward_from_snapshot"] = rolled.snapshot_id
-    elif not run.dry_run:
-        writer.recover(run.spark, config.target_path)
-    if config.is_jdbc:
-        _run_jdbc(run, config)
-    else:
-        _run_files(run, config)
-
-
-# -- JDBC -------------------------------------------------------------------------------------
-
-
-def _jdbc_source(config: LoadConfig):
-    found = credentials.resolve(
-        secret_id=config.source_secret_id,
-        connection_name=config.connection_name,
-        user=config.source_user,
-        password=config.source_password,
-    )
-    return jdbc.JdbcSource(
-        url=config.source,
-        table=str(config.source_table),
-        user=found.user,
-        password=found.password,
-        num_partitions=config.jdbc_num_partitions,
-        partition_column=config.jdbc_partition_column,
-    )
-
-
-def _run_jdbc(run: IncrementalRun, config: LoadConfig) -> None:
-    source = _jdbc_source(config)
-    _require_columns(
-        jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
-    )
-    previous = run.previous()
-    cursor = previous.get("cursor") if previous else None
-    lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
-    upper_state = run.upper_bound()
-    # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
-    upper = cursors.just_after(upper_state.get("cursor")) if upper_state else None
-    include_nulls = config.null_watermarks == "load"
-    query = jdbc.incremental_query(
-        source,
-        watermark_column=config.watermark_column,
-        lower_bound=lower,
-        upper_bound=upper,
-        include_null_watermarks=include_nulls,
-    )
+    target = targets.build(config.target_options)
+    target.recover(run)
+    plan = load_sources.build(config).plan(run)
     if run.dry_run:
-        _print_plan(
-            run,
-            {"source": "jdbc", "table": config.source_table, "lower_bound": lower, "query": query},
-        )
-        return
-    rows = jdbc.read_incremental(
-        run.spark,
-        source,
-        watermark_column=config.watermark_column,
-        lower_bound=lower,
-        upper_bound=upper,
-        include_null_watermarks=include_nulls,
-    )
-    _load_rows(
-        run,
-        config,
-        rows,
-        previous_cursor=cursor,
-        state_extra={},
-        details={"query": query},
-        reread_from=lower,
-    )
-
-
-# -- files ------------------------------------------------------------------------------------
-
-
-def _run_files(run: IncrementalRun, config: LoadConfig) -> None:
-    declared = _declared_schema(config)
-    previous = run.previous()
-    bookmark = files.FileBookmark.from_state(previous.get("files") if previous else None)
-    upper_state = run.upper_bound()
-    upper_ms = None
-    if upper_state:
-        upper_ms = files.FileBookmark.from_state(upper_state.get("files")).high_mark_ms
-    band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
-    found = discovery.plan_discovered_read(
-        run.spark,
-        config.source,
-        bookmark,
-        discovery.DiscoveryState.from_state(previous.get("discovery") if previous else None),
-        config.file_discovery,
-        run_start_ms=int(run.started_at * 1000),
-        band_seconds=int(band.total_seconds()),
-        upper_bound_ms=upper_ms,
-        force_full_listing=run.starts_from_an_earlier_state(),
-    )
-    if run.dry_run:
-        discovery.release_notifications(config.file_discovery, found.receipts)
-        _print_plan(run, {"source": "files", **found.summary()})
+        plan.release()
+        _print_plan(run, plan.summary)
         return
     try:
-        _read_and_load_files(run, config, declared, previous, found)
+        _load_rows(run, config, target, plan.read(), plan)
     except BaseException:
-        discovery.release_notifications(config.file_discovery, found.receipts)
+        plan.release()  # a run that will not commit leaves the source as it found it
         raise
-    if found.receipts and run.bookmark.commits:
-        # Only now: the state that makes these messages no-ops is committed (or was already).
-        discovery.delete_notifications(config.file_discovery, found.receipts)
-    else:
-        discovery.release_notifications(config.file_discovery, found.receipts)
+    plan.after_commit(run)
 
 
-def _read_and_load_files(
-    run: IncrementalRun, config: LoadConfig, declared: Any, previous: Any, found: Any
-) -> None:
-    plan = found.plan
-    kept_types = previous.get("partition_types") if previous else None
-    rows = bulk.read_listed_files(
-        run.spark,
-        plan.files,
-        root_uri=config.source,
-        source_format=config.source_format,
-        schema=declared,
-        partition_types=kept_types,
-    )
-    types = {} if declared else source_partition_types.kept_types(rows, plan.files, kept_types)
-    if rows is not None:
-        rows = rows.select(
-            "*",
-            F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
-            F.col("_metadata.file_name").alias(FILE_NAME),
-        )
-    cursor = previous.get("cursor") if previous else None
-    _load_rows(
-        run,
-        config,
-        rows,
-        delivery=FILE_DELIVERY,
-        previous_cursor=cursor,
-        state_extra={
-            "files": plan.next_bookmark.to_state(),
-            "discovery": found.next_state.to_state(),
-            **({"partition_types": types} if types else {}),
-        },
-        details={"files_read": len(plan.files), "file_plan": found.summary()},
-        late_files=_late_count(plan),
-        file_high_mark_ms=plan.next_bookmark.high_mark_ms,
-    )
-
-
-def _declared_schema(config: LoadConfig) -> StructType | None:
-    """``--source_schema`` parsed (None when not given); bad DDL stops the run before any read."""
-    if config.source_schema is None:
-        return None
-    try:
-        schema = _parse_datatype_string(config.source_schema)
-    except Exception as error:  # Spark's ParseException: its first line says where
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
-        raise ArgumentError(
-            "source_schema", f"--source_schema is not a column list in Spark DDL: {first_line}"
-        ) from None
-    if not isinstance(schema, StructType):
-        raise ArgumentError(
-            "source_schema",
-            f"--source_schema {config.source_schema!r} is one type, not columns "
-            "(`name TYPE, name TYPE`)",
-        )
-    return schema
-
-
-def _late_count(plan: Any) -> int:
-    late = getattr(plan, "late_files", None)
-    if late is not None:
-        return len(late)
-    return int(getattr(plan, "late_file_count", 0))
-
-
-# -- shared -----------------------------------------------------------------------------------
+# -- merge and commit -------------------------------------------------------------------------
 
 
 def _load_rows(
     run: IncrementalRun,
     config: LoadConfig,
+    target: Target,
     rows: DataFrame | None,
-    *,
-    delivery: Sequence[str] = (),
-    previous_cursor: Any,
-    state_extra: LoadStateExtra,
-    details: dict[str, Any],
-    late_files: int = 0,
-    file_high_mark_ms: int | None = None,
-    reread_from: Any = None,
+    plan: SourcePlan,
 ) -> None:
     """Merge ``rows`` into the target, then commit the next state.
 
-    ``reread_from`` (JDBC) is the read's lower bound: rows at or after it may
-    be re-reads of versions already loaded, so only versions the target does
-    not hold count as new (``RecordsNew``). File sources read only files not
-    loaded before, so every row they read is new.
+    A source that ``rereads`` (JDBC: from ``reread_from``, the read's lower bound) may
+    return versions already loaded, so only versions the target does not hold count as
+    new (``RecordsNew``). File sources read only files not loaded before, so every row
+    they read is new.
     """
-    spark = run.spark
+    delivery = plan.delivery
     layout = target_layout(config.partition_by, config.primary_key, config.watermark_column)
     check_same_layout(run.previous(), layout)
-    state_extra = {**state_extra, "layout": layout}
-    if config.target_format == "iceberg":
-        # The state names its table, so a rewind can roll the output back with it.
-        state_extra = {**state_extra, "iceberg_table": config.iceberg_target.name}
-        target_schema = iceberg.table_schema(spark, config.iceberg_target)
-        started_from = iceberg.current_snapshot(spark, config.iceberg_target)
-        state_version = iceberg.started_version(run.store, str(run.state_name))
-    else:
-        target_schema = writer.target_schema(spark, config.target_path, config.partition_by)
-        started_from = None
+    # The state names the output's table (if any), so a rewind can roll it back with it.
+    carried = replace(
+        plan.carried,
+        iceberg_table=target.state_table(),
+        layout=layout,
+        partition_types=plan.partition_types() or None,
+    )
+    previous_cursor = carried.cursor
+    target_schema = target.schema(run)
+    target.mark_start(run)
     records_read = nulls = future = 0
     records_new: int | None = None
-    snapshot_state: LoadStateDict | None = None
+    published: Published | None = None
     new_cursor = previous_cursor
-    result = writer.WriteResult(0)
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     full_reload = not run.bookmark.reads_state or run.previous() is None
     if rows is None and full_reload and target_schema is not None and not run.dry_run:
-        rows, delivery = spark.createDataFrame([], target_schema), ()  # replaced by nothing
+        rows, delivery = run.spark.createDataFrame([], target_schema), ()  # replaced by nothing
     if rows is not None:
         source_rows = rows.drop(*delivery)
-        _require_columns(source_rows.columns, config, "source " + config.source)
+        require_columns(source_rows.columns, config, "source " + config.source)
         if target_schema is not None:
             _require_same_shape(source_rows, target_schema, config)
         rows = rows.persist()
@@ -323,62 +144,47 @@ def _load_rows(
                     "nothing was written (--null_watermarks fail)",
                 )
             new_cursor = cursors.max_cursor(previous_cursor, stats.max_cursor)
-            if config.is_jdbc and records_read and target_schema is not None:
+            if plan.rereads and records_read and target_schema is not None:
                 records_new = _count_new_versions(
-                    spark,
-                    rows.drop(*delivery),
-                    config,
-                    reread_from,
-                    _read_target(spark, config, started_from),
+                    rows.drop(*delivery), config, plan.reread_from, target.read_as_of_start(run)
                 )
-            state = _next_state(new_cursor, run, state_extra)
+            state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
-            if (records_read or full_reload) and config.target_format == "iceberg":
-                # The snapshot carries the very state the DynamoDB commit writes next.
-                snapshot_state = state
-                result = _write_iceberg(
+            if records_read or full_reload:
+                published = target.upsert(
                     run,
-                    config,
                     rows,
-                    delivery,
-                    started_from.snapshot_id if started_from else None,
-                    iceberg.snapshot_properties(
-                        run_id=run.run_id,
-                        state_name=str(run.state_name),
-                        state_versions={DEFAULT_SLOT: state_version},
-                        watermarks={DEFAULT_SLOT: state},
-                        commits=run.bookmark.commits and not run.dry_run,
-                    ),
+                    _upsert_spec(run, config, delivery),
+                    lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
                 )
-            elif records_read or full_reload:
-                result = _write(run, config, rows, delivery)
         finally:
             rows.unpersist()
-    state = snapshot_state or _next_state(new_cursor, run, state_extra)
-    if snapshot_state is None and started_from is not None:
-        state["iceberg_snapshot"] = started_from.snapshot_id  # what a rewind to this run restores
-    changed = records_read > 0 or state_extra != _without(
-        run.previous(), "cursor", "published_at_ms", "iceberg_snapshot"
+    committed = (
+        published.states[DEFAULT_SLOT]
+        if published
+        # No new version: the state records what the output was left at (a rewind restores it).
+        else {**_next_state(new_cursor, run, carried), **target.unpublished_state()}
     )
+    changed = records_read > 0 or carried.without_times() != stored_without_times(run.previous())
     if changed:
-        run.commit({"default": state})
-    if config.target_format == "iceberg" and run.committed:
-        _maintain(run, config, state)
+        run.commit({DEFAULT_SLOT: committed})
+    target.after_commit(run, {DEFAULT_SLOT: committed})
+    result = published.result if published else writer.WriteResult(0)
     watermark_time = cursors.as_time(new_cursor)
-    if watermark_time is None and file_high_mark_ms:
-        watermark_time = datetime.fromtimestamp(file_high_mark_ms / 1000, UTC)
+    if watermark_time is None and plan.file_high_mark_ms:
+        watermark_time = datetime.fromtimestamp(plan.file_high_mark_ms / 1000, UTC)
     run.record(
         records_read=records_read,
         records_new=records_new,
         records_written=result.records_written,
         watermark_time=watermark_time,
-        late_files_skipped=late_files,
+        late_files_skipped=plan.late_files,
         null_watermark_rows=nulls,
         future_watermark_rows=future,
-        state_bytes=state_bytes(state),
+        state_bytes=state_bytes(committed),
         partitions_written=result.partitions_written,
         partitions_removed=result.partitions_removed,
-        **details,
+        **plan.details,
     )
 
 
@@ -396,21 +202,12 @@ def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursor
         ) from error
 
 
-def _next_state(cursor: Any, run: IncrementalRun, state_extra: LoadStateExtra) -> LoadStateDict:
-    return {"cursor": cursor, "published_at_ms": int(run.clock() * 1000), **state_extra}
-
-
-def _read_target(spark: Any, config: LoadConfig, started_from: Any) -> DataFrame | None:
-    """The target as this run found it: the Parquet path, or the Iceberg snapshot it started from."""
-    if config.target_format == "iceberg":
-        return iceberg.read_at(
-            spark, config.iceberg_target, started_from.snapshot_id if started_from else None
-        )
-    return writer.read_target(spark, config.target_path, config.partition_by)
+def _next_state(cursor: Any, run: IncrementalRun, carried: LoadState) -> LoadStateDict:
+    return replace(carried, cursor=cursor, published_at_ms=int(run.clock() * 1000)).to_state()
 
 
 def _count_new_versions(
-    spark: Any, rows: DataFrame, config: LoadConfig, reread_from: Any, target: DataFrame | None
+    rows: DataFrame, config: LoadConfig, reread_from: Any, target: DataFrame | None
 ) -> int:
     """Rows the target does not hold yet, value for value.
 
@@ -419,7 +216,7 @@ def _count_new_versions(
     is new. Compared as strings (the target reads partition columns as
     strings) and null-safe, so a re-read null-watermark row is not new either.
     Only target rows at or after ``reread_from`` can match a row of this read.
-    For an Iceberg target, the rows are those of the snapshot the run started from.
+    ``target`` holds the stored versions as of the run's start (``Target.read_as_of_start``).
     """
     if target is None:
         return rows.count()
@@ -454,89 +251,17 @@ def _bound_text(value: Any) -> str:
     return str(value)
 
 
-def _write(
-    run: IncrementalRun, config: LoadConfig, rows: DataFrame, delivery: Sequence[str]
-) -> writer.WriteResult:
-    full_reload = not run.bookmark.reads_state or run.previous() is None
-    return writer.upsert(
-        run.spark,
-        rows,
-        config.target_path,
+def _upsert_spec(
+    run: IncrementalRun, config: LoadConfig, delivery: Sequence[str]
+) -> targets.UpsertSpec:
+    """First run, reset or bookmarks disabled: the rows replace the whole target."""
+    return targets.UpsertSpec(
         primary_key=config.primary_key,
-        partition_by=config.partition_by,
         order_by=config.watermark_column,
-        run_id=run.run_id,
-        replace_all=full_reload,
+        replace_all=not run.bookmark.reads_state or run.previous() is None,
         partition_moves=config.partition_moves,
-        before_publish=run.guard,
         delivery=delivery,
     )
-
-
-def _write_iceberg(
-    run: IncrementalRun,
-    config: LoadConfig,
-    rows: DataFrame,
-    delivery: Sequence[str],
-    started_from: int | None,
-    properties: dict[str, str],
-) -> writer.WriteResult:
-    full_reload = not run.bookmark.reads_state or run.previous() is None
-    result = iceberg.publish_upsert(
-        run.spark,
-        config.iceberg_target,
-        rows,
-        primary_key=config.primary_key,
-        partition_by=config.partition_by,
-        order_by=config.watermark_column,
-        replace_all=full_reload,
-        started_from=started_from,
-        properties=properties,
-        guard=run.guard,
-        delivery=delivery,
-    )
-    run.summary["iceberg_snapshot_id"] = result.snapshot_id
-    return writer.WriteResult(result.records_written)
-
-
-def _maintain(run: IncrementalRun, config: LoadConfig, state: LoadStateDict) -> None:
-    """Optional compaction and snapshot expiry, after the commit and under the run's lease."""
-    target = config.iceberg_target
-    if config.iceberg_compact:
-        run.guard()
-        compacted = iceberg_maintenance.compact(
-            run.spark,
-            target,
-            run_id=run.run_id,
-            state_name=str(run.state_name),
-            watermarks={DEFAULT_SLOT: state},
-        )
-        run.summary["iceberg_compaction_snapshot_id"] = compacted
-    if config.iceberg_expire_older_than:
-        run.guard()
-        result = iceberg_maintenance.expire(
-            run.spark,
-            target,
-            run.store,
-            str(run.state_name),
-            iceberg_maintenance.Retention(config.iceberg_expire_older_than),
-        )
-        run.summary["iceberg_snapshots_expired"] = result.snapshots_before - result.snapshots_after
-
-
-def _require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:
-    present = set(columns)
-    for role, names in (
-        ("--watermark_column", (config.watermark_column,)),
-        ("--primary_key", config.primary_key),
-        ("--partition_by", config.partition_by),
-    ):
-        for name in names:
-            if name not in present:
-                raise SchemaError(
-                    name,
-                    f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})",
-                )
 
 
 def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig) -> None:
@@ -561,11 +286,7 @@ def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig)
             )
 
 
-def _without(values: dict[str, Any] | None, *keys: str) -> dict[str, Any]:
-    return {key: value for key, value in (values or {}).items() if key not in keys}
-
-
-def _print_plan(run: IncrementalRun, plan: dict[str, Any]) -> None:
+def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:
     run.record(records_read=0, records_written=0, plan=plan)
     print(
         json.dumps(

@@ -26,14 +26,17 @@ from glue_incremental.args import (
     split_options,
     typed_values,
 )
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
+from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
+from glue_incremental.targets.base import TargetOptions
 
 SourceFormat = Literal["parquet", "json", "csv"]
-TargetFormat = Literal["parquet", "iceberg"]
-TARGET_FORMATS: tuple[TargetFormat, ...] = ("parquet", "iceberg")
+# One per implementation of ``targets.Target`` (``targets.FACTORIES``).
+TARGET_FORMATS: tuple[str, ...] = tuple(TARGET_FACTORIES)
 NullWatermarkPolicy = Literal["load", "fail"]
 SOURCE_FORMATS: tuple[SourceFormat, ...] = ("parquet", "json", "csv")
 NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
@@ -158,7 +161,7 @@ REFUSED_ARGS = {
 }
 
 
-class SchemaError(ValueError):
+class SchemaError(GlueIncrementalError, ValueError):
     """The source does not have the columns the job needs, or changed shape."""
 
     def __init__(self, column: str, message: str) -> None:
@@ -187,7 +190,7 @@ class LoadConfig:
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
     partition_moves: writer.PartitionMoves = "detect"
-    target_format: TargetFormat = "parquet"
+    target_format: str = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = iceberg.DEFAULT_CATALOG
     # Optional maintenance after each committed run (see iceberg_maintenance); 0: none.
@@ -262,6 +265,19 @@ class LoadConfig:
     @property
     def iceberg_target(self) -> iceberg.IcebergTarget:
         return iceberg.IcebergTarget(str(self.target_table), self.iceberg_catalog)
+
+    @property
+    def target_options(self) -> TargetOptions:
+        """What ``targets.build`` needs to make this job's output."""
+        return TargetOptions(
+            format=self.target_format,
+            path=self.target_path,
+            table=self.target_table,
+            catalog=self.iceberg_catalog,
+            partition_by=self.partition_by,
+            compact=self.iceberg_compact,
+            expire_older_than=self.iceberg_expire_older_than,
+        )
 
     @property
     def file_discovery(self) -> Discovery:

@@ -15,8 +15,10 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from glue_incremental.errors import GlueIncrementalError
 
-class PartitionError(ValueError):
+
+class PartitionError(GlueIncrementalError, ValueError):
     """Base class of this module's errors."""
 
 

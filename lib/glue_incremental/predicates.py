@@ -19,6 +19,7 @@ from decimal import Decimal
 from functools import reduce
 from typing import Any
 
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
@@ -227,27 +228,39 @@ def validate_partition_values(
 # --------------------------------------------------------------------------- predicate plan
 
 
+# A partition value as callers give it (a path's text, or a typed value), and one partition.
+PartitionValue = str | int | float | bool | Decimal | date | datetime | None
+PartitionRow = tuple[PartitionValue, ...]
+
+
 @dataclass(frozen=True)
 class _In:
+    """``column`` is one of ``values`` (non-null, sorted), or null when ``has_null``."""
+
     column: str
-    values: tuple  # non-null values, sorted
+    values: PartitionRow
     has_null: bool
 
 
 @dataclass(frozen=True)
 class _And:
-    parts: tuple
+    """Every part holds: one ``_In`` per level, then a deeper subtree's terms."""
+
+    parts: tuple[_Node, ...]
 
 
 @dataclass(frozen=True)
 class _Or:
-    parts: tuple
+    """Any part holds; no parts: false."""
+
+    parts: tuple[_Node, ...]
 
 
+_Node = _In | _And | _Or
 _FALSE = _Or(())
 
 
-def _plan(partitions: Iterable[Any], columns: Sequence[str]) -> Any:
+def _plan(partitions: Iterable[Any], columns: Sequence[str]) -> _Node:
     columns = _check_columns(columns)
     rows = normalise_partitions(partitions, columns)
     if not rows:
@@ -255,18 +268,18 @@ def _plan(partitions: Iterable[Any], columns: Sequence[str]) -> Any:
     return _group(rows, columns, 0)
 
 
-def _group(rows: list[tuple], columns: tuple[str, ...], level: int) -> Any:
+def _group(rows: list[PartitionRow], columns: tuple[str, ...], level: int) -> _Node:
     column = columns[level]
     if level == len(columns) - 1:
         values = tuple(dict.fromkeys(row[level] for row in rows if row[level] is not None))
         return _In(column, values, any(row[level] is None for row in rows))
-    children: dict[Any, list[tuple]] = {}
+    children: dict[PartitionValue, list[PartitionRow]] = {}
     for row in rows:  # rows are sorted, so values come in order
         children.setdefault(row[level], []).append(row)
-    by_subtree: dict[Any, list[Any]] = {}
+    by_subtree: dict[_Node, list[PartitionValue]] = {}
     for value, child_rows in children.items():
         by_subtree.setdefault(_group(child_rows, columns, level + 1), []).append(value)
-    terms = []
+    terms: list[_Node] = []
     for subtree, subtree_values in by_subtree.items():
         present = tuple(value for value in subtree_values if value is not None)
         head = _In(column, present, len(present) != len(subtree_values))
@@ -333,7 +346,7 @@ def to_sql_predicate(
     return text
 
 
-def _sql(node: Any, escaped: bool, *, top: bool = False) -> str:
+def _sql(node: _Node, escaped: bool, *, top: bool = False) -> str:
     if isinstance(node, _In):
         name = quote_identifier(node.column)
         literals = [sql_string_literal(v, escaped_string_literals=escaped) for v in node.values]
@@ -357,13 +370,13 @@ def _sql(node: Any, escaped: bool, *, top: bool = False) -> str:
 # --------------------------------------------------------------------------- Columns
 
 
-def _col(name: str) -> Any:
+def _col(name: str) -> Column:
     return F.col(quote_identifier(name))
 
 
 def partition_filter(
     partitions: Iterable[Any], columns: Sequence[str], *, schema: Any = None
-) -> Any:
+) -> Column:
     """The same predicate as ``to_sql_predicate``, as a ``Column`` (no SQL text).
 
     With ``schema`` (a StructType or DataFrame) values are first checked and
@@ -374,7 +387,7 @@ def partition_filter(
     return _column(_plan(partitions, columns))
 
 
-def _column(node: Any) -> Any:
+def _column(node: _Node) -> Column:
     if isinstance(node, _In):
         column = _col(node.column)
         terms = []

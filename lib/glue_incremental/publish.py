@@ -22,8 +22,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.hooks import hooks
 from glue_incremental.partition_paths import is_hidden
-from glue_incremental.runtime import hooks
 
 STAGING_DIR = "_staging"
 DATA_DIR = "data"
@@ -45,7 +46,7 @@ class ObjectStore(Protocol):
     def read_bytes(self, uri: str) -> bytes | None: ...
 
 
-class PublishError(RuntimeError):
+class PublishError(GlueIncrementalError, RuntimeError):
     """A publish cannot be completed nor undone: a file it needs is gone (named)."""
 
     def __init__(self, path: str, message: str) -> None:

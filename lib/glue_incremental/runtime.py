@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from pyspark.context import SparkContext
@@ -33,69 +32,16 @@ from glue_incremental.args import (
     parse_positive_int,
     resolve_options,
     typed_values,
+    validate_run_id,
 )
 from glue_incremental.digest import state_digest
+from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.hooks import HookHandler, HookPoints, hooks  # noqa: F401 (runtime.hooks)
+from glue_incremental.run_summary import JsonValue, RunCounts, RunSummary, jsonable
 from glue_incremental.spark import apply_required_conf, local_spark_session
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 
 log = logging.getLogger("glue_incremental.runtime")
-
-
-# -- test hook points ---------------------------------------------------------------------------
-
-HookHandler = Callable[[str, Mapping[str, Any]], None]
-
-
-class HookPoints:
-    """Named steps of a run where tests inject faults; a no-op unless a handler is installed.
-
-    The library calls ``hooks.point("publish.move", source=..., destination=...)``
-    just *before* each step that changes durable state, so a handler that
-    raises (or kills the process) at the k-th point leaves the state exactly
-    as a crash before that step would. Handlers are test doubles
-    (``tests/harness/faults.py``); production installs none. Process-wide, so a
-    subprocess can install one at start-up (``sitecustomize``).
-    """
-
-    def __init__(self) -> None:
-        self._handlers: list[HookHandler] = []
-
-    def point(self, name: str, **details: Any) -> None:
-        for handler in list(self._handlers):
-            handler(name, details)
-
-    @contextlib.contextmanager
-    def installed(self, handler: HookHandler) -> Iterator[HookHandler]:
-        """Call ``handler(name, details)`` at every point while the block runs."""
-        self.install(handler)
-        try:
-            yield handler
-        finally:
-            self.uninstall(handler)
-
-    def install(self, handler: HookHandler) -> None:
-        self._handlers.append(handler)
-
-    def uninstall(self, handler: HookHandler) -> None:
-        with contextlib.suppress(ValueError):
-            self._handlers.remove(handler)
-
-
-hooks = HookPoints()
-
-# Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
-
-
-def validate_run_id(run_id: str) -> str:
-    """``run_id`` if it is one safe path segment, else ArgumentError naming it."""
-    if not _RUN_ID.fullmatch(run_id or "") or ".." in run_id:
-        raise ArgumentError(
-            "JOB_RUN_ID",
-            f"--JOB_RUN_ID {run_id!r} is not a valid run id "
-            "(letters, digits, '_', '-', '.'; no '..' or '/')",
-        )
-    return run_id
 
 
 @dataclass(frozen=True)
@@ -172,7 +118,6 @@ class GlueJob:
         args = resolve_options(list(argv if argv is not None else sys.argv), required, optional)
         validate_run_id(str(args["JOB_RUN_ID"]))
         typed_values(COMMON_OPTIONS, args)  # every common argument is valid before anything runs
-        BookmarkOption.parse(args["job-bookmark-option"] or "")
         BookmarkControl(
             BookmarkOption.parse(args["job-bookmark-option"] or ""),
             args.get("job-bookmark-from"),
@@ -244,15 +189,22 @@ class IncrementalRun:
 
     lease: Lease | None = field(default=None, init=False)
     started_at: float = field(default=0.0, init=False)
-    summary: dict[str, Any] = field(default_factory=dict, init=False)
+    # What the job adds to the summary line (plan, snapshot ids, errors after the commit).
+    details: dict[str, JsonValue] = field(default_factory=dict, init=False)
     committed: bool = field(default=False, init=False)
     _previous: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
     _changed_by_hand: set[str] = field(default_factory=set, init=False)
-    _counts: dict[str, Any] = field(default_factory=dict, init=False)
+    _counts: RunCounts | None = field(default=None, init=False)
+    _line: dict[str, JsonValue] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         validate_run_id(self.run_id)
         self.state_name = self.state_name or self.job_name
+
+    @property
+    def summary(self) -> dict[str, JsonValue]:
+        """The summary line once the run ended (``RunSummary.line``); until then its details."""
+        return dict(self._line if self._line is not None else self.details)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -327,7 +279,7 @@ class IncrementalRun:
         or on a dry run. Raises WatermarkConflict or LeaseLost; nothing moves then.
         """
         if self.dry_run or not self.bookmark.commits:
-            self.summary["commit_skipped"] = (
+            self.details["commit_skipped"] = (
                 "dry run" if self.dry_run else self.bookmark.option.value
             )
             return False
@@ -344,8 +296,8 @@ class IncrementalRun:
         self.store.commit_many(items, lease=self.lease)
         self.committed = True
         hooks.point("commit.after", run_id=self.run_id)
-        self.summary["new_watermark"] = {
-            item.slot: _jsonable(state_digest(item.watermarks)) for item in items
+        self.details["new_watermark"] = {
+            item.slot: jsonable(state_digest(item.watermarks)) for item in items
         }
         return True
 
@@ -367,54 +319,61 @@ class IncrementalRun:
         ``records_new`` (default: ``records_read``) counts rows not already
         loaded; the zero-record alarm watches it.
         """
-        self._counts = {
-            "records_read": int(records_read),
-            "records_new": int(records_read if records_new is None else records_new),
-            "records_written": int(records_written),
-            "watermark_time": watermark_time,
-            "late_files_skipped": int(late_files_skipped),
-            "null_watermark_rows": int(null_watermark_rows),
-            "future_watermark_rows": int(future_watermark_rows),
-            "state_bytes": state_bytes,
-        }
-        self.summary.update({key: _jsonable(value) for key, value in details.items()})
+        self._counts = RunCounts(
+            records_read=int(records_read),
+            records_new=int(records_read if records_new is None else records_new),
+            records_written=int(records_written),
+            watermark_time=watermark_time,
+            late_files_skipped=int(late_files_skipped),
+            null_watermark_rows=int(null_watermark_rows),
+            future_watermark_rows=int(future_watermark_rows),
+            state_bytes=state_bytes,
+        )
+        self.details.update({key: jsonable(value) for key, value in details.items()})
 
     # -- internals ------------------------------------------------------------------------------
 
     def _finish_successfully(self) -> None:
         """Post-commit steps: a failure here is logged and counted, never a FAILED run."""
-        counts = self._counts or {"records_read": 0, "records_written": 0}
+        counts = self._counts or RunCounts()
         lag = None
-        watermark_time = counts.get("watermark_time")
-        if isinstance(watermark_time, datetime):
-            lag = self.started_at - watermark_time.timestamp()
+        if counts.watermark_time is not None:
+            lag = self.started_at - counts.watermark_time.timestamp()
         published = False
         if self.publish_metrics and not self.dry_run:
             published = self._publish_metrics(counts, lag)
-        self.summary["metrics_published"] = published
-        self.summary["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
+        self.details["metrics_published"] = published
+        self.details["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
+        if self.glue_job is not None:
+            self._commit_glue_job()
         try:
             self._log_summary("SUCCEEDED")
         except Exception:  # the run committed; a summary that cannot be written must not undo that
             log.exception("run %s committed but its summary could not be logged", self.run_id)
-        if self.glue_job is not None:
-            self.glue_job.commit()
 
-    def _publish_metrics(self, counts: Mapping[str, Any], lag: float | None) -> bool:
+    def _commit_glue_job(self) -> None:
+        """awsglue's ``Job.commit()``: Glue's own bookmark, which these scripts never read.
+
+        It runs after the DynamoDB commit, so a failure is logged and named in the summary
+        (``glue_job_commit_error``) and the run stays SUCCEEDED.
+        """
+        try:
+            self.glue_job.commit()
+        except Exception as error:
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            log.error(
+                "GLUE JOB COMMIT FAILED for run %s of job %s: %s; the run's data and "
+                "watermark are committed (Glue's own bookmark is not used by this job)",
+                self.run_id,
+                self.job_name,
+                reason,
+            )
+            self.details["glue_job_commit_error"] = f"{type(error).__name__}: {reason}"
+
+    def _publish_metrics(self, counts: RunCounts, lag: float | None) -> bool:
         try:
             run_metrics.publish(
-                run_metrics.RunMetrics(
-                    job_name=self.job_name,
-                    records_read=counts["records_read"],
-                    records_written=counts["records_written"],
-                    watermark_lag_seconds=lag,
-                    late_files_skipped=counts.get("late_files_skipped", 0),
-                    null_watermark_rows=counts.get("null_watermark_rows", 0),
-                    records_new=counts.get("records_new"),
-                    future_watermark_rows=counts.get("future_watermark_rows", 0),
-                    state_bytes=counts.get("state_bytes"),
-                ),
-                namespace=self.metrics_namespace,
+                counts.metrics(self.job_name, lag), namespace=self.metrics_namespace
             )
             return True
         except Exception as error:  # after the commit: report loudly, keep SUCCEEDED
@@ -428,42 +387,29 @@ class IncrementalRun:
                 reason,
             )
             print(f"error: metric publish failed: {reason}", file=sys.stderr, flush=True)
-            self.summary["metric_publish_error"] = f"{type(error).__name__}: {reason}"
+            self.details["metric_publish_error"] = f"{type(error).__name__}: {reason}"
             run_metrics.publish_failure(self.job_name, namespace=self.metrics_namespace)
             return False
 
-    def _log_summary(self, status: str, **extra: Any) -> None:
-        counts = {key: value for key, value in self._counts.items() if key != "watermark_time"}
-        line = {
-            "job_name": self.job_name,
-            "state_name": self.state_name,
-            "run_id": self.run_id,
-            "status": status,
-            "bookmark_option": self.bookmark.option.value,
-            "dry_run": self.dry_run,
-            "old_watermark": {
-                slot: _jsonable(state_digest(values)) for slot, values in self._previous.items()
+    def _log_summary(self, status: str, error: str | None = None) -> None:
+        line = RunSummary(
+            job_name=self.job_name,
+            state_name=str(self.state_name),
+            run_id=self.run_id,
+            status=status,
+            bookmark_option=self.bookmark.option.value,
+            dry_run=self.dry_run,
+            old_watermark={
+                slot: jsonable(state_digest(values)) for slot, values in self._previous.items()
             },
-            "committed": self.committed,
-            "duration_seconds": round(self.clock() - self.started_at, 3),
-            **counts,
-            **self.summary,
-            **extra,
-        }
-        self.summary = line
+            committed=self.committed,
+            duration_seconds=round(self.clock() - self.started_at, 3),
+            counts=self._counts,
+            details=self.details,
+            error=error,
+        ).line()
+        self._line = line
         run_metrics.log_summary(line)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
 
 
 def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None = None) -> None:
@@ -477,6 +423,6 @@ def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None 
     except Exception as error:  # the process boundary: one line for on-call, then the trace
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"error: {message}", file=sys.stderr, flush=True)
-        if not isinstance(error, ArgumentError):
+        if not isinstance(error, GlueIncrementalError):
             traceback.print_exc()
         raise SystemExit(1) from None

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NotRequired, Required, TypedDict
 
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
 
@@ -43,7 +44,8 @@ class LoadStateExtra(TypedDict, total=False):
 
 
 class LoadStateDict(LoadStateExtra):
-    """A load's stored state: the JDBC cursor (None for files) and when it was published."""
+    """A load's stored state: the cursor (the greatest watermark value loaded, from JDBC or
+    files) and when it was published."""
 
     cursor: Required[Any]
     published_at_ms: Required[int]
@@ -64,31 +66,54 @@ class JoinSideStateDict(TypedDict):
 
 @dataclass(frozen=True)
 class LoadState:
-    """What a load commits: ``cursor`` is the greatest watermark value loaded (JDBC)."""
+    """What a load commits: ``cursor`` is the greatest watermark value loaded (JDBC or files;
+    None before any row had one)."""
 
     cursor: Any
     published_at_ms: int
     files: FileBookmark | None = None
     iceberg_table: str | None = None
+    discovery: DiscoveryState | None = None
+    iceberg_snapshot: int | None = None
+    partition_types: dict[str, str] | None = None
+    layout: dict[str, Any] | None = None
 
     def to_state(self) -> LoadStateDict:
         state = LoadStateDict(cursor=self.cursor, published_at_ms=self.published_at_ms)
         if self.files is not None:
             state["files"] = self.files.to_state()
+        if self.discovery is not None:
+            state["discovery"] = self.discovery.to_state()
         if self.iceberg_table is not None:
             state["iceberg_table"] = self.iceberg_table
+        if self.iceberg_snapshot is not None:
+            state["iceberg_snapshot"] = self.iceberg_snapshot
+        if self.partition_types:
+            state["partition_types"] = dict(self.partition_types)
+        if self.layout:
+            state["layout"] = dict(self.layout)
         return state
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any] | None) -> LoadState | None:
         if state is None:
             return None
+        discovery = state.get("discovery")
         return cls(
             cursor=state.get("cursor"),
             published_at_ms=int(state.get("published_at_ms") or 0),
             files=_file_bookmark(state),
             iceberg_table=state.get("iceberg_table"),
+            discovery=DiscoveryState.from_state(discovery) if discovery is not None else None,
+            iceberg_snapshot=state.get("iceberg_snapshot"),
+            partition_types=state.get("partition_types"),
+            layout=state.get("layout"),
         )
+
+    def without_times(self) -> dict[str, Any]:
+        """The stored form apart from the cursor, publish time and the output snapshot a run
+        without a publish records (what else would change)."""
+        return _without(self.to_state(), *_TIMES)
 
 
 @dataclass(frozen=True)
@@ -149,6 +174,19 @@ class JoinSideState:
         )
 
 
+def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
+    return {key: value for key, value in (values or {}).items() if key not in keys}
+
+
+# What moves without the source having changed: not a reason to commit.
+_TIMES = ("cursor", "published_at_ms", "iceberg_snapshot")
+
+
+def stored_without_times(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A stored load state apart from what ``LoadState.without_times`` leaves out."""
+    return _without(values, *_TIMES)
+
+
 def _file_bookmark(state: Mapping[str, Any]) -> FileBookmark | None:
     files = state.get("files")
     return FileBookmark.from_state(files) if files is not None else None
@@ -163,7 +201,7 @@ def _upstream(stored: Mapping[str, Any]) -> UpstreamState:
     )
 
 
-class LayoutChanged(ValueError):
+class LayoutChanged(GlueIncrementalError, ValueError):
     """A run would merge into a target written under another layout (one line, names both)."""
 
 

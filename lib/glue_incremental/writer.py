@@ -26,9 +26,10 @@ from pyspark.sql.types import StringType
 from pyspark.sql.window import Window
 
 from glue_incremental import key_index, publish
+from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
+from glue_incremental.hooks import hooks
 from glue_incremental.partition_paths import dir_to_values, directory_name, literal
-from glue_incremental.runtime import hooks, validate_run_id
 
 STAGING_DIR = publish.STAGING_DIR
 UNPARTITIONED: tuple[str | None, ...] = ()

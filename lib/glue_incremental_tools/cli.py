@@ -3,11 +3,10 @@
 Command groups are registered in ``COMMAND_GROUPS`` as ``(name, register)``
 pairs. ``register`` is a function ``register(subparsers)`` that adds the
 group's parser to the top-level subparsers, or a string
-``"package.module:function"`` resolved lazily: a module that does not exist
-(yet) is skipped, so groups can be listed before they are written, and a module
-that fails to import leaves the other groups working (its group then reports
-the import error when invoked). Register modules should keep their top-level
-imports light: every group is registered on every invocation.
+``"package.module:function"`` imported when the parser is built (the group
+modules import this one, so they cannot be imported at its top). Register
+modules should keep their top-level imports light: every group is registered
+on every invocation.
 
 Each command's parser sets ``handler``, a function ``handler(args) -> int |
 None`` (None means exit code 0). Expected failures (``CommandError``, watermark
@@ -20,7 +19,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -136,10 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from glue_incremental.watermarks import WatermarkError
+    from glue_incremental.errors import GlueIncrementalError
 
-    # ValueError: InvalidWatermarkValue, bad names and arguments, unreadable stored values.
-    return (CommandError, WatermarkError, ValueError, ClientError, BotoCoreError)
+    # The library's domain errors (watermark store, bad names and values, unreadable stored
+    # state, arguments) share one base; any other exception is a bug and keeps its traceback.
+    return (CommandError, GlueIncrementalError, ClientError, BotoCoreError)
 
 
 def _one_line(error: BaseException) -> str:
@@ -180,30 +179,7 @@ def _register_group(subparsers: Any, name: str, register: RegisterFn | str) -> N
         register(subparsers)
         return
     module_name, _, function_name = register.partition(":")
-    try:
-        if importlib.util.find_spec(module_name) is None:
-            return  # not written yet
-        module = importlib.import_module(module_name)
-    except Exception as error:  # a broken module must not take the other groups down
-        _register_unavailable(subparsers, name, f"{type(error).__name__}: {error}")
-        return
-    function = getattr(module, function_name or "register", None)
-    if function is None:
-        return  # the module exists but offers no command group
-    function(subparsers)
-
-
-def _register_unavailable(subparsers: Any, name: str, reason: str) -> None:
-    # No options: whatever follows the group name is swallowed, the error reported.
-    parser = subparsers.add_parser(
-        name, help=f"(unavailable: {reason})", add_help=False, prefix_chars="+"
-    )
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
-
-    def unavailable(_args: argparse.Namespace) -> int:
-        raise CommandError(f"command group {name!r} is unavailable: {reason}")
-
-    parser.set_defaults(handler=unavailable)
+    getattr(importlib.import_module(module_name), function_name or "register")(subparsers)
 
 
 # -- watermarks -------------------------------------------------------------------------------

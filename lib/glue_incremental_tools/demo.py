@@ -453,7 +453,7 @@ class Demo:
 
     # -- reading state ---------------------------------------------------------------------------
 
-    def watermarks(self, job: str) -> dict[str, dict[str, Any]]:
+    def watermarks(self, job: str) -> dict[str, Mapping[str, Any]]:
         """The job's committed state per slot (``Watermarks.get_watermark``)."""
         from glue_incremental.watermarks import Watermarks
 

@@ -169,7 +169,8 @@ def _last_run(job: str) -> dict[str, Any]:
     if not runs:
         return {}
     # Glue lists newest first; emulators do not all agree, so pick by start time.
-    run = dict(max(runs, key=lambda r: r.get("StartedOn") or datetime.min.replace(tzinfo=UTC)))
+    latest = max(runs, key=lambda r: r.get("StartedOn") or datetime.min.replace(tzinfo=UTC))
+    run = dict(latest)
     try:
         record = runner.get_run_record(job, run["Id"])
     except (ClientError, BotoCoreError, KeyError, ValueError):
@@ -271,7 +272,7 @@ def _committed(store: Watermarks, state_name: str, kind: str) -> dict[str, dict[
     for slot in slots:
         state = store.get_watermark(state_name, slot)
         if state is not None:
-            found[slot] = state
+            found[slot] = dict(state)
     return found
 
 
@@ -345,7 +346,7 @@ def _watermark_text(committed: Mapping[str, dict[str, Any]]) -> str | None:
         elif high_mark is not None:
             marks.append(_iso(datetime.fromtimestamp(high_mark / 1000, UTC)))
     # A join is as fresh as its older side.
-    return min(marks) if marks else None
+    return min((mark for mark in marks if mark is not None), default=None)
 
 
 def _version(committed: Mapping[str, dict[str, Any]]) -> int | None:

@@ -256,3 +256,35 @@ def test_a_password_inside_the_source_url_is_refused_like_source_password(url):
     with pytest.raises(ArgumentError, match="--source carries a password") as raised:
         load.LoadConfig.from_args(resolve_options(base, load.REQUIRED_ARGS, load.OPTIONAL_ARGS))
     assert "hunter2" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("legacy", "meaning"),
+    [
+        ("continuation-enabled", BookmarkOption.ENABLE),
+        ("continuation-readonly", BookmarkOption.PAUSE),
+        ("continuation-ignore", BookmarkOption.DISABLE),
+    ],
+)
+def test_the_legacy_continuation_option_means_what_glue_translates_it_to(legacy, meaning):
+    args = resolve_options(["s.py", "--JOB_NAME", "j", "--continuation-option", legacy], [])
+    assert args["job-bookmark-option"] == meaning.value
+
+
+def test_the_bookmark_option_wins_over_the_legacy_continuation_option():
+    args = resolve_options(
+        [
+            *("s.py", "--JOB_NAME", "j", "--continuation-option", "continuation-ignore"),
+            *("--job-bookmark-option", "job-bookmark-pause"),
+        ],
+        [],
+    )
+    assert args["job-bookmark-option"] == BookmarkOption.PAUSE.value
+
+
+def test_an_unknown_continuation_option_is_named():
+    with pytest.raises(ArgumentError, match="--continuation-option 'continuation-off'") as raised:
+        resolve_options(
+            ["s.py", "--JOB_NAME", "j", "--continuation-option", "continuation-off"], []
+        )
+    assert raised.value.name == "continuation-option"

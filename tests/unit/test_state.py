@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
 from glue_incremental.state import (
     JoinSideState,
@@ -10,6 +11,7 @@ from glue_incremental.state import (
     LoadState,
     UpstreamState,
     check_same_layout,
+    stored_without_times,
     target_layout,
 )
 
@@ -78,3 +80,15 @@ def test_a_run_under_another_layout_than_its_state_is_refused_in_one_line_naming
         check_same_layout(before, target_layout(["part"], ["id", "part"], "updated"))
     assert str(refused.value).startswith("--primary_key changed from ['id'] to ['id', 'part']")
     assert "\n" not in str(refused.value)
+
+
+def test_a_file_load_state_keeps_its_s3_discovery_state_on_a_round_trip():
+    discovery = DiscoveryState(
+        runs_since_full_listing=2, ordered_start="dt=2024-01-02/", full_listing_high_mark_ms=9
+    )
+    state = LoadState(cursor=4, published_at_ms=5, files=BOOKMARK, discovery=discovery)
+    stored = state.to_state()
+    assert stored["discovery"] == discovery.to_state()
+    assert LoadState.from_state(stored) == state
+    assert state.without_times() == stored_without_times(stored)
+    assert "cursor" not in state.without_times()

@@ -27,10 +27,12 @@ from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
+from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
+from glue_incremental.targets.base import TargetOptions
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")
-TARGET_FORMATS = ("parquet", "iceberg")
+TARGET_FORMATS = tuple(TARGET_FACTORIES)  # one per ``targets.Target`` implementation
 # --partition_types: the values a partition column may hold (checked before writing).
 PARTITION_TYPES = ("string", "int", "bigint", "date")
 
@@ -241,6 +243,17 @@ class JoinJobConfig:
     @property
     def iceberg_target(self) -> IcebergTarget:
         return IcebergTarget(str(self.target_table), self.iceberg_catalog)
+
+    @property
+    def target_options(self) -> TargetOptions:
+        """What ``targets.build`` needs to make the join's output (no maintenance options)."""
+        return TargetOptions(
+            format=self.target_format,
+            path=self.target_path,
+            table=self.target_table,
+            catalog=self.iceberg_catalog,
+            partition_by=tuple(self.spec.partition_by),
+        )
 
     def side_target(self, side: str) -> IcebergTarget:
         """An Iceberg side's table (``--{side}_path database.table``)."""

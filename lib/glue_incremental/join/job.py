@@ -15,7 +15,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from glue_incremental import iceberg, writer
+from glue_incremental import targets, writer
+from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
 from glue_incremental.join.spec import (
@@ -33,8 +34,9 @@ from glue_incremental.predicates import (
     partition_counts,
     validate_partition_values,
 )
-from glue_incremental.runtime import GlueJob, IncrementalRun, hooks
-from glue_incremental.state import JoinSideState
+from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.state import JoinSideState, JoinSideStateDict
+from glue_incremental.targets import Target
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 
@@ -61,23 +63,11 @@ def run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
     # ``hour=03`` is the partition "03" on both sides and in the output.
     spark.conf.set(_TYPE_INFERENCE, "false")
     try:
-        _recover_target(run, config)
-        _run_join(run, config)
+        target = targets.build(config.target_options)
+        target.recover(run)
+        _run_join(run, config, target)
     finally:
         spark.conf.set(_TYPE_INFERENCE, before)
-
-
-def _recover_target(run: IncrementalRun, config: JoinJobConfig) -> None:
-    if run.dry_run:
-        return
-    if config.target_format != "iceberg":
-        writer.recover(run.spark, config.target_path)
-    elif run.bookmark.commits:
-        rolled = iceberg.roll_forward(
-            run.spark, config.iceberg_target, run.store, str(run.state_name), run.lease
-        )
-        if rolled is not None:
-            run.summary["rolled_forward_from_snapshot"] = rolled.snapshot_id
 
 
 @dataclass(frozen=True)
@@ -131,10 +121,9 @@ def _details(sides: Mapping[str, Side], work: _Work) -> dict[str, Any]:
     }
 
 
-def _run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
+def _run_join(run: IncrementalRun, config: JoinJobConfig, target: Target) -> None:
     spark = run.spark
-    to_iceberg = config.target_format == "iceberg"
-    started_from = iceberg.current_snapshot(spark, config.iceberg_target) if to_iceberg else None
+    target.mark_start(run)
     sides = {name: plan_side(run, config, name) for name in SIDES}
     work = _work(run, config, sides)
     details = _details(sides, work)
@@ -153,17 +142,24 @@ def _run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
         )
         return
     joined = _join_affected(spark, sides, work.affected, config.spec) if work.affected else None
+    settled: dict[str, JoinSideState] = {}
+
+    def settle() -> dict[str, JoinSideStateDict]:
+        """The output is durable (or carries these states): recheck upstreams, fix the states."""
+        published_at_ms = int(run.clock() * 1000)
+        hooks.point("join.published", run_id=run.run_id)
+        _recheck_upstreams(spark, sides, work.affected, config.spec.partition_by)
+        settled.update(_side_states(target, sides, work.pending, published_at_ms))
+        return {name: state.to_state() for name, state in settled.items()}
+
     result = writer.WriteResult(0)
-    if joined is not None and not to_iceberg:
-        result = _replace_parquet(run, config, joined, work)
-    published_at_ms = int(run.clock() * 1000)
-    hooks.point("join.published", run_id=run.run_id)
-    _recheck_upstreams(spark, sides, work.affected, config.spec.partition_by)
-    states = _side_states(config, sides, work.pending, published_at_ms)
-    if joined is not None and to_iceberg:
-        started = started_from.snapshot_id if started_from else None
-        result = _publish_iceberg(run, config, joined, work, states, started)
-    _commit(run, sides, states, wrote=joined is not None)
+    if joined is None:
+        settle()
+    else:
+        affected = None if work.full_reload else work.affected
+        result = target.replace_partitions(run, joined, affected, settle).result
+    _commit(run, sides, settled, wrote=joined is not None)
+    target.after_commit(run, {name: state.to_state() for name, state in settled.items()})
     _record(run, sides, work, result, late, details)
 
 
@@ -178,20 +174,6 @@ def _join_affected(
     joined = join_partitions(filtered["left"], filtered["right"], spec)
     hooks.point("join.joined", **filtered, joined=joined, affected=list(affected))
     return joined
-
-
-def _replace_parquet(
-    run: IncrementalRun, config: JoinJobConfig, joined: DataFrame, work: _Work
-) -> writer.WriteResult:
-    return writer.replace_partitions(
-        run.spark,
-        joined,
-        config.target_path,
-        partition_by=config.spec.partition_by,
-        affected=None if work.full_reload else work.affected,
-        run_id=run.run_id,
-        before_publish=run.guard,
-    )
 
 
 def _recheck_upstreams(
@@ -217,57 +199,25 @@ def _recheck_upstreams(
 
 
 def _side_states(
-    config: JoinJobConfig,
+    target: Target,
     sides: Mapping[str, Side],
     pending: Mapping[str, list[Partition]],
     published_at_ms: int,
 ) -> dict[str, JoinSideState]:
     """The state each side commits: its bookmark, pending partitions, upstream, publish time."""
-    table = config.iceberg_target.name if config.target_format == "iceberg" else None
+    table = target.state_table()
     return {
         name: JoinSideState(
             published_at_ms=published_at_ms,
             pending_partitions=tuple(pending[name]),
             upstream=side.upstream.state() if side.upstream else None,
-            files=None if side.fmt == "iceberg" else side.plan.next_bookmark,
+            files=side.next_files,
             discovery=side.discovery_state,
             iceberg_snapshot_id=side.iceberg_snapshot,
             iceberg_table=table,
         )
         for name, side in sides.items()
     }
-
-
-def _publish_iceberg(
-    run: IncrementalRun,
-    config: JoinJobConfig,
-    joined: DataFrame,
-    work: _Work,
-    states: Mapping[str, JoinSideState],
-    started_from: int | None,
-) -> writer.WriteResult:
-    """One snapshot replaces every affected partition; it carries both sides' states."""
-    state_name = str(run.state_name)
-    published = iceberg.publish_partitions(
-        run.spark,
-        config.iceberg_target,
-        joined,
-        partition_by=config.spec.partition_by,
-        affected=None if work.full_reload else work.affected,
-        started_from=started_from,
-        properties=iceberg.snapshot_properties(
-            run_id=run.run_id,
-            state_name=state_name,
-            state_versions={
-                name: iceberg.started_version(run.store, state_name, name) for name in SIDES
-            },
-            watermarks={name: state.to_state() for name, state in states.items()},
-            commits=run.bookmark.commits,
-        ),
-        guard=run.guard,
-    )
-    run.summary["iceberg_snapshot_id"] = published.snapshot_id
-    return writer.WriteResult(published.records_written)
 
 
 def _commit(

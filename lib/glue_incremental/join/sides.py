@@ -94,6 +94,11 @@ class Side:
         return {partition_of(f, columns) for f in self.listing} | self.pruned_partitions
 
     @property
+    def next_files(self) -> file_source.FileBookmark | None:
+        """The file bookmark this side commits (None for a side read by Iceberg snapshot)."""
+        return None if self.iceberg_table is not None else self.plan.next_bookmark
+
+    @property
     def discovery_state(self) -> DiscoveryState | None:
         return self.s3.found.next_state if self.s3 else None
 

@@ -24,6 +24,7 @@ from pyspark.sql.types import (
     _parse_datatype_string,
 )
 
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.partition_paths import HIVE_NULL
 from glue_incremental.predicates import quote_identifier
 
@@ -36,11 +37,11 @@ OutputColumn = tuple[str, str, str]
 Partition = tuple[Any, ...]
 
 
-class JoinSpecError(ValueError):
+class JoinSpecError(GlueIncrementalError, ValueError):
     """The join's spec itself is invalid (checked at construction)."""
 
 
-class JoinInputError(ValueError):
+class JoinInputError(GlueIncrementalError, ValueError):
     """One side's DataFrame does not fit the spec; raised before anything is read or written."""
 
     def __init__(self, side: str, column: str, problem: str) -> None:

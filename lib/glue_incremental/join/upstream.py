@@ -16,6 +16,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from glue_incremental import partition_paths, publish, writer
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.join.spec import Partition, partition_of
 from glue_incremental.sources import files as file_source
 from glue_incremental.state import UpstreamState
@@ -24,7 +25,7 @@ from glue_incremental.watermarks import Watermarks
 MAX_UPSTREAM_RUNS_LISTED = 100
 
 
-class UpstreamChanged(RuntimeError):
+class UpstreamChanged(GlueIncrementalError, RuntimeError):
     """An upstream job published into partitions this run was reading; nothing was committed."""
 
     def __init__(self, side: str, job: str, partitions: Sequence[tuple]) -> None:
@@ -36,7 +37,7 @@ class UpstreamChanged(RuntimeError):
         )
 
 
-class UpstreamContractError(ValueError):
+class UpstreamContractError(GlueIncrementalError, ValueError):
     """The upstream job's committed state does not say when its output was published."""
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.listing import (
     FINGERPRINT_HEX_CHARS,
     OBJECT_STORE_SCHEMES,
@@ -70,7 +71,7 @@ __all__ = [
 ]
 
 
-class InvalidBookmarkState(ValueError):
+class InvalidBookmarkState(GlueIncrementalError, ValueError):
     """A stored file bookmark that cannot be used; ``field`` names the offending part."""
 
     def __init__(self, field: str, value: Any, reason: str) -> None:

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from glue_incremental import credentials
+from glue_incremental.errors import GlueIncrementalError
 
 __all__ = [
     "JdbcSource",
@@ -47,7 +48,7 @@ _BARE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*", re.ASCII)
 _MISSING_TABLE_STATES = {"42P01", "42S02"}
 
 
-class SourceUnavailable(RuntimeError):
+class SourceUnavailable(GlueIncrementalError, RuntimeError):
     """The JDBC source could not be read: unreachable, bad credentials, or no such table.
 
     ``url`` never contains a password; ``reason`` is the root cause, on one line.

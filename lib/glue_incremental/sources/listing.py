@@ -20,6 +20,7 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 
 from glue_incremental import local_files
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.partition_paths import is_hidden, parse_name
 
 FINGERPRINT_HEX_CHARS = 16
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class SourceNotFound(ValueError):
+class SourceNotFound(GlueIncrementalError, ValueError):
     """The source root does not exist; ``uri`` is the root as given."""
 
     def __init__(self, uri: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from glue_incremental import aws
+from glue_incremental.errors import GlueIncrementalError
 
 DEFAULT_VISIBILITY_SECONDS = 900
 DEFAULT_MAX_MESSAGES = 100_000
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class NotificationQueueError(RuntimeError):
+class NotificationQueueError(GlueIncrementalError, RuntimeError):
     """The queue cannot be read; ``queue_url`` names it."""
 
     def __init__(self, queue_url: str, reason: str) -> None:

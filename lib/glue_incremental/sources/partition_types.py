@@ -19,6 +19,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.partition_paths import HIVE_NULL
 from glue_incremental.sources.listing import SourceFile
 
@@ -27,7 +28,7 @@ INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 __all__ = ["PartitionValueMisfit", "as_text", "cast_to_kept", "kept_types", "names_of"]
 
 
-class PartitionValueMisfit(ValueError):
+class PartitionValueMisfit(GlueIncrementalError, ValueError):
     """A directory value that does not fit its column's kept type."""
 
     def __init__(self, column: str, value: str, kind: str) -> None:

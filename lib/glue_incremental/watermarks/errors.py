@@ -8,6 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from glue_incremental import aws
+from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.watermarks.keys import (
     DEFAULT_SLOT,
     HASH_KEY,
@@ -18,7 +19,7 @@ from glue_incremental.watermarks.keys import (
 )
 
 
-class WatermarkError(Exception):
+class WatermarkError(GlueIncrementalError):
     """Base class of every watermark store error."""
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from glue_incremental.errors import InvalidName
+
 DEFAULT_TABLE = "glue-watermarks"
 DEFAULT_SLOT = "default"
 HASH_KEY = "job_name"
@@ -55,10 +57,19 @@ def run_key(slot: str, run_id: str) -> str:
 
 
 def check_names(job_name: str, slot: str) -> None:
-    """Raise ValueError naming the value when a job name or slot cannot be a key part."""
+    """Raise InvalidName (a ValueError) naming the value when a job name or slot cannot be a
+    key part."""
     if not isinstance(job_name, str) or not job_name.strip():
-        raise ValueError(f"job name must be a non-empty string, got {job_name!r}")
+        raise InvalidName(
+            "job name", job_name, f"job name must be a non-empty string, got {job_name!r}"
+        )
     if len(job_name) > 255:
-        raise ValueError(f"job name is {len(job_name)} characters, over 255: {job_name[:40]!r}...")
+        raise InvalidName(
+            "job name",
+            job_name,
+            f"job name is {len(job_name)} characters, over 255: {job_name[:40]!r}...",
+        )
     if not isinstance(slot, str) or not slot or "#" in slot:
-        raise ValueError(f"slot must be a non-empty string without '#', got {slot!r}")
+        raise InvalidName(
+            "slot", slot, f"slot must be a non-empty string without '#', got {slot!r}"
+        )

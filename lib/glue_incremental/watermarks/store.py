@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoCredenti
 
 from glue_incremental import aws
 from glue_incremental.encoding import encode
+from glue_incremental.errors import InvalidName
 from glue_incremental.watermarks.errors import (
     LeaseLost,
     UnknownJob,
@@ -85,8 +86,10 @@ class Watermarks:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not table_name or not isinstance(table_name, str):
-            raise ValueError(
-                f"watermarks table name must be a non-empty string, got {table_name!r}"
+            raise InvalidName(
+                "watermarks table",
+                table_name,
+                f"watermarks table name must be a non-empty string, got {table_name!r}",
             )
         self.table_name = table_name
         self.clock = clock

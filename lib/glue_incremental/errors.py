@@ -1,0 +1,38 @@
+"""The base of every domain error of the library: what a user, an operator or the data got wrong.
+
+A ``GlueIncrementalError`` is said in one line naming the offending value (each subclass
+keeps it as an attribute); the CLI and ``runtime.run_script`` print that line. Anything
+else that escapes is a bug and keeps its traceback. Subclasses keep their historical
+second base (``ValueError``, ``LookupError``, ``RuntimeError``) so callers catching those
+still do.
+"""
+
+from __future__ import annotations
+
+
+class GlueIncrementalError(Exception):
+    """Base class of the library's domain errors."""
+
+
+class InvalidName(GlueIncrementalError, ValueError):
+    """A job, slot or table name the watermark store cannot use; ``value`` is the name."""
+
+    def __init__(self, what: str, value: object, message: str) -> None:
+        self.what, self.value = what, value
+        super().__init__(message)
+
+
+class UnreadableState(GlueIncrementalError, ValueError):
+    """A stored watermark this library cannot decode; ``text`` is the start of it."""
+
+    def __init__(self, text: str, message: str) -> None:
+        self.text = text
+        super().__init__(message)
+
+
+class NoSnapshotOfRun(GlueIncrementalError, LookupError):
+    """An Iceberg table has no snapshot written by run ``run_id``."""
+
+    def __init__(self, table: str, run_id: str) -> None:
+        self.table, self.run_id = table, run_id
+        super().__init__(f"Iceberg table {table} has no snapshot of run {run_id!r}")

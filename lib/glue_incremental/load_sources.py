@@ -1,0 +1,264 @@
+"""What a load reads: the ``Source`` interface, a JDBC table or a file dataset, by registry.
+
+A source plans what is new since the stored state (``LoadState``), reads it, and says
+which state it leaves (``SourcePlan.carried``); ``load.py`` merges the rows into the
+target and commits. Planning writes nothing, so a dry run or a failed run leaves no
+trace. Invariants: ``docs/targets-and-sources.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Protocol
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType, _parse_datatype_string
+
+from glue_incremental import credentials, cursors
+from glue_incremental.args import ArgumentError
+from glue_incremental.load_config import DEFAULT_FILE_BAND, LoadConfig, SchemaError
+from glue_incremental.runtime import IncrementalRun
+from glue_incremental.sources import bulk, discovery, files, jdbc, partition_types
+from glue_incremental.state import LoadState
+
+# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
+FILE_MODIFIED = "__glue_incremental_file_modified"
+FILE_NAME = "__glue_incremental_file_name"
+FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
+
+
+def _nothing_after_commit(run: IncrementalRun) -> None:
+    return None
+
+
+def _nothing() -> None:
+    return None
+
+
+def _no_types() -> dict[str, str]:
+    return {}
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """One run's read, planned: what a dry run prints, how to read, the state it leaves.
+
+    ``carried`` is the next state but for the cursor (still the previous one) and the
+    publish time. ``rereads``: rows read may be versions already loaded (then only those
+    the target lacks count as new), at or after ``reread_from`` when that is known.
+    """
+
+    summary: Mapping[str, object]
+    read: Callable[[], DataFrame | None]
+    carried: LoadState
+    details: Mapping[str, object]
+    delivery: Sequence[str] = ()
+    late_files: int = 0
+    file_high_mark_ms: int | None = None
+    rereads: bool = False
+    reread_from: Any = None
+    after_commit: Callable[[IncrementalRun], None] = field(default=_nothing_after_commit)
+    # For a run that will not commit (a failure, a dry run): leave the source as it was found.
+    release: Callable[[], None] = field(default=_nothing)
+    # After ``read``: the source's partition column types to keep in the state (files).
+    partition_types: Callable[[], dict[str, str]] = field(default=_no_types)
+
+
+class Source(Protocol):
+    def plan(self, run: IncrementalRun) -> SourcePlan:
+        """Plan this run's read from the run's stored state; reads data lazily, writes nothing."""
+        ...
+
+
+@dataclass(frozen=True)
+class JdbcTableSource:
+    """``--source jdbc:...`` and ``--source_table``: rows with ``watermark >= cursor - lookback``."""
+
+    config: LoadConfig
+
+    def plan(self, run: IncrementalRun) -> SourcePlan:
+        config = self.config
+        source = _jdbc_source(config)
+        require_columns(
+            jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
+        )
+        previous = LoadState.from_state(run.previous())
+        cursor = previous.cursor if previous else None
+        lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
+        upper_state = LoadState.from_state(run.upper_bound())
+        # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
+        upper = cursors.just_after(upper_state.cursor) if upper_state else None
+        bounds: dict[str, Any] = {
+            "watermark_column": config.watermark_column,
+            "lower_bound": lower,
+            "upper_bound": upper,
+            "include_null_watermarks": config.null_watermarks == "load",
+        }
+        query = jdbc.incremental_query(source, **bounds)
+        return SourcePlan(
+            summary={
+                "source": "jdbc",
+                "table": config.source_table,
+                "lower_bound": lower,
+                "query": query,
+            },
+            read=lambda: jdbc.read_incremental(run.spark, source, **bounds),
+            carried=LoadState(cursor=cursor, published_at_ms=0),
+            details={"query": query},
+            rereads=True,
+            reread_from=lower,
+        )
+
+
+def _jdbc_source(config: LoadConfig) -> jdbc.JdbcSource:
+    found = credentials.resolve(
+        secret_id=config.source_secret_id,
+        connection_name=config.connection_name,
+        user=config.source_user,
+        password=config.source_password,
+    )
+    return jdbc.JdbcSource(
+        url=config.source,
+        table=str(config.source_table),
+        user=found.user,
+        password=found.password,
+        num_partitions=config.jdbc_num_partitions,
+        partition_column=config.jdbc_partition_column,
+    )
+
+
+@dataclass(frozen=True)
+class FileDatasetSource:
+    """``--source`` a directory of files: new files by the file bookmark, found by listing,
+    ordered S3 listing or S3 notifications (``--discovery``)."""
+
+    config: LoadConfig
+
+    def plan(self, run: IncrementalRun) -> SourcePlan:
+        config = self.config
+        declared = declared_schema(config)
+        previous = LoadState.from_state(run.previous())
+        upper_state = LoadState.from_state(run.upper_bound())
+        band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
+        found = discovery.plan_discovered_read(
+            run.spark,
+            config.source,
+            _file_bookmark(previous),
+            previous.discovery
+            if previous and previous.discovery is not None
+            else discovery.DiscoveryState(),
+            config.file_discovery,
+            run_start_ms=int(run.started_at * 1000),
+            band_seconds=int(band.total_seconds()),
+            upper_bound_ms=_file_bookmark(upper_state).high_mark_ms if upper_state else None,
+            force_full_listing=run.starts_from_an_earlier_state(),
+        )
+        plan = found.plan
+        kept_types = previous.partition_types if previous else None
+        types: dict[str, str] = dict(kept_types or {})
+
+        def read() -> DataFrame | None:
+            rows = bulk.read_listed_files(
+                run.spark,
+                plan.files,
+                root_uri=config.source,
+                source_format=config.source_format,
+                schema=declared,
+                partition_types=kept_types,
+            )
+            # Fixed on the first run (declared, or as inferred then) and never re-inferred.
+            types.clear()
+            if not declared:
+                types.update(partition_types.kept_types(rows, plan.files, kept_types))
+            if rows is None:
+                return None
+            return rows.select(
+                "*",
+                F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
+                F.col("_metadata.file_name").alias(FILE_NAME),
+            )
+
+        def release() -> None:
+            discovery.release_notifications(config.file_discovery, found.receipts)
+
+        def after_commit(run: IncrementalRun) -> None:
+            if found.receipts and run.bookmark.commits:
+                # Only now: the state that makes these messages no-ops is committed.
+                discovery.delete_notifications(config.file_discovery, found.receipts)
+            else:
+                release()
+
+        return SourcePlan(
+            summary={"source": "files", **found.summary()},
+            read=read,
+            carried=LoadState(
+                cursor=previous.cursor if previous else None,
+                published_at_ms=0,
+                files=plan.next_bookmark,
+                discovery=found.next_state,
+            ),
+            details={"files_read": len(plan.files), "file_plan": found.summary()},
+            delivery=FILE_DELIVERY,
+            late_files=plan.late_file_count,
+            file_high_mark_ms=plan.next_bookmark.high_mark_ms,
+            after_commit=after_commit,
+            release=release,
+            partition_types=lambda: dict(types),
+        )
+
+
+def _file_bookmark(state: LoadState | None) -> files.FileBookmark:
+    """The state's file bookmark; the initial one without a state or before any file."""
+    if state is None or state.files is None:
+        return files.FileBookmark.initial()
+    return state.files
+
+
+def declared_schema(config: LoadConfig) -> StructType | None:
+    """``--source_schema`` parsed (None when not given); bad DDL stops the run before any read."""
+    if config.source_schema is None:
+        return None
+    try:
+        schema = _parse_datatype_string(config.source_schema)
+    except Exception as error:  # Spark's ParseException: its first line says where
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+        raise ArgumentError(
+            "source_schema", f"--source_schema is not a column list in Spark DDL: {first_line}"
+        ) from None
+    if not isinstance(schema, StructType):
+        raise ArgumentError(
+            "source_schema",
+            f"--source_schema {config.source_schema!r} is one type, not columns "
+            "(`name TYPE, name TYPE`)",
+        )
+    return schema
+
+
+def require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:
+    """SchemaError naming the first key, watermark or partition column ``columns`` lacks."""
+    present = set(columns)
+    for role, names in (
+        ("--watermark_column", (config.watermark_column,)),
+        ("--primary_key", config.primary_key),
+        ("--partition_by", config.partition_by),
+    ):
+        for name in names:
+            if name not in present:
+                raise SchemaError(
+                    name,
+                    f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})",
+                )
+
+
+SOURCES: dict[str, Callable[[LoadConfig], Source]] = {
+    "jdbc": JdbcTableSource,
+    "files": FileDatasetSource,
+}
+
+
+def build(config: LoadConfig) -> Source:
+    """The source ``--source`` names: a ``jdbc:`` URL is a table, anything else files."""
+    return SOURCES["jdbc" if config.is_jdbc else "files"](config)

@@ -1,0 +1,116 @@
+"""The ``Target`` interface: what a job does with its output, whatever its format.
+
+A job builds its target once from its configuration (``targets.build``) and does
+everything with its output through it: recovery before reading, the schema, the stored versions as of the
+run's start, merge and publish, maintenance after the commit, and what a rewind or reset
+of the watermark does to the output. Invariants: ``docs/targets-and-sources.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pyspark.sql import DataFrame
+
+from glue_incremental.writer import PartitionMoves, PartitionValues, WriteResult
+
+if TYPE_CHECKING:
+    from glue_incremental.runtime import IncrementalRun
+
+# A state per slot, as the run commits it (``{"default": {...}}`` for a load).
+StatesBySlot = Mapping[str, Mapping[str, Any]]
+# Called once by a publish when the state to commit is final (see ``Target.upsert``).
+Settle = Callable[[], StatesBySlot]
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """What a job's arguments say of its output; ``build`` turns it into a ``Target``."""
+
+    format: str
+    path: str = ""
+    table: str | None = None
+    catalog: str = "glue_catalog"
+    partition_by: tuple[str, ...] = ()
+    compact: bool = False
+    expire_older_than: timedelta = timedelta(0)
+
+
+@dataclass(frozen=True)
+class UpsertSpec:
+    """How rows merge: by key, keeping the greatest ``order_by``, ties by ``delivery``."""
+
+    primary_key: Sequence[str]
+    order_by: str
+    replace_all: bool
+    partition_moves: PartitionMoves = "detect"
+    delivery: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a publish wrote, and the states ``settle`` returned (the ones to commit)."""
+
+    result: WriteResult
+    states: StatesBySlot = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OutputRewind:
+    """A rewind's effect on the output: ``note`` for the history, ``apply`` after the state moved.
+
+    The state moves first: if ``apply`` then fails, the next run re-reads and merges again
+    (idempotent), where an output rolled back alone would leave rows never reloaded.
+    """
+
+    note: dict[str, str]
+    apply: Callable[[], None] = lambda: None
+
+
+class Target(Protocol):
+    """A job's output. Methods take the entered run; none of them commits the watermark."""
+
+    def recover(self, run: IncrementalRun) -> None:
+        """Finish or undo what a crashed run left, before anything is read (not on a dry run)."""
+
+    def mark_start(self, run: IncrementalRun) -> None:
+        """Remember the stored version this run starts from: later reads and the publish use it."""
+
+    def schema(self, run: IncrementalRun) -> Any:
+        """The output's schema (partition columns as stored), or None before the first write."""
+
+    def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
+        """The stored rows as this run found them (``mark_start``), or None if there are none."""
+
+    def state_table(self) -> str | None:
+        """The name the committed state records so a rewind can find the output (or None)."""
+
+    def unpublished_state(self) -> dict[str, Any]:
+        """What a run that publishes nothing records of the output it leaves (a rewind to that
+        run restores it): the Iceberg snapshot current at ``mark_start``; nothing for Parquet."""
+
+    def upsert(
+        self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
+    ) -> Published:
+        """Merge ``rows`` in, all or nothing, fenced by the run's lease; ``settle`` once."""
+
+    def replace_partitions(
+        self,
+        run: IncrementalRun,
+        rows: DataFrame,
+        affected: Sequence[PartitionValues] | None,
+        settle: Settle,
+    ) -> Published:
+        """Make exactly ``affected`` (None: all) hold ``rows``, all or nothing; ``settle`` once."""
+
+    def after_commit(self, run: IncrementalRun, states: StatesBySlot) -> None:
+        """Optional maintenance once the watermark is committed, under the run's lease."""
+
+    def rewind_output(self, spark: Any, run_id: str) -> OutputRewind:
+        """What rewinding the watermark to run ``run_id`` does to the output (checked now)."""
+
+    def reset_note(self) -> dict[str, str]:
+        """What a reset of the watermark leaves of the output, for the history."""
