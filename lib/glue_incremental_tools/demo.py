@@ -31,7 +31,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from glue_incremental import aws, iceberg
+from glue_incremental import aws, iceberg_summary
 
 from glue_incremental_tools import deploy, runner, status
 from glue_incremental_tools.localendpoint import LocalAws, running_local_aws
@@ -73,12 +73,12 @@ class RunRow:
 class IcebergTableState:
     """An Iceberg table as its current metadata file says (read with boto3, no Spark)."""
 
-    snapshots: list[iceberg.Snapshot]
+    snapshots: list[iceberg_summary.Snapshot]
     records: dict[int, int]  # snapshot id -> rows in the table at that snapshot
     current_id: int | None
 
     @property
-    def current(self) -> iceberg.Snapshot | None:
+    def current(self) -> iceberg_summary.Snapshot | None:
         return next((s for s in self.snapshots if s.snapshot_id == self.current_id), None)
 
     @property
@@ -311,7 +311,7 @@ class Demo:
         found = current.get("snapshots") or []
         return IcebergTableState(
             snapshots=[
-                iceberg.Snapshot.from_summary(
+                iceberg_summary.Snapshot.from_summary(
                     int(s["snapshot-id"]), s.get("parent-snapshot-id"), s.get("summary") or {}
                 )
                 for s in found
