@@ -113,17 +113,29 @@ if [ "${GLUE_INCREMENTAL_SETUP_ONLY:-}" = iceberg ]; then
   exit 0
 fi
 
-install_venv
-
 # checkov pins its own boto3/botocore range: a separate venv keeps the
-# project's pins exactly those of the Glue runtime.
+# project's pins exactly those of the Glue runtime. It installs in the background,
+# beside the project's venv (a fresh clone's setup spends most of its time in pip).
+checkov_pid=""
+checkov_log=$(mktemp)
 if [ ! -x .venv-checkov/bin/checkov ]; then
-  echo "setup: installing checkov into .venv-checkov"
-  "$PYTHON" -m venv .venv-checkov
-  quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
+  echo "setup: installing checkov into .venv-checkov (in the background)"
+  (
+    "$PYTHON" -m venv .venv-checkov
+    quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
+  ) > "$checkov_log" 2>&1 &
+  checkov_pid=$!
 fi
 
+install_venv
 install_iceberg_jars
 scripts/setup-aws-emulators.sh
 scripts/terraformrc.sh > /dev/null
+if [ -n "$checkov_pid" ] && ! wait "$checkov_pid"; then
+  cat "$checkov_log" >&2
+  echo "setup: installing checkov into .venv-checkov failed (output above)" >&2
+  rm -f "$checkov_log"
+  exit 1
+fi
+rm -f "$checkov_log"
 echo "setup: done"
