@@ -399,8 +399,8 @@ def replace_partitions(
     ``rows`` must only contain rows of affected partitions (partition columns
     are cast to strings here). ``affected`` None means every partition: the
     target is replaced as a whole (full reload), including partitions that no
-    longer have rows and directories of another layout. Partitions not listed stay byte-identical. Publishing
-    follows ``publish`` (write-ahead intent); a crashed publish is finished or
+    longer have rows and directories of another layout. Partitions not listed
+    stay byte-identical. Publishing follows ``publish`` (write-ahead intent); a crashed publish is finished or
     undone by ``recover``, which runs first. The key index (``key_index``) is
     updated as ``index_plan`` says, in the same intent; without a plan it is
     removed (a publish that does not maintain it must not leave it stale).
@@ -412,8 +412,8 @@ def replace_partitions(
     fs = open_filesystem(spark, target_uri)
     publish.recover(fs, target_uri)
     rows = partition_values_as_strings(rows, partition_by)
-    if delivery and primary_key:
-        rows = rows.persist()  # written twice: the data, then its deliveries
+    cached = rows.persist() if delivery and primary_key else None  # data, then deliveries
+    rows = cached if cached is not None else rows
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
@@ -430,15 +430,15 @@ def replace_partitions(
         writer = writer.partitionBy(*partition_by)
     writer.parquet(stage_uri)
     records = int(written_rows.get["rows"])  # counted while writing: no second read
-    if delivery and primary_key:
-        kept = rows.select(
+    if cached is not None:
+        kept = cached.select(
             *[F.col(f"`{n}`") for n in [*match_columns(primary_key, partition_by), *delivery]]
         )
         delivery_writer = kept.write.mode("overwrite")
         if partition_by:
             delivery_writer = delivery_writer.partitionBy(*partition_by)
         delivery_writer.parquet(_join(stage_uri, DELIVERY_DIR))
-        rows.unpersist()
+        cached.unpersist()
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         # Every directory a reader sees, whatever layout wrote it: a full reload under a new

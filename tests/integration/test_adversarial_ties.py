@@ -68,3 +68,4 @@ def test_a_late_visible_file_with_an_older_delivery_does_not_replace_the_stored_
     columns = ["id", "updated", "value"]
     assert as_tuples(visible_rows(target, columns), columns) == [(1, 5, "x")]
     assert as_tuples(full_refresh(source, ("id",), "updated"), columns) == [(1, 5, "x")]
+    assert sorted(spark.read.parquet(target.as_uri()).columns) == columns  # deliveries hidden
