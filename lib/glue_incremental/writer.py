@@ -8,21 +8,26 @@ call ``before_publish`` (the lease check), then ``publish.publish``. An
 unpartitioned target is one partition; affected partitions left without rows
 disappear.
 
-``merge_latest`` keeps the latest version of each key (greatest watermark;
-ties: the row just read, then the later delivery). Directory names follow
-Spark's Hive escaping (``partition_paths``), so a value never leaves the
-target. Protocol and ties: ``docs/writer-protocol.md``.
+``merge_latest`` keeps the latest version of each key: one total order of
+versions, (watermark, delivery time, file name), that an incremental run and a
+full refresh both apply. Each stored row's delivery is kept beside the data it
+describes, under ``<target>/_delivery/<partition>/`` (hidden from readers),
+rewritten in the same publish as its partition. Directory names follow Spark's
+Hive escaping (``partition_paths``), so a value never leaves the target.
+Protocol and ties: ``docs/writer-protocol.md``.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
+from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
 
 from glue_incremental import key_index, publish
@@ -32,6 +37,8 @@ from glue_incremental.hooks import hooks
 from glue_incremental.partition_paths import dir_to_values, directory_name, literal
 
 STAGING_DIR = publish.STAGING_DIR
+# Each stored row's delivery (key, partition, delivery columns), one directory per partition.
+DELIVERY_DIR = "_delivery"
 UNPARTITIONED: tuple[str | None, ...] = ()
 
 PartitionValues = tuple[str | None, ...]
@@ -51,17 +58,19 @@ def merge_latest(
     *,
     prefer: str | None = None,
     delivery: Sequence[str] = (),
+    keep_delivery: bool = False,
 ) -> DataFrame:
     """Keep one row per primary key: the one with the greatest ``order_by``.
 
     Ties (the same key and ``order_by``, null included) go, in this order, to:
-    the greater ``prefer`` (the load marks the rows just read from the source
-    1 and the target's rows 0: the source's current row wins), then the later
-    delivery (``delivery`` columns compared in order, descending, nulls last:
-    a file's modification time, then its name), then the greater xxhash64 of
-    the row's values (so two runs seeing the same candidates keep the same
-    one, for example two JDBC rows with one key and one watermark).
-    ``prefer`` and ``delivery`` columns are dropped from the result.
+    the later delivery (``delivery`` columns compared in order, descending,
+    nulls last: a file's modification time, then its name; a stored row whose
+    delivery is unknown ranks below any known one), then the greater
+    ``prefer`` (the load marks the rows just read 1 and the target's rows 0:
+    with no delivery to compare, as for JDBC, the source's current row wins),
+    then the greater xxhash64 of the row's values (so two runs seeing the same
+    candidates keep the same one). ``prefer`` is dropped from the result, and
+    ``delivery`` columns too unless ``keep_delivery``.
     """
     if not primary_key:
         raise ValueError("merge_latest needs a primary key")
@@ -70,14 +79,15 @@ def merge_latest(
     ordering: list[Column] = []
     if order_by:
         ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
+    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
     if prefer:
         ordering.append(F.col(prefer).desc())
-    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
     ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in data_columns]).desc())
     window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
     rank = "__glue_incremental_rank"
     ranked = df.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1)
-    return ranked.select(*[F.col(f"`{name}`") for name in data_columns])
+    kept = [*data_columns, *(delivery if keep_delivery else ())]
+    return ranked.select(*[F.col(f"`{name}`") for name in kept])
 
 
 PartitionMoves = Literal["detect", "ignore"]
@@ -125,7 +135,9 @@ def upsert(
     incoming = partition_values_as_strings(rows, partition_by)
     data_columns = [name for name in incoming.columns if name not in delivery]
     if replace_all or not _data_exists(spark, target_uri):
-        merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
+        merged = merge_latest(
+            incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
+        )
         fresh_index = None
         if moves_possible(primary_key, partition_by, partition_moves):
             segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
@@ -140,6 +152,8 @@ def upsert(
             run_id=run_id,
             before_publish=before_publish,
             index_plan=fresh_index,
+            delivery=delivery,
+            primary_key=primary_key,
         )
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
@@ -156,10 +170,14 @@ def upsert(
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
         stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
-        for name in delivery:
-            stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
+        deliveries = read_deliveries(spark, target_uri, partition_by, affected, delivery)
+        stored = with_stored_delivery(
+            stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
+        )
         candidates = stored.unionByName(candidates)
-    merged = merge_latest(candidates, primary_key, order_by, prefer=prefer, delivery=delivery)
+    merged = merge_latest(
+        candidates, primary_key, order_by, prefer=prefer, delivery=delivery, keep_delivery=True
+    )
     return replace_partitions(
         spark,
         merged,
@@ -169,7 +187,76 @@ def upsert(
         run_id=run_id,
         before_publish=before_publish,
         index_plan=index_plan,
+        delivery=delivery,
+        primary_key=primary_key,
     )
+
+
+def match_columns(primary_key: Sequence[str], partition_by: Sequence[str]) -> list[str]:
+    """What identifies a stored row: its key and partition (a key once per partition)."""
+    return [*primary_key, *[name for name in partition_by if name not in primary_key]]
+
+
+def read_deliveries(
+    spark: SparkSession,
+    target_uri: str,
+    partition_by: Sequence[str],
+    partitions: Iterable[PartitionValues] | None,
+    delivery: Sequence[str],
+) -> DataFrame | None:
+    """The kept deliveries of the rows stored in ``partitions`` (all when None), or None.
+
+    None too when the target keeps none (written before deliveries were kept,
+    or by a source without delivery, as JDBC): its rows rank below any row
+    with a delivery on an equal watermark, as before.
+    """
+    if not delivery:
+        return None
+    root = _join(target_uri, DELIVERY_DIR)
+    fs = open_filesystem(spark, target_uri)
+    if not fs.exists(root) or not fs.has_data_files(root):
+        return None
+    wanted = [UNPARTITIONED] if not partition_by else partitions
+    paths = [root]
+    if wanted is not None:
+        paths = [
+            _join(root, partition_dir(partition_by, values))
+            for values in wanted
+            if fs.exists(_join(root, partition_dir(partition_by, values)))
+        ]
+        if not paths:
+            return None
+    found = _read_as_strings(spark, root, paths)
+    if not set(delivery) <= set(found.columns):
+        return None
+    return found
+
+
+def with_stored_delivery(
+    stored: DataFrame,
+    deliveries: DataFrame | None,
+    match: Sequence[str],
+    delivery: Sequence[str],
+    incoming_schema: StructType,
+) -> DataFrame:
+    """``stored`` with its kept ``delivery`` columns (null where none was kept)."""
+    if deliveries is None:
+        for name in delivery:
+            stored = stored.withColumn(name, F.lit(None).cast(incoming_schema[name].dataType))
+        return stored
+    aliases = [f"__glue_incremental_match_{index}" for index in range(len(match))]
+    kept = deliveries.select(
+        *[F.col(f"`{name}`").alias(alias) for name, alias in zip(match, aliases, strict=True)],
+        *[F.col(f"`{name}`").cast(incoming_schema[name].dataType).alias(name) for name in delivery],
+    )
+    condition = functools.reduce(
+        operator.and_,
+        [
+            F.col(f"`{name}`").eqNullSafe(F.col(alias))
+            for name, alias in zip(match, aliases, strict=True)
+        ],
+    )
+    return stored.join(kept, condition, "left").drop(*aliases)
 
 
 def _partitions_holding(
@@ -305,22 +392,29 @@ def replace_partitions(
     run_id: str,
     before_publish: Callable[[], None] | None = None,
     index_plan: key_index.IndexPlan | None = None,
+    delivery: Sequence[str] = (),
+    primary_key: Sequence[str] = (),
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
     ``rows`` must only contain rows of affected partitions (partition columns
     are cast to strings here). ``affected`` None means every partition: the
     target is replaced as a whole (full reload), including partitions that no
-    longer have rows and directories of another layout. Partitions not listed stay byte-identical. Publishing
-    follows ``publish`` (write-ahead intent); a crashed publish is finished or
+    longer have rows and directories of another layout. Partitions not listed
+    stay byte-identical. Publishing follows ``publish`` (write-ahead intent); a crashed publish is finished or
     undone by ``recover``, which runs first. The key index (``key_index``) is
     updated as ``index_plan`` says, in the same intent; without a plan it is
     removed (a publish that does not maintain it must not leave it stale).
+    ``delivery`` columns of ``rows`` (with ``primary_key``) are kept under
+    ``_delivery/<partition>/`` in the same intent, never in the data; every
+    replaced partition's deliveries are replaced too (removed when none given).
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
     publish.recover(fs, target_uri)
     rows = partition_values_as_strings(rows, partition_by)
+    cached = rows.persist() if delivery and primary_key else None  # data, then deliveries
+    rows = cached if cached is not None else rows
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
@@ -331,11 +425,21 @@ def replace_partitions(
         # so AQE cannot coalesce a small shuffle into one task writing every partition alone.
         tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
         rows = rows.repartition(tasks, *[F.col(f"`{name}`") for name in partition_by])
-    writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
+    data = rows.drop(*delivery)
+    writer = data.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     writer.parquet(stage_uri)
     records = int(written_rows.get["rows"])  # counted while writing: no second read
+    if cached is not None:
+        kept = cached.select(
+            *[F.col(f"`{n}`") for n in [*match_columns(primary_key, partition_by), *delivery]]
+        )
+        delivery_writer = kept.write.mode("overwrite")
+        if partition_by:
+            delivery_writer = delivery_writer.partitionBy(*partition_by)
+        delivery_writer.parquet(_join(stage_uri, DELIVERY_DIR))
+        cached.unpersist()
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         # Every directory a reader sees, whatever layout wrote it: a full reload under a new
@@ -344,10 +448,15 @@ def replace_partitions(
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
     index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
-    written_files = publish.staged_files(fs, target_uri, run_id, to_replace | index_dirs)
+    delivery_dirs = {_join(DELIVERY_DIR, relative) for relative in to_replace}
+    delivery_root = _join(target_uri, DELIVERY_DIR)
+    if affected is None and fs.exists(delivery_root):
+        delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
+    replaced = to_replace | index_dirs | delivery_dirs
+    written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
-    publish.publish(fs, target_uri, run_id, sorted(to_replace | index_dirs), expected=written_files)
+    publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)

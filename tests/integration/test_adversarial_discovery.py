@@ -35,10 +35,18 @@ pytestmark = [pytest.mark.s3]
 class NotifiedSource:
     """A source prefix whose events go to a queue; ``run`` plans, then 'commits' (deletes)."""
 
-    def __init__(self, bucket: str, prefix: str, every: int = 24, band_seconds: int = 900) -> None:
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str,
+        every: int = 24,
+        band_seconds: int = 900,
+        visibility_seconds: int = 900,
+    ) -> None:
         self.uri = f"s3://{bucket}/{prefix}"
         self.band_seconds = band_seconds
-        self.discovery = Discovery("notifications", every, make_queue(bucket, prefix))
+        queue_url = make_queue(bucket, prefix)
+        self.discovery = Discovery("notifications", every, queue_url, visibility_seconds)
         self.bookmark = self.state = None
         self.put = 0
 
@@ -46,8 +54,18 @@ class NotifiedSource:
         self.put += 1
         return put_json_lines(f"{self.uri}{directory}", [{"id": self.put}])
 
+    def killed_run(self) -> discovery.DiscoveredPlan:
+        """A run SIGKILLed after receiving: it commits nothing and cannot release its messages."""
+        return self._plan()
+
     def run(self) -> discovery.DiscoveredPlan:
-        found = plan_discovered_read(
+        found = self._plan()
+        self.bookmark, self.state = found.plan.next_bookmark, found.next_state
+        discovery.delete_notifications(self.discovery, found.receipts)
+        return found
+
+    def _plan(self) -> discovery.DiscoveredPlan:
+        return plan_discovered_read(
             None,
             self.uri,
             self.bookmark,
@@ -56,9 +74,6 @@ class NotifiedSource:
             run_start_ms=int(after_last_write(1.0) * 1000),
             band_seconds=self.band_seconds,
         )
-        self.bookmark, self.state = found.plan.next_bookmark, found.next_state
-        discovery.delete_notifications(self.discovery, found.receipts)
-        return found
 
 
 def test_a_notified_file_at_the_root_of_a_flat_source_is_read_by_the_next_run(s3_bucket):
@@ -133,16 +148,6 @@ def test_an_ordered_listing_of_more_than_one_page_after_the_start_reads_every_fi
     assert second.requests == 2  # 1,000 keys a page: the first page starts after the start key
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "false LateFilesSkipped (an alarm) with notifications: a directory no event names keeps "
-        "its old-file count from the band start of the run that last listed it; when an event "
-        "lists it again after the band moved, files read in their band then are counted as "
-        "grown old files, i.e. late. Needs the band start (or high mark) per tracked directory "
-        "in the file bookmark (dir_old_counts entries), a state format change."
-    ),
-)
 def test_a_file_read_in_its_band_is_not_reported_late_when_its_directory_is_listed_again(
     s3_bucket,
 ):
@@ -162,6 +167,34 @@ def test_a_file_read_in_its_band_is_not_reported_late_when_its_directory_is_list
 
     assert [f.uri for f in third.plan.files] == [new]
     assert third.plan.late_file_count == 0
+
+
+def test_a_file_whose_message_a_killed_run_held_is_read_when_it_returns_after_the_band_moved(
+    s3_bucket,
+):
+    """The killed run received F's message and could not release it; meanwhile a later run
+    read G and moved the band past F. F was new when its message was sent: it is read, not
+    judged late, when the message comes back after its visibility timeout."""
+    source = NotifiedSource(s3_bucket, "held/", band_seconds=3, visibility_seconds=8)
+    source.land("dt=2024-01-01")
+    wait_for_messages(source.discovery.queue_url, 1)
+    source.run()
+    held = source.land("dt=2024-01-02")
+    wait_for_messages(source.discovery.queue_url, 1)
+    killed_at = time.monotonic()
+    assert [f.uri for f in source.killed_run().plan.files] == [held]
+
+    time.sleep(4)  # more than the band
+    source.land("dt=2024-01-03")
+    wait_for_messages(source.discovery.queue_url, 2)  # G's, and F's still in flight
+    moved = source.run()
+    assert moved.plan.next_bookmark.band_start_ms > _modified_ms(held)
+    time.sleep(max(0.0, killed_at + 8.5 - time.monotonic()))  # F's message is visible again
+
+    returned = source.run()
+
+    assert [f.uri for f in returned.plan.files] == [held]
+    assert returned.plan.late_file_count == 0
 
 
 def _modified_ms(uri: str) -> int:

@@ -14,15 +14,6 @@ T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated", "value"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the two tie rules disagree: run 2's row beats the stored one (rule 1) although a full "
-        "refresh ranks z.json after a.json (same mtime, greater name, rule 2); the target keeps "
-        "'a', a full refresh 'z'. Converging needs each stored row's delivery (mtime, name) "
-        "kept with it, or rule 1 limited to deliveries not earlier than the stored row's"
-    ),
-)
 def test_a_tie_split_over_two_runs_by_files_with_one_mtime_keeps_what_a_full_refresh_keeps(
     spark, tmp_path, store
 ):
@@ -52,3 +43,29 @@ def test_a_tie_split_over_two_runs_by_files_with_one_mtime_keeps_what_a_full_ref
     assert as_tuples(visible_rows(target, COLUMNS), COLUMNS) == as_tuples(
         full_refresh(source, ("id",), "updated"), COLUMNS
     )
+
+
+def test_a_late_visible_file_with_an_older_delivery_does_not_replace_the_stored_tie(
+    spark, tmp_path, store
+):
+    """X (mtime T-10) is read in run 1; Y, with the same key and watermark but an older mtime
+    (T-20), becomes visible inside the band before run 2. A full refresh keeps X (the later
+    delivery); run 2 must compare Y with the stored row's kept delivery and keep X too."""
+    source, target = tmp_path / "source", tmp_path / "target"
+    config = LoadConfig(
+        source=source.as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=target.as_uri(),
+    )
+    write_json_file(source, [{"id": 1, "updated": 5, "value": "x"}], mtime=T0 - 10, name="x.json")
+    run_load_at(spark, config, job_name="tie3", run_id="r1", clock=FixedClock(T0), store=store)
+    write_json_file(source, [{"id": 1, "updated": 5, "value": "y"}], mtime=T0 - 20, name="y.json")
+
+    run_load_at(spark, config, job_name="tie3", run_id="r2", clock=FixedClock(T0 + 60), store=store)
+
+    columns = ["id", "updated", "value"]
+    assert as_tuples(visible_rows(target, columns), columns) == [(1, 5, "x")]
+    assert as_tuples(full_refresh(source, ("id",), "updated"), columns) == [(1, 5, "x")]
+    assert sorted(spark.read.parquet(target.as_uri()).columns) == columns  # deliveries hidden

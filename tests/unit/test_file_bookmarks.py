@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from glue_incremental.sources.files import (
     FileBookmark,
     InvalidBookmarkState,
+    ListingStats,
     SourceFile,
     SourceNotFound,
     count_late_files,
@@ -296,7 +298,7 @@ def test_directory_tracking_is_bounded_and_then_no_longer_complete():
         listing, None, run_start_ms=T0 + 601 * SECOND, band_seconds=60, max_tracked_directories=2
     )
     bookmark = plan.next_bookmark
-    assert [d for d, _ in bookmark.dir_old_counts] == ["file:/data/dt=9", "file:/data/dt=0"]
+    assert [d for d, *_ in bookmark.dir_old_counts] == ["file:/data/dt=9", "file:/data/dt=0"]
     assert not bookmark.dir_counts_complete
     # Untracked directories are assumed fully processed once tracking is incomplete.
     assert count_late_files([*listing, source("b", T0, "file:/data/dt=2")], bookmark) == {}
@@ -312,7 +314,8 @@ def test_the_state_round_trips_through_json():
     ).next_bookmark
     state = bookmark.to_state()
     assert FileBookmark.from_state(json.loads(json.dumps(state))) == bookmark
-    assert state["dir_old_counts"] == [["file:/data/dt=1", 1]]  # a: older than the band
+    # Every file up to the high mark was read or reported: the count and the mark it is up to.
+    assert state["dir_old_counts"] == [["file:/data/dt=1", 3, T0 + 900 * SECOND]]
     assert len(state["band_fingerprints"]) == 2  # b and c
     # DynamoDB hands numbers back as Decimal.
     as_dynamodb = {**state, "high_mark_ms": Decimal(state["high_mark_ms"])}
@@ -331,13 +334,14 @@ def test_the_state_round_trips_through_json():
         ({"band_fingerprints": ["not-a-fingerprint"]}, "band_fingerprints[0]"),
         ({"dir_old_counts": [["file:/d", -1]]}, "dir_old_counts[0][1]"),
         ({"dir_old_counts": [["file:/d"]]}, "dir_old_counts[0]"),
+        ({"dir_old_counts": [["file:/d", 1, "noon"]]}, "dir_old_counts[0][2]"),
         ({"dir_counts_complete": "yes"}, "dir_counts_complete"),
         ({"version": 2}, "version"),
         ({"surprise": 1}, "surprise"),
     ],
 )
 def test_a_malformed_state_is_rejected_naming_the_field(change, field):
-    state = {**FileBookmark(T0, T0 - 1, ("0" * 16,), (("file:/d", 1),)).to_state(), **change}
+    state = {**FileBookmark(T0, T0 - 1, ("0" * 16,), (("file:/d", 1, T0),)).to_state(), **change}
     with pytest.raises(InvalidBookmarkState) as raised:
         FileBookmark.from_state(state)
     assert raised.value.field == field
@@ -417,3 +421,74 @@ def test_property_in_band_files_are_read_exactly_once_and_none_twice(
 
     for arrived in visible:
         assert reads[arrived.uri] == (1 if arrived.uri in in_band else 0), arrived
+
+
+def test_a_state_without_count_marks_counts_each_directory_to_its_band_start():
+    """States written before the per-directory mark: [directory, count], counted to S."""
+    state = {**FileBookmark(T0, T0 - 1, (), (("file:/d", 1, T0),)).to_state()}
+    state["dir_old_counts"] = [["file:/d", 1]]
+    assert FileBookmark.from_state(state).dir_old_counts == (("file:/d", 1, T0 - 1),)
+
+
+def test_a_file_read_in_its_band_is_not_late_when_its_directory_is_listed_after_the_band_moved():
+    read_in_band = source("a", T0, "file:/data/dt=1")
+    first = plan_from_listing([read_in_band], None, run_start_ms=T0 + SECOND, band_seconds=1)
+    # dt=1 is not listed while the band moves past its file (a notification run elsewhere).
+    elsewhere = source("b", T0 + 10 * SECOND, "file:/data/dt=2")
+    stats = ListingStats(
+        root_uri="file:/data",
+        files_listed=1,
+        directories_listed=1,
+        partitions_pruned=1,
+        directory_mtimes_usable=False,
+        recursive=True,
+        pruned_directories=("file:/data/dt=1",),
+    )
+    second = plan_from_listing(
+        [elsewhere],
+        first.next_bookmark,
+        run_start_ms=T0 + 11 * SECOND,
+        band_seconds=1,
+        stats=stats,
+    )
+    new = source("c", T0 + 20 * SECOND, "file:/data/dt=1")
+    third = plan_from_listing(
+        [read_in_band, new],
+        second.next_bookmark,
+        run_start_ms=T0 + 21 * SECOND,
+        band_seconds=1,
+        stats=replace(stats, pruned_directories=("file:/data/dt=2",)),
+    )
+    assert (third.files, third.late_file_count) == ((new,), 0)
+
+
+def test_an_old_file_announced_within_a_band_of_its_modification_is_read_not_late():
+    """Its message was received by a run that never committed and came back after the band
+    moved past the file: the file was new when the message was sent."""
+    bookmark = plan_from_listing(
+        [source("a", T0)], None, run_start_ms=T0 + SECOND, band_seconds=60
+    ).next_bookmark
+    moved = plan_from_listing(
+        [source("a", T0), source("n", T0 + 900 * SECOND)],
+        bookmark,
+        run_start_ms=T0 + 901 * SECOND,
+        band_seconds=60,
+    ).next_bookmark
+    held_back = source("f", T0 + 30 * SECOND)
+    listing = [source("a", T0), source("n", T0 + 900 * SECOND), held_back]
+    sent = {held_back.uri: held_back.modified_ms + 2 * SECOND}
+
+    announced = plan_from_listing(
+        listing, moved, run_start_ms=T0 + 2000 * SECOND, band_seconds=60, announced=sent
+    )
+    unannounced = plan_from_listing(
+        listing, moved, run_start_ms=T0 + 2000 * SECOND, band_seconds=60
+    )
+
+    assert (announced.files, announced.late_file_count) == ((held_back,), 0)
+    assert (unannounced.files, unannounced.late_file_count) == ((), 1)
+    sent_too_late = {held_back.uri: held_back.modified_ms + 61 * SECOND}
+    judged = plan_from_listing(
+        listing, moved, run_start_ms=T0 + 2000 * SECOND, band_seconds=60, announced=sent_too_late
+    )
+    assert (judged.files, judged.late_file_count) == ((), 1)

@@ -87,7 +87,7 @@ def plan_s3_side(
     if found.listed_after is not None:
         known = {
             partition_of(_pairs(relative_directory(lister.root, f"{directory}/file")), columns)
-            for directory, _ in bookmark.dir_old_counts
+            for directory, *_ in bookmark.dir_old_counts
         }
     return S3SidePlan(found, list(found.listed), known, True, lister)
 

@@ -200,11 +200,18 @@ def plan_discovered_read(
         or state.runs_since_full_listing + 1 >= discovery.full_listing_every
         or (discovery.mode == "listing" and state.ordered_start is None)
     )
-    plan_rules = {
+    plan_rules: dict[str, Any] = {
         "run_start_ms": run_start_ms,
         "band_seconds": band_seconds,
         "upper_bound_ms": upper_bound_ms,
     }
+    announced = {
+        lister.root.uri_of(key): sent
+        for (bucket, key), sent in candidates.sent_ms
+        if bucket == lister.root.bucket
+    }
+    if announced:
+        plan_rules["announced"] = announced
     if full:
         result = _full(lister, bookmark, state, discovery, plan_rules)
     elif discovery.mode == "notifications":
@@ -250,7 +257,7 @@ def _ordered(
     # Every key of a directory sorts after "<directory>/": listed whole iff that is > start.
     below = [
         directory
-        for directory, _ in bookmark.dir_old_counts
+        for directory, *_ in bookmark.dir_old_counts
         if relative_directory(lister.root, f"{directory}/file") + "/" <= start
     ]
     plan = files.plan_from_listing(listing, bookmark, **rules, stats=_stats(lister, listing, below))
@@ -273,7 +280,7 @@ def _from_notifications(
     }
     listing = lister.under(directories)
     listed = {source.directory for source in listing}
-    unlisted = [directory for directory, _ in bookmark.dir_old_counts if directory not in listed]
+    unlisted = [directory for directory, *_ in bookmark.dir_old_counts if directory not in listed]
     plan = files.plan_from_listing(
         listing, bookmark, **rules, stats=_stats(lister, listing, unlisted)
     )

@@ -90,14 +90,19 @@ class FileBookmark:
     ``high_mark_ms`` None means no file was ever read: the next run reads
     everything up to its start. ``band_fingerprints`` are the files with
     ``band_start_ms < mtime <= high_mark_ms`` already read (sorted).
-    ``dir_old_counts`` are ``(directory URI, files with mtime <= band_start_ms)``,
-    most recently active first, at most ``max_tracked_directories`` of them.
+    ``dir_old_counts`` are ``(directory URI, files with mtime <= counted_to_ms,
+    counted_to_ms)``: the high mark of the run that last listed the directory
+    (every file up to it was then read or reported), so a directory listed
+    again after the band moved past its files is compared with what it held
+    then, not with a band it never saw. Most recently active first, at most
+    ``max_tracked_directories`` of them. A state written before the mark was
+    kept (``[directory, count]``) was counted to its ``band_start_ms``.
     """
 
     high_mark_ms: int | None = None
     band_start_ms: int | None = None
     band_fingerprints: tuple[str, ...] = ()
-    dir_old_counts: tuple[tuple[str, int], ...] = ()
+    dir_old_counts: tuple[tuple[str, int, int], ...] = ()
     dir_counts_complete: bool = True
 
     def __post_init__(self) -> None:
@@ -119,7 +124,10 @@ class FileBookmark:
             "high_mark_ms": self.high_mark_ms,
             "band_start_ms": self.band_start_ms,
             "band_fingerprints": list(self.band_fingerprints),
-            "dir_old_counts": [[directory, count] for directory, count in self.dir_old_counts],
+            "dir_old_counts": [
+                [directory, count, counted_to]
+                for directory, count, counted_to in self.dir_old_counts
+            ],
             "dir_counts_complete": self.dir_counts_complete,
         }
 
@@ -154,16 +162,19 @@ class FileBookmark:
                 raise InvalidBookmarkState(
                     f"band_fingerprints[{index}]", value, "expected a string"
                 )
+        band_start = _as_optional_int(state["band_start_ms"], "band_start_ms")
         pairs = []
         for index, pair in enumerate(_as_list(state["dir_old_counts"], "dir_old_counts")):
             where = f"dir_old_counts[{index}]"
             entry = _as_list(pair, where)
-            if len(entry) != 2:
-                raise InvalidBookmarkState(where, pair, "expected [directory, count]")
-            pairs.append((entry[0], _as_int(entry[1], f"{where}[1]")))
+            if len(entry) not in (2, 3):
+                raise InvalidBookmarkState(where, pair, "expected [directory, count, counted_to]")
+            # [directory, count]: written before the mark was kept, counted to the band start.
+            counted_to = _as_int(entry[2], f"{where}[2]") if len(entry) == 3 else (band_start or 0)
+            pairs.append((entry[0], _as_int(entry[1], f"{where}[1]"), counted_to))
         return cls(
             high_mark_ms=_as_optional_int(state["high_mark_ms"], "high_mark_ms"),
-            band_start_ms=_as_optional_int(state["band_start_ms"], "band_start_ms"),
+            band_start_ms=band_start,
             band_fingerprints=tuple(fingerprints),
             dir_old_counts=tuple(pairs),
             dir_counts_complete=state["dir_counts_complete"],
@@ -222,13 +233,17 @@ def _validate_directory_counts(counts: Any) -> None:
     seen: set[str] = set()
     for index, pair in enumerate(counts):
         where = f"dir_old_counts[{index}]"
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise InvalidBookmarkState(where, pair, "expected (directory, count)")
-        directory, count = pair
+        if not (isinstance(pair, tuple) and len(pair) == 3):
+            raise InvalidBookmarkState(where, pair, "expected (directory, count, counted_to_ms)")
+        directory, count, counted_to = pair
         if not isinstance(directory, str) or not directory:
             raise InvalidBookmarkState(f"{where}[0]", directory, "expected a directory URI")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InvalidBookmarkState(f"{where}[1]", count, "expected a count >= 0")
+        if isinstance(counted_to, bool) or not isinstance(counted_to, int):
+            raise InvalidBookmarkState(
+                f"{where}[2]", counted_to, "expected an integer (epoch milliseconds)"
+            )
         if directory in seen:
             raise InvalidBookmarkState(f"{where}[0]", directory, "directory listed twice")
         seen.add(directory)
@@ -314,14 +329,24 @@ class FileReadPlan:
 
 
 def select_files_to_read(
-    files: Iterable[SourceFile], bookmark: FileBookmark, upper_bound_ms: int
+    files: Iterable[SourceFile],
+    bookmark: FileBookmark,
+    upper_bound_ms: int,
+    *,
+    announced: Mapping[str, int] | None = None,
+    band_ms: int = DEFAULT_BAND_SECONDS * 1000,
 ) -> tuple[list[SourceFile], int]:
     """(files to read sorted by (modified_ms, uri), number of deferred files).
 
     Read: ``H < m <= U``, and ``S < m <= H`` when not in the band fingerprints;
-    everything ``<= U`` on the first run. Deferred: ``m > U``.
+    everything ``<= U`` on the first run. Deferred: ``m > U``. ``announced``
+    (URI -> when its notification was sent, epoch ms): an older file whose
+    message was sent within a band of its modification is read too, never
+    judged late against a band that moved after the message was sent (a run
+    that received it and never committed, its message back after the timeout).
     """
     high, start = bookmark.high_mark_ms, bookmark.band_start_ms
+    announced = announced or {}
     band = frozenset(bookmark.band_fingerprints)
     selected: list[SourceFile] = []
     deferred = 0
@@ -332,27 +357,38 @@ def select_files_to_read(
         elif high is None or modified > high:
             selected.append(source)  # new (or first run)
         elif start is not None and modified <= start:
-            continue  # old: already processed, or late (count_late_files)
+            sent = announced.get(source.uri)
+            if sent is not None and sent - band_ms <= modified:
+                selected.append(source)  # announced while it was new: an upsert, idempotent
+            # else old: already processed, or late (count_late_files)
         elif source.fingerprint not in band:
             selected.append(source)  # in the band, visible late
     selected.sort(key=lambda source: (source.modified_ms, source.uri))
     return selected, deferred
 
 
-def count_late_files(files: Iterable[SourceFile], bookmark: FileBookmark) -> dict[str, int]:
-    """Late files per directory: growth of the count of files with ``m <= S`` since the last run.
+def count_late_files(
+    files: Iterable[SourceFile], bookmark: FileBookmark, read: Iterable[str] = ()
+) -> dict[str, int]:
+    """Late files per directory: files not ``read`` now, up to the later of ``S`` and the
+    directory's ``counted_to`` mark, beyond the count it had up to that mark when last listed.
 
-    A directory without an entry counts all its old files when the tracking is
-    complete (it is new), none otherwise (assumed processed). Empty on the first run.
+    Files up to the mark were then read or reported; files in the band are read
+    now unless their fingerprint says they were. A directory without an entry
+    counts all its old unread files when the tracking is complete (it is new),
+    none otherwise (assumed processed). Empty on the first run.
     """
     start = bookmark.band_start_ms
     if start is None:
         return {}
+    read_now = set(read)
+    marks = {directory: counted_to for directory, _, counted_to in bookmark.dir_old_counts}
+    known = {directory: count for directory, count, _ in bookmark.dir_old_counts}
     old_now: dict[str, int] = defaultdict(int)
     for source in files:
-        if source.modified_ms <= start:
+        up_to = max(start, marks.get(source.directory, start))
+        if source.modified_ms <= up_to and source.uri not in read_now:
             old_now[source.directory] += 1
-    known = dict(bookmark.dir_old_counts)
     late: dict[str, int] = {}
     for directory, count in old_now.items():
         if directory in known:
@@ -399,34 +435,35 @@ def next_band(
 def next_directory_counts(
     files: Iterable[SourceFile],
     *,
-    band_start_ms: int | None,
+    high_mark_ms: int | None,
     previous: FileBookmark,
     pruned_directories: Iterable[str] = (),
     max_tracked_directories: int = DEFAULT_MAX_TRACKED_DIRECTORIES,
-) -> tuple[tuple[tuple[str, int], ...], bool]:
+) -> tuple[tuple[tuple[str, int, int], ...], bool]:
     """(dir_old_counts, dir_counts_complete) for the next bookmark.
 
-    Every directory holding listed files gets (its count of files with
-    ``m <= band_start_ms``), most recently modified files first; entries of
+    Every directory holding listed files gets its count of files with
+    ``m <= high_mark_ms`` (all read now, read before, or reported late) and that
+    mark, most recently modified files first; entries of
     pruned (unchanged) directories are carried over after them. Over
     ``max_tracked_directories`` entries the rest are dropped and the tracking
     is no longer complete. Complete also needs every directory with files to
     have an entry: the previous tracking was complete, or nothing was pruned.
     """
-    if band_start_ms is None:
+    if high_mark_ms is None:
         return (), True
     counts: dict[str, int] = defaultdict(int)
     newest: dict[str, int] = {}
     for source in files:
         directory = source.directory
-        counts[directory] += source.modified_ms <= band_start_ms
+        counts[directory] += source.modified_ms <= high_mark_ms
         newest[directory] = max(newest.get(directory, source.modified_ms), source.modified_ms)
     listed = sorted(counts, key=lambda directory: (-newest[directory], directory))
-    entries = [(directory, counts[directory]) for directory in listed]
+    entries = [(directory, counts[directory], high_mark_ms) for directory in listed]
     pruned = set(pruned_directories)
     entries += [
-        (directory, count)
-        for directory, count in previous.dir_old_counts
+        (directory, count, counted_to)
+        for directory, count, counted_to in previous.dir_old_counts
         if directory in pruned and directory not in counts
     ]
     complete = previous.dir_counts_complete or not pruned
@@ -446,13 +483,15 @@ def plan_from_listing(
     upper_bound_ms: int | None = None,
     max_tracked_directories: int = DEFAULT_MAX_TRACKED_DIRECTORIES,
     stats: ListingStats | None = None,
+    announced: Mapping[str, int] | None = None,
 ) -> FileReadPlan:
     """The plan for one run, given what the listing returned (pure: no Spark, no I/O).
 
     ``files`` must be every file in the listed directories, old ones included
     (late-file counts need them); ``stats`` says which directories were pruned
-    (None: a full listing). ``bookmark`` None is the first run. See the module
-    docstring for the rules.
+    (None: a full listing). ``bookmark`` None is the first run. ``announced``:
+    files named by notifications, with when each was sent (``select_files_to_read``).
+    See the module docstring for the rules.
     """
     _check_int("run_start_ms", run_start_ms)
     if upper_bound_ms is not None:
@@ -472,8 +511,10 @@ def plan_from_listing(
         by_uri.setdefault(source.uri, source)
     listing = list(by_uri.values())
 
-    to_read, deferred = select_files_to_read(listing, bookmark, upper)
-    late = count_late_files(listing, bookmark)
+    to_read, deferred = select_files_to_read(
+        listing, bookmark, upper, announced=announced, band_ms=band_seconds * 1000
+    )
+    late = count_late_files(listing, bookmark, read=(source.uri for source in to_read))
 
     considered = [source for source in listing if source.modified_ms <= upper]
     high = bookmark.high_mark_ms
@@ -489,7 +530,7 @@ def plan_from_listing(
     )
     dir_counts, complete = next_directory_counts(
         listing,
-        band_start_ms=band_start,
+        high_mark_ms=high,
         previous=bookmark,
         pruned_directories=stats.pruned_directories if stats else (),
         max_tracked_directories=max_tracked_directories,

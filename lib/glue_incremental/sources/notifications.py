@@ -6,9 +6,14 @@ the messages only after the watermark commit (``delete_after_commit``). A run
 killed before its commit deletes nothing: the messages come back after their
 visibility timeout and the next run sees the same candidates. A run killed after
 its commit and before the delete gets them again; the bookmark has recorded
-those files (band fingerprints, or older than the band), so they are not read
-twice. A message that is not an S3 event is left in the queue (never deleted):
-after the queue's ``maxReceiveCount`` it moves to the dead-letter queue, where
+those files in its band fingerprints, so they are not read twice while in the
+band (past it, such a file is read again: an upsert of the same rows, a no-op
+for the target). Each message's ``SentTimestamp`` is kept (``Candidates.sent_ms``):
+a file announced while it was new is never judged late against a band that
+moved after the message was sent (ReceiveMessage, ``MessageSystemAttributeNames``:
+https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
+A message that is not an S3 event is left in the queue (never deleted): after
+the queue's ``maxReceiveCount`` it moves to the dead-letter queue, where
 someone looks at it. Terraform: ``terraform/modules/s3_notifications``.
 """
 
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
@@ -54,12 +59,16 @@ class Candidates:
 
     ``receipts`` are the messages that were understood (deleted after the commit);
     ``unreadable`` counts the others (left in the queue for its dead-letter queue).
+    ``sent_ms``: for each object, when SQS accepted the newest message naming it
+    (``SentTimestamp``, epoch ms): the file is not judged late against a band that
+    moved after that (``files.select_files_to_read``).
     """
 
     objects: tuple[tuple[str, str], ...]
     receipts: tuple[str, ...]
     unreadable: int = 0
     requests: int = 0
+    sent_ms: tuple[tuple[tuple[str, str], int], ...] = ()
 
 
 def keys_in(body: str) -> list[tuple[str, str]] | None:
@@ -108,6 +117,7 @@ def receive_all(
     """
     sqs = client or aws.client("sqs")
     objects: list[tuple[str, str]] = []
+    sent: dict[tuple[str, str], int] = {}
     receipts: list[str] = []
     unreadable = requests = 0
     seen: set[str] = set()
@@ -119,6 +129,7 @@ def receive_all(
                 MaxNumberOfMessages=_BATCH,
                 VisibilityTimeout=visibility_seconds,
                 WaitTimeSeconds=1,  # a long poll asks every SQS server: empty means empty
+                MessageSystemAttributeNames=["SentTimestamp"],
             )
         except Exception as error:
             raise NotificationQueueError(queue_url, f"cannot receive: {error}") from error
@@ -138,7 +149,26 @@ def receive_all(
                 continue
             objects.extend(keys)
             receipts.append(message["ReceiptHandle"])
-    return Candidates(tuple(dict.fromkeys(objects)), tuple(receipts), unreadable, requests)
+            sent_at = sent_timestamp_ms(message)
+            if sent_at is not None:
+                for key in keys:
+                    sent[key] = max(sent.get(key, sent_at), sent_at)
+    return Candidates(
+        tuple(dict.fromkeys(objects)),
+        tuple(receipts),
+        unreadable,
+        requests,
+        tuple(sorted(sent.items())),
+    )
+
+
+def sent_timestamp_ms(message: Mapping[str, Any]) -> int | None:
+    """The message's ``SentTimestamp`` attribute (epoch ms, a string in SQS's answer), or None."""
+    value = (message.get("Attributes") or {}).get("SentTimestamp")
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def delete_after_commit(queue_url: str, receipts: Sequence[str], *, client: Any = None) -> int:
