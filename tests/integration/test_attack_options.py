@@ -97,12 +97,59 @@ def test_attack_a_switch_from_parquet_to_iceberg_between_incremental_runs(spark,
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a rewind to a run before a full reload that changed --partition_by, then a rerun "
+    reason="a rewind to a run before a reset-and-reload that changed --partition_by, then a rerun "
     "in the rewound layout, loses the keys not in the new batch (state and target disagree)",
 )
 def test_attack_a_rewind_past_a_layout_migration_then_a_rerun(spark, tmp_path, store):
-    """jr_1 partitioned by part; jr_2 a full reload unpartitioned; rewind to jr_1 (its state
+    """jr_1 partitioned by part; a reset and jr_2 unpartitioned; rewind to jr_1 (its state
     says part) and an incremental run by part: the target is in the other layout."""
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
+    by_part = json_files_config(tmp_path, partition_by=("part",))
+    run(spark, store, by_part, 1)
+    store.reset("j", why="migrate")
+    run(spark, store, json_files_config(tmp_path, partition_by=()), 2)
+    store.rewind("j", "jr_1", why="attack")
+    write_json_file(source, [row(1, "b", 2)], mtime=T0 + 250)
+
+    def check():
+        seen = spark.read.parquet(str(tmp_path / "target")).select(*COLUMNS).collect()
+        assert sorted(tuple(r) for r in seen) == expected(tmp_path)
+
+    refused_in_one_line_or(lambda: run(spark, store, by_part, 3), check)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the layout refusal says 'run a full reload (... or job-bookmark-disable)', but a "
+    "job-bookmark-disable run commits no state: the next run is refused again",
+)
+def test_attack_a_job_bookmark_disable_reload_under_a_new_primary_key_then_a_normal_run(
+    spark, tmp_path, store
+):
+    """Key ``id``, then the full reload the refusal advises (job-bookmark-disable) keyed by
+    (id, part), then a normal run keyed by (id, part): one row per (id, part)."""
+    source = tmp_path / "source"
+    write_json_file(source, [row(1, "a", 1), row(1, "b", 1)], mtime=T0 - 50)
+    run(spark, store, json_files_config(tmp_path, partition_by=("part",)), 1)
+    by_id_and_part = json_files_config(tmp_path, partition_by=("part",), primary_key=("id", "part"))
+    run(spark, store, by_id_and_part, 2, option=BookmarkOption.DISABLE)
+    write_json_file(source, [row(1, "a", 2)], mtime=T0 + 250)
+
+    run(spark, store, by_id_and_part, 3)
+
+    full = as_tuples(full_refresh(source, ("id", "part"), "updated"), COLUMNS)
+    assert as_tuples(visible_rows(tmp_path / "target", COLUMNS), COLUMNS) == full
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a job-bookmark-disable reload under a new --partition_by leaves the state's old "
+    "layout: a normal run under the old layout passes the layout check and hides rows",
+)
+def test_attack_a_normal_run_under_the_layout_a_job_bookmark_disable_reload_replaced(
+    spark, tmp_path, store
+):
     source = tmp_path / "source"
     write_json_file(source, [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
     by_part = json_files_config(tmp_path, partition_by=("part",))
@@ -110,7 +157,6 @@ def test_attack_a_rewind_past_a_layout_migration_then_a_rerun(spark, tmp_path, s
     run(
         spark, store, json_files_config(tmp_path, partition_by=()), 2, option=BookmarkOption.DISABLE
     )
-    store.rewind("j", "jr_1", why="attack")
     write_json_file(source, [row(1, "b", 2)], mtime=T0 + 250)
 
     def check():
