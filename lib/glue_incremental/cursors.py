@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
 from glue_incremental.args import ArgumentError
+from glue_incremental.errors import GlueIncrementalError
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,28 @@ def to_cursor(value: Any, data_type: Any) -> Any:
     return value
 
 
+class CursorTypeMismatch(GlueIncrementalError, TypeError):
+    """The stored cursor cannot be compared with the source's watermark values (set by hand?)."""
+
+    def __init__(self, stored: Any, read: Any) -> None:
+        self.stored, self.read = stored, read
+        super().__init__(
+            f"the stored cursor {stored!r} ({type(stored).__name__}) cannot be compared with "
+            f"the watermark values read ({type(read).__name__}, e.g. {read!r}); nothing was "
+            "written: set the cursor with a value of the column's type (watermarks set), or rewind"
+        )
+
+
 def max_cursor(previous: Any, batch: Any) -> Any:
     """The watermark never moves backwards (only an explicit rewind does that)."""
     if previous is None:
         return batch
     if batch is None:
         return previous
-    return max(previous, batch)
+    try:
+        return max(previous, batch)
+    except TypeError:
+        raise CursorTypeMismatch(previous, batch) from None
 
 
 def minus(cursor: Any, lookback: timedelta) -> Any:

@@ -253,6 +253,16 @@ class IncrementalRun:
         self._previous[slot] = values
         return values
 
+    def committed_values(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+        """The slot's last committed values whatever the bookmark option (a disabled run reads
+        them too): what the output was last written under. None before any commit or after
+        a reset."""
+        if self.bookmark.reads_state and not self.bookmark.from_run:
+            return self.previous(slot)
+        assert self.state_name
+        state = self.store.get_watermark(self.state_name, slot)
+        return state["watermarks"] if state else None
+
     def starts_from_an_earlier_state(self, slot: str = DEFAULT_SLOT) -> bool:
         """Whether ``previous`` is not simply the last run's state: a replay (``from_run``), or a
         rewind or ``set`` since. What the world did after that state (S3 events already

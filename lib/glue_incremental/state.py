@@ -206,10 +206,17 @@ class LayoutChanged(GlueIncrementalError, ValueError):
 
 
 def target_layout(
-    partition_by: Sequence[str], primary_key: Sequence[str], watermark_column: str | None
+    partition_by: Sequence[str],
+    primary_key: Sequence[str],
+    watermark_column: str | None,
+    target: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """What the target's content depends on: kept in each load state, checked by the next run."""
+    """What the target's content depends on: kept in each load state, checked by the next run.
+
+    ``target`` names the output (``target_format``, ``target_path``, ``target_table``): a
+    state describes what was written there, and nowhere else."""
     return {
+        **dict(target or {}),
         "partition_by": list(partition_by),
         "primary_key": list(primary_key),
         "watermark_column": watermark_column,
@@ -221,17 +228,19 @@ def check_same_layout(previous: Mapping[str, Any] | None, layout: Mapping[str, A
 
     Merging under another ``--partition_by`` keeps the old directories beside the
     new (every key twice); another primary key or watermark column makes the
-    stored versions incomparable. A full reload (reset, ``job-bookmark-disable``)
-    rewrites the whole target and is the way to change them; a state written
-    before layouts were recorded (no ``layout``) is not checked.
+    stored versions incomparable; another target holds none of the rows the state
+    says are loaded. ``previous`` is the committed state whatever the bookmark
+    option: a ``job-bookmark-disable`` run commits nothing, so it may not change the
+    layout either. A reset, then a run (a full reload that commits), is the way; a
+    state written before layouts were recorded (no ``layout``) is not checked.
     """
     recorded = (previous or {}).get("layout")
-    if not recorded:
+    if not isinstance(recorded, Mapping) or not recorded:
         return
     for name, value in layout.items():
         if name in recorded and recorded[name] != value:
             raise LayoutChanged(
                 f"--{name} changed from {recorded[name]!r} to {value!r} since the last "
-                "committed run; nothing was written: run a full reload (watermarks reset, or "
-                f"job-bookmark-disable) to rewrite the target, or keep {recorded[name]!r}"
+                "committed run; nothing was written: reset the watermark (watermarks reset) so "
+                f"the next run reloads everything under the new layout, or keep {recorded[name]!r}"
             )

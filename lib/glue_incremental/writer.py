@@ -169,7 +169,9 @@ def upsert(
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
-        stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
+        stored = existing.select(*(F.col(f"`{name}`") for name in data_columns)).withColumn(
+            prefer, F.lit(0)
+        )
         deliveries = read_deliveries(spark, target_uri, partition_by, affected, delivery)
         stored = with_stored_delivery(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema

@@ -642,10 +642,14 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _first_error_line(text: str) -> str:
-    for line in text.splitlines():
-        cleaned = line.strip(" │╷╵\t")
-        if cleaned and not cleaned.startswith("Warning"):
+    """Terraform's first ``Error:`` line; else its first line that is not a warning's."""
+    lines = [line.strip(" │╷╵\t") for line in text.splitlines()]
+    for cleaned in lines:
+        if cleaned.startswith("Error: "):
             return cleaned.removeprefix("Error: ")
+    for cleaned in lines:
+        if cleaned and not cleaned.startswith("Warning"):
+            return cleaned
     return ""
 
 

@@ -24,11 +24,6 @@ def row(key: int, updated: int) -> dict:
     return {"id": key, "part": "a", "updated": updated, "value": f"v{key}.{updated}"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="watermarks set accepts a text cursor for a numeric watermark; the next run dies "
-    "with a TypeError traceback in cursors.max_cursor instead of one line",
-)
 def test_attack_a_hand_set_cursor_of_another_type_than_the_watermark(
     spark, tmp_path, store, capsys
 ):

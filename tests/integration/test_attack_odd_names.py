@@ -18,11 +18,6 @@ def row(key: int, part: str, updated: int) -> dict:
     return {"the id": key, "p art": part, "upd.at": updated, "value": f"v{key}.{updated}"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the second run into a Parquet target dies with an AnalysisException traceback: "
-    "writer.upsert selects the target's columns unquoted (`upd`.`at`)",
-)
 def test_attack_dotted_and_spaced_column_names_through_two_runs(spark, tmp_path, store):
     config = json_files_config(
         tmp_path, partition_by=("p art",), primary_key=("the id",), watermark_column="upd.at"

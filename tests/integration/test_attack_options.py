@@ -49,11 +49,6 @@ def refused_in_one_line_or(attempt, check) -> None:
     check()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a new --target_path between incremental runs merges only the new files into an "
-    "empty target: the rows of earlier runs are missing (the layout check ignores the target)",
-)
 def test_attack_a_new_target_path_between_incremental_runs(spark, tmp_path, store):
     write_json_file(tmp_path / "source", [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
     run(spark, store, json_files_config(tmp_path, partition_by=("part",)), 1)
@@ -73,11 +68,6 @@ def test_attack_a_new_target_path_between_incremental_runs(spark, tmp_path, stor
 
 
 @requires_iceberg
-@pytest.mark.xfail(
-    strict=True,
-    reason="--target_format parquet -> iceberg between incremental runs creates the table with "
-    "only the new rows (state not tied to the target it was written for)",
-)
 def test_attack_a_switch_from_parquet_to_iceberg_between_incremental_runs(spark, tmp_path, store):
     write_json_file(tmp_path / "source", [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
     run(spark, store, json_files_config(tmp_path, partition_by=("part",)), 1)
@@ -95,11 +85,6 @@ def test_attack_a_switch_from_parquet_to_iceberg_between_incremental_runs(spark,
     assert table_rows(spark, iceberg.iceberg_target.name, COLUMNS) == expected(tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a rewind to a run before a reset-and-reload that changed --partition_by, then a rerun "
-    "in the rewound layout, loses the keys not in the new batch (state and target disagree)",
-)
 def test_attack_a_rewind_past_a_layout_migration_then_a_rerun(spark, tmp_path, store):
     """jr_1 partitioned by part; a reset and jr_2 unpartitioned; rewind to jr_1 (its state
     says part) and an incremental run by part: the target is in the other layout."""
@@ -109,31 +94,32 @@ def test_attack_a_rewind_past_a_layout_migration_then_a_rerun(spark, tmp_path, s
     run(spark, store, by_part, 1)
     store.reset("j", why="migrate")
     run(spark, store, json_files_config(tmp_path, partition_by=()), 2)
-    store.rewind("j", "jr_1", why="attack")
+    with pytest.raises(GlueIncrementalError) as refused:
+        store.rewind("j", "jr_1", why="attack")
+    assert "\n" not in str(refused.value) and "another layout" in str(refused.value)
     write_json_file(source, [row(1, "b", 2)], mtime=T0 + 250)
 
-    def check():
-        seen = spark.read.parquet(str(tmp_path / "target")).select(*COLUMNS).collect()
-        assert sorted(tuple(r) for r in seen) == expected(tmp_path)
+    run(spark, store, json_files_config(tmp_path, partition_by=()), 3)  # the layout in force
 
-    refused_in_one_line_or(lambda: run(spark, store, by_part, 3), check)
+    seen = spark.read.parquet(str(tmp_path / "target")).select(*COLUMNS).collect()
+    assert sorted(tuple(r) for r in seen) == expected(tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the layout refusal says 'run a full reload (... or job-bookmark-disable)', but a "
-    "job-bookmark-disable run commits no state: the next run is refused again",
-)
 def test_attack_a_job_bookmark_disable_reload_under_a_new_primary_key_then_a_normal_run(
     spark, tmp_path, store
 ):
-    """Key ``id``, then the full reload the refusal advises (job-bookmark-disable) keyed by
-    (id, part), then a normal run keyed by (id, part): one row per (id, part)."""
+    """Key ``id``; a job-bookmark-disable run keyed by (id, part) commits nothing, so it may
+    not change the layout (one line); the reset the refusal advises, then runs keyed by
+    (id, part): one row per (id, part)."""
     source = tmp_path / "source"
     write_json_file(source, [row(1, "a", 1), row(1, "b", 1)], mtime=T0 - 50)
     run(spark, store, json_files_config(tmp_path, partition_by=("part",)), 1)
     by_id_and_part = json_files_config(tmp_path, partition_by=("part",), primary_key=("id", "part"))
-    run(spark, store, by_id_and_part, 2, option=BookmarkOption.DISABLE)
+    with pytest.raises(GlueIncrementalError) as refused:
+        run(spark, store, by_id_and_part, 2, option=BookmarkOption.DISABLE)
+    assert "\n" not in str(refused.value) and "watermarks reset" in str(refused.value)
+    store.reset("j", why="new key")
+    run(spark, store, by_id_and_part, 2)
     write_json_file(source, [row(1, "a", 2)], mtime=T0 + 250)
 
     run(spark, store, by_id_and_part, 3)
@@ -142,11 +128,6 @@ def test_attack_a_job_bookmark_disable_reload_under_a_new_primary_key_then_a_nor
     assert as_tuples(visible_rows(tmp_path / "target", COLUMNS), COLUMNS) == full
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a job-bookmark-disable reload under a new --partition_by leaves the state's old "
-    "layout: a normal run under the old layout passes the layout check and hides rows",
-)
 def test_attack_a_normal_run_under_the_layout_a_job_bookmark_disable_reload_replaced(
     spark, tmp_path, store
 ):
@@ -154,9 +135,15 @@ def test_attack_a_normal_run_under_the_layout_a_job_bookmark_disable_reload_repl
     write_json_file(source, [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
     by_part = json_files_config(tmp_path, partition_by=("part",))
     run(spark, store, by_part, 1)
-    run(
-        spark, store, json_files_config(tmp_path, partition_by=()), 2, option=BookmarkOption.DISABLE
-    )
+    with pytest.raises(GlueIncrementalError) as refused:  # it would commit no new layout
+        run(
+            spark,
+            store,
+            json_files_config(tmp_path, partition_by=()),
+            2,
+            option=BookmarkOption.DISABLE,
+        )
+    assert "\n" not in str(refused.value)
     write_json_file(source, [row(1, "b", 2)], mtime=T0 + 250)
 
     def check():

@@ -4,7 +4,6 @@ line shown must be the error, not the warning's heading."""
 
 from __future__ import annotations
 
-import pytest
 from glue_incremental_tools.deploy import _first_error_line
 
 # terraform output -json -no-color, TF_CLI_CONFIG_FILE naming a missing file, no init (1.x).
@@ -22,10 +21,5 @@ Reason: Initial configuration of the requested backend "local"
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deploy._first_error_line takes the first non-warning line: 'There are some "
-    "problems with the CLI configuration:' instead of the Error line after the warning",
-)
 def test_attack_a_cli_configuration_warning_before_the_error_does_not_hide_it():
     assert _first_error_line(STDERR).startswith("Backend initialization required")

@@ -108,3 +108,15 @@ class LeaseLost(WatermarkError):
 
 def error_code(error: ClientError) -> str:
     return error.response.get("Error", {}).get("Code", "")
+
+
+class RewindAcrossLayoutChange(WatermarkError, ValueError):
+    """A rewind to a run written under another target layout than the current state's."""
+
+    def __init__(self, job_name: str, run_id: str, then: Any, now: Any) -> None:
+        self.job_name, self.run_id, self.then, self.now = job_name, run_id, then, now
+        super().__init__(
+            f"job {job_name!r}: run {run_id!r} wrote its output under another layout ({then}) "
+            f"than the current state ({now}); the target on disk is in the current one, so "
+            "nothing was rewound: rewind to a run after the change, or reset (a full reload)"
+        )

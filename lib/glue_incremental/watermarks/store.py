@@ -24,6 +24,7 @@ from glue_incremental.encoding import encode
 from glue_incremental.errors import InvalidName
 from glue_incremental.watermarks.errors import (
     LeaseLost,
+    RewindAcrossLayoutChange,
     UnknownJob,
     UnknownRun,
     WatermarkConflict,
@@ -339,6 +340,17 @@ class Watermarks:
         ``note`` adds attributes to the history entry (an output rollback, for example).
         """
         target = self.state_after_run(job_name, run_id, slot)
+        current = self.get_watermark(job_name, slot)
+        then = (target["watermarks"] or {}).get("layout")
+        now = (current["watermarks"] or {}).get("layout") if current else None
+        if (
+            isinstance(then, Mapping)
+            and isinstance(now, Mapping)
+            and any(then[name] != now[name] for name in set(then) & set(now))
+        ):
+            # Merging under the rewound layout into a target written under another one
+            # would keep both (or hide rows): the output cannot follow this rewind.
+            raise RewindAcrossLayoutChange(job_name, run_id, then, now)
         return self._manual_change(
             job_name,
             slot,
