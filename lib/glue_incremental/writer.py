@@ -8,13 +8,10 @@ call ``before_publish`` (the lease check), then ``publish.publish``. An
 unpartitioned target is one partition; affected partitions left without rows
 disappear.
 
-``merge_latest`` keeps the latest version of each key: one total order of
-versions, (watermark, delivery time, file name), that an incremental run and a
-full refresh both apply. Each stored row's delivery is kept beside the data it
-describes, under ``<target>/_delivery/<partition>/`` (hidden from readers),
-rewritten in the same publish as its partition. Directory names follow Spark's
-Hive escaping (``partition_paths``), so a value never leaves the target.
-Protocol and ties: ``docs/writer-protocol.md``.
+``merge_latest`` keeps the latest version of each key by one total order,
+(watermark, delivery time, file name), as a full refresh does; stored rows'
+deliveries live in ``<target>/_delivery/`` (hidden), published with their
+partition. Protocol, ties and escaping: ``docs/writer-protocol.md``.
 """
 
 from __future__ import annotations

@@ -281,6 +281,7 @@ def test_a_changed_partition_by_is_refused_then_a_full_reload_migrates_the_targe
     assert "\n" not in str(refused.value)
     assert sorted(p.name for p in (tmp_path / "target").rglob("*.parquet")) == before
 
+    store.reset("j", why="new layout")  # what the refusal advises: the next run reloads all
     run_load_at(
         spark,
         unpartitioned,
@@ -288,7 +289,6 @@ def test_a_changed_partition_by_is_refused_then_a_full_reload_migrates_the_targe
         run_id="jr_3",
         clock=FixedClock(T0 + 120),
         store=store,
-        option=BookmarkOption.DISABLE,
     )
     seen = spark.read.parquet(str(tmp_path / "target")).select(*columns).collect()
     expected = as_tuples(full_refresh(source, ("id",), "updated"), columns)

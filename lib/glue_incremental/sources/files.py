@@ -6,12 +6,9 @@ are read exactly once. A file is new if ``H < m <= U`` (U = run start), read fro
 the band if its fingerprint was not seen, deferred if ``m > U``; files older than
 the band are counted as late (``LateFilesSkipped``), never silently skipped.
 
-First run (no bookmark): every file with ``m <= U`` is read. Listing goes through
-Hadoop's ``FileSystem`` (``sources.listing``: ``file:``, ``hdfs:``, ``s3:``/``s3a:``);
-unchanged leaf directories are skipped where the file system has directory times.
-On S3, ``sources.discovery`` lists by key order or drains event notifications.
-``plan_from_listing`` is pure given a listing. The design, the state layout and
-the limits are in ``docs/file-bookmarks.md``.
+First run (no bookmark): every file with ``m <= U`` is read. Listing:
+``sources.listing`` (Hadoop) or, on S3, ``sources.discovery``. ``plan_from_listing``
+is pure given a listing. Design, state layout and limits: ``docs/file-bookmarks.md``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
 """S3 event notifications from an SQS queue: candidate objects for event-driven discovery.
 
-The job receives every message the queue holds (S3 ``ObjectCreated:*`` events,
-sent by S3 directly or wrapped by SNS), keeps the receipt handles and deletes
-the messages only after the watermark commit (``delete_after_commit``). A run
-killed before its commit deletes nothing: the messages come back after their
-visibility timeout and the next run sees the same candidates. A run killed after
-its commit and before the delete gets them again; the bookmark has recorded
-those files in its band fingerprints, so they are not read twice while in the
-band (past it, such a file is read again: an upsert of the same rows, a no-op
-for the target). Each message's ``SentTimestamp`` is kept (``Candidates.sent_ms``):
-a file announced while it was new is never judged late against a band that
-moved after the message was sent (ReceiveMessage, ``MessageSystemAttributeNames``:
+The job receives every message the queue holds (S3 ``ObjectCreated:*`` events, direct
+or via SNS), keeps the receipt handles and deletes the messages only after the
+watermark commit; a run that will not commit releases them. A run killed before its
+commit deletes nothing: they come back after their visibility timeout. Files already
+in the band are not read twice; past it, a re-read is an upsert of the same rows.
+Each message's ``SentTimestamp`` is kept: a file announced while new is never judged
+late against a band that moved after the message was sent (ReceiveMessage,
 https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html).
-A message that is not an S3 event is left in the queue (never deleted): after
-the queue's ``maxReceiveCount`` it moves to the dead-letter queue, where
-someone looks at it. Terraform: ``terraform/modules/s3_notifications``.
+A message that is not an S3 event is left in the queue for its dead-letter queue.
+Terraform: ``terraform/modules/s3_notifications``; design: ``docs/file-bookmarks.md``.
 """
 
 from __future__ import annotations
