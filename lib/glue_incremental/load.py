@@ -108,17 +108,7 @@ def _load_rows(
     they read is new.
     """
     delivery = plan.delivery
-    output = config.target_options
-    layout = target_layout(
-        config.partition_by,
-        config.primary_key,
-        config.watermark_column,
-        {
-            "target_format": output.format,
-            "target_path": output.path or None,
-            "target_table": output.table or None,
-        },
-    )
+    layout = target_layout(config.partition_by, config.primary_key, config.watermark_column)
     check_same_layout(run.committed_values(), layout)
     # The state names the output's table (if any), so a rewind can roll it back with it.
     carried = replace(
