@@ -6,10 +6,10 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-
 from glue_incremental import aws
 from glue_incremental.watermarks import EXPIRES_ATTRIBUTE, Watermarks
-from tests.terraform.test_terraform import (
+
+from tests.harness.terraform import (
     DYNAMODB_LOCAL_GAPS,
     TERRAFORM,
     changed_attributes,
@@ -50,7 +50,9 @@ output "name" {{ value = module.watermarks.name }}
 """
 
 
-def test_the_library_works_on_the_table_the_module_creates_and_a_second_plan_is_empty(endpoint, tmp_path):
+def test_the_library_works_on_the_table_the_module_creates_and_a_second_plan_is_empty(
+    endpoint, tmp_path
+):
     endpoint.reset()
     table = "glue-watermarks-module-test"
     (tmp_path / "main.tf").write_text(

@@ -88,7 +88,7 @@ resource "aws_s3_bucket" "data" {
 
 # The lake's customer managed key, granted to the jobs (data_kms_key_arns) as in
 # AWS, where dev and prod create theirs through `encryption`. Sources written
-# SSE-KMS with it are read by the jobs (tests/terraform/test_terraform.py). The
+# SSE-KMS with it are read by the jobs (tests/terraform/test_terraform_local.py). The
 # bucket has no SSE-KMS default: S3A (AWS SDK v1) refuses to copy SSE-KMS
 # objects over LocalStack's plain-HTTP endpoint ("HTTPS must be used"), and its
 # commit renames are copies. LocalStack enforces no key policy or IAM grant.

@@ -1,6 +1,6 @@
 locals {
   # Mirrors glue_incremental.metrics (DIMENSION, RECORDS_NEW, RECORDS_READ,
-  # WATERMARK_LAG, METRIC_CONTRACT statistics); tests/terraform/test_terraform.py
+  # WATERMARK_LAG, METRIC_CONTRACT statistics); tests/terraform/test_terraform_local.py
   # compares the deployed alarm with the Python constants.
   dimension     = "JobName"
   records_new   = "RecordsNew"
