@@ -1,0 +1,37 @@
+"""The order ``make test`` hands its modules to the xdist workers: the longest first.
+
+``--dist loadgroup`` gives a worker one module (or ``xdist_group``) at a time; with
+``--no-loadscope-reorder`` it takes them in collection order. pytest-xdist's default order
+(most tests first) starts the one-test end-to-end chain near the end, and the other worker
+then idles for minutes. Started first, the long modules overlap, and the many short ones
+fill in behind them. Durations from a fresh-clone ``make test`` (``--durations``); a module
+not listed keeps its place in collection order after these.
+"""
+
+from __future__ import annotations
+
+# Longest first. A worker takes another module whenever two or fewer of its tests are
+# pending, so the one-test chain takes the next module with it: the Terraform suites
+# (about as long) follow the chain, and the apply group goes to the other worker first.
+LONGEST_FIRST: tuple[str, ...] = (
+    "tests/terraform/test_terraform_local.py",  # apply, plans, alarms, destroy: ~7 min
+    "tests/e2e/test_platform_end_to_end.py",  # the demo's chain: ~6 min
+    "tests/terraform/test_terraform.py",  # every terraform test suite, validate, checkov: ~5 min
+    "tests/integration/test_writer_crash_safety.py",  # crash sweeps on local disk and S3A
+    "tests/terraform/test_aws_limits.py",  # two environment plans
+    "tests/integration/test_kill_script.py",  # the real script SIGKILLed
+    "tests/integration/test_incremental_load_files.py",
+    "tests/integration/test_adversarial_discovery.py",
+    "tests/integration/test_adversarial_index.py",
+    "tests/integration/test_iceberg_load.py",
+    "tests/terraform/test_watermarks_table_module.py",
+)
+
+
+def schedule_rank(nodeid: str) -> int:
+    """Position of the test's module in ``LONGEST_FIRST``; every other module after them."""
+    module = nodeid.split("::", 1)[0]
+    try:
+        return LONGEST_FIRST.index(module)
+    except ValueError:
+        return len(LONGEST_FIRST)
