@@ -457,26 +457,6 @@ def markdown_table(options: Sequence[Option]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_target(
-    target_format: str, target_table: str | None, target_path: str, formats: Sequence[str]
-) -> None:
-    """The output options agree: a known format, a table for Iceberg, a path for Parquet.
-
-    The table's name itself is checked by ``iceberg.IcebergTarget``.
-    """
-    if target_format not in formats:
-        raise ArgumentError(
-            "target_format",
-            f"--target_format {target_format!r} is not one of {', '.join(formats)}",
-        )
-    if target_format == "iceberg" and not target_table:
-        raise ArgumentError(
-            "target_table", "--target_format iceberg needs --target_table database.table"
-        )
-    if target_format != "iceberg" and not target_path:
-        raise ArgumentError("target_path", "--target_path is required for a Parquet target")
-
-
 # Run ids go into staging paths: one safe path segment, never ``..`` or a separator.
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")
 

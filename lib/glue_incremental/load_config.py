@@ -32,6 +32,7 @@ from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
+from glue_incremental.targets import build as build_target
 from glue_incremental.targets.base import TargetOptions
 
 SourceFormat = Literal["parquet", "json", "csv"]
@@ -210,19 +211,8 @@ class LoadConfig:
                 f"--discovery notifications needs an s3:// source (S3 event notifications), "
                 f"got --source {redact_url(self.source)!r}",
             )
-        if self.target_format not in TARGET_FORMATS:
-            raise ArgumentError(
-                "target_format",
-                f"--target_format {self.target_format!r} is not one of {', '.join(TARGET_FORMATS)}",
-            )
-        if self.target_format == "iceberg":
-            if not self.target_table:
-                raise ArgumentError(
-                    "target_table", "--target_format iceberg needs --target_table database.table"
-                )
-            self.iceberg_target  # noqa: B018 (validates the name now, before any run)
-        elif not self.target_path:
-            raise ArgumentError("target_path", "--target_path is required for a Parquet target")
+        # Each format checks its own options (a path, a table name) as it builds the target.
+        build_target(self.target_options)
         if self.is_jdbc and not self.source_table:
             raise ArgumentError(
                 "source_table", "--source is a JDBC URL: --source_table is required"

@@ -15,7 +15,6 @@ from glue_incremental.args import (
     DISCOVERY_OPTIONS,
     ArgumentError,
     Option,
-    check_target,
     choice,
     parse_duration,
     parse_optional_path,
@@ -28,6 +27,7 @@ from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
+from glue_incremental.targets import build as build_target
 from glue_incremental.targets.base import TargetOptions
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
@@ -196,9 +196,8 @@ class JoinJobConfig:
         self.side_discovery  # noqa: B018 (validates the discovery options now)
 
     def _check_target(self) -> None:
-        check_target(self.target_format, self.target_table, self.target_path, TARGET_FORMATS)
-        if self.target_format == "iceberg":
-            self.iceberg_target  # noqa: B018 (validates the name now, before any run)
+        # Each format checks its own options (a path, a table name) as it builds the target.
+        build_target(self.target_options)
         if self.target_path and self.target_path.rstrip("/") in (
             self.left_path.rstrip("/"),
             self.right_path.rstrip("/"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 
 from glue_incremental import iceberg, iceberg_maintenance
+from glue_incremental.args import ArgumentError
 from glue_incremental.errors import NoSnapshotOfRun
 from glue_incremental.targets.base import (
     OutputRewind,
@@ -43,6 +44,11 @@ class IcebergTableTarget:
 
     @classmethod
     def from_options(cls, options: TargetOptions) -> IcebergTableTarget:
+        """The table ``options.table`` names; ArgumentError naming ``target_table`` if none or invalid."""
+        if not options.table:
+            raise ArgumentError(
+                "target_table", "--target_format iceberg needs --target_table database.table"
+            )
         return cls(
             iceberg.IcebergTarget(str(options.table), options.catalog),
             options.partition_by,

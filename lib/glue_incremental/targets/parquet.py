@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 
 from glue_incremental import writer
+from glue_incremental.args import ArgumentError
 from glue_incremental.targets.base import (
     OutputRewind,
     Published,
@@ -36,6 +37,9 @@ class ParquetTarget:
 
     @classmethod
     def from_options(cls, options: TargetOptions) -> ParquetTarget:
+        """The target at ``options.path``; ArgumentError naming ``target_path`` if there is none."""
+        if not options.path:
+            raise ArgumentError("target_path", "--target_path is required for a Parquet target")
         return cls(options.path, options.partition_by)
 
     def recover(self, run: IncrementalRun) -> None:
