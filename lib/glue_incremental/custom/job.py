@@ -32,6 +32,8 @@ from glue_incremental.state import JoinSideState
 from glue_incremental.targets import Target, UpsertSpec
 from glue_incremental.writer import WriteResult
 
+_TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
 
 @contextlib.contextmanager
 def incremental_job(
@@ -51,10 +53,16 @@ def incremental_job(
     required, optional = arguments.split
     glue = GlueJob.from_argv(list(argv), required=required, optional=optional, spark=spark)
     job = CustomJob(values, dict(sources), dict(targets))
-    with glue.run() as run:
-        job.start(run)
-        yield job
-        job.finish()
+    before = glue.spark.conf.get(_TYPE_INFERENCE)
+    # Partition values stay the strings in the paths (``hour=03`` is "03"), as in the join.
+    glue.spark.conf.set(_TYPE_INFERENCE, "false")
+    try:
+        with glue.run() as run:
+            job.start(run)
+            yield job
+            job.finish()
+    finally:
+        glue.spark.conf.set(_TYPE_INFERENCE, before)
 
 
 @dataclass
@@ -164,12 +172,12 @@ class CustomJob:
         if read and unwritten:
             raise NothingWritten(read, unwritten)
         states = self._settled if self._settled is not None else self._settle_states()
+        self._record(details)  # before the commit: nothing after it may fail the run
         wrote = bool(self._written)
         if wrote or not all(self._planned[name].unchanged(s) for name, s in states.items()):
             run.commit({name: state.to_state() for name, state in states.items()})
         for name in self._written:
             self._built[name].after_commit(run, {n: s.to_state() for n, s in states.items()})
-        self._record(details)
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -247,8 +255,8 @@ class CustomJob:
             records_written=sum(r.records_written for r in results),
             watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
             late_files_skipped=sum(p.side.plan.late_file_count for p in self._planned.values()),
-            partitions_written=sum(r.partitions_written for r in results),
-            partitions_removed=sum(r.partitions_removed for r in results),
+            partitions_written=sum(len(r.partitions_written) for r in results),
+            partitions_removed=sum(len(r.partitions_removed) for r in results),
             targets_written=sorted(self._written),
             **details,
         )
