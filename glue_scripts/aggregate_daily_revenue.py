@@ -9,7 +9,7 @@ of the output; its state commits on a clean exit only. Runs on AWS Glue and loca
         --orders_path s3://lake/orders --target_path s3://lake/daily_revenue \\
         --upstream_job orders_load
 
-``orders`` is partitioned by ``day`` and has ``customer_id`` and ``amount``; the output,
+``orders`` is partitioned by ``day`` and has ``customer_id`` and ``amount`` (cents); the output,
 partitioned by ``day``, has ``customer_id``, ``revenue`` and ``orders``. The API:
 ``docs/custom-jobs.md``.
 """
@@ -22,6 +22,9 @@ from typing import Any
 
 from glue_incremental.args import Option, choice
 from glue_incremental.custom import Dataset, JobArguments, incremental_job, parquet
+
+# What the script reads of an order (``day`` comes from the directories); amounts in cents.
+ORDERS_SCHEMA = "customer_id BIGINT, amount BIGINT"
 
 # The script's arguments (Terraform's custom kind passes these; keep them stable).
 ARGUMENTS = JobArguments(
@@ -54,7 +57,11 @@ def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
     argv = list(argv if argv is not None else sys.argv)
     args = parse_arguments(argv)
     orders = Dataset(
-        args["orders_path"], ("day",), args["orders_format"], upstream_job=args["upstream_job"]
+        args["orders_path"],
+        partition_by=("day",),
+        format=args["orders_format"],
+        schema=ORDERS_SCHEMA,
+        upstream_job=args["upstream_job"],
     )
     daily = parquet(args["target_path"], partition_by="day")
     with incremental_job(

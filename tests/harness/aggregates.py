@@ -87,7 +87,9 @@ class World:
     def output(self, spark: Any) -> list[tuple]:
         """The output as published (partition values as strings); [] before any."""
         published = [
-            p for p in self.target.rglob("*.parquet") if not {"_staging", "_delivery"} & set(p.parts)
+            p
+            for p in self.target.rglob("*.parquet")
+            if not {"_staging", "_delivery"} & set(p.parts)
         ]
         if not published:
             return []

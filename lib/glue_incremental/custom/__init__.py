@@ -13,6 +13,7 @@ from glue_incremental.custom.arguments import JobArguments
 from glue_incremental.custom.declarations import Dataset, Output, Reference, iceberg, parquet
 from glue_incremental.custom.errors import (
     DeclarationError,
+    NoSchemaYet,
     NothingWritten,
     UndeclaredName,
     WrittenTwice,
@@ -24,6 +25,7 @@ __all__ = [
     "Dataset",
     "DeclarationError",
     "JobArguments",
+    "NoSchemaYet",
     "NothingWritten",
     "Option",
     "Output",

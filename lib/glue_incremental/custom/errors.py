@@ -49,3 +49,14 @@ class DeclarationError(GlueIncrementalError, ValueError):
     def __init__(self, name: str, message: str) -> None:
         self.name = name
         super().__init__(message)
+
+
+class NoSchemaYet(GlueIncrementalError, LookupError):
+    """A dataset with no file yet and no declared schema: there is nothing to read a frame of."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"source {name!r} has no files yet and declares no schema: declare "
+            "Dataset(schema='column type, ...') so a run before its first file reads empty"
+        )

@@ -15,6 +15,7 @@ from typing import cast
 from pyspark.sql import DataFrame
 
 from glue_incremental.custom.declarations import Dataset
+from glue_incremental.custom.errors import NoSchemaYet
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.config import JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
@@ -89,7 +90,7 @@ class PlannedSource:
         """Exactly ``partitions`` of the dataset, whole, as of the files this run consumes."""
         wanted = normalise_partitions(partitions, self.columns)
         if not self.side.has_schema:
-            raise LookupError(f"source {self.name!r} has no files and no declared schema yet")
+            raise NoSchemaYet(self.name)
         frame = read_full(run.spark, self.side, wanted, self.columns)
         return cast(DataFrame, filter_partitions(frame, wanted, self.columns))
 
