@@ -25,6 +25,13 @@ OUT_COLUMNS = ["day", "customer_id", "revenue", "orders"]
 _files = itertools.count()
 
 
+def documented_script(page: Path = ROOT / "docs" / "custom-jobs.md") -> str:
+    """The ``python`` block between ``<!-- custom-job-example:begin`` and ``:end -->``."""
+    section = page.read_text().split("<!-- custom-job-example:begin -->", 1)[1]
+    section = section.split("<!-- custom-job-example:end -->", 1)[0]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def script_module() -> Any:
     """The script itself, imported from its file (``glue_scripts`` is no package)."""
     spec = importlib.util.spec_from_file_location("aggregate_daily_revenue", SCRIPT)
@@ -84,7 +91,7 @@ class World:
                 total[1] += 1
         return sorted((day, c, s, n) for (day, c), (s, n) in totals.items())
 
-    def output(self, spark: Any) -> list[tuple]:
+    def output(self, spark: Any, columns: Iterable[str] = OUT_COLUMNS) -> list[tuple]:
         """The output as published (partition values as strings); [] before any."""
         published = [
             p
@@ -94,5 +101,5 @@ class World:
         if not published:
             return []
         with partition_values_as_strings(spark):
-            rows = spark.read.parquet(self.target.as_uri()).select(*OUT_COLUMNS).collect()
+            rows = spark.read.parquet(self.target.as_uri()).select(*columns).collect()
         return sorted(tuple(row) for row in rows)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import runpy
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from glue_incremental_tools import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.harness.aggregates import ROOT, World
+from tests.harness.aggregates import ROOT, World, documented_script
 from tests.harness.faults import DEEP, Crash, CrashAtStep, StepCounter, crash_at, crash_points
 
 pytestmark = pytest.mark.spark
@@ -248,3 +249,25 @@ def test_the_scripts_state_survives_a_cli_rewind_and_reset(spark, store, tmp_pat
     assert cli.main(["watermarks", "history", world.job]) == 0
     history = capsys.readouterr().out
     assert "jr_4" in history and "reset" in history and "rewind" in history
+
+
+# --------------------------------------------------------------------------- the documented script
+
+
+def test_the_documented_script_runs_as_printed_and_aggregates_incrementally(
+    spark, store, tmp_path, monkeypatch
+):
+    script = tmp_path / "daily_revenue.py"
+    script.write_text(documented_script())
+    world = World(tmp_path, "documented")
+    argv = [str(script), "--JOB_NAME", world.job, "--orders_path", world.orders.as_uri()]
+    argv += ["--target_path", world.target.as_uri()]
+    world.land("2024-01-01", [(1, 10), (2, 5)], age=300)
+    world.land("2024-01-02", [(1, 7)], age=300)
+
+    for number, late in enumerate([("2024-01-02", [(1, 3)]), ("2024-01-01", [(2, 1)])]):
+        monkeypatch.setattr(sys, "argv", [*argv, "--JOB_RUN_ID", f"jr_{number}"])
+        runpy.run_path(str(script), run_name="__main__")
+        expected = [(day, c, revenue) for day, c, revenue, _ in world.expected()]
+        assert world.output(spark, ["day", "customer_id", "revenue"]) == expected
+        world.land(*late, age=200)
