@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from glue_incremental.custom import Dataset, incremental_job, parquet
+from glue_incremental.custom import Dataset, Reference, incremental_job, parquet
 from glue_incremental.runtime import run_script
 from glue_incremental_tools import cli
 from hypothesis import given, settings
@@ -119,7 +119,7 @@ def test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation(
     world.run(spark, "jr_count", hook=counter)
     names = counter.names()
     assert {"custom.published", "publish.move", "commit.before"} <= set(names)
-    for k in crash_points(names, quick=4):
+    for k in crash_points(names, quick=3):
         world.restore()
         with pytest.raises(Crash):
             world.run(spark, f"jr_crash_{k}", hook=CrashAtStep(k))
@@ -271,3 +271,42 @@ def test_the_documented_script_runs_as_printed_and_aggregates_incrementally(
         expected = [(day, c, revenue) for day, c, revenue, _ in world.expected()]
         assert world.output(spark, ["day", "customer_id", "revenue"]) == expected
         world.land(*late, age=200)
+
+
+# --------------------------------------------------------------------------- by key, with a reference
+
+
+def test_a_script_merges_its_increment_by_key_with_a_reference_table_read_whole(
+    spark, store, tmp_path
+):
+    """The greatest order of each customer, with the customer's name from a reference table:
+    each run reads only the new orders and merges them by key."""
+    world = World(tmp_path, "largest_order")
+    customers = tmp_path / "customers.json"
+    customers.write_text('{"customer_id": 1, "name": "ann"}\n{"customer_id": 2, "name": "bob"}\n')
+    target = tmp_path / "largest"
+
+    def main(argv):
+        with incremental_job(
+            argv,
+            sources={
+                "orders": Dataset(world.orders.as_uri(), ("day",), "json"),
+                "customers": Reference(customers.as_uri(), "json"),
+            },
+            targets={"largest": parquet(target.as_uri())},
+            spark=spark,
+        ) as job:
+            new = job.increment("orders").select("customer_id", "amount")
+            named = new.join(job.read_whole("customers"), "customer_id")
+            job.write("largest", named, keys=["customer_id"], order_by="amount")
+        return job.summary
+
+    world.land("2024-01-01", [(1, 10), (2, 5)], age=300)
+    main(["s.py", "--JOB_NAME", world.job, "--JOB_RUN_ID", "jr_1"])
+    world.land("2024-01-02", [(1, 7), (2, 9)], age=200)
+    second = main(["s.py", "--JOB_NAME", world.job, "--JOB_RUN_ID", "jr_2"])
+
+    rows = spark.read.parquet(target.as_uri()).select("customer_id", "amount", "name").collect()
+    assert sorted(map(tuple, rows)) == [(1, 10, "ann"), (2, 9, "bob")]
+    assert second["records_read"] == 2
+    assert set(store.slots(world.job)) == {"orders"}  # a reference table keeps no state
