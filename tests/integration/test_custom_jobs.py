@@ -310,3 +310,28 @@ def test_a_script_merges_its_increment_by_key_with_a_reference_table_read_whole(
     assert sorted(map(tuple, rows)) == [(1, 10, "ann"), (2, 9, "bob")]
     assert second["records_read"] == 2
     assert set(store.slots(world.job)) == {"orders"}  # a reference table keeps no state
+
+
+def test_with_an_upstream_job_only_what_it_committed_is_aggregated(spark, store, tmp_path):
+    """Files newer than the upstream's commit wait for a run after it commits."""
+    world = World(tmp_path)
+    world.land("2024-01-01", [(1, 10)], age=300)
+    world.land("2024-01-02", [(2, 5)], age=10)  # published after the upstream's commit
+
+    def upstream_commits(run_id: str, age: float) -> None:
+        published_at_ms = int((time.time() - age) * 1000)
+        store.get_watermark("orders_load")
+        store.add_watermark(
+            store.create_watermark_item(
+                "orders_load", run_id, cursor=1, published_at_ms=published_at_ms
+            )
+        )
+
+    upstream_commits("up_1", age=100)
+    first = world.run(spark, "jr_1", "--upstream_job", "orders_load")
+    assert world.output(spark) == [("2024-01-01", 1, 10, 1)]
+    assert first["records_read"] == 1  # the newer file waits, unread, for the next run
+
+    upstream_commits("up_2", age=0)
+    world.run(spark, "jr_2", "--upstream_job", "orders_load")
+    assert world.output(spark) == world.expected()
