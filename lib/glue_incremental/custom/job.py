@@ -12,7 +12,7 @@ Design and example: ``docs/custom-jobs.md``.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -206,7 +206,7 @@ class CustomJob:
             raise WrittenTwice(name)
         return self._built[name]
 
-    def _publish(self, name: str, write: Any) -> None:
+    def _publish(self, name: str, write: Callable[[], WriteResult]) -> None:
         if self.run.dry_run:
             self._written[name] = WriteResult(0)
             return
