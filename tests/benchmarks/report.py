@@ -766,6 +766,23 @@ def _s3_section(section: dict[str, Any], out: list[str], summary: list[list[str]
     out.append("")
 
 
+def _aggregation_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    rows = [
+        [
+            _fmt_int(p["partitions"]),
+            _fmt_int(p["affected_partitions"]),
+            _fmt_seconds(p["incremental"]["seconds"]),
+            _fmt_seconds(p["full"]["seconds"]),
+            f"{p['summary']['speedup']:.1f}x",
+            "identical" if p["output_identical"] else "DIFFERENT",
+        ]
+        for p in section["points"]
+    ]
+    out += _table(
+        ["days", "affected", "incremental s", "full recompute s", "speedup", "output"], rows
+    )
+
+
 RENDERERS = {
     "file_ingestion": ("1. File ingestion", _files_section),
     "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
@@ -774,6 +791,7 @@ RENDERERS = {
     "predicates": ("5. Predicate building", _predicates_section),
     "iceberg": ("6. Load into Iceberg vs Parquet", _iceberg_section),
     "s3_discovery": ("7. Discovery on S3 (local S3 endpoint, not file://)", _s3_section),
+    "aggregation": ("8. Aggregation script (custom job API)", _aggregation_section),
 }
 
 

@@ -49,6 +49,7 @@ SECTIONS: dict[str, str] = {
     "predicates": "tests.benchmarks.bench_predicates",
     "iceberg": "tests.benchmarks.bench_iceberg",
     "s3_discovery": "tests.benchmarks.bench_s3_discovery",
+    "aggregation": "tests.benchmarks.bench_aggregate",
 }
 NEEDS_POSTGRES = {"jdbc", "iceberg"}
 

@@ -42,6 +42,11 @@ class Scale:
     s3_delta: int = 20
     s3_repeats: int = 3
     s3_real_run: bool = True  # one load run through S3A at the smallest size (~40 s: full only)
+    # 8. the aggregation script: days of orders, rows per day, share of days affected
+    aggregate_partitions: tuple[int, ...] = (1_000,)
+    aggregate_rows_per_partition: int = 500
+    aggregate_affected_fraction: float = 0.01
+    aggregate_repeats: int = 3
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,6 +103,9 @@ SMOKE = Scale(
     s3_delta=5,
     s3_repeats=1,
     s3_real_run=False,
+    aggregate_partitions=(20,),
+    aggregate_rows_per_partition=20,
+    aggregate_repeats=1,
 )
 
 SCALES = {scale.name: scale for scale in (FULL, SMOKE)}

@@ -354,6 +354,37 @@ def predicates(results: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def aggregation(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The aggregation script: 1% of the days affected at the largest size, >= 10x."""
+    targets = [
+        f"aggregation, 1% of days affected: incremental faster than full recompute by "
+        f">= {JOIN_SPEEDUP_MIN:.0f}x at the largest size",
+        "aggregation output identical to the full recompute",
+    ]
+    points = _points(results, "aggregation")
+    if points is None:
+        return _unavailable(results, "aggregation", targets)
+    last = points[-1]
+    largest = last["summary"]
+    identical = all(point["output_identical"] for point in points)
+    return [
+        _verdict(
+            "aggregation",
+            targets[0],
+            f"{last['partitions']} days: full {largest['full_seconds']:.1f}s / incremental "
+            f"{largest['incremental_seconds']:.2f}s = {largest['speedup']:.1f}x",
+            largest["speedup"] >= JOIN_SPEEDUP_MIN,
+        ),
+        _verdict(
+            "aggregation",
+            targets[1],
+            "identical at every size" if identical else "differences found",
+            identical,
+            "" if identical else "see output_check in the aggregation section",
+        ),
+    ]
+
+
 SCALE_DEPENDENT = (
     "time <=",
     "faster than",
@@ -366,7 +397,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
     at a few dozen files or rows a run's fixed cost is all there is to measure."""
     verdicts = []
     full_scale = results.get("meta", {}).get("scale", {}).get("name") == "full"
-    for judge in (files, jdbc, join, watermarks, predicates, s3_discovery):
+    for judge in (files, jdbc, join, watermarks, predicates, s3_discovery, aggregation):
         try:
             for verdict in judge(results):
                 scale_dependent = any(word in verdict["target"] for word in SCALE_DEPENDENT)

@@ -118,3 +118,8 @@ def test_s3_discovery_plans_read_the_new_objects_with_requests_independent_of_hi
         for count in mode["files_planned"]
     )
     assert "Discovery on S3" in (output / "README.md").read_text()
+
+
+def test_the_aggregation_scripts_incremental_output_equals_its_full_recompute(results):
+    _, data = results
+    assert all(point["output_identical"] for point in points(data, "aggregation"))

@@ -1,0 +1,262 @@
+"""The run of a custom job script: what the generic jobs guarantee, for the script's own logic.
+
+``incremental_job`` validates the arguments and declarations, takes the lease, recovers
+each target's half-done publish, and hands the script a ``CustomJob``. The script reads
+increments (one state slot per dataset), writes each declared target once; on a clean
+exit every slot read commits in ONE fenced transaction after the writes are durable, and
+the metrics and the summary line follow. An exception (or a bad script: an undeclared
+name, news read but not written) commits nothing. Dry run: plans, writes nothing.
+Design and example: ``docs/custom-jobs.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from glue_incremental import targets as target_types
+from glue_incremental.custom.arguments import JobArguments
+from glue_incremental.custom.declarations import Dataset, Output, Reference, Source, check_name
+from glue_incremental.custom.errors import NothingWritten, UndeclaredName, WrittenTwice
+from glue_incremental.custom.sides import PlannedSource, plan_source
+from glue_incremental.hooks import hooks
+from glue_incremental.iceberg import IcebergTarget
+from glue_incremental.join.spec import Partition
+from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.state import JoinSideState
+from glue_incremental.targets import Target, UpsertSpec
+from glue_incremental.writer import WriteResult
+
+_TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
+
+@contextlib.contextmanager
+def incremental_job(
+    argv: Sequence[str],
+    arguments: JobArguments | None = None,
+    *,
+    sources: Mapping[str, Source],
+    targets: Mapping[str, Output],
+    spark: Any = None,
+) -> Iterator[CustomJob]:
+    """The run of a custom job: ``with incremental_job(sys.argv, ...) as job: ...``.
+
+    Everything is validated before the lease is taken; ``job.summary`` is the summary
+    line once the block has ended (also when it failed)."""
+    arguments = arguments or JobArguments(())
+    values = arguments.parse(argv)
+    required, optional = arguments.split
+    glue = GlueJob.from_argv(list(argv), required=required, optional=optional, spark=spark)
+    job = CustomJob(values, dict(sources), dict(targets))
+    before = glue.spark.conf.get(_TYPE_INFERENCE)
+    # Partition values stay the strings in the paths (``hour=03`` is "03"), as in the join.
+    glue.spark.conf.set(_TYPE_INFERENCE, "false")
+    try:
+        with glue.run() as run:
+            job.start(run)
+            yield job
+            job.finish()
+    finally:
+        glue.spark.conf.set(_TYPE_INFERENCE, before)
+
+
+@dataclass
+class CustomJob:
+    """What a custom script calls: read increments and references, write declared targets."""
+
+    args: dict[str, Any]
+    sources: dict[str, Source]
+    targets: dict[str, Output]
+    _run: IncrementalRun | None = field(default=None, init=False)
+    _built: dict[str, Target] = field(default_factory=dict, init=False)
+    _planned: dict[str, PlannedSource] = field(default_factory=dict, init=False)
+    _written: dict[str, WriteResult] = field(default_factory=dict, init=False)
+    _settled: dict[str, JoinSideState] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        for name in [*self.sources, *self.targets]:
+            check_name(name)
+        self._built = {name: target_types.build(o.options()) for name, o in self.targets.items()}
+
+    # -- what the script uses ---------------------------------------------------------------------
+
+    @property
+    def run(self) -> IncrementalRun:
+        assert self._run is not None, "the job is used inside its `with incremental_job` block"
+        return self._run
+
+    @property
+    def spark(self) -> Any:
+        return self.run.spark
+
+    @property
+    def dry_run(self) -> bool:
+        return self.run.dry_run
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The run's summary line once the block ended."""
+        return self.run.summary
+
+    def increment(self, source: str) -> DataFrame | None:
+        """The rows of ``source`` that arrived since this job's last commit (first run: all),
+        or None when nothing arrived."""
+        return self._plan(source).side.new_rows
+
+    def affected_partitions(self, source: str) -> list[Partition]:
+        """The partitions (value tuples, in ``partition_by`` order, as strings) this run's
+        increment touches, plus those a previous run left pending."""
+        return list(self._plan(source).affected)
+
+    def read_partitions(self, source: str, partitions: Sequence[Partition]) -> DataFrame:
+        """Exactly ``partitions`` of ``source``, whole, as of the files this run consumes."""
+        return self._plan(source).read(self.run, partitions)
+
+    def read_whole(self, source: str) -> DataFrame:
+        """A declared ``Reference`` table, read whole (no state)."""
+        reference = self.sources.get(source)
+        if not isinstance(reference, Reference):
+            raise UndeclaredName("reference", source, self._names(Reference))
+        if reference.format == "iceberg":
+            return self.spark.table(IcebergTarget(reference.path, reference.catalog).name)
+        reader = self.spark.read.format(reference.format)
+        if reference.format == "csv":
+            reader = reader.option("header", "true")
+        return reader.load(reference.path)
+
+    def write(self, target: str, rows: DataFrame, *, keys: Sequence[str], order_by: str) -> None:
+        """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``."""
+        built = self._target(target)
+        full = self._full_reload
+        spec = UpsertSpec(primary_key=tuple(keys), order_by=order_by, replace_all=full)
+        self._publish(target, lambda: built.upsert(self.run, rows, spec, self._settle).result)
+
+    def replace_partitions(
+        self, target: str, rows: DataFrame, partitions: Sequence[Partition]
+    ) -> None:
+        """Make exactly ``partitions`` of ``target`` hold ``rows`` (all or nothing); a
+        partition without rows is removed. A full reload replaces the whole target."""
+        built = self._target(target)
+        affected = None if self._full_reload else list(partitions)
+        if affected == []:
+            self._publish(target, lambda: WriteResult(0))
+            return
+        self._publish(
+            target,
+            lambda: built.replace_partitions(self.run, rows, affected, self._settle).result,
+        )
+
+    # -- the run's lifecycle ----------------------------------------------------------------------
+
+    def start(self, run: IncrementalRun) -> None:
+        """Finish or undo what a crashed run left in each target, before anything is read."""
+        self._run = run
+        for target in self._built.values():
+            target.recover(run)
+            target.mark_start(run)
+
+    def finish(self) -> None:
+        """On a clean exit: check the script wrote what it read, then commit every slot read."""
+        run = self.run
+        details = self._details()
+        if run.dry_run:
+            run.record(records_read=0, records_written=0, plan=details)
+            return
+        read = [name for name, planned in self._planned.items() if planned.has_news]
+        unwritten = [name for name in self.targets if name not in self._written]
+        if read and unwritten:
+            raise NothingWritten(read, unwritten)
+        states = self._settled if self._settled is not None else self._settle_states()
+        self._record(details)  # before the commit: nothing after it may fail the run
+        wrote = bool(self._written)
+        if wrote or not all(self._planned[name].unchanged(s) for name, s in states.items()):
+            run.commit({name: state.to_state() for name, state in states.items()})
+        for name in self._written:
+            self._built[name].after_commit(run, {n: s.to_state() for n, s in states.items()})
+
+    # -- internals --------------------------------------------------------------------------------
+
+    @property
+    def _full_reload(self) -> bool:
+        """Bookmarks disabled: every dataset is read from the start, targets replaced whole."""
+        return not self.run.bookmark.reads_state and not any(
+            planned.pending for planned in self._planned.values()
+        )
+
+    def _names(self, kind: type) -> list[str]:
+        return [name for name, source in self.sources.items() if isinstance(source, kind)]
+
+    def _plan(self, source: str) -> PlannedSource:
+        if source not in self._planned:
+            dataset = self.sources.get(source)
+            if not isinstance(dataset, Dataset):
+                raise UndeclaredName("source", source, self._names(Dataset))
+            self._planned[source] = plan_source(self.run, source, dataset)
+        return self._planned[source]
+
+    def _target(self, name: str) -> Target:
+        if name not in self._built:
+            raise UndeclaredName("target", name, list(self.targets))
+        if name in self._written:
+            raise WrittenTwice(name)
+        return self._built[name]
+
+    def _publish(self, name: str, write: Callable[[], WriteResult]) -> None:
+        if self.run.dry_run:
+            self._written[name] = WriteResult(0)
+            return
+        self.run.guard()
+        self._written[name] = write()
+
+    def _settle(self) -> dict[str, Any]:
+        """Called by a publish once its output is durable: the states to commit."""
+        states = self._settle_states()
+        return {name: state.to_state() for name, state in states.items()}
+
+    def _settle_states(self) -> dict[str, JoinSideState]:
+        run = self.run
+        published_at_ms = int(run.clock() * 1000)
+        hooks.point("custom.published", run_id=run.run_id)
+        for planned in self._planned.values():
+            planned.recheck_upstream(run)
+        tables = [t.state_table() for t in self._built.values() if t.state_table()]
+        output_table = tables[0] if len(tables) == 1 else None
+        self._settled = {
+            name: planned.state(published_at_ms, output_table)
+            for name, planned in self._planned.items()
+        }
+        return self._settled
+
+    def _details(self) -> dict[str, Any]:
+        return {
+            "sources": {
+                name: {
+                    "affected_partitions": len(planned.affected),
+                    "pending_partitions": [list(p) for p in planned.pending],
+                    "records_read": planned.records_read,
+                    "files_read": len(planned.side.plan.files),
+                    "file_plan": planned.side.plan_summary(),
+                }
+                for name, planned in self._planned.items()
+            },
+        }
+
+    def _record(self, details: Mapping[str, Any]) -> None:
+        marks = [p.side.plan.next_bookmark.high_mark_ms for p in self._planned.values()]
+        known = [mark for mark in marks if mark is not None]
+        results = self._written.values()
+        self.run.record(
+            records_read=sum(p.records_read for p in self._planned.values()),
+            records_written=sum(r.records_written for r in results),
+            watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
+            late_files_skipped=sum(p.side.plan.late_file_count for p in self._planned.values()),
+            partitions_written=sum(len(r.partitions_written) for r in results),
+            partitions_removed=sum(len(r.partitions_removed) for r in results),
+            targets_written=sorted(self._written),
+            **details,
+        )

@@ -1,0 +1,145 @@
+"""A declared dataset planned as a join side (``join.sides``): its increment since the slot's
+commit, the partitions it touches and a read of exactly those partitions, whole.
+
+The join's side planning is reused unchanged through ``SideConfig``, the few questions
+``join.sides`` asks of a job's configuration, answered for one dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import cast
+
+from pyspark.sql import DataFrame
+
+from glue_incremental.custom.declarations import Dataset
+from glue_incremental.custom.errors import NoSchemaYet
+from glue_incremental.iceberg import IcebergTarget
+from glue_incremental.join.config import JoinJobConfig
+from glue_incremental.join.sides import Side, plan_side, read_full
+from glue_incremental.join.spec import Partition
+from glue_incremental.join.upstream import recheck_upstream
+from glue_incremental.predicates import filter_partitions, normalise_partitions, partition_counts
+from glue_incremental.runtime import IncrementalRun
+from glue_incremental.sources.discovery import Discovery
+from glue_incremental.state import JoinSideState
+
+
+@dataclass(frozen=True)
+class _Spec:
+    partition_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SideConfig:
+    """``JoinJobConfig``'s questions about one side, answered for ``dataset``."""
+
+    name: str
+    dataset: Dataset
+    lookback: timedelta = timedelta(0)
+    side_discovery: Discovery = field(default_factory=Discovery)
+
+    @property
+    def spec(self) -> _Spec:
+        return _Spec(self.dataset.partition_by)
+
+    @property
+    def upstream_jobs(self) -> dict[str, str]:
+        return {self.name: self.dataset.upstream_job} if self.dataset.upstream_job else {}
+
+    def path(self, side: str) -> str:
+        return self.dataset.path
+
+    def format(self, side: str) -> str:
+        return self.dataset.format
+
+    def schema(self, side: str) -> str | None:
+        return self.dataset.schema
+
+    def side_target(self, side: str) -> IcebergTarget:
+        return IcebergTarget(self.dataset.path, self.dataset.catalog)
+
+
+@dataclass
+class PlannedSource:
+    """One dataset as planned for this run: the side, its counted increment, the partitions
+    to recompute and those an upstream has not settled yet (left pending)."""
+
+    name: str
+    dataset: Dataset
+    side: Side
+    counts: Mapping[Partition, int]
+    affected: list[Partition]
+    pending: list[Partition]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.dataset.partition_by
+
+    @property
+    def records_read(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def has_news(self) -> bool:
+        return bool(self.affected)
+
+    def read(self, run: IncrementalRun, partitions: Sequence[Partition]) -> DataFrame:
+        """Exactly ``partitions`` of the dataset, whole, as of the files this run consumes."""
+        wanted = normalise_partitions(partitions, self.columns)
+        if not self.side.has_schema:
+            raise NoSchemaYet(self.name)
+        frame = read_full(run.spark, self.side, wanted, self.columns)
+        return cast(DataFrame, filter_partitions(frame, wanted, self.columns))
+
+    def recheck_upstream(self, run: IncrementalRun) -> None:
+        """``UpstreamChanged`` if the upstream published into a partition read meanwhile."""
+        side = self.side
+        if side.upstream is None or not self.affected:
+            return
+        recheck_upstream(
+            run.spark,
+            self.name,
+            side.root,
+            side.band_start_ms,
+            side.upstream,
+            self.affected,
+            self.columns,
+            listing=side.listing_of(self.affected, self.columns),
+        )
+
+    def state(self, published_at_ms: int, output_table: str | None) -> JoinSideState:
+        side = self.side
+        return JoinSideState(
+            published_at_ms=published_at_ms,
+            pending_partitions=tuple(self.pending),
+            upstream=side.upstream.state() if side.upstream else None,
+            files=side.next_files,
+            discovery=side.discovery_state,
+            iceberg_snapshot_id=side.iceberg_snapshot,
+            iceberg_table=output_table,
+        )
+
+    def unchanged(self, state: JoinSideState) -> bool:
+        return state.same_apart_from_publish_time(self.side.previous)
+
+
+def plan_source(run: IncrementalRun, name: str, dataset: Dataset) -> PlannedSource:
+    """List and plan ``dataset`` against its slot ``name``; count its new rows per partition.
+
+    First run (or a reset, or bookmarks disabled): every file is new. Partitions left
+    pending by the last run are recomputed too; those an upstream has not settled wait."""
+    config = cast(JoinJobConfig, SideConfig(name, dataset))
+    side = plan_side(run, config, name)
+    columns = dataset.partition_by
+    counts: Mapping[Partition, int] = {}
+    if side.new_rows is not None:
+        counts = partition_counts(side.new_rows, columns=columns, names=[name])[name]
+    pending_before = list(side.previous.pending_partitions) if side.previous else []
+    candidates = normalise_partitions([*counts, *pending_before], columns)
+    side.cover(candidates, columns)
+    affected = [p for p in candidates if p not in side.unsettled]
+    pending = [p for p in candidates if p in side.unsettled]
+    return PlannedSource(name, dataset, side, counts, affected, pending)

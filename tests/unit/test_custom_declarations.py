@@ -1,0 +1,61 @@
+"""A custom script's arguments and declarations are checked before any run, in one line."""
+
+from __future__ import annotations
+
+import pytest
+from glue_incremental.args import ArgumentError
+from glue_incremental.custom import Dataset, DeclarationError, Output, iceberg, parquet
+from glue_incremental.custom.declarations import check_name
+from glue_incremental.errors import GlueIncrementalError
+
+from tests.harness.aggregates import script_module
+
+
+def test_the_aggregation_scripts_parser_types_its_arguments_without_spark():
+    args = script_module().parse_arguments(
+        ["s.py", "--JOB_NAME", "daily", "--orders_path", "s3://l/o", "--target_path", "s3://l/d"]
+    )
+    assert (args["orders_path"], args["orders_format"], args["upstream_job"]) == (
+        "s3://l/o",
+        "parquet",
+        None,
+    )
+    assert args["JOB_NAME"] == "daily" and args["dry_run"] is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--orders_path", "x"], "target_path"),
+        (["--orders_path", "x", "--target_path", "y", "--orders_format", "xml"], "orders_format"),
+        (["--orders_path", "x", "--target_path", "y", "--order_path", "z"], "orders_path"),
+    ],
+)
+def test_a_bad_argument_of_the_aggregation_script_is_named(argv, named):
+    with pytest.raises(ArgumentError) as error:
+        script_module().parse_arguments(["s.py", "--JOB_NAME", "daily", *argv])
+    assert error.value.name == named or named in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("declare", "fragment"),
+    [
+        (lambda: Dataset("s3://l/o", ()), "partition_by names at least one column"),
+        (lambda: Dataset("s3://l/o", ("day",), "xml"), "format 'xml'"),  # type: ignore[arg-type]
+        (lambda: Dataset("db.t", ("day",), "iceberg", upstream_job="j"), "upstream_job"),
+        (lambda: Output("parquet"), "a parquet output needs a path"),
+        (lambda: Output("iceberg"), "an iceberg output needs a table"),
+        (lambda: check_name("Orders"), "not lower_snake_case"),
+    ],
+)
+def test_a_bad_declaration_is_one_line_naming_what_is_wrong(declare, fragment):
+    with pytest.raises(DeclarationError) as error:
+        declare()
+    assert isinstance(error.value, GlueIncrementalError)
+    assert fragment in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_single_partition_column_may_be_given_as_a_string():
+    assert Dataset("s3://l/o", "day").partition_by == ("day",)  # type: ignore[arg-type]
+    assert parquet("s3://l/d", "day").options().partition_by == ("day",)
+    assert iceberg("db.t").options().table == "db.t"
