@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import cursors, deletes, load_sources, targets, writer
+from glue_incremental import cursors, deletes, load_sources, reconcile, targets, writer
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -129,6 +129,12 @@ def _load_rows(
     if rows is not None:
         rows = deletes.mark(rows, config.delete_marker, keep_marker=config.keep_delete_marker)
     hidden = (*delivery, deletes.DELETED)  # merge-only columns, never compared or written
+    runs_since = (run.previous() or {}).get("runs_since_reconcile")
+    reconciles = not full_reload and reconcile.due(config, runs_since, on_demand=config.reconcile)
+    carried = replace(
+        carried,
+        runs_since_reconcile=reconcile.runs_since_after(config, runs_since, reconciled=reconciles),
+    )
     if rows is None and full_reload and target_schema is not None and not run.dry_run:
         rows, delivery = run.spark.createDataFrame([], target_schema), ()  # replaced by nothing
     if rows is not None:
@@ -153,11 +159,17 @@ def _load_rows(
                 )
             state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
-            if records_read or full_reload:
+            merging = rows
+            if reconciles:
+                merging, found = reconcile.with_gone_keys(
+                    run, config, target, rows, lambda: load_sources.source_keys(run, config)
+                )
+                run.details["reconcile"] = found.as_details()
+            if records_read or full_reload or reconciles:
                 published = target.upsert(
                     run,
-                    rows,
-                    _upsert_spec(run, config, delivery, deleted=deletes.DELETED in rows.columns),
+                    merging,
+                    _upsert_spec(run, config, delivery, deleted=deletes.DELETED in merging.columns),
                     lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
                 )
         finally:

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Literal
 
 from glue_incremental import deletes, iceberg, writer
+from glue_incremental import reconcile as reconciling
 from glue_incremental.args import (
     DISCOVERY_OPTIONS,
     ArgumentError,
@@ -165,6 +166,26 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "true",
         parse_bool,
     ),
+    Option(
+        "reconcile_every",
+        "Hard deletes (JDBC): every Nth run reads only the source's primary keys and removes "
+        "target keys the source no longer has; `0`: never (`docs/deletes.md`).",
+        "0",
+        reconciling.parse_every,
+    ),
+    Option(
+        "reconcile",
+        "`true`: this run reconciles (hard deletes) whatever `--reconcile_every` says.",
+        "false",
+        parse_bool,
+    ),
+    Option(
+        "reconcile_max_fraction",
+        "The safety stop: a reconcile removing more than this fraction of the target's keys, "
+        "or finding no source keys, writes nothing and fails the run.",
+        str(reconciling.DEFAULT_MAX_FRACTION),
+        reconciling.parse_fraction,
+    ),
     *DISCOVERY_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
@@ -216,6 +237,9 @@ class LoadConfig:
     notification_visibility_seconds: int = DEFAULT_VISIBILITY_SECONDS
     delete_marker: deletes.DeleteMarker | None = None
     keep_delete_marker: bool = True
+    reconcile_every: int = 0
+    reconcile: bool = False
+    reconcile_max_fraction: float = reconciling.DEFAULT_MAX_FRACTION
 
     def __post_init__(self) -> None:
         self.file_discovery  # noqa: B018 (validates the discovery options now)
@@ -226,7 +250,8 @@ class LoadConfig:
                 watermark_column=self.watermark_column,
                 partition_by=self.partition_by,
             )
-        elif not self.keep_delete_marker:
+        reconciling.check_source(self)
+        if self.delete_marker is None and not self.keep_delete_marker:
             raise ArgumentError(
                 "keep_delete_marker", "--keep_delete_marker false needs --delete_marker"
             )
