@@ -27,6 +27,7 @@ from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from glue_incremental import deletes
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import encode
 from glue_incremental.errors import GlueIncrementalError
@@ -100,6 +101,7 @@ def resolve_upserts(
     primary_key: Sequence[str],
     order_by: str,
     delivery: Sequence[str] = (),
+    deleted: str | None = None,
 ) -> DataFrame:
     """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions.
 
@@ -110,7 +112,8 @@ def resolve_upserts(
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
         data_columns = [name for name in incoming.columns if name not in delivery]
-        stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
+        stored = existing.select(*[n for n in data_columns if n != deleted])
+        stored = deletes.stored(stored, deleted).withColumn(prefer, F.lit(0))
         for name in delivery:
             stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
         candidates = stored.unionByName(candidates)
@@ -118,15 +121,37 @@ def resolve_upserts(
 
 
 def merge_statement(
-    table: str, source_view: str, columns: Sequence[str], primary_key: Sequence[str]
+    table: str,
+    source_view: str,
+    columns: Sequence[str],
+    primary_key: Sequence[str],
+    deleted: str | None = None,
 ) -> str:
-    """``MERGE INTO`` by primary key; rows equal to the stored ones are not rewritten."""
+    """``MERGE INTO`` by primary key; rows equal to the stored ones are not rewritten.
+
+    ``deleted`` (a boolean column of the source view, not of the table): a matched
+    delete removes the stored row (``WHEN MATCHED ... THEN DELETE``), an unmatched one
+    inserts nothing.
+    """
     on = " AND ".join(f"t.`{key}` <=> s.`{key}`" for key in primary_key)
-    differs = " OR ".join(f"NOT (t.`{name}` <=> s.`{name}`)" for name in columns)
+    if deleted is None:
+        differs = " OR ".join(f"NOT (t.`{name}` <=> s.`{name}`)" for name in columns)
+        return (
+            f"MERGE INTO {table} t USING {source_view} s ON {on} "
+            f"WHEN MATCHED AND ({differs}) THEN UPDATE SET * "
+            "WHEN NOT MATCHED THEN INSERT *"
+        )
+    data = [name for name in columns if name != deleted]
+    differs = " OR ".join(f"NOT (t.`{name}` <=> s.`{name}`)" for name in data)
+    names = ", ".join(f"`{name}`" for name in data)
     return (
         f"MERGE INTO {table} t USING {source_view} s ON {on} "
-        f"WHEN MATCHED AND ({differs}) THEN UPDATE SET * "
-        "WHEN NOT MATCHED THEN INSERT *"
+        f"WHEN MATCHED AND s.`{deleted}` THEN DELETE "
+        f"WHEN MATCHED AND ({differs}) THEN UPDATE SET "
+        + ", ".join(f"t.`{name}` = s.`{name}`" for name in data)
+        + f" WHEN NOT MATCHED AND NOT s.`{deleted}` THEN INSERT ({names}) VALUES ("
+        + ", ".join(f"s.`{name}`" for name in data)
+        + ")"
     )
 
 
@@ -309,6 +334,7 @@ def commit_with_properties(
 class UpsertResult:
     records_written: int
     snapshot_id: int | None
+    records_deleted: int = 0
 
 
 def publish_upsert(
@@ -324,26 +350,36 @@ def publish_upsert(
     properties: Mapping[str, str],
     guard: Callable[[], None],
     delivery: Sequence[str] = (),
+    deleted: str | None = None,
 ) -> UpsertResult:
     """Merge ``rows`` into the table in exactly one snapshot, or commit nothing.
 
     ``started_from`` is the snapshot id the run read at its start; the commit
     happens only while the table is still there and the lease is held. Ties
     follow ``writer.merge_latest``; ``delivery`` columns order rows of this run.
+    ``deleted`` (``deletes``): a key whose latest version is a delete is deleted.
     """
-    create_table(spark, target, rows.drop(*delivery).schema, partition_by)
+    create_table(
+        spark, target, rows.drop(*delivery, *([deleted] if deleted else [])).schema, partition_by
+    )
     incoming = rows
+    removed = 0
+    existing: DataFrame | None = None
     if replace_all:
         merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
+        merged = deletes.surviving(merged, deleted)
     else:
         existing = read_at(spark, target, started_from)
         if existing is not None:
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
             existing = having_keys(existing, keys, primary_key)  # a null key too
-        merged = resolve_upserts(incoming, existing, primary_key, order_by, delivery)
+        merged = resolve_upserts(incoming, existing, primary_key, order_by, delivery, deleted)
     merged = merged.persist()
     try:
         written = merged.count()
+        if deleted in merged.columns:
+            removed = deletes.count_removed(merged, existing, primary_key, deleted)
+            written = deletes.surviving(merged, deleted).count()
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)
 
@@ -351,7 +387,9 @@ def publish_upsert(
             if replace_all:
                 merged.writeTo(target.name).overwrite(F.lit(True))
             else:
-                spark.sql(merge_statement(target.quoted, view, merged.columns, primary_key))
+                spark.sql(
+                    merge_statement(target.quoted, view, merged.columns, primary_key, deleted)
+                )
 
         _fence(spark, target, started_from, guard)
         commit_with_properties(spark, properties, write)
@@ -359,7 +397,7 @@ def publish_upsert(
     finally:
         merged.unpersist()
     after = current_snapshot(spark, target)
-    return UpsertResult(written, after.snapshot_id if after else None)
+    return UpsertResult(written, after.snapshot_id if after else None, removed)
 
 
 def started_version(store: Watermarks, state_name: str, slot: str = DEFAULT_SLOT) -> int:

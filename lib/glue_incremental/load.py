@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import cursors, load_sources, targets, writer
+from glue_incremental import cursors, deletes, load_sources, reconcile, targets, writer
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -126,10 +126,19 @@ def _load_rows(
     new_cursor = previous_cursor
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     full_reload = not run.bookmark.reads_state or run.previous() is None
+    if rows is not None:
+        rows = deletes.mark(rows, config.delete_marker, keep_marker=config.keep_delete_marker)
+    hidden = (*delivery, deletes.DELETED)  # merge-only columns, never compared or written
+    runs_since = (run.previous() or {}).get("runs_since_reconcile")
+    reconciles = not full_reload and reconcile.due(config, runs_since, on_demand=config.reconcile)
+    carried = replace(
+        carried,
+        runs_since_reconcile=reconcile.runs_since_after(config, runs_since, reconciled=reconciles),
+    )
     if rows is None and full_reload and target_schema is not None and not run.dry_run:
         rows, delivery = run.spark.createDataFrame([], target_schema), ()  # replaced by nothing
     if rows is not None:
-        source_rows = rows.drop(*delivery)
+        source_rows = rows.drop(*hidden)
         require_columns(source_rows.columns, config, "source " + config.source)
         if target_schema is not None:
             _require_same_shape(source_rows, target_schema, config)
@@ -146,15 +155,21 @@ def _load_rows(
             new_cursor = cursors.max_cursor(previous_cursor, stats.max_cursor)
             if plan.rereads and records_read and target_schema is not None:
                 records_new = _count_new_versions(
-                    rows.drop(*delivery), config, plan.reread_from, target.read_as_of_start(run)
+                    rows.drop(*hidden), config, plan.reread_from, target.read_as_of_start(run)
                 )
             state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
-            if records_read or full_reload:
+            merging = rows
+            if reconciles:
+                merging, found = reconcile.with_gone_keys(
+                    run, config, target, rows, lambda: load_sources.source_keys(run, config)
+                )
+                run.details["reconcile"] = found.as_details()
+            if records_read or full_reload or reconciles:
                 published = target.upsert(
                     run,
-                    rows,
-                    _upsert_spec(run, config, delivery),
+                    merging,
+                    _upsert_spec(run, config, delivery, deleted=deletes.DELETED in merging.columns),
                     lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
                 )
         finally:
@@ -177,6 +192,7 @@ def _load_rows(
         records_read=records_read,
         records_new=records_new,
         records_written=result.records_written,
+        records_deleted=result.records_deleted,
         watermark_time=watermark_time,
         late_files_skipped=plan.late_files,
         null_watermark_rows=nulls,
@@ -252,7 +268,7 @@ def _bound_text(value: Any) -> str:
 
 
 def _upsert_spec(
-    run: IncrementalRun, config: LoadConfig, delivery: Sequence[str]
+    run: IncrementalRun, config: LoadConfig, delivery: Sequence[str], *, deleted: bool = False
 ) -> targets.UpsertSpec:
     """First run, reset or bookmarks disabled: the rows replace the whole target."""
     return targets.UpsertSpec(
@@ -261,6 +277,7 @@ def _upsert_spec(
         replace_all=not run.bookmark.reads_state or run.previous() is None,
         partition_moves=config.partition_moves,
         delivery=delivery,
+        deleted=deletes.DELETED if deleted else None,
     )
 
 

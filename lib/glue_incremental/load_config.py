@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
 
-from glue_incremental import iceberg, writer
+from glue_incremental import deletes, iceberg, writer
+from glue_incremental import reconcile as reconciling
 from glue_incremental.args import (
     DISCOVERY_OPTIONS,
     ArgumentError,
@@ -153,6 +154,39 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "detect",
         choice(*PARTITION_MOVES),
     ),
+    Option(
+        "delete_marker",
+        "Soft deletes: a boolean column (`is_deleted`), or a column and the values meaning "
+        "deleted (`op=D`, `op in (D,X)`). A key whose latest version is a delete leaves the "
+        "target (`docs/deletes.md`).",
+        parse=deletes.parse_marker,
+    ),
+    Option(
+        "keep_delete_marker",
+        "With `--delete_marker`: `true` keeps the marker column in the target, `false` drops it.",
+        "true",
+        parse_bool,
+    ),
+    Option(
+        "reconcile_every",
+        "Hard deletes (JDBC): every Nth run reads only the source's primary keys and removes "
+        "target keys the source no longer has; `0`: never (`docs/deletes.md`).",
+        "0",
+        reconciling.parse_every,
+    ),
+    Option(
+        "reconcile",
+        "`true`: this run reconciles (hard deletes) whatever `--reconcile_every` says.",
+        "false",
+        parse_bool,
+    ),
+    Option(
+        "reconcile_max_fraction",
+        "The safety stop: a reconcile removing more than this fraction of the target's keys, "
+        "or finding no source keys, writes nothing and fails the run.",
+        str(reconciling.DEFAULT_MAX_FRACTION),
+        reconciling.parse_fraction,
+    ),
     *DISCOVERY_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
@@ -202,9 +236,26 @@ class LoadConfig:
     full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
     # Programmatic only: how long a received notification stays hidden (it should outlast the run).
     notification_visibility_seconds: int = DEFAULT_VISIBILITY_SECONDS
+    delete_marker: deletes.DeleteMarker | None = None
+    keep_delete_marker: bool = True
+    reconcile_every: int = 0
+    reconcile: bool = False
+    reconcile_max_fraction: float = reconciling.DEFAULT_MAX_FRACTION
 
     def __post_init__(self) -> None:
         self.file_discovery  # noqa: B018 (validates the discovery options now)
+        if self.delete_marker is not None:
+            deletes.check_roles(
+                self.delete_marker,
+                primary_key=self.primary_key,
+                watermark_column=self.watermark_column,
+                partition_by=self.partition_by,
+            )
+        reconciling.check_source(self)
+        if self.delete_marker is None and not self.keep_delete_marker:
+            raise ArgumentError(
+                "keep_delete_marker", "--keep_delete_marker false needs --delete_marker"
+            )
         if self.discovery == "notifications" and not is_s3_uri(self.source):
             raise ArgumentError(
                 "discovery",

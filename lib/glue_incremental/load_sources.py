@@ -113,6 +113,11 @@ class JdbcTableSource:
         )
 
 
+def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
+    """The JDBC table's primary keys and nothing else (``jdbc.key_query``): the reconcile's read."""
+    return jdbc.read_keys(run.spark, _jdbc_source(config), config.primary_key)
+
+
 def _jdbc_source(config: LoadConfig) -> jdbc.JdbcSource:
     found = credentials.resolve(
         secret_id=config.source_secret_id,

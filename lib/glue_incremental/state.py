@@ -41,6 +41,7 @@ class LoadStateExtra(TypedDict, total=False):
     iceberg_snapshot: int
     partition_types: dict[str, str]
     layout: dict[str, Any]
+    runs_since_reconcile: int
 
 
 class LoadStateDict(LoadStateExtra):
@@ -77,6 +78,8 @@ class LoadState:
     iceberg_snapshot: int | None = None
     partition_types: dict[str, str] | None = None
     layout: dict[str, Any] | None = None
+    # With --reconcile_every: committed runs since the last reconcile (``reconcile``).
+    runs_since_reconcile: int | None = None
 
     def to_state(self) -> LoadStateDict:
         state = LoadStateDict(cursor=self.cursor, published_at_ms=self.published_at_ms)
@@ -92,6 +95,8 @@ class LoadState:
             state["partition_types"] = dict(self.partition_types)
         if self.layout:
             state["layout"] = dict(self.layout)
+        if self.runs_since_reconcile is not None:
+            state["runs_since_reconcile"] = self.runs_since_reconcile
         return state
 
     @classmethod
@@ -108,6 +113,7 @@ class LoadState:
             iceberg_snapshot=state.get("iceberg_snapshot"),
             partition_types=state.get("partition_types"),
             layout=state.get("layout"),
+            runs_since_reconcile=state.get("runs_since_reconcile"),
         )
 
     def without_times(self) -> dict[str, Any]:

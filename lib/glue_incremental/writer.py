@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
 
-from glue_incremental import key_index, publish
+from glue_incremental import deletes, key_index, publish
 from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
@@ -46,6 +46,7 @@ class WriteResult:
     records_written: int
     partitions_written: list[dict[str, str | None]] = field(default_factory=list)
     partitions_removed: list[dict[str, str | None]] = field(default_factory=list)
+    records_deleted: int = 0
 
 
 def merge_latest(
@@ -103,6 +104,7 @@ def upsert(
     partition_moves: PartitionMoves = "detect",
     before_publish: Callable[[], None] | None = None,
     delivery: Sequence[str] = (),
+    deleted: str | None = None,
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
@@ -126,6 +128,8 @@ def upsert(
     Ties are broken as ``merge_latest`` says: the incoming row beats the
     target's, then the later ``delivery`` (columns of ``rows``, dropped before
     writing). A crashed earlier publish is recovered before the target is read.
+    ``deleted`` (a boolean column of ``rows``, ``deletes``): a key whose latest version
+    is a delete leaves the target; its partition is rewritten without it.
     """
     validate_run_id(run_id)
     recover(spark, target_uri)
@@ -135,6 +139,7 @@ def upsert(
         merged = merge_latest(
             incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
         )
+        merged = deletes.surviving(merged, deleted)
         fresh_index = None
         if moves_possible(primary_key, partition_by, partition_moves):
             segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
@@ -166,9 +171,10 @@ def upsert(
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
-        stored = existing.select(*(F.col(f"`{name}`") for name in data_columns)).withColumn(
-            prefer, F.lit(0)
-        )
+        stored = existing.select(
+            *(F.col(f"`{name}`") for name in data_columns if name != deleted)
+        ).withColumn(prefer, F.lit(0))
+        stored = deletes.stored(stored, deleted)
         deliveries = read_deliveries(spark, target_uri, partition_by, affected, delivery)
         stored = with_stored_delivery(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
@@ -177,9 +183,10 @@ def upsert(
     merged = merge_latest(
         candidates, primary_key, order_by, prefer=prefer, delivery=delivery, keep_delivery=True
     )
-    return replace_partitions(
+    removed = deletes.count_removed(merged, existing, primary_key, deleted)
+    result = replace_partitions(
         spark,
-        merged,
+        deletes.surviving(merged, deleted),
         target_uri,
         partition_by=partition_by,
         affected=affected,
@@ -189,6 +196,7 @@ def upsert(
         delivery=delivery,
         primary_key=primary_key,
     )
+    return replace(result, records_deleted=removed) if removed else result
 
 
 def match_columns(primary_key: Sequence[str], partition_by: Sequence[str]) -> list[str]:

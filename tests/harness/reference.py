@@ -8,7 +8,7 @@ states; nothing here calls the library.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -83,3 +83,18 @@ def visible_rows(target: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
 
 def as_tuples(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[tuple]:
     return sorted(tuple(row.get(name) for name in columns) for row in rows)
+
+
+def without_deletes(
+    latest: Iterable[Mapping[str, Any]], is_delete: Callable[[Mapping[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """Soft deletes on a full refresh: a key whose latest version is a delete is absent."""
+    return [dict(row) for row in latest if not is_delete(row)]
+
+
+def without_gone_keys(
+    latest: Iterable[Mapping[str, Any]], source_keys: Iterable[tuple], primary_key: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Hard deletes (a reconcile): only keys the source still has stay."""
+    present = set(source_keys)
+    return [dict(row) for row in latest if tuple(row[name] for name in primary_key) in present]

@@ -41,6 +41,7 @@ def test_counts_are_named_as_on_calls_queries_read_them_without_the_watermark_ti
         "null_watermark_rows": 0,
         "future_watermark_rows": 0,
         "state_bytes": None,
+        "records_deleted": 0,
         "error": "SchemaError: x",
     }
     assert counts.metrics("orders", 5.0).records_new == 1

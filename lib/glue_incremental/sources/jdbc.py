@@ -344,6 +344,18 @@ def read_incremental(
     return _load(spark, source, options)
 
 
+def key_query(source: JdbcSource, key_columns: Sequence[str]) -> str:
+    """``SELECT "k1", "k2" FROM "schema"."table"``: the reconcile reads only the keys."""
+    columns = ", ".join(quote_identifier(name) for name in key_columns)
+    return f"SELECT {columns} FROM {quote_table(source.table)}"
+
+
+def read_keys(spark: Any, source: JdbcSource, key_columns: Sequence[str]) -> Any:
+    """The table's primary keys, selected by the database (no other column crosses the wire)."""
+    query = key_query(source, key_columns)
+    return _load(spark, source, _options(source, dbtable=_subquery(query, "source_keys")))
+
+
 def column_names(spark: Any, source: JdbcSource) -> list[str]:
     """The table's column names, from Spark's schema probe (``... WHERE 1=0``): no rows read."""
     frame = _load(spark, source, _options(source, dbtable=quote_table(source.table)))

@@ -48,6 +48,8 @@ class UpsertSpec:
     replace_all: bool
     partition_moves: PartitionMoves = "detect"
     delivery: Sequence[str] = ()
+    # A boolean column of the rows, true for a delete (``deletes``); never written.
+    deleted: str | None = None
 
 
 @dataclass(frozen=True)

@@ -103,9 +103,11 @@ class IcebergTableTarget:
             properties=self._properties(run, states),
             guard=run.guard,
             delivery=spec.delivery,
+            deleted=spec.deleted,
         )
         run.details["iceberg_snapshot_id"] = published.snapshot_id
-        return Published(WriteResult(published.records_written), states)
+        written = WriteResult(published.records_written, records_deleted=published.records_deleted)
+        return Published(written, states)
 
     def replace_partitions(
         self,

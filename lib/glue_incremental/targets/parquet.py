@@ -78,6 +78,7 @@ class ParquetTarget:
             partition_moves=spec.partition_moves,
             before_publish=run.guard,
             delivery=spec.delivery,
+            deleted=spec.deleted,
         )
         return Published(result, settle())
 

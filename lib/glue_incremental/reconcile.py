@@ -1,0 +1,153 @@
+"""Hard deletes: a reconcile removes the target keys the source no longer has.
+
+It runs every ``--reconcile_every`` committed runs, or when a run is started with
+``--reconcile true`` (the CLI: ``run ... --reconcile true``). It reads only the
+source's primary keys (JDBC: one pushed-down ``SELECT`` of the key columns) and
+turns each stored row whose key is gone into a delete (``deletes.DELETED``) merged
+with the run's rows, so the removal is part of the run's one publish and commit.
+
+Safety stop: a source that returns no keys, or a reconcile that would remove more
+than ``--reconcile_max_fraction`` of the target's keys, writes nothing and fails the
+run with one line (the failed-run alarm pages). First run: nothing to reconcile.
+Design: ``docs/deletes.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from glue_incremental import deletes
+from glue_incremental.args import ArgumentError
+from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.run_summary import JsonValue
+
+if TYPE_CHECKING:
+    from glue_incremental.load_config import LoadConfig
+    from glue_incremental.runtime import IncrementalRun
+    from glue_incremental.targets import Target
+
+DEFAULT_MAX_FRACTION = 0.1
+
+
+class ReconcileStopped(GlueIncrementalError, RuntimeError):
+    """The safety stop: the reconcile would empty or mostly empty the target; nothing written."""
+
+
+@dataclass(frozen=True)
+class KeyCounts:
+    """What a reconcile found: the target's keys, the source's, and those gone from the source."""
+
+    target: int
+    source: int
+    gone: int
+
+    def as_details(self) -> dict[str, JsonValue]:
+        """The summary line's ``reconcile`` entry."""
+        return {"target_keys": self.target, "source_keys": self.source, "gone_keys": self.gone}
+
+    def check(self, max_fraction: float) -> None:
+        """Raise ``ReconcileStopped`` unless removing ``gone`` keys is safe (plain Python)."""
+        if self.target and not self.source:
+            raise ReconcileStopped(
+                f"reconcile stopped: the source returned no keys and the target has {self.target}; "
+                "nothing was written (an empty or unreadable source never empties the target)"
+            )
+        if self.target and self.gone / self.target > max_fraction:
+            raise ReconcileStopped(
+                f"reconcile stopped: {self.gone} of the target's {self.target} keys are gone from "
+                f"the source, more than --reconcile_max_fraction {max_fraction}; nothing was written"
+            )
+
+
+def parse_every(name: str, value: str | None) -> int:
+    """``0`` (never) or a whole number of runs."""
+    text = (value or "0").strip()
+    if not text.isdigit() or len(text) > 9:
+        raise ArgumentError(name, f"--{name} {value!r} is not a whole number of runs (0: never)")
+    return int(text)
+
+
+def parse_fraction(name: str, value: str | None) -> float:
+    """A fraction of the target's keys, above 0 and at most 1."""
+    try:
+        fraction = float((value or "").strip())
+    except ValueError:
+        fraction = float("nan")
+    if not 0 < fraction <= 1:
+        raise ArgumentError(name, f"--{name} {value!r} is not a fraction above 0 and at most 1")
+    return fraction
+
+
+def check_source(config: LoadConfig) -> None:
+    """A reconcile needs a source that can say a row is gone: a JDBC table."""
+    if (config.reconcile_every or config.reconcile) and not config.is_jdbc:
+        option = "reconcile_every" if config.reconcile_every else "reconcile"
+        raise ArgumentError(
+            option,
+            f"--{option} needs a JDBC source: a file source cannot say a row is gone "
+            "(use --delete_marker for soft deletes)",
+        )
+
+
+def due(config: LoadConfig, runs_since: int | None, *, on_demand: bool) -> bool:
+    """Whether this run reconciles: on demand, or the ``reconcile_every``-th run since the last."""
+    if on_demand:
+        return True
+    every = config.reconcile_every
+    return every > 0 and (runs_since or 0) + 1 >= every
+
+
+def runs_since_after(config: LoadConfig, runs_since: int | None, *, reconciled: bool) -> int | None:
+    """The count the run commits (None without ``--reconcile_every``: the state stays as it was)."""
+    if config.reconcile_every <= 0:
+        return None
+    return 0 if reconciled else (runs_since or 0) + 1
+
+
+def with_gone_keys(
+    run: IncrementalRun,
+    config: LoadConfig,
+    target: Target,
+    rows: DataFrame,
+    source_keys: Callable[[], DataFrame],
+) -> tuple[DataFrame, KeyCounts]:
+    """``rows`` (with ``deletes.DELETED``) plus a delete for every stored row whose key is gone.
+
+    A gone key's delete is its stored row itself, so it ties with it on the watermark and
+    wins as the row just read does; a newer version of the key read by this run still wins
+    (the key came back, or was deleted after the read: the next reconcile decides).
+    """
+    if deletes.DELETED not in rows.columns:
+        rows = rows.withColumn(deletes.DELETED, F.lit(False))
+    stored = target.read_as_of_start(run)
+    if stored is None:
+        return rows, KeyCounts(0, 0, 0)
+    key_columns = [F.col(f"`{name}`") for name in config.primary_key]
+    found = source_keys().select(*key_columns)
+    found = found.distinct().persist()
+    try:
+        stored_keys = stored.select(*key_columns).distinct()
+        gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti")
+        counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
+        counts.check(config.reconcile_max_fraction)
+        if not counts.gone:
+            return rows, counts
+        gone = stored.join(gone_keys, list(config.primary_key), "left_semi")
+        gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
+        return rows.unionByName(gone), counts
+    finally:
+        found.unpersist()
+
+
+def _typed(stored: DataFrame, rows: DataFrame, name: str) -> Any:
+    """A stored column in the type of the rows read (partition columns are read as text)."""
+    if name == deletes.DELETED:
+        return F.lit(True).alias(name)
+    if name not in stored.columns:
+        return F.lit(None).cast(rows.schema[name].dataType).alias(name)
+    return F.col(f"`{name}`").cast(rows.schema[name].dataType).alias(name)

@@ -1,0 +1,184 @@
+"""Soft deletes (``--delete_marker``): a key whose latest version is a delete leaves the target.
+
+Parquet on local disk (its partition rewritten without it, the key index in the same
+intent) and Iceberg (``MERGE ... THEN DELETE``); the reference is a pure-Python full
+refresh without the deleted keys (``tests.harness.reference``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from glue_incremental.deletes import DeleteMarker, DeleteMarkerError
+from glue_incremental.watermarks import Watermarks, create_table
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.harness import reference
+from tests.harness.file_jobs import T0, Job
+from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
+from tests.harness.loads import FixedClock, run_load_at, write_json_file
+
+pytestmark = pytest.mark.spark
+
+QUICK = os.environ.get("HYPOTHESIS_PROFILE", "quick") != "deep"
+COLUMNS = ["id", "op", "part", "updated", "value"]
+OP_D = DeleteMarker("op", ("D",))
+
+
+def row(key: int, part: str, updated: int, op: str = "U") -> dict:
+    return {"id": key, "part": part, "updated": updated, "value": f"v{key}.{updated}", "op": op}
+
+
+def target_rows(job: Job, columns=COLUMNS) -> list[tuple]:
+    return reference.as_tuples(reference.visible_rows(job.target, columns), columns)
+
+
+def expected(delivered: list[dict], columns=COLUMNS) -> list[tuple]:
+    """The reference: each key's latest version (watermark, then delivery), deletes absent."""
+    latest = reference.latest_per_key(
+        [((i,), r) for i, r in enumerate(delivered)], ["id"], "updated"
+    )
+    kept = reference.without_deletes(latest, lambda r: OP_D.is_delete(r["op"]))
+    return reference.as_tuples(kept, columns)
+
+
+def test_a_later_delete_removes_the_key_and_an_older_one_loses(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=OP_D)
+    first = [row(1, "a", 10), row(2, "b", 10), row(3, "a", 10)]
+    job.land(first)
+    job.run()
+    then = [row(1, "a", 20, "D"), row(2, "b", 5, "D"), row(4, "b", 20, "D")]
+    job.land(then)
+
+    summary = job.run()
+
+    assert target_rows(job) == expected(first + then)
+    assert {r[0] for r in target_rows(job)} == {2, 3}
+    assert summary["records_deleted"] == 1  # key 4 was never stored: nothing to remove
+
+
+def test_a_re_insert_brings_a_deleted_key_back_in_its_new_partition(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=OP_D)
+    history = [[row(1, "a", 10), row(2, "a", 10)], [row(1, "a", 20, "D")], [row(1, "b", 30)]]
+    delivered: list[dict] = []
+    for batch in history:
+        job.land(batch)
+        delivered += batch
+        job.run()
+
+    assert target_rows(job) == expected(delivered)
+    assert ("1", "b") in {(str(r[0]), r[2]) for r in target_rows(job)}
+
+
+def test_a_delete_in_another_partition_than_the_stored_row_still_removes_it(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=OP_D)
+    job.land([row(1, "a", 10), row(2, "a", 10)])
+    job.run()
+    job.land([row(1, "c", 20, "D")])  # CDC deletes often carry no partition value of the row
+
+    summary = job.run()
+
+    assert [r[0] for r in target_rows(job)] == [2]
+    assert summary["records_deleted"] == 1
+
+
+def test_the_marker_column_can_be_dropped_from_the_target(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=OP_D, keep_delete_marker=False)
+    job.land([row(1, "a", 10), row(2, "a", 10)])
+    job.run()
+    job.land([row(1, "a", 20, "D")])
+    job.run()
+
+    columns = ["id", "part", "updated", "value"]
+    assert target_rows(job, columns) == [(2, "a", 10, "v2.10")]
+    assert "op" not in spark.read.parquet(str(job.target)).columns
+
+
+def test_a_boolean_marker_of_another_type_is_one_line(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=DeleteMarker("op"))
+    job.land([row(1, "a", 10)])
+
+    with pytest.raises(DeleteMarkerError, match="--delete_marker 'op' is string, not boolean"):
+        job.run()
+    assert not job.target.exists()
+
+
+# -- the central property, with deletes --------------------------------------------------------
+
+RUNS = st.lists(
+    st.lists(
+        st.tuples(
+            st.integers(1, 5), st.sampled_from("ab"), st.integers(0, 3), st.sampled_from("UUD")
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=2 if QUICK else 200, deadline=None)
+@given(RUNS)
+def test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys(
+    spark, tmp_path_factory, aws, runs
+):
+    """Inserts, updates, deletes and re-inserts over runs; keys move between partitions.
+
+    Deletes arrive in watermark order across runs (a version older than an applied delete,
+    delivered after it, would bring the key back: docs/deletes.md, "tombstones").
+    """
+    create_table()
+    job = Job(spark, tmp_path_factory.mktemp("deletes"), Watermarks(), delete_marker=OP_D)
+    delivered: list[dict] = []
+    for number, drawn in enumerate(runs):
+        batch = [row(key, part, number * 10 + offset, op) for key, part, offset, op in drawn]
+        job.land(batch)
+        delivered += batch
+        job.run()
+
+    actual = target_rows(job)
+    assert actual == expected(delivered)
+    assert len({r[0] for r in actual}) == len(actual)  # no key twice
+
+
+# -- Iceberg ----------------------------------------------------------------------------------
+
+
+@requires_iceberg
+def test_a_soft_delete_on_iceberg_is_a_merge_delete(spark, tmp_path, aws):
+    create_table()
+    store, clock = Watermarks(), FixedClock(T0)
+    table = unique_table("deletes")
+    from glue_incremental.load import LoadConfig
+
+    config = LoadConfig(
+        source=(tmp_path / "source").as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_format="iceberg",
+        target_table=table,
+        delete_marker=OP_D,
+    )
+    delivered: list[dict] = []
+    summaries = []
+    for number, batch in enumerate(
+        [[row(1, "a", 10), row(2, "a", 10)], [row(1, "a", 20, "D"), row(2, "a", 5, "D")]]
+    ):
+        clock.now += 60
+        write_json_file(Path(tmp_path / "source"), batch, mtime=clock.now - 30)
+        delivered += batch
+        summaries.append(
+            run_load_at(
+                spark, config, job_name="ice", run_id=f"jr_{number}", clock=clock, store=store
+            )
+        )
+
+    name = config.iceberg_target.name
+    assert table_rows(spark, name, COLUMNS) == expected(delivered)
+    assert summaries[-1]["records_deleted"] == 1
+    assert "__glue_incremental_deleted" not in spark.table(name).columns
