@@ -27,6 +27,7 @@ RECORDS_WRITTEN = "RecordsWritten"
 WATERMARK_LAG = "WatermarkLagSeconds"
 LATE_FILES_SKIPPED = "LateFilesSkipped"
 NULL_WATERMARK_ROWS = "NullWatermarkRows"
+BATCHES = "Batches"
 
 # What the alarms rely on: published once per run, even when 0. The zero-record
 # alarm watches RecordsNew (rows not already in the target): RecordsRead also
@@ -63,6 +64,7 @@ class RunMetrics:
     records_new: int | None = None
     future_watermark_rows: int = 0
     state_bytes: int | None = None
+    batches: int | None = None  # published by batched runs only
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
@@ -84,6 +86,8 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
     ]
     if metrics.state_bytes is not None:
         values.append((STATE_BYTES, metrics.state_bytes, "Bytes"))
+    if metrics.batches is not None:
+        values.append((BATCHES, metrics.batches, "Count"))
     if metrics.watermark_lag_seconds is not None:
         values.append((WATERMARK_LAG, metrics.watermark_lag_seconds, "Seconds"))
     return [

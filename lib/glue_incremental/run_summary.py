@@ -43,6 +43,8 @@ class RunCounts:
     null_watermark_rows: int = 0
     future_watermark_rows: int = 0
     state_bytes: int | None = None
+    # A batched run (``--max_batch_*``): the batches it committed; None when not batched.
+    batches: int | None = None
 
     def line_fields(self) -> dict[str, JsonValue]:
         """The counts as the summary line names them (the watermark time becomes the lag)."""
@@ -54,6 +56,7 @@ class RunCounts:
             "null_watermark_rows": self.null_watermark_rows,
             "future_watermark_rows": self.future_watermark_rows,
             "state_bytes": self.state_bytes,
+            **({"batches": self.batches} if self.batches is not None else {}),
         }
 
     def metrics(self, job_name: str, lag: float | None) -> RunMetrics:
@@ -67,6 +70,7 @@ class RunCounts:
             records_new=self.records_new,
             future_watermark_rows=self.future_watermark_rows,
             state_bytes=self.state_bytes,
+            batches=self.batches,
         )
 
 
