@@ -51,11 +51,13 @@ class Backfill:
     """A file source with a backlog, loaded in batches of two files into ``part``-partitioned
     Parquet; each instance has its own directory and state name."""
 
-    def __init__(self, spark, tmp: Path, store: Watermarks, name: str, **options) -> None:
+    def __init__(
+        self, spark, tmp: Path, store: Watermarks, name: str, *, files: int = 5, **options
+    ) -> None:
         self.spark, self.tmp, self.store, self.name = spark, tmp, store, name
         self.source, self.target = tmp / "source", tmp / "target"
         self.config = json_files_config(tmp, partition_by=("part",), max_batch_files=2, **options)
-        for i, rows in enumerate(BACKLOG):
+        for i, rows in enumerate(BACKLOG[:files]):
             write_json_file(self.source, rows, mtime=T0 - 500 + 10 * i, name=f"f{i}.json")
         self.runs = 0
 
@@ -111,35 +113,36 @@ def test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_re
     backfill.assert_equals_full_refresh("after the backlog was spread over two runs")
 
 
-def _batched_run_steps(spark, tmp: Path, store: Watermarks) -> list[str]:
+def _crash_handlers(spark, tmp: Path, store: Watermarks) -> list[tuple[str, CrashAtStep]]:
+    """Deep: a crash at every step of a counted batched run. `make test`: between batch 1's
+    commit and batch 2's read, and just before batch 2's commit."""
+    if not DEEP:
+        return [
+            ("batch.next#1", CrashAtStep(1, prefix="batch.next")),
+            ("commit.before#2", CrashAtStep(2, prefix="commit.before")),
+        ]
     counter = StepCounter()
-    Backfill(spark, tmp / "count", store, "count").run(hook=counter)
-    return counter.names()
+    Backfill(spark, tmp / "count", store, "count", files=3).run(hook=counter)
+    names = counter.names()
+    assert names.count("batch.next") == 1 and names.count("commit.after") == 2
+    return [(f"{names[k - 1]} (step {k})", CrashAtStep(k)) for k in crash_points(names)]
 
 
 def test_a_crash_at_every_step_of_a_batched_run_then_a_rerun_equals_a_full_refresh(
     spark, tmp_path, store
 ):
-    names = _batched_run_steps(spark, tmp_path, store)
-    assert names.count("batch.next") == 2 and names.count("commit.after") == 3
-    # `make test`: the first step of each kind, the last, and batch 2's commit; deep: all.
-    steps = crash_points(names, quick=4)
-    if not DEEP:
-        second_commit = [i for i, name in enumerate(names, 1) if name == "commit.before"][1]
-        steps = sorted({*steps, second_commit})
-    assert steps
-    for k in steps:
-        backfill = Backfill(spark, tmp_path / f"k{k}", store, f"k{k}")
+    handlers = _crash_handlers(spark, tmp_path, store)
+    assert handlers
+    for number, (where, crash) in enumerate(handlers):
+        backfill = Backfill(spark, tmp_path / f"k{number}", store, f"k{number}", files=3)
         with pytest.raises(Crash):
-            backfill.run(hook=CrashAtStep(k))
+            backfill.run(hook=crash)
         kept = backfill.committed_high_mark_ms()
-        commits_before_crash = names[:k].count("commit.after")
-        assert (kept is None) == (commits_before_crash == 0), f"step {k}: {names[k - 1]}"
         left = _files_after(backfill, kept)
         write_json_file(backfill.source, NEXT, mtime=T0 - 100, name="next.json")
         rerun = backfill.run()
-        assert rerun["files_read"] == left + 1, f"step {k}: the rerun reads what was not kept"
-        backfill.assert_equals_full_refresh(f"crash at step {k} ({names[k - 1]})")
+        assert rerun["files_read"] == left + 1, f"{where}: the rerun reads what was not kept"
+        backfill.assert_equals_full_refresh(f"crash at {where}")
 
 
 def _script(backfill: Backfill, run_id: str, kill_at_point: str) -> int:
@@ -178,22 +181,21 @@ def _script(backfill: Backfill, run_id: str, kill_at_point: str) -> int:
     [
         "publish.intent#2",
         pytest.param(
-            "batch.next#2",
+            "batch.next#1",
             marks=pytest.mark.skipif(not DEEP, reason="make test-deep only"),
         ),
     ],
 )
 def test_sigkill_of_the_script_during_a_bounded_backfill_then_a_rerun_continues_it(
-    spark, tmp_path, aws, kill_at
+    spark, tmp_path, store, kill_at
 ):
-    store = Watermarks()
-    backfill = Backfill(spark, tmp_path, store, "sigkilled")
+    backfill = Backfill(spark, tmp_path, store, "sigkilled", files=3)
     assert _script(backfill, "jr_killed", kill_at) == -signal.SIGKILL
     kept = backfill.committed_high_mark_ms()
     assert kept is not None, "the first batch was committed before the kill"
     time.sleep(3.3)  # the killed run's lease expires
     rerun = backfill.run()
-    assert rerun["files_read"] == _files_after(backfill, kept) < len(BACKLOG)
+    assert rerun["files_read"] == _files_after(backfill, kept) < 3
     backfill.assert_equals_full_refresh(f"SIGKILL at {kill_at}")
 
 
