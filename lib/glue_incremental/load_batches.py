@@ -11,6 +11,7 @@ The summary's counts are the run's totals; ``batches`` counts the batches commit
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,10 +34,11 @@ def limits_for(run: IncrementalRun, config: LoadConfig) -> BatchLimits:
 
 @dataclass
 class BatchTotals:
-    """The run's counts over its batches (nulls are re-read by each batch: the largest)."""
+    """The run's counts over its batches (nulls are re-read by each batch: the largest;
+    partitions written or removed: each once)."""
 
     counts: RunCounts = field(default_factory=RunCounts)
-    summed: dict[str, int] = field(default_factory=dict)
+    summed: dict[str, Any] = field(default_factory=dict)
     batches: int = 0
 
     def add(self, counts: RunCounts | None, details: dict[str, Any]) -> None:
@@ -55,7 +57,11 @@ class BatchTotals:
         )
         for name in SUMMED_DETAILS:
             value = details.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, list):  # partitions (values or mappings of them): each once
+                merged = [*self.summed.get(name, []), *value]
+                unique = {json.dumps(item, sort_keys=True, default=str): item for item in merged}
+                self.summed[name] = list(unique.values())
+            elif isinstance(value, int) and not isinstance(value, bool):
                 self.summed[name] = self.summed.get(name, 0) + value
 
     def record(self, run: IncrementalRun, *, limit_reached: bool) -> None:

@@ -49,6 +49,7 @@ SECTIONS: dict[str, str] = {
     "predicates": "tests.benchmarks.bench_predicates",
     "iceberg": "tests.benchmarks.bench_iceberg",
     "s3_discovery": "tests.benchmarks.bench_s3_discovery",
+    "bounded_batches": "tests.benchmarks.bench_batches",
 }
 NEEDS_POSTGRES = {"jdbc", "iceberg"}
 

@@ -118,3 +118,10 @@ def test_s3_discovery_plans_read_the_new_objects_with_requests_independent_of_hi
         for count in mode["files_planned"]
     )
     assert "Discovery on S3" in (output / "README.md").read_text()
+
+
+def test_a_bounded_backfill_reads_every_file_once_in_several_batches(results):
+    _, data = results
+    (point,) = points(data, "bounded_batches")
+    assert point["bounded"]["files_read"] == point["unbounded"]["files_read"] == point["files"]
+    assert point["files_per_batch"] < point["files"]
