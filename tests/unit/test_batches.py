@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-
 from glue_incremental.args import ArgumentError
 from glue_incremental.batches import (
     BatchLimits,
