@@ -17,9 +17,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from glue_incremental import iceberg
 from glue_incremental.watermarks import Watermarks
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points
+from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
@@ -240,3 +242,27 @@ def test_jdbc_batches_bounded_by_rows_never_split_a_watermark_value(
         upsert(postgres, table, [(7, "q", base + timedelta(minutes=5), "v7")])
         run("jr_3")
         assert loaded() == [(i, f"v{i}") for i in range(1, 8)]
+
+
+@requires_iceberg
+def test_an_iceberg_backfill_commits_one_snapshot_per_batch_and_continues_after_a_crash(
+    spark, tmp_path, store
+):
+    table = unique_table("batched")
+    backfill = Backfill(
+        spark,
+        tmp_path,
+        store,
+        "ice_batched",
+        files=3,
+        target_format="iceberg",
+        target_table=table,
+    )
+    with pytest.raises(Crash):
+        backfill.run(hook=CrashAtStep(1, prefix="batch.next"))
+    assert _files_after(backfill, backfill.committed_high_mark_ms()) == 1
+    rerun = backfill.run()
+    assert (rerun["batches"], rerun["files_read"]) == (1, 1)
+    assert len(iceberg.snapshots(spark, backfill.config.iceberg_target)) == 2
+    expected = as_tuples(full_refresh(backfill.source, ("id",), "updated"), COLUMNS)
+    assert table_rows(spark, backfill.config.iceberg_target.name, COLUMNS) == expected
