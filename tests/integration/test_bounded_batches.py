@@ -98,20 +98,20 @@ def _files_after(backfill: Backfill, high_mark_ms: int | None) -> int:
 def test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next(
     spark, tmp_path, store
 ):
-    backfill = Backfill(spark, tmp_path, store, "limited", max_batches_per_run=2)
+    backfill = Backfill(spark, tmp_path, store, "limited", files=3, max_batches_per_run=1)
 
     planned = backfill.run(dry_run=True)
-    assert [batch["files"] for batch in planned["plan"]["batches"]] == [2, 2]  # the run's limit
+    assert [batch["files"] for batch in planned["plan"]["batches"]] == [2]  # the run's limit
     assert backfill.committed_high_mark_ms() is None
 
     first = backfill.run()
     assert first["status"] == "SUCCEEDED"
-    assert (first["batches"], first["batch_limit_reached"], first["files_read"]) == (2, True, 4)
-    assert store.get_watermark(backfill.name)["version"] == 2  # one commit per batch
+    assert (first["batches"], first["batch_limit_reached"], first["files_read"]) == (1, True, 2)
     assert _files_after(backfill, backfill.committed_high_mark_ms()) == 1
 
     second = backfill.run()
     assert (second["batches"], second["batch_limit_reached"], second["files_read"]) == (1, False, 1)
+    assert store.get_watermark(backfill.name)["version"] == 2  # one commit per batch
     backfill.assert_equals_full_refresh("after the backlog was spread over two runs")
 
 
