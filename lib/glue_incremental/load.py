@@ -26,7 +26,15 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import cursors, deletes, load_sources, reconcile, targets, writer
+from glue_incremental import (
+    cursors,
+    deletes,
+    load_batches,
+    load_sources,
+    reconcile,
+    targets,
+    writer,
+)
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -77,11 +85,19 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     """
     target = targets.build(config.target_options)
     target.recover(run)
-    plan = load_sources.build(config).plan(run)
+    source = load_sources.build(config)
     if run.dry_run:
+        plan = source.plan(run, load_batches.limits_for(run, config))
         plan.release()
         _print_plan(run, plan.summary)
         return
+    load_batches.run_batches(
+        run, config, source, lambda plan: _load_plan(run, config, target, plan)
+    )
+
+
+def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: SourcePlan) -> None:
+    """Read one plan (a run, or one batch of it), merge it and commit."""
     try:
         _load_rows(run, config, target, plan.read(), plan)
     except BaseException:

@@ -27,6 +27,7 @@ from glue_incremental.args import (
     split_options,
     typed_values,
 )
+from glue_incremental.batches import BATCH_OPTIONS, BatchLimits
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
@@ -188,6 +189,7 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         reconciling.parse_fraction,
     ),
     *DISCOVERY_OPTIONS,
+    *BATCH_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
 REFUSED_ARGS = {
@@ -241,9 +243,14 @@ class LoadConfig:
     reconcile_every: int = 0
     reconcile: bool = False
     reconcile_max_fraction: float = reconciling.DEFAULT_MAX_FRACTION
+    max_batch_files: int | None = None
+    max_batch_bytes: int | None = None
+    max_batch_rows: int | None = None
+    max_batches_per_run: int | None = None
 
     def __post_init__(self) -> None:
         self.file_discovery  # noqa: B018 (validates the discovery options now)
+        self.batch_limits.check_source(is_jdbc=self.is_jdbc, discovery=self.discovery)
         if self.delete_marker is not None:
             deletes.check_roles(
                 self.delete_marker,
@@ -318,6 +325,16 @@ class LoadConfig:
             partition_by=self.partition_by,
             compact=self.iceberg_compact,
             expire_older_than=self.iceberg_expire_older_than,
+        )
+
+    @property
+    def batch_limits(self) -> BatchLimits:
+        """What bounds one batch and one run (``batches``)."""
+        return BatchLimits(
+            self.max_batch_files,
+            self.max_batch_bytes,
+            self.max_batch_rows,
+            self.max_batches_per_run,
         )
 
     @property

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental import credentials, cursors
+from glue_incremental import batches, credentials, cursors
 from glue_incremental.args import ArgumentError
 from glue_incremental.load_config import DEFAULT_FILE_BAND, LoadConfig, SchemaError
 from glue_incremental.runtime import IncrementalRun
@@ -65,11 +65,16 @@ class SourcePlan:
     release: Callable[[], None] = field(default=_nothing)
     # After ``read``: the source's partition column types to keep in the state (files).
     partition_types: Callable[[], dict[str, str]] = field(default=_no_types)
+    # A bounded batch (``batches``) that left more for the next batch to read.
+    more: bool = False
 
 
 class Source(Protocol):
-    def plan(self, run: IncrementalRun) -> SourcePlan:
-        """Plan this run's read from the run's stored state; reads data lazily, writes nothing."""
+    def plan(
+        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+    ) -> SourcePlan:
+        """Plan this run's read (one batch of at most ``limits``) from the run's stored state;
+        reads data lazily, writes nothing."""
         ...
 
 
@@ -79,7 +84,9 @@ class JdbcTableSource:
 
     config: LoadConfig
 
-    def plan(self, run: IncrementalRun) -> SourcePlan:
+    def plan(
+        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+    ) -> SourcePlan:
         config = self.config
         source = _jdbc_source(config)
         require_columns(
@@ -91,6 +98,19 @@ class JdbcTableSource:
         upper_state = LoadState.from_state(run.upper_bound())
         # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
         upper = cursors.just_after(upper_state.cursor) if upper_state else None
+        batch_end = None
+        if limits.max_rows is not None and upper is None:
+            batch_end = jdbc.first_value(
+                run.spark,
+                source,
+                batches.batch_end_query(
+                    source,
+                    watermark_column=config.watermark_column,
+                    after=cursor,
+                    max_rows=limits.max_rows,
+                ),
+            )
+            upper = None if batch_end is None else cursors.just_after(batch_end)
         bounds: dict[str, Any] = {
             "watermark_column": config.watermark_column,
             "lower_bound": lower,
@@ -104,18 +124,46 @@ class JdbcTableSource:
                 "table": config.source_table,
                 "lower_bound": lower,
                 "query": query,
+                **_row_batches_preview(run, source, config, limits, cursor),
             },
             read=lambda: jdbc.read_incremental(run.spark, source, **bounds),
             carried=LoadState(cursor=cursor, published_at_ms=0),
             details={"query": query},
             rereads=True,
             reread_from=lower,
+            more=batch_end is not None,
         )
 
 
 def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
     """The JDBC table's primary keys and nothing else (``jdbc.key_query``): the reconcile's read."""
     return jdbc.read_keys(run.spark, _jdbc_source(config), config.primary_key)
+
+
+def _row_batches_preview(
+    run: IncrementalRun,
+    source: jdbc.JdbcSource,
+    config: LoadConfig,
+    limits: batches.BatchLimits,
+    cursor: Any,
+) -> dict[str, Any]:
+    """A dry run's ``batches``: the watermark each row batch of this run would end at."""
+    if not run.dry_run or limits.max_rows is None:
+        return {}
+    max_rows = limits.max_rows
+
+    def next_end(after: Any) -> Any:
+        query = batches.batch_end_query(
+            source, watermark_column=config.watermark_column, after=after, max_rows=max_rows
+        )
+        return jdbc.first_value(run.spark, source, query)
+
+    most = limits.max_batches or batches.PREVIEW_BATCHES
+    ends = batches.row_batch_ends(next_end, cursor, most)
+    listed: list[dict[str, Any]] = [{"ends_at_watermark": end} for end in ends]
+    if len(ends) < most:
+        listed.append({"ends_at_watermark": None})  # the rest, up to the newest row
+    return {"batches": listed}
 
 
 def _jdbc_source(config: LoadConfig) -> jdbc.JdbcSource:
@@ -142,13 +190,32 @@ class FileDatasetSource:
 
     config: LoadConfig
 
-    def plan(self, run: IncrementalRun) -> SourcePlan:
+    def plan(
+        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+    ) -> SourcePlan:
+        """The files new since the state; bounded, the first batch of them (``batches``)."""
+        found = self._discover(run, None)
+        cut: list[batches.FileBatch] = []
+        if limits.bounds_a_batch:
+            previous = LoadState.from_state(run.previous())
+            cut = batches.file_batches(
+                found.plan.files, limits, after_ms=_file_bookmark(previous).high_mark_ms
+            )
+            if len(cut) > 1:
+                # Planned again up to the batch's end: the bookmark then says exactly that.
+                discovery.release_notifications(self.config.file_discovery, found.receipts)
+                found = self._discover(run, cut[0].last_modified_ms)
+        return self._plan(run, found, cut, limits)
+
+    def _discover(self, run: IncrementalRun, end_ms: int | None) -> discovery.DiscoveredPlan:
         config = self.config
-        declared = declared_schema(config)
         previous = LoadState.from_state(run.previous())
         upper_state = LoadState.from_state(run.upper_bound())
         band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
-        found = discovery.plan_discovered_read(
+        upper_ms = _file_bookmark(upper_state).high_mark_ms if upper_state else None
+        if end_ms is not None:
+            upper_ms = end_ms if upper_ms is None else min(upper_ms, end_ms)
+        return discovery.plan_discovered_read(
             run.spark,
             config.source,
             _file_bookmark(previous),
@@ -158,9 +225,20 @@ class FileDatasetSource:
             config.file_discovery,
             run_start_ms=int(run.started_at * 1000),
             band_seconds=int(band.total_seconds()),
-            upper_bound_ms=_file_bookmark(upper_state).high_mark_ms if upper_state else None,
+            upper_bound_ms=upper_ms,
             force_full_listing=run.starts_from_an_earlier_state(),
         )
+
+    def _plan(
+        self,
+        run: IncrementalRun,
+        found: discovery.DiscoveredPlan,
+        cut: list[batches.FileBatch],
+        limits: batches.BatchLimits,
+    ) -> SourcePlan:
+        config = self.config
+        declared = declared_schema(config)
+        previous = LoadState.from_state(run.previous())
         plan = found.plan
         kept_types = previous.partition_types if previous else None
         types: dict[str, str] = dict(kept_types or {})
@@ -196,8 +274,13 @@ class FileDatasetSource:
             else:
                 release()
 
+        preview = cut[: limits.max_batches or batches.PREVIEW_BATCHES]
         return SourcePlan(
-            summary={"source": "files", **found.summary()},
+            summary={
+                "source": "files",
+                **found.summary(),
+                **({"batches": [vars(batch) for batch in preview]} if cut else {}),
+            },
             read=read,
             carried=LoadState(
                 cursor=previous.cursor if previous else None,
@@ -212,6 +295,7 @@ class FileDatasetSource:
             after_commit=after_commit,
             release=release,
             partition_types=lambda: dict(types),
+            more=len(cut) > 1,
         )
 
 

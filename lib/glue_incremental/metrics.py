@@ -28,6 +28,7 @@ WATERMARK_LAG = "WatermarkLagSeconds"
 LATE_FILES_SKIPPED = "LateFilesSkipped"
 NULL_WATERMARK_ROWS = "NullWatermarkRows"
 RECORDS_DELETED = "RecordsDeleted"
+BATCHES = "Batches"
 
 # What the alarms rely on: published once per run, even when 0. The zero-record
 # alarm watches RecordsNew (rows not already in the target): RecordsRead also
@@ -65,6 +66,7 @@ class RunMetrics:
     future_watermark_rows: int = 0
     state_bytes: int | None = None
     records_deleted: int = 0
+    batches: int | None = None  # published by batched runs only
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
@@ -87,6 +89,8 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
     ]
     if metrics.state_bytes is not None:
         values.append((STATE_BYTES, metrics.state_bytes, "Bytes"))
+    if metrics.batches is not None:
+        values.append((BATCHES, metrics.batches, "Count"))
     if metrics.watermark_lag_seconds is not None:
         values.append((WATERMARK_LAG, metrics.watermark_lag_seconds, "Seconds"))
     return [

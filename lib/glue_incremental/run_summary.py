@@ -44,6 +44,8 @@ class RunCounts:
     future_watermark_rows: int = 0
     state_bytes: int | None = None
     records_deleted: int = 0
+    # A batched run (``--max_batch_*``): the batches it committed; None when not batched.
+    batches: int | None = None
 
     def line_fields(self) -> dict[str, JsonValue]:
         """The counts as the summary line names them (the watermark time becomes the lag)."""
@@ -56,6 +58,7 @@ class RunCounts:
             "future_watermark_rows": self.future_watermark_rows,
             "state_bytes": self.state_bytes,
             "records_deleted": self.records_deleted,
+            **({"batches": self.batches} if self.batches is not None else {}),
         }
 
     def metrics(self, job_name: str, lag: float | None) -> RunMetrics:
@@ -70,6 +73,7 @@ class RunCounts:
             future_watermark_rows=self.future_watermark_rows,
             state_bytes=self.state_bytes,
             records_deleted=self.records_deleted,
+            batches=self.batches,
         )
 
 

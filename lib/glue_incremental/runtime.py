@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -195,6 +195,7 @@ class IncrementalRun:
     _previous: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
     _changed_by_hand: set[str] = field(default_factory=set, init=False)
     _counts: RunCounts | None = field(default=None, init=False)
+    _started_from: dict[str, dict[str, Any] | None] | None = field(default=None, init=False)
     _line: dict[str, JsonValue] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -269,6 +270,25 @@ class IncrementalRun:
         consumed, for example) is then not in it."""
         self.previous(slot)
         return bool(self.bookmark.from_run) or slot in self._changed_by_hand
+
+    def continue_from_commit(self, slot: str = DEFAULT_SLOT) -> None:
+        """A batched run's next batch starts from the state this run just committed
+        (``previous`` returns it); the summary still names the state the run started from."""
+        assert self.state_name
+        if self._started_from is None:
+            self._started_from = dict(self._previous)
+        state = self.store.get_watermark(self.state_name, slot)
+        self._previous[slot] = state["watermarks"] if state else None
+        self._changed_by_hand.discard(slot)
+
+    def count_batches(self, batches: int) -> None:
+        """A batched run's batch count, added to what ``record`` recorded (metric ``Batches``)."""
+        self._counts = replace(self._counts or RunCounts(), batches=batches)
+
+    @property
+    def counts(self) -> RunCounts | None:
+        """What ``record`` last recorded (None before)."""
+        return self._counts
 
     def upper_bound(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
         """For a paused replay with ``--job-bookmark-to``: the state after that run, else None."""
@@ -412,7 +432,8 @@ class IncrementalRun:
             bookmark_option=self.bookmark.option.value,
             dry_run=self.dry_run,
             old_watermark={
-                slot: jsonable(state_digest(values)) for slot, values in self._previous.items()
+                slot: jsonable(state_digest(values))
+                for slot, values in (self._started_from or self._previous).items()
             },
             committed=self.committed,
             duration_seconds=round(self.clock() - self.started_at, 3),

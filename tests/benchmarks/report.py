@@ -783,6 +783,21 @@ def _aggregation_section(section: dict[str, Any], out: list[str], summary: list[
     )
 
 
+def _batches_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    rows = [
+        [
+            _fmt_int(p["files"]),
+            label,
+            _fmt_int(p["files_per_batch"] if label == "bounded" else None),
+            _fmt_seconds(p[label]["seconds"]),
+            _fmt_int(p[label]["files_read"]),
+        ]
+        for p in section["points"]
+        for label in ("unbounded", "bounded")
+    ]
+    out += _table(["files", "run", "files per batch", "wall s", "files read"], rows)
+
+
 RENDERERS = {
     "file_ingestion": ("1. File ingestion", _files_section),
     "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
@@ -792,6 +807,10 @@ RENDERERS = {
     "iceberg": ("6. Load into Iceberg vs Parquet", _iceberg_section),
     "s3_discovery": ("7. Discovery on S3 (local S3 endpoint, not file://)", _s3_section),
     "aggregation": ("8. Aggregation script (custom job API)", _aggregation_section),
+    "bounded_batches": (
+        "9. Bounded batches: a backfill against one unbounded run",
+        _batches_section,
+    ),
 }
 
 

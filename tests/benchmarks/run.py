@@ -50,6 +50,7 @@ SECTIONS: dict[str, str] = {
     "iceberg": "tests.benchmarks.bench_iceberg",
     "s3_discovery": "tests.benchmarks.bench_s3_discovery",
     "aggregation": "tests.benchmarks.bench_aggregate",
+    "bounded_batches": "tests.benchmarks.bench_batches",
 }
 NEEDS_POSTGRES = {"jdbc", "iceberg"}
 

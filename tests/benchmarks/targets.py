@@ -15,6 +15,7 @@ from typing import Any
 FILES_VS_STREAM_MAX = 0.3
 FILES_SLOPE_MAX = 0.2
 FILES_FIRST_VS_PLAIN_MAX = 1.5
+BATCHED_VS_UNBOUNDED_MAX = 1.2
 # Issue 12's baseline: --partition_moves ignore vs AvailableNow at 20,000 files before the
 # write-ahead publish (tests/benchmarks/results of commit 42fb3d3).
 WRITER_BASELINE_IGNORE_VS_STREAM = 0.34
@@ -397,7 +398,16 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
     at a few dozen files or rows a run's fixed cost is all there is to measure."""
     verdicts = []
     full_scale = results.get("meta", {}).get("scale", {}).get("name") == "full"
-    for judge in (files, jdbc, join, watermarks, predicates, s3_discovery, aggregation):
+    for judge in (
+        files,
+        jdbc,
+        join,
+        watermarks,
+        predicates,
+        s3_discovery,
+        aggregation,
+        bounded_batches,
+    ):
         try:
             for verdict in judge(results):
                 scale_dependent = any(word in verdict["target"] for word in SCALE_DEPENDENT)
@@ -415,6 +425,35 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
                 )
             )
     return verdicts
+
+
+def bounded_batches(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 25: a backfill in bounded batches costs little more than one unbounded run."""
+    targets = [
+        f"bounded backfill total time <= {BATCHED_VS_UNBOUNDED_MAX}x one unbounded run",
+        "the bounded backfill reads every file once",
+    ]
+    points = _points(results, "bounded_batches")
+    if points is None:
+        return _unavailable(results, "bounded_batches", targets)
+    point = points[0]
+    share = point["ratio"]
+    read = point["bounded"]["files_read"]
+    return [
+        _verdict(
+            "bounded_batches",
+            targets[0],
+            f"{share:.2f}x ({point['bounded']['seconds']:.1f}s in batches of "
+            f"{point['files_per_batch']} vs {point['unbounded']['seconds']:.1f}s)",
+            share is not None and share <= BATCHED_VS_UNBOUNDED_MAX,
+        ),
+        _verdict(
+            "bounded_batches",
+            targets[1],
+            f"{read} of {point['files']} files read",
+            read == point["files"],
+        ),
+    ]
 
 
 def _slope(sizes: list[float], values: list[float]) -> float | None:

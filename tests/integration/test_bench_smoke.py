@@ -123,3 +123,10 @@ def test_s3_discovery_plans_read_the_new_objects_with_requests_independent_of_hi
 def test_the_aggregation_scripts_incremental_output_equals_its_full_recompute(results):
     _, data = results
     assert all(point["output_identical"] for point in points(data, "aggregation"))
+
+
+def test_a_bounded_backfill_reads_every_file_once_in_several_batches(results):
+    _, data = results
+    (point,) = points(data, "bounded_batches")
+    assert point["bounded"]["files_read"] == point["unbounded"]["files_read"] == point["files"]
+    assert point["files_per_batch"] < point["files"]

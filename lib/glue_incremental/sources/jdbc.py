@@ -517,3 +517,16 @@ def _message(java: Any) -> str:
 def _one_line(text: str) -> str:
     first = text.strip().splitlines()[0] if text.strip() else text
     return " ".join(first.split()) or "unknown error"
+
+
+def first_value(spark: Any, source: JdbcSource, sql: str) -> Any | None:
+    """The first column of the first row ``sql`` returns (run by the database), or None."""
+    frame = _load(spark, source, _options(source, dbtable=_subquery(sql, "first_value")))
+    try:
+        rows = frame.limit(1).collect()
+    except Exception as error:
+        translated = _translate(error, source)
+        if translated is None:
+            raise
+        raise translated from None
+    return rows[0][0] if rows else None

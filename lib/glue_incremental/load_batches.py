@@ -1,0 +1,112 @@
+"""A load run as bounded batches: plan one batch from the committed state, load and commit
+it, then plan the next (``batches`` bounds each one).
+
+Each batch is read, merged, published and committed with its own state under the run's
+lease before the next is read, so a crash after batch k keeps k batches and the next run
+continues from there; a run that reaches ``--max_batches_per_run`` ends SUCCEEDED with
+the backlog left to the next run. Batching needs a run that commits (bookmarks enabled):
+a paused or disabled run, which never moves the state, reads in one batch as before.
+The summary's counts are the run's totals; ``batches`` counts the batches committed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from glue_incremental.batches import UNBOUNDED, BatchLimits
+from glue_incremental.hooks import hooks
+from glue_incremental.load_config import LoadConfig
+from glue_incremental.load_sources import Source, SourcePlan
+from glue_incremental.run_summary import RunCounts
+from glue_incremental.runtime import IncrementalRun
+from glue_incremental.state import stored_without_times
+
+SUMMED_DETAILS = ("partitions_written", "partitions_removed", "files_read")
+
+
+def limits_for(run: IncrementalRun, config: LoadConfig) -> BatchLimits:
+    """The configured bounds, or none when the run does not commit (nothing to continue from)."""
+    return config.batch_limits if run.bookmark.commits else UNBOUNDED
+
+
+@dataclass
+class BatchTotals:
+    """The run's counts over its batches (nulls are re-read by each batch: the largest;
+    partitions written or removed: each once)."""
+
+    counts: RunCounts = field(default_factory=RunCounts)
+    summed: dict[str, Any] = field(default_factory=dict)
+    batches: int = 0
+
+    def add(self, counts: RunCounts | None, details: dict[str, Any]) -> None:
+        self.batches += 1
+        done = counts or RunCounts()
+        total = self.counts
+        self.counts = RunCounts(
+            records_read=total.records_read + done.records_read,
+            records_written=total.records_written + done.records_written,
+            records_new=total.records_new + done.records_new,
+            watermark_time=done.watermark_time or total.watermark_time,
+            late_files_skipped=total.late_files_skipped + done.late_files_skipped,
+            null_watermark_rows=max(total.null_watermark_rows, done.null_watermark_rows),
+            future_watermark_rows=done.future_watermark_rows,
+            state_bytes=done.state_bytes,
+        )
+        for name in SUMMED_DETAILS:
+            value = details.get(name)
+            if isinstance(value, list):  # partitions (values or mappings of them): each once
+                merged = [*self.summed.get(name, []), *value]
+                unique = {json.dumps(item, sort_keys=True, default=str): item for item in merged}
+                self.summed[name] = list(unique.values())
+            elif isinstance(value, int) and not isinstance(value, bool):
+                self.summed[name] = self.summed.get(name, 0) + value
+
+    def record(self, run: IncrementalRun, *, limit_reached: bool) -> None:
+        counts = self.counts
+        run.record(
+            records_read=counts.records_read,
+            records_new=counts.records_new,
+            records_written=counts.records_written,
+            watermark_time=counts.watermark_time,
+            late_files_skipped=counts.late_files_skipped,
+            null_watermark_rows=counts.null_watermark_rows,
+            future_watermark_rows=counts.future_watermark_rows,
+            state_bytes=counts.state_bytes,
+            batch_limit_reached=limit_reached,
+            **self.summed,
+        )
+        run.count_batches(self.batches)
+
+
+def run_batches(
+    run: IncrementalRun,
+    config: LoadConfig,
+    source: Source,
+    load: Callable[[SourcePlan], None],
+) -> None:
+    """Plan and ``load`` (merge, publish, commit) batches until the source has no more or
+    the run's batch limit is reached. Unbounded: one plan, loaded as it always was."""
+    limits = limits_for(run, config)
+    if not limits.bounds_a_batch:
+        load(source.plan(run))
+        return
+    totals = BatchTotals()
+    limit_reached = False
+    while True:
+        plan = source.plan(run, limits)
+        started_from = stored_without_times(run.previous())
+        load(plan)
+        totals.add(run.counts, run.details)
+        if not plan.more:
+            break
+        if not limits.allows_another(totals.batches):
+            limit_reached = True
+            break
+        hooks.point("batch.next", run_id=run.run_id, batch=totals.batches + 1)
+        run.continue_from_commit()
+        if stored_without_times(run.previous()) == started_from:
+            break  # no progress (rows past --max_future_skew, say): the next run goes on
+    totals.record(run, limit_reached=limit_reached)
