@@ -26,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import cursors, load_sources, targets, writer
+from glue_incremental import cursors, load_sources, targets, transforms, writer
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -75,6 +75,8 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     Parquet publish that a crashed run left half done is finished or undone; an
     Iceberg snapshot whose DynamoDB commit a crash prevented rolls the state forward.
     """
+    if config.transform is not None:
+        config.transform.load()  # a transform that does not import stops the run before any read
     target = targets.build(config.target_options)
     target.recover(run)
     plan = load_sources.build(config).plan(run)
@@ -83,11 +85,18 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
         _print_plan(run, plan.summary)
         return
     try:
-        _load_rows(run, config, target, plan.read(), plan)
+        rows = transforms.apply(config.transform, plan.read(), _contract(config, plan))
+        _load_rows(run, config, target, rows, plan)
     except BaseException:
         plan.release()  # a run that will not commit leaves the source as it found it
         raise
     plan.after_commit(run)
+
+
+def _contract(config: LoadConfig, plan: SourcePlan) -> transforms.Contract:
+    """The delivery columns are protected too: they pass through the transform to the merge."""
+    keep = (*config.primary_key, config.watermark_column, *config.partition_by, *plan.delivery)
+    return transforms.Contract(keep, config.target_path, config.target_table)
 
 
 # -- merge and commit -------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets.base import TargetOptions
+from glue_incremental.transforms import TRANSFORM_OPTION, TransformSpec
 
 SourceFormat = Literal["parquet", "json", "csv"]
 # One per implementation of ``targets.Target`` (``targets.FACTORIES``).
@@ -153,6 +154,7 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         choice(*PARTITION_MOVES),
     ),
     *DISCOVERY_OPTIONS,
+    TRANSFORM_OPTION,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
 REFUSED_ARGS = {
@@ -201,6 +203,7 @@ class LoadConfig:
     full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
     # Programmatic only: how long a received notification stays hidden (it should outlast the run).
     notification_visibility_seconds: int = DEFAULT_VISIBILITY_SECONDS
+    transform: TransformSpec | None = None
 
     def __post_init__(self) -> None:
         self.file_discovery  # noqa: B018 (validates the discovery options now)
