@@ -44,3 +44,8 @@ def reads_target(rows: DataFrame) -> DataFrame:
 
 
 not_callable = 42
+
+
+def upper_label(rows: DataFrame) -> DataFrame:
+    """A join output's transform: the right side's label in capitals."""
+    return rows.withColumn("label", F.upper("label"))

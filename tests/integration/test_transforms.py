@@ -8,9 +8,10 @@ import pytest
 from glue_incremental.transforms import TransformError, TransformSpec
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
+from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from tests.harness import reference, user_transforms
+from tests.harness import joins, reference, user_transforms
 from tests.harness.file_jobs import config_for, row
 from tests.harness.histories import delivery_histories
 from tests.harness.loads import (
@@ -108,3 +109,31 @@ def test_bad_user_code_fails_in_one_line_writing_and_committing_nothing(
     assert raised.value.function == str(spec)
     assert partition_file_snapshot(tmp_path / "target") == before
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
+
+
+def test_the_join_applies_its_transform_to_the_affected_partitions_and_refuses_a_lost_key(
+    spark, tmp_path, store
+):
+    config = replace(
+        joins.config_for(tmp_path, "left"),
+        transform=TransformSpec("tests.harness.user_transforms", "upper_label"),
+    )
+    joins.land(tmp_path / "left", "2024-01-01", [joins.left_row(1, "l", 5)], T0 - 100)
+    joins.land(tmp_path / "right", "2024-01-01", [joins.right_row(1, "r", "gold")], T0 - 100)
+    joins.run_at(spark, config, store, job_name="sales", run_id="jr_1", now=T0)
+    assert joins.read_output(spark, config.target_path) == [
+        Row(date="2024-01-01", id=1, left_value="l", amount=5, right_value="r", label="GOLD")
+    ]
+
+    joins.land(tmp_path / "right", "2024-01-01", [joins.right_row(1, "r2", "silver")], T0 + 10)
+    before = partition_file_snapshot(tmp_path / "target")
+    dropping = replace(
+        config, transform=TransformSpec("tests.harness.user_transforms", "drops_key")
+    )
+    with pytest.raises(
+        TransformError, match=r"^--transform .*:drops_key: the result drops column 'id'"
+    ):
+        joins.run_at(spark, dropping, store, job_name="sales", run_id="jr_2", now=T0 + 60)
+
+    assert partition_file_snapshot(tmp_path / "target") == before
+    assert store.get_watermark("sales", "right")["job_run_id"] == "jr_1"
