@@ -33,6 +33,7 @@ from glue_incremental import (
     load_sources,
     reconcile,
     targets,
+    transforms,
     writer,
 )
 from glue_incremental.digest import state_bytes
@@ -83,6 +84,8 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     Parquet publish that a crashed run left half done is finished or undone; an
     Iceberg snapshot whose DynamoDB commit a crash prevented rolls the state forward.
     """
+    if config.transform is not None:
+        config.transform.load()  # a transform that does not import stops the run before any read
     target = targets.build(config.target_options)
     target.recover(run)
     source = load_sources.build(config)
@@ -99,11 +102,18 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
 def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: SourcePlan) -> None:
     """Read one plan (a run, or one batch of it), merge it and commit."""
     try:
-        _load_rows(run, config, target, plan.read(), plan)
+        rows = transforms.apply(config.transform, plan.read(), _contract(config, plan))
+        _load_rows(run, config, target, rows, plan)
     except BaseException:
         plan.release()  # a run that will not commit leaves the source as it found it
         raise
     plan.after_commit(run)
+
+
+def _contract(config: LoadConfig, plan: SourcePlan) -> transforms.Contract:
+    """The delivery columns are protected too: they pass through the transform to the merge."""
+    keep = (*config.primary_key, config.watermark_column, *config.partition_by, *plan.delivery)
+    return transforms.Contract(keep, config.target_path, config.target_table)
 
 
 # -- merge and commit -------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets import build as build_target
 from glue_incremental.targets.base import TargetOptions
+from glue_incremental.transforms import TRANSFORM_OPTION, TransformSpec
 
 SourceFormat = Literal["parquet", "json", "csv"]
 # One per implementation of ``targets.Target`` (``targets.FACTORIES``).
@@ -190,6 +191,7 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     ),
     *DISCOVERY_OPTIONS,
     *BATCH_OPTIONS,
+    TRANSFORM_OPTION,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
 REFUSED_ARGS = {
@@ -247,6 +249,7 @@ class LoadConfig:
     max_batch_bytes: int | None = None
     max_batch_rows: int | None = None
     max_batches_per_run: int | None = None
+    transform: TransformSpec | None = None
 
     def __post_init__(self) -> None:
         self.file_discovery  # noqa: B018 (validates the discovery options now)

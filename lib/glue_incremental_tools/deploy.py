@@ -32,7 +32,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from glue_incremental import aws
 
-from glue_incremental_tools import project
+from glue_incremental_tools import project, team_packages
 
 PACKAGE = "glue_incremental"
 # The command-line shim forwards to the tools package, which never ships to Glue.
@@ -90,7 +90,7 @@ class Artifact:
     """One deployable file: its bytes and where they go."""
 
     name: str  # glue_incremental.zip, incremental_load.py
-    kind: str  # "library" | "script"
+    kind: str  # "library" | "script" | "package" (a team's, ``team_packages``)
     data: bytes = field(repr=False)
 
     @property
@@ -103,7 +103,7 @@ class Artifact:
 
     @property
     def folder(self) -> str:
-        return "lib" if self.kind == "library" else "scripts"
+        return {"library": "lib", "package": team_packages.PACKAGES_DIR}.get(self.kind, "scripts")
 
     @property
     def key(self) -> str:
@@ -173,9 +173,14 @@ def build_artifacts(root: Path | None = None) -> list[Artifact]:
     """Compile everything, then build the zip and read the scripts (library first)."""
     root = root or project_root()
     scripts = script_sources(root)
-    compile_all([*scripts, *library_sources(root)], root)
+    packages = team_packages.package_dirs(root)
+    team_sources = [path for package in packages for path in team_packages.package_sources(package)]
+    compile_all([*scripts, *library_sources(root), *team_sources], root)
     artifacts = [Artifact(LIBRARY_ZIP, "library", build_library_zip(root))]
     artifacts += [Artifact(path.name, "script", path.read_bytes()) for path in scripts]
+    artifacts += [
+        Artifact(f"{p.name}.zip", "package", team_packages.build_package_zip(p)) for p in packages
+    ]
     return artifacts
 
 
@@ -362,7 +367,7 @@ def upload(
                 Bucket=bucket,
                 Key=artifact.key,
                 Body=artifact.data,
-                ContentType="application/zip" if artifact.kind == "library" else "text/x-python",
+                ContentType="text/x-python" if artifact.kind == "script" else "application/zip",
                 Metadata={SHA_METADATA: artifact.sha256},
             )
         result.uploaded.append(artifact.key)

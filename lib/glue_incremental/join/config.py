@@ -29,6 +29,7 @@ from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets import build as build_target
 from glue_incremental.targets.base import TargetOptions
+from glue_incremental.transforms import TRANSFORM_OPTION, TransformSpec
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")
@@ -164,6 +165,7 @@ JOIN_OPTIONS: tuple[Option, ...] = (
         _listing_only,
     ),
     _FULL_LISTING_EVERY,
+    TRANSFORM_OPTION,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(JOIN_OPTIONS)
 
@@ -188,6 +190,7 @@ class JoinJobConfig:
     iceberg_catalog: str = "glue_catalog"
     discovery: str = "listing"
     full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
+    transform: TransformSpec | None = None
 
     def __post_init__(self) -> None:
         self._check_target()

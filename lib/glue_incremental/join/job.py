@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from glue_incremental import targets, writer
+from glue_incremental import targets, transforms, writer
 from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
@@ -58,6 +58,8 @@ def run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
     snapshot whose DynamoDB commit a crash prevented rolls the state forward.
     """
     spark = run.spark
+    if config.transform is not None:
+        config.transform.load()  # a transform that does not import stops the run before any read
     before = spark.conf.get(_TYPE_INFERENCE)
     # Partition values stay strings, exactly as named in paths: a directory
     # ``hour=03`` is the partition "03" on both sides and in the output.
@@ -142,6 +144,7 @@ def _run_join(run: IncrementalRun, config: JoinJobConfig, target: Target) -> Non
         )
         return
     joined = _join_affected(spark, sides, work.affected, config.spec) if work.affected else None
+    joined = transforms.apply(config.transform, joined, _contract(config))
     settled: dict[str, JoinSideState] = {}
 
     def settle() -> dict[str, JoinSideStateDict]:
@@ -174,6 +177,11 @@ def _join_affected(
     joined = join_partitions(filtered["left"], filtered["right"], spec)
     hooks.point("join.joined", **filtered, joined=joined, affected=list(affected))
     return joined
+
+
+def _contract(config: JoinJobConfig) -> transforms.Contract:
+    keep = (*config.spec.partition_by, *config.spec.join_keys)
+    return transforms.Contract(keep, config.target_path, config.target_table)
 
 
 def _recheck_upstreams(

@@ -16,7 +16,7 @@ locals {
       "--job-language"           = "python"
       "--job-bookmark-option"    = "job-bookmark-${var.bookmark_option}"
       "--TempDir"                = var.temp_dir
-      "--extra-py-files"         = var.library_location
+      "--extra-py-files"         = join(",", concat([var.library_location], var.extra_py_files))
       "--custom-logGroup-prefix" = local.log_group_prefix
     },
     var.jdbc_credentials.secret_arn == null ? {} : {
@@ -176,6 +176,14 @@ locals {
           "arn:${local.partition}:s3:::${local.script_object[0]}/${local.script_object[1]}",
           "arn:${local.partition}:s3:::${local.library_object[0]}/${local.library_object[1]}",
         ]
+      },
+    ],
+    length(var.extra_py_files) == 0 ? [] : [
+      {
+        Sid      = "ReadExtraPythonPackages"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = [for u in var.extra_py_files : "arn:${local.partition}:s3:::${regex(local.s3_uri_pattern, u)[0]}/${regex(local.s3_uri_pattern, u)[1]}"]
       },
     ],
     length(local.read_object_arns) == 0 ? [] : [

@@ -39,6 +39,18 @@ variable "library_location" {
   }
 }
 
+variable "extra_py_files" {
+  description = "S3 URIs of further Python packages (.zip or .whl) the job imports, e.g. a team's package holding its `--transform` function; appended to --extra-py-files after the library (a comma-separated list, https://docs.aws.amazon.com/glue/latest/dg/aws-glue-programming-python-libraries.html). The role may read exactly these objects."
+  type        = list(string)
+  default     = []
+  nullable    = false
+
+  validation {
+    condition     = alltrue([for u in var.extra_py_files : can(regex("^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^,]+\\.(zip|whl)$", u))])
+    error_message = "extra_py_files entries must be s3://<bucket>/<key>.zip (or .whl) URIs without commas (Glue splits --extra-py-files on them); got: ${join(", ", [for u in var.extra_py_files : "\"${u}\"" if !can(regex("^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^,]+\\.(zip|whl)$", u))])}."
+  }
+}
+
 variable "temp_dir" {
   description = "S3 URI used as --TempDir; the role gets read/write on this prefix only. Use a per-job prefix under the scripts bucket's expiring `tmp/`."
   type        = string

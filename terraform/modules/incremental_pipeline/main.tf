@@ -15,7 +15,11 @@ locals {
 
   # A side naming a pipeline reads that pipeline's committed state and target.
   side_upstreams = { for k, sides in local.join_sides : k => { for side, s in sides : side => s.pipeline if try(s.pipeline != null, false) } }
-  upstreams      = { for k, p in var.pipelines : k => sort(distinct(concat(p.upstreams, values(local.side_upstreams[k])))) }
+  upstreams      = { for k, p in var.pipelines : k => sort(distinct(concat(p.upstreams, values(local.side_upstreams[k]), values(local.custom_source_upstreams[k])))) }
+
+  # A custom pipeline's sources naming a pipeline: upstreams read through their committed state, like join sides.
+  custom_source_upstreams = { for k, p in var.pipelines : k => { for name, s in p.sources : name => s.pipeline if s.pipeline != null } }
+  custom_sources_iceberg  = flatten([for k, ups in local.custom_source_upstreams : [for name, u in ups : "${k}.sources.${name} = ${u}" if contains(keys(local.iceberg_targets), u)]])
 
   ambiguous_sides      = flatten([for k, sides in local.join_sides : [for side, s in sides : "${k}.join.${side}" if(s.path == null) == (s.pipeline == null)]])
   unknown_upstreams    = flatten([for k, ups in local.upstreams : [for u in ups : "${k} -> ${u}" if !contains(keys(var.pipelines), u)]])
@@ -51,8 +55,26 @@ locals {
     "--source", "--source_format", "--source_table", "--watermark_column", "--primary_key",
     "--left_path", "--right_path", "--left_format", "--right_format", "--join_keys", "--join_type",
     "--partition_by", "--partition_types", "--target_path", "--target_format", "--target_table",
-    "--upstream_jobs", "--discovery", "--notification_queue_url",
+    "--upstream_jobs", "--discovery", "--notification_queue_url", "--transform",
   ]
+
+  # A team's package: a file name deploy uploads under packages/<artifact_version>/, or an s3:// URI as given.
+  package_uris = {
+    for k, p in var.pipelines : k => startswith(p.transform.package, "s3://") ? p.transform.package : "s3://${local.bucket}/packages/${var.artifact_version}/${p.transform.package}"
+    if p.transform != null
+  }
+
+  custom_source_paths = {
+    for k, p in var.pipelines : k => { for name, s in p.sources : name => s.pipeline != null ? lookup(local.target_paths, s.pipeline, "") : s.path }
+  }
+
+  custom_arguments = {
+    for k, p in var.pipelines : k => merge(
+      { for name, path in local.custom_source_paths[k] : "--${name}_path" => path },
+      { for name, s in p.sources : "--${name}_format" => s.format if s.format != null },
+      { for name, u in local.custom_source_upstreams[k] : "--${coalesce(p.sources[name].upstream_argument, "${name}_upstream_job")}" => lookup(local.job_names, u, u) },
+    ) if p.kind == "custom"
+  }
 
   # Load pipelines whose S3 source announces new objects through SQS (modules/s3_notifications).
   notified_sources = { for k, p in var.pipelines : k => p.source.uri if p.kind == "load" && try(p.source.notifications, false) }
@@ -106,17 +128,20 @@ locals {
   jobs = {
     for k, p in var.pipelines : k => {
       name   = local.job_names[k]
-      script = p.kind == "load" ? "incremental_load" : "incremental_join"
+      script = p.kind == "custom" ? p.script : p.kind == "load" ? "incremental_load" : "incremental_join"
       arguments = merge(
         p.arguments,
         lookup(local.load_arguments, k, {}),
         lookup(local.join_arguments, k, {}),
+        lookup(local.custom_arguments, k, {}),
+        p.transform == null ? {} : { "--transform" = p.transform.function },
         p.target.format == "iceberg" ? {} : { "--target_path" = local.target_paths[k] },
         length(p.target.partitions) == 0 ? {} : { "--partition_by" = join(",", local.partition_names[k]) },
       )
-      upstream_states = sort([for u in values(local.side_upstreams[k]) : lookup(local.job_names, u, u)])
+      upstream_states = sort([for u in concat(values(local.side_upstreams[k]), values(local.custom_source_upstreams[k])) : lookup(local.job_names, u, u)])
       read_s3_uris = distinct(concat(
         p.kind == "load" ? [for u in [try(p.source.uri, "")] : u if startswith(u, "s3://")] : [for s in values(local.side_paths[k]) : s if startswith(s, "s3://")],
+        [for s in values(local.custom_source_paths[k]) : s if startswith(s, "s3://")],
         p.read_s3_uris,
       ))
       write_s3_uris = [local.target_paths[k]]
@@ -152,6 +177,11 @@ resource "terraform_data" "pipeline_graph" {
     precondition {
       condition     = length(local.join_sides_iceberg) == 0
       error_message = "a join side cannot name a pipeline with an Iceberg target yet (its role would need Glue table permissions on that table): ${join(", ", local.join_sides_iceberg)}."
+    }
+
+    precondition {
+      condition     = length(local.custom_sources_iceberg) == 0
+      error_message = "a custom source cannot name a pipeline with an Iceberg target yet (its role would need Glue table permissions on that table): ${join(", ", local.custom_sources_iceberg)}."
     }
 
     precondition {
@@ -219,6 +249,7 @@ module "job" {
   auto_scaling_enabled = each.value.size.auto_scaling
   bookmark_option      = each.value.bookmark_option
   default_arguments    = local.jobs[each.key].arguments
+  extra_py_files       = compact([lookup(local.package_uris, each.key, null)])
 
   # The job creates the table in the environment's database on its first run.
   iceberg_target = each.value.target.format != "iceberg" ? null : {

@@ -87,6 +87,15 @@ variable "pipelines" {
     `connections` (Glue connection names; the role may GetConnection exactly them); `network` (the connection's subnets and security groups)
     when the connection is in a VPC, which lets the role manage the run's network interfaces there.
     `size.execution_class` (STANDARD or FLEX) and `size.auto_scaling` (--enable-auto-scaling).
+    `transform` (load and join pipelines): `function` (`package.module:function`, a DataFrame -> DataFrame applied to the increment
+    before it is merged, docs/transforms.md) and `package` (the team's .zip or .whl: a file name `deploy` uploads to
+    `s3://<scripts bucket>/packages/<artifact_version>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
+    `--extra-py-files`, and the role may read exactly that object.
+    kind = "custom": a script of glue_scripts/ (`script`, its file name without `.py`) on the library's custom job API. `sources`,
+    keyed by name, each `{ path = "s3://..." }` or `{ pipeline = "<a parquet load or custom pipeline>" }` (+ `format`), become
+    `--<name>_path` (and `--<name>_format`); a source naming a pipeline makes it an upstream (conditional trigger, read grant
+    on its target and committed state) and passes its job name as `--<upstream_argument>` (default `<name>_upstream_job`).
+    The role reads exactly the sources and writes exactly `target.path` (`--target_path`); `arguments` are the script's own.
   EOT
   type = map(object({
     kind            = string
@@ -149,6 +158,17 @@ variable "pipelines" {
       subnet_ids         = list(string)
       security_group_ids = list(string)
     }))
+    transform = optional(object({
+      function = string
+      package  = string
+    }))
+    script = optional(string)
+    sources = optional(map(object({
+      path              = optional(string)
+      pipeline          = optional(string)
+      format            = optional(string)
+      upstream_argument = optional(string)
+    })), {})
   }))
 
   validation {
@@ -162,8 +182,28 @@ variable "pipelines" {
   }
 
   validation {
-    condition     = alltrue([for p in values(var.pipelines) : contains(["load", "join"], p.kind)])
-    error_message = "pipeline kind must be load or join; invalid: ${join(", ", [for k, p in var.pipelines : "${k} (kind = \"${p.kind}\")" if !contains(["load", "join"], p.kind)])}."
+    condition     = alltrue([for p in values(var.pipelines) : contains(["load", "join", "custom"], p.kind)])
+    error_message = "pipeline kind must be load, join or custom; invalid: ${join(", ", [for k, p in var.pipelines : "${k} (kind = \"${p.kind}\")" if !contains(["load", "join", "custom"], p.kind)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.kind != "custom" || (try(can(regex("^[a-z][a-z0-9_]{0,99}$", p.script)), false) && !contains(["incremental_load", "incremental_join"], p.script == null ? "" : p.script) && length(p.sources) > 0 && p.source == null && p.join == null)])
+    error_message = "a custom pipeline needs script (a glue_scripts/ file name without .py, not a generic job's) and at least one of sources, and no source or join; invalid: ${join(", ", [for k, p in var.pipelines : k if p.kind == "custom" && !(try(can(regex("^[a-z][a-z0-9_]{0,99}$", p.script)), false) && !contains(["incremental_load", "incremental_join"], p.script == null ? "" : p.script) && length(p.sources) > 0 && p.source == null && p.join == null)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.kind == "custom" || (p.script == null && length(p.sources) == 0)])
+    error_message = "script and sources belong to custom pipelines; invalid: ${join(", ", [for k, p in var.pipelines : k if p.kind != "custom" && !(p.script == null && length(p.sources) == 0)])}."
+  }
+
+  validation {
+    condition     = alltrue(flatten([for p in values(var.pipelines) : [for name, s in p.sources : can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && (s.path == null) != (s.pipeline == null) && (s.path == null || can(regex("^s3://", s.path))) && (s.upstream_argument == null || s.pipeline != null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none"))]]))
+    error_message = "each custom source is keyed [a-z][a-z0-9_]* and is either { path = \"s3://...\" } or { pipeline = \"<pipeline>\" }, exactly one; upstream_argument needs pipeline; format is parquet, json, csv or iceberg; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for name, s in p.sources : "${k}.sources.${name}" if !(can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && (s.path == null) != (s.pipeline == null) && (s.path == null || can(regex("^s3://", s.path))) && (s.upstream_argument == null || s.pipeline != null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none")))]]))}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.transform == null ? true : (p.kind != "custom" && can(regex("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", p.transform.function)) && can(regex("^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/)?[A-Za-z0-9._/+=-]+\\.(zip|whl)$", p.transform.package)))])
+    error_message = "transform (load and join pipelines) needs function = \"package.module:function\" and package = a .zip or .whl (a file name deploy uploads under packages/, or an s3:// URI; no commas); invalid: ${join(", ", [for k, p in var.pipelines : k if !(p.transform == null ? true : (p.kind != "custom" && can(regex("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", p.transform.function)) && can(regex("^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/)?[A-Za-z0-9._/+=-]+\\.(zip|whl)$", p.transform.package))))])}."
   }
 
   validation {

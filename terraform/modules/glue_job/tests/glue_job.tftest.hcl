@@ -503,3 +503,36 @@ run "no_network_permissions_without_a_vpc_connection" {
     error_message = "A job without vpc_network must not get any ec2: permission."
   }
 }
+
+run "a_team_package_joins_extra_py_files_and_only_that_object_is_readable" {
+  variables {
+    extra_py_files = ["s3://gi-scripts/packages/current/teams_orders.zip"]
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/lib/current/glue_incremental.zip,s3://gi-scripts/packages/current/teams_orders.zip"
+    error_message = "The team's package must follow the library in --extra-py-files."
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "ReadExtraPythonPackages"]) == ["arn:aws:s3:::gi-scripts/packages/current/teams_orders.zip"]
+    error_message = "The role must read exactly the declared package object."
+  }
+}
+
+run "without_team_packages_extra_py_files_is_the_library_alone" {
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/lib/current/glue_incremental.zip" && length([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadExtraPythonPackages"]) == 0
+    error_message = "No package: --extra-py-files is the library and no package grant exists."
+  }
+}
+
+run "rejects_a_package_that_is_not_an_s3_zip_or_wheel" {
+  command = plan
+
+  variables {
+    extra_py_files = ["s3://gi-scripts/packages/teams_orders.tar.gz"]
+  }
+
+  expect_failures = [var.extra_py_files]
+}

@@ -593,3 +593,121 @@ run "created_keys_encrypt_table_scripts_data_and_logs_and_only_the_jobs_use_them
     error_message = "Each job role's kms: grant must name exactly the data, table and scripts keys."
   }
 }
+
+run "a_transform_and_a_custom_script_get_their_arguments_and_exactly_their_grants" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(15 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/", format = "json" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/", partitions = [{ name = "day" }] }
+        transform        = { function = "teams_orders.masks:mask_pii", package = "teams_orders.zip" }
+      }
+      daily_revenue = {
+        kind    = "custom"
+        script  = "aggregate_daily_revenue"
+        sources = { orders = { pipeline = "orders", upstream_argument = "upstream_job" } }
+        target  = { path = "s3://gi-test-lake/marts/daily_revenue/", partitions = [{ name = "day" }] }
+      }
+    }
+  }
+
+  assert {
+    condition     = module.job["orders"].default_arguments["--transform"] == "teams_orders.masks:mask_pii" && module.job["orders"].run_arguments["--extra-py-files"] == "s3://gi-test-scripts/lib/current/glue_incremental.zip,s3://gi-test-scripts/packages/current/teams_orders.zip"
+    error_message = "A transform sets --transform and ships its package after the library in --extra-py-files."
+  }
+
+  assert {
+    condition     = output.pipelines["daily_revenue"].script == "aggregate_daily_revenue" && output.pipelines["daily_revenue"].arguments["--orders_path"] == "s3://gi-test-lake/curated/orders/" && output.pipelines["daily_revenue"].arguments["--upstream_job"] == "gi-test-orders" && output.pipelines["daily_revenue"].arguments["--target_path"] == "s3://gi-test-lake/marts/daily_revenue/"
+    error_message = "A custom source naming a pipeline passes that pipeline's target and job name to the script; the target is --target_path."
+  }
+
+  assert {
+    condition     = jsonencode(output.pipelines["daily_revenue"].read_s3_uris) == jsonencode(["s3://gi-test-lake/curated/orders/"]) && jsonencode(output.pipelines["daily_revenue"].write_s3_uris) == jsonencode(["s3://gi-test-lake/marts/daily_revenue/"]) && jsonencode(output.pipelines["daily_revenue"].upstreams) == jsonencode(["orders"])
+    error_message = "A custom pipeline reads exactly its sources, writes exactly its target, and its sources' pipelines are its upstreams."
+  }
+
+  assert {
+    condition     = keys(module.triggers[0].conditional_trigger_names) == ["gi-test-daily-revenue-after-upstreams"] && keys(module.triggers[0].scheduled_trigger_names) == ["gi-test-orders-schedule"]
+    error_message = "A custom pipeline downstream of a load is started by a conditional trigger."
+  }
+}
+
+run "rejects_a_custom_pipeline_without_a_script_or_sources" {
+  command = plan
+
+  variables {
+    pipelines = {
+      daily_revenue = {
+        kind     = "custom"
+        schedule = "cron(0 * * * ? *)"
+        target   = { path = "s3://gi-test-lake/marts/daily_revenue/" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_custom_source_with_both_a_path_and_a_pipeline" {
+  command = plan
+
+  variables {
+    pipelines = {
+      daily_revenue = {
+        kind     = "custom"
+        schedule = "cron(0 * * * ? *)"
+        script   = "aggregate_daily_revenue"
+        sources  = { orders = { path = "s3://gi-test-lake/curated/orders/", pipeline = "orders" } }
+        target   = { path = "s3://gi-test-lake/marts/daily_revenue/" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_transform_that_is_not_module_colon_function" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(15 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/", format = "json" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+        transform        = { function = "teams_orders.masks.mask_pii", package = "teams_orders.zip" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_transform_argument_set_by_hand_without_its_package" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(15 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/", format = "json" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders/" }
+        arguments        = { "--transform" = "teams_orders.masks:mask_pii" }
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
+}

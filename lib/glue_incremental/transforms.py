@@ -1,0 +1,179 @@
+"""A team's own ``DataFrame -> DataFrame`` applied to the increment before it is merged.
+
+``--transform package.module:function`` names it; the generic load applies it to the rows it
+read, the join to its output. The contract is checked before anything is written, each breach
+a one-line ``TransformError`` naming the function: the result is a DataFrame; the protected
+columns (primary key, watermark, partition columns and the load's delivery columns) come out
+unchanged in name and type; the result does not read the job's own target. An exception
+raised by the function is reported with its first line. Errors Spark raises lazily (a UDF
+failing row by row) surface at the job's first action, still before anything is published.
+Design: ``docs/transforms.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
+
+from glue_incremental.args import ArgumentError, Option
+from glue_incremental.errors import GlueIncrementalError
+
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_SPEC = re.compile(rf"({_DOTTED}):({_DOTTED})")
+
+
+class TransformError(GlueIncrementalError, ValueError):
+    """A transform broke its contract or failed; ``function`` is its ``module:function``."""
+
+    def __init__(self, function: str, message: str) -> None:
+        self.function = function
+        super().__init__(f"--transform {function}: {message}; nothing was written")
+
+
+class TransformNotFound(TransformError):
+    """The module does not import, or the name in it is missing or not callable."""
+
+
+class TransformFailed(TransformError):
+    """The function raised while building its result."""
+
+
+class TransformContractError(TransformError):
+    """The result is not a DataFrame, changed a protected column, or reads the target."""
+
+
+@dataclass(frozen=True)
+class TransformSpec:
+    """``module:function`` as given; validated at construction, imported only by ``load``."""
+
+    module: str
+    function: str
+
+    @classmethod
+    def parse(cls, name: str, raw: str | None) -> TransformSpec | None:
+        """The ``Option`` parser: ``None`` (no transform) or a syntactically valid spec."""
+        if raw is None or not raw.strip():
+            return None
+        match = _SPEC.fullmatch(raw.strip())
+        if match is None:
+            raise ArgumentError(
+                name,
+                f"--{name} {raw!r} is not package.module:function (for example teams.orders:mask)",
+            )
+        return cls(match.group(1), match.group(2))
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.function}"
+
+    def load(self) -> Callable[[DataFrame], Any]:
+        """Import the module and return the function (shipped with ``--extra-py-files`` on Glue)."""
+        try:
+            target: Any = importlib.import_module(self.module)
+        except Exception as error:
+            raise TransformNotFound(
+                str(self), f"module {self.module!r} does not import ({first_line(error)})"
+            ) from None
+        for part in self.function.split("."):
+            if not hasattr(target, part):
+                raise TransformNotFound(str(self), f"{self.module!r} has no {self.function!r}")
+            target = getattr(target, part)
+        if not callable(target):
+            raise TransformNotFound(str(self), f"{self.function!r} is not callable")
+        return target
+
+
+TRANSFORM_OPTION = Option(
+    "transform",
+    "`package.module:function`, a `DataFrame -> DataFrame` applied to the increment before it is "
+    "merged (ship it with `--extra-py-files`); it must keep the key, watermark and partition "
+    "columns (`docs/transforms.md`).",
+    parse=TransformSpec.parse,
+)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a job's transform must keep: ``protected`` columns; never reading its target.
+
+    ``target_path`` (a Parquet target's root) is matched against the result's input files,
+    ``target_table`` (an Iceberg ``database.table``) against its analyzed plan's relations.
+    """
+
+    protected: Sequence[str]
+    target_path: str = ""
+    target_table: str | None = None
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    name = type(error).__name__
+    return f"{name}: {text.splitlines()[0]}" if text else name
+
+
+def check_schema(
+    function: str, before: StructType, after: StructType, protected: Sequence[str]
+) -> None:
+    """Every protected column of ``before`` is in ``after`` with the same type (plain schemas)."""
+    after_types = {field.name: field.dataType for field in after.fields}
+    for name in protected:
+        if name not in before.fieldNames():
+            continue  # the job's own column checks name what the source lacks
+        if name not in after_types:
+            raise TransformContractError(
+                function, f"the result drops column {name!r}, which the job needs"
+            )
+        was, now = before[name].dataType, after_types[name]
+        if was != now:
+            raise TransformContractError(
+                function,
+                f"the result changes column {name!r} from {was.simpleString()} to {now.simpleString()}",
+            )
+
+
+def apply(
+    spec: TransformSpec | None, rows: DataFrame | None, contract: Contract
+) -> DataFrame | None:
+    """``rows`` through the transform, contract checked; unchanged without a transform or rows."""
+    if spec is None or rows is None:
+        return rows
+    function = spec.load()
+    name = str(spec)
+    try:
+        result = function(rows)
+    except Exception as error:
+        raise TransformFailed(name, f"raised {first_line(error)}") from error
+    if not isinstance(result, DataFrame):
+        raise TransformContractError(name, f"returned {type(result).__name__}, not a DataFrame")
+    check_schema(name, rows.schema, result.schema, contract.protected)
+    if reads_target(result, contract) and not reads_target(rows, contract):
+        where = contract.target_table or contract.target_path
+        raise TransformContractError(
+            name, f"the result reads the job's own target {where} (the job merges into it itself)"
+        )
+    return result
+
+
+def reads_target(frame: DataFrame, contract: Contract) -> bool:
+    """Whether ``frame``'s plan reads the target: a file under its path, or its table."""
+    if contract.target_path:
+        root = _location(contract.target_path)
+        if any(
+            _location(f) == root or _location(f).startswith(root + "/") for f in frame.inputFiles()
+        ):
+            return True
+    if contract.target_table:
+        plan = str(frame._jdf.queryExecution().analyzed().toString())
+        table = re.escape(contract.target_table)
+        return re.search(rf"(?<!\w){table}(?!\w)", plan) is not None
+    return False
+
+
+def _location(uri: str) -> str:
+    """A path or URI without scheme or slashes around it: ``file:///t/x/`` and ``/t/x`` match."""
+    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:", "", uri).strip("/")

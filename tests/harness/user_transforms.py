@@ -1,0 +1,51 @@
+"""Transforms a team might ship (``--transform tests.harness.user_transforms:NAME``): good and bad."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+# Set by a test to the target a misbehaving transform reads (a transform takes only the rows).
+TARGET_PATH = ""
+
+
+def mask_value(rows: DataFrame) -> DataFrame:
+    """The good one: masks ``value``, adds a derived column, drops nothing the job needs."""
+    return rows.withColumn("value", F.upper(F.substring("value", 1, 1))).withColumn(
+        "value_length", F.length("value")
+    )
+
+
+def mask_value_row(row: dict) -> dict:
+    """``mask_value`` on one plain row: what the reference applies to a full refresh."""
+    value = row["value"]
+    return {**row, "value": value[:1].upper(), "value_length": len(value[:1])}
+
+
+def drops_key(rows: DataFrame) -> DataFrame:
+    return rows.drop("id")
+
+
+def watermark_as_text(rows: DataFrame) -> DataFrame:
+    return rows.withColumn("updated", F.col("updated").cast("string"))
+
+
+def returns_none(rows: DataFrame) -> None:
+    rows.count()
+
+
+def raises(rows: DataFrame) -> DataFrame:
+    raise ValueError("unknown customer tier 'gold'\nsecond line the report leaves out")
+
+
+def reads_target(rows: DataFrame) -> DataFrame:
+    loaded = rows.sparkSession.read.parquet(TARGET_PATH).select("id").distinct()
+    return rows.join(loaded, "id", "left_anti")
+
+
+not_callable = 42
+
+
+def upper_label(rows: DataFrame) -> DataFrame:
+    """A join output's transform: the right side's label in capitals."""
+    return rows.withColumn("label", F.upper("label"))
