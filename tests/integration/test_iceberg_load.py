@@ -210,6 +210,7 @@ def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, 
     store = Watermarks()
     tmp = tmp_path_factory.mktemp("ice-history")
     config = config_for(tmp, unique_table("prop"))
+    job = f"prop-{tmp.name}"  # each example its own state: a state names its target
     clock = FixedClock(T0)
     runs, delivered = 0, []
     for kind, batch, late in history:
@@ -220,9 +221,7 @@ def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, 
         else:
             clock.now += 1
             runs += 1
-            run_load_at(
-                spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store
-            )
+            run_load_at(spark, config, job_name=job, run_id=f"jr_{runs}", clock=clock, store=store)
 
     expected = latest_by_key(delivered, "id", "updated", COLUMNS)
     actual = table_rows(spark, config.iceberg_target.name, COLUMNS) if expected else []
@@ -230,9 +229,7 @@ def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, 
     snapshots = our_snapshots(spark, config)
     assert len({snapshot.run_id for snapshot in snapshots}) == len(snapshots)
     if snapshots:
-        assert (
-            snapshots[-1].watermark["cursor"] == store.get_watermark("prop")["watermarks"]["cursor"]
-        )
+        assert snapshots[-1].watermark["cursor"] == store.get_watermark(job)["watermarks"]["cursor"]
 
 
 # -- SIGKILL of the real script ---------------------------------------------------------------------
