@@ -100,21 +100,33 @@ def resolve_upserts(
     primary_key: Sequence[str],
     order_by: str,
     delivery: Sequence[str] = (),
+    *,
+    keep_delivery: bool = False,
 ) -> DataFrame:
     """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions.
 
-    On an equal watermark the row just read wins; among rows of this run, the
-    later ``delivery`` (columns of ``incoming``, dropped from the result).
+    On an equal watermark the later ``delivery`` wins (columns of ``incoming``, and of
+    ``existing`` where it carries them: its rows' kept deliveries; dropped from the result
+    unless ``keep_delivery``); a stored row whose delivery is unknown loses to the row just read.
     """
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
         data_columns = [name for name in incoming.columns if name not in delivery]
-        stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
+        kept = [name for name in delivery if name in existing.columns]
+        stored = existing.select(*data_columns, *kept).withColumn(prefer, F.lit(0))
         for name in delivery:
-            stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
+            if name not in kept:
+                stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
         candidates = stored.unionByName(candidates)
-    return merge_latest(candidates, primary_key, order_by, prefer=prefer, delivery=delivery)
+    return merge_latest(
+        candidates,
+        primary_key,
+        order_by,
+        prefer=prefer,
+        delivery=delivery,
+        keep_delivery=keep_delivery,
+    )
 
 
 def merge_statement(
@@ -329,21 +341,35 @@ def publish_upsert(
 
     ``started_from`` is the snapshot id the run read at its start; the commit
     happens only while the table is still there and the lease is held. Ties
-    follow ``writer.merge_latest``; ``delivery`` columns order rows of this run.
+    follow ``writer.merge_latest``: ``delivery`` columns order rows of this run and, through
+    the deliveries kept beside the table (``iceberg_deliveries``), the stored rows too.
     """
+    from glue_incremental import iceberg_deliveries  # it builds on this module
+
     create_table(spark, target, rows.drop(*delivery).schema, partition_by)
     incoming = rows
     if replace_all:
-        merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
+        merged = merge_latest(
+            incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
+        )
     else:
         existing = read_at(spark, target, started_from)
         if existing is not None:
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
             existing = having_keys(existing, keys, primary_key)  # a null key too
-        merged = resolve_upserts(incoming, existing, primary_key, order_by, delivery)
-    merged = merged.persist()
+            existing = iceberg_deliveries.with_kept_delivery(
+                spark, target, existing, primary_key, delivery, incoming.schema
+            )
+        merged = resolve_upserts(
+            incoming, existing, primary_key, order_by, delivery, keep_delivery=True
+        )
+    with_delivery = merged.persist()
+    merged = with_delivery.drop(*delivery)
     try:
-        written = merged.count()
+        written = with_delivery.count()
+        iceberg_deliveries.record(
+            spark, target, with_delivery, primary_key, delivery, replace_all=replace_all
+        )
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)
 
@@ -357,7 +383,7 @@ def publish_upsert(
         commit_with_properties(spark, properties, write)
         spark.catalog.dropTempView(view)
     finally:
-        merged.unpersist()
+        with_delivery.unpersist()
     after = current_snapshot(spark, target)
     return UpsertResult(written, after.snapshot_id if after else None)
 
