@@ -86,10 +86,11 @@ def test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark(spark, tmp_p
     )
 
 
-def test_ties_follow_the_parquet_writers_rule_the_row_just_read_then_the_later_file(
+def test_ties_follow_the_parquet_writers_rule_the_later_file_within_and_across_runs(
     spark, tmp_path, store
 ):
-    """Equal watermarks: in one run the later-modified file wins; across runs the new read wins."""
+    """Equal watermarks: in one run the later-modified file wins; across runs too, against the
+    stored row's kept delivery (``tests/integration/test_adversarial_ties.py``: an older one)."""
     config = config_for(tmp_path, unique_table("ties"))
     source, keys = tmp_path / "source", range(10)
     tie = [{"id": k, "part": "a", "updated": 5} for k in keys]
