@@ -102,22 +102,34 @@ def resolve_upserts(
     order_by: str,
     delivery: Sequence[str] = (),
     deleted: str | None = None,
+    *,
+    keep_delivery: bool = False,
 ) -> DataFrame:
     """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions.
 
-    On an equal watermark the row just read wins; among rows of this run, the
-    later ``delivery`` (columns of ``incoming``, dropped from the result).
+    On an equal watermark the later ``delivery`` wins (columns of ``incoming``, and of
+    ``existing`` where it carries them: its rows' kept deliveries; dropped from the result
+    unless ``keep_delivery``); a stored row whose delivery is unknown loses to the row just read.
     """
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
         data_columns = [name for name in incoming.columns if name not in delivery]
-        stored = existing.select(*[n for n in data_columns if n != deleted])
+        kept = [name for name in delivery if name in existing.columns]
+        stored = existing.select(*[n for n in data_columns if n != deleted], *kept)
         stored = deletes.stored(stored, deleted).withColumn(prefer, F.lit(0))
         for name in delivery:
-            stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
+            if name not in kept:
+                stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
         candidates = stored.unionByName(candidates)
-    return merge_latest(candidates, primary_key, order_by, prefer=prefer, delivery=delivery)
+    return merge_latest(
+        candidates,
+        primary_key,
+        order_by,
+        prefer=prefer,
+        delivery=delivery,
+        keep_delivery=keep_delivery,
+    )
 
 
 def merge_statement(
@@ -356,9 +368,12 @@ def publish_upsert(
 
     ``started_from`` is the snapshot id the run read at its start; the commit
     happens only while the table is still there and the lease is held. Ties
-    follow ``writer.merge_latest``; ``delivery`` columns order rows of this run.
+    follow ``writer.merge_latest``: ``delivery`` columns order rows of this run and, through
+    the deliveries kept beside the table (``iceberg_deliveries``), the stored rows too.
     ``deleted`` (``deletes``): a key whose latest version is a delete is deleted.
     """
+    from glue_incremental import iceberg_deliveries  # it builds on this module
+
     create_table(
         spark, target, rows.drop(*delivery, *([deleted] if deleted else [])).schema, partition_by
     )
@@ -366,20 +381,36 @@ def publish_upsert(
     removed = 0
     existing: DataFrame | None = None
     if replace_all:
-        merged = merge_latest(incoming, primary_key, order_by, delivery=delivery)
+        merged = merge_latest(
+            incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
+        )
         merged = deletes.surviving(merged, deleted)
     else:
         existing = read_at(spark, target, started_from)
         if existing is not None:
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
             existing = having_keys(existing, keys, primary_key)  # a null key too
-        merged = resolve_upserts(incoming, existing, primary_key, order_by, delivery, deleted)
-    merged = merged.persist()
+            existing = iceberg_deliveries.with_kept_delivery(
+                spark, target, existing, primary_key, delivery, incoming.schema
+            )
+        merged = resolve_upserts(
+            incoming, existing, primary_key, order_by, delivery, deleted, keep_delivery=True
+        )
+    with_delivery = merged.persist()
+    merged = with_delivery.drop(*delivery)
     try:
-        written = merged.count()
+        written = with_delivery.count()
         if deleted in merged.columns:
             removed = deletes.count_removed(merged, existing, primary_key, deleted)
             written = deletes.surviving(merged, deleted).count()
+        iceberg_deliveries.record(
+            spark,
+            target,
+            deletes.surviving(with_delivery, deleted),
+            primary_key,
+            delivery,
+            replace_all=replace_all,
+        )
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)
 
@@ -395,7 +426,7 @@ def publish_upsert(
         commit_with_properties(spark, properties, write)
         spark.catalog.dropTempView(view)
     finally:
-        merged.unpersist()
+        with_delivery.unpersist()
     after = current_snapshot(spark, target)
     return UpsertResult(written, after.snapshot_id if after else None, removed)
 

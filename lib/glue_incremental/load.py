@@ -134,7 +134,12 @@ def _load_rows(
     they read is new.
     """
     delivery = plan.delivery
-    layout = target_layout(config.partition_by, config.primary_key, config.watermark_column)
+    layout = target_layout(
+        config.partition_by,
+        config.primary_key,
+        config.watermark_column,
+        _target_names(config, target),
+    )
     check_same_layout(run.committed_values(), layout)
     # The state names the output's table (if any), so a rewind can roll it back with it.
     carried = replace(
@@ -228,6 +233,13 @@ def _load_rows(
         partitions_removed=result.partitions_removed,
         **plan.details,
     )
+
+
+def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
+    """The output a state describes: its format, and its table or else its path."""
+    table = target.state_table()
+    where = {"target_table": table} if table else {"target_path": config.target_path.rstrip("/")}
+    return {"target_format": config.target_format, **where}
 
 
 def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursors.BatchStats:

@@ -44,6 +44,12 @@ METRIC_CONTRACT: Mapping[str, Any] = {
     "publish_failures_metric": METRIC_PUBLISH_FAILURES,
 }
 
+# Every datum is stored at 1-second resolution: job_alarms accepts the 10, 20 and 30 s
+# alarm periods (local environments), which CloudWatch evaluates only on metrics stored by
+# PutMetricData with StorageResolution 1; alarms with minute periods read them the same.
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html
+STORAGE_RESOLUTION = 1
+
 log = logging.getLogger("glue_incremental.metrics")
 
 
@@ -100,6 +106,7 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
             "Timestamp": when,
             "Value": float(value),
             "Unit": unit,
+            "StorageResolution": STORAGE_RESOLUTION,
         }
         for name, value, unit in values
     ]
@@ -127,6 +134,7 @@ def publish_failure(job_name: str, *, namespace: str = NAMESPACE) -> bool:
             "Timestamp": datetime.now(UTC),
             "Value": 1.0,
             "Unit": "Count",
+            "StorageResolution": STORAGE_RESOLUTION,
         }
     ]
     delivered = False

@@ -212,10 +212,17 @@ class LayoutChanged(GlueIncrementalError, ValueError):
 
 
 def target_layout(
-    partition_by: Sequence[str], primary_key: Sequence[str], watermark_column: str | None
+    partition_by: Sequence[str],
+    primary_key: Sequence[str],
+    watermark_column: str | None,
+    target: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """What the target's content depends on: kept in each load state, checked by the next run."""
+    """What the target's content depends on: kept in each load state, checked by the next run.
+
+    ``target`` names the output (``target_format`` and ``target_path`` or ``target_table``):
+    a state describes what was written there, and nowhere else."""
     return {
+        **dict(target or {}),
         "partition_by": list(partition_by),
         "primary_key": list(primary_key),
         "watermark_column": watermark_column,
@@ -227,10 +234,13 @@ def check_same_layout(previous: Mapping[str, Any] | None, layout: Mapping[str, A
 
     Merging under another ``--partition_by`` keeps the old directories beside the
     new (every key twice); another primary key or watermark column makes the
-    stored versions incomparable. ``previous`` is the committed state whatever the bookmark
+    stored versions incomparable; another target (path, table or format) holds none of
+    the rows the state says are loaded. ``previous`` is the committed state whatever the bookmark
     option: a ``job-bookmark-disable`` run commits nothing, so it may not change the
     layout either. A reset, then a run (a full reload that commits), is the way; a
-    state written before layouts were recorded (no ``layout``) is not checked.
+    state written before layouts were recorded (no ``layout``) is not checked, and an
+    entry a state does not record yet (the target, before it was recorded) is accepted
+    and recorded by the next commit.
     """
     recorded = (previous or {}).get("layout")
     if not isinstance(recorded, Mapping) or not recorded:

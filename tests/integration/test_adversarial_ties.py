@@ -1,10 +1,17 @@
-"""Adversarial ties: incremental runs must converge on what a full refresh keeps."""
+"""Adversarial ties: incremental runs must converge on what a full refresh keeps, on both
+targets (Parquet keeps deliveries under ``_delivery/``, Iceberg beside the table)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 import pytest
+from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.load import LoadConfig
 
+from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
 
@@ -14,21 +21,52 @@ T0 = 1_700_000_000.0
 COLUMNS = ["id", "part", "updated", "value"]
 
 
-def test_a_tie_split_over_two_runs_by_files_with_one_mtime_keeps_what_a_full_refresh_keeps(
-    spark, tmp_path, store
-):
-    """Two files land in the same second (S3 LastModified has second precision) with the
-    same watermark for key 1; the first run lists only z.json, the next one a.json too.
-    A full refresh keeps z.json's row (same mtime, greater name); the runs must as well."""
-    source, target = tmp_path / "source", tmp_path / "target"
-    config = LoadConfig(
+@dataclass(frozen=True)
+class Output:
+    """Where a test's load writes (``options`` of ``LoadConfig``) and how it reads it back."""
+
+    options: dict[str, Any]
+    read: Any  # (spark, columns) -> sorted tuples
+    columns: Any  # spark -> the columns a reader sees
+
+
+@pytest.fixture(params=["parquet", pytest.param("iceberg", marks=requires_iceberg)])
+def output(request, tmp_path) -> Output:
+    if request.param == "parquet":
+        target = tmp_path / "target"
+        return Output(
+            {"target_path": target.as_uri()},
+            lambda spark, columns: as_tuples(visible_rows(target, columns), columns),
+            lambda spark: spark.read.parquet(target.as_uri()).columns,
+        )
+    table = unique_table("ties")
+    name = IcebergTarget(table).name
+    return Output(
+        {"target_format": "iceberg", "target_table": table},
+        lambda spark, columns: table_rows(spark, name, columns),
+        lambda spark: spark.table(name).columns,
+    )
+
+
+def config_for(source: Path, output: Output, **options: Any) -> LoadConfig:
+    return LoadConfig(
         source=source.as_uri(),
         source_format="json",
         watermark_column="updated",
         primary_key=("id",),
-        target_path=target.as_uri(),
-        partition_by=("part",),
+        **output.options,
+        **options,
     )
+
+
+def test_a_tie_split_over_two_runs_by_files_with_one_mtime_keeps_what_a_full_refresh_keeps(
+    spark, tmp_path, store, output
+):
+    """Two files land in the same second (S3 LastModified has second precision) with the
+    same watermark for key 1; the first run lists only z.json, the next one a.json too.
+    A full refresh keeps z.json's row (same mtime, greater name); the runs must as well."""
+    source = tmp_path / "source"
+    config = config_for(source, output, partition_by=("part",))
     landed = T0 - 100
     write_json_file(
         source, [{"id": 1, "part": "a", "updated": 5, "value": "z"}], mtime=landed, name="z.json"
@@ -40,25 +78,19 @@ def test_a_tie_split_over_two_runs_by_files_with_one_mtime_keeps_what_a_full_ref
 
     run_load_at(spark, config, job_name="tie2", run_id="r2", clock=FixedClock(T0 + 60), store=store)
 
-    assert as_tuples(visible_rows(target, COLUMNS), COLUMNS) == as_tuples(
+    assert output.read(spark, COLUMNS) == as_tuples(
         full_refresh(source, ("id",), "updated"), COLUMNS
     )
 
 
 def test_a_late_visible_file_with_an_older_delivery_does_not_replace_the_stored_tie(
-    spark, tmp_path, store
+    spark, tmp_path, store, output
 ):
     """X (mtime T-10) is read in run 1; Y, with the same key and watermark but an older mtime
     (T-20), becomes visible inside the band before run 2. A full refresh keeps X (the later
     delivery); run 2 must compare Y with the stored row's kept delivery and keep X too."""
-    source, target = tmp_path / "source", tmp_path / "target"
-    config = LoadConfig(
-        source=source.as_uri(),
-        source_format="json",
-        watermark_column="updated",
-        primary_key=("id",),
-        target_path=target.as_uri(),
-    )
+    source = tmp_path / "source"
+    config = config_for(source, output)
     write_json_file(source, [{"id": 1, "updated": 5, "value": "x"}], mtime=T0 - 10, name="x.json")
     run_load_at(spark, config, job_name="tie3", run_id="r1", clock=FixedClock(T0), store=store)
     write_json_file(source, [{"id": 1, "updated": 5, "value": "y"}], mtime=T0 - 20, name="y.json")
@@ -66,6 +98,6 @@ def test_a_late_visible_file_with_an_older_delivery_does_not_replace_the_stored_
     run_load_at(spark, config, job_name="tie3", run_id="r2", clock=FixedClock(T0 + 60), store=store)
 
     columns = ["id", "updated", "value"]
-    assert as_tuples(visible_rows(target, columns), columns) == [(1, 5, "x")]
+    assert output.read(spark, columns) == [(1, 5, "x")]
     assert as_tuples(full_refresh(source, ("id",), "updated"), columns) == [(1, 5, "x")]
-    assert sorted(spark.read.parquet(target.as_uri()).columns) == columns  # deliveries hidden
+    assert sorted(output.columns(spark)) == columns  # deliveries hidden from readers

@@ -9,7 +9,7 @@ import pytest
 from glue_incremental.args import BookmarkOption
 from glue_incremental.errors import GlueIncrementalError
 
-from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
+from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
 from tests.harness.reference import as_tuples, full_refresh, visible_rows
 
@@ -49,36 +49,34 @@ def refused_in_one_line_or(attempt, check) -> None:
     check()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a new --target_path between incremental runs merges only the new files into an "
-    "empty target (the layout a state records does not name its target yet)",
-)
-def test_attack_a_new_target_path_between_incremental_runs(spark, tmp_path, store):
+def test_a_new_target_path_between_incremental_runs_is_refused_in_one_line(spark, tmp_path, store):
+    """The state's rows are in target/, not target2/: the run is refused, nothing is written
+    and the committed state is unchanged; the reset the refusal advises, then a run, reloads
+    target2 as a full refresh."""
     write_json_file(tmp_path / "source", [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
     run(spark, store, json_files_config(tmp_path, partition_by=("part",)), 1)
     write_json_file(tmp_path / "source", [row(3, "b", 1)], mtime=T0 + 50)
     moved = json_files_config(
         tmp_path, partition_by=("part",), target_path=(tmp_path / "target2").as_uri()
     )
+    before = store.get_watermark("j")
 
-    refused_in_one_line_or(
-        lambda: run(spark, store, moved, 2),
-        lambda: (
-            None
-            if as_tuples(visible_rows(tmp_path / "target2", COLUMNS), COLUMNS) == expected(tmp_path)
-            else pytest.fail("target2 is not a full refresh")
-        ),
-    )
+    with pytest.raises(GlueIncrementalError) as refused:
+        run(spark, store, moved, 2)
+
+    message = str(refused.value)
+    assert "\n" not in message and "--target_path" in message and "watermarks reset" in message
+    assert not (tmp_path / "target2").exists()
+    assert store.get_watermark("j")["version"] == before["version"]
+    store.reset("j", why="new target")
+    run(spark, store, moved, 3)
+    assert as_tuples(visible_rows(tmp_path / "target2", COLUMNS), COLUMNS) == expected(tmp_path)
 
 
 @requires_iceberg
-@pytest.mark.xfail(
-    strict=True,
-    reason="--target_format parquet -> iceberg between incremental runs creates the table with "
-    "only the new rows (the layout a state records does not name its target yet)",
-)
-def test_attack_a_switch_from_parquet_to_iceberg_between_incremental_runs(spark, tmp_path, store):
+def test_a_switch_from_parquet_to_iceberg_between_incremental_runs_is_refused_in_one_line(
+    spark, tmp_path, store
+):
     write_json_file(tmp_path / "source", [row(1, "a", 1), row(2, "a", 1)], mtime=T0 - 50)
     run(spark, store, json_files_config(tmp_path, partition_by=("part",)), 1)
     write_json_file(tmp_path / "source", [row(3, "b", 1)], mtime=T0 + 50)
@@ -87,12 +85,37 @@ def test_attack_a_switch_from_parquet_to_iceberg_between_incremental_runs(spark,
         tmp_path, partition_by=("part",), target_format="iceberg", target_table=table
     )
 
-    try:
+    with pytest.raises(GlueIncrementalError) as refused:
         run(spark, store, iceberg, 2)
-    except GlueIncrementalError as error:
-        assert "\n" not in str(error)
-        return
-    assert table_rows(spark, iceberg.iceberg_target.name, COLUMNS) == expected(tmp_path)
+
+    message = str(refused.value)
+    assert "\n" not in message and "--target_format" in message and "watermarks reset" in message
+    assert not spark.catalog.tableExists(iceberg.iceberg_target.name)
+
+
+def test_a_state_that_names_no_target_is_accepted_and_names_it_after_the_next_commit(
+    spark, tmp_path, store
+):
+    """A state committed before the target was recorded (its layout has no target) is not
+    refused; the next commit records the target, and a later move is refused."""
+    write_json_file(tmp_path / "source", [row(1, "a", 1)], mtime=T0 - 50)
+    config = json_files_config(tmp_path, partition_by=("part",))
+    run(spark, store, config, 1)
+    committed = store.get_watermark("j")["watermarks"]
+    old_layout = {
+        name: value
+        for name, value in committed["layout"].items()
+        if name not in ("target_format", "target_path", "target_table")
+    }
+    store.set("j", why="a state from before", layout=old_layout)
+    write_json_file(tmp_path / "source", [row(2, "b", 1)], mtime=T0 + 50)
+
+    run(spark, store, config, 2)
+
+    assert store.get_watermark("j")["watermarks"]["layout"]["target_path"] == (
+        (tmp_path / "target").as_uri()
+    )
+    assert as_tuples(visible_rows(tmp_path / "target", COLUMNS), COLUMNS) == expected(tmp_path)
 
 
 def test_attack_a_rewind_past_a_layout_migration_then_a_rerun(spark, tmp_path, store):

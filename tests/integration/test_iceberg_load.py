@@ -86,10 +86,11 @@ def test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark(spark, tmp_p
     )
 
 
-def test_ties_follow_the_parquet_writers_rule_the_row_just_read_then_the_later_file(
+def test_ties_follow_the_parquet_writers_rule_the_later_file_within_and_across_runs(
     spark, tmp_path, store
 ):
-    """Equal watermarks: in one run the later-modified file wins; across runs the new read wins."""
+    """Equal watermarks: in one run the later-modified file wins; across runs too, against the
+    stored row's kept delivery (``tests/integration/test_adversarial_ties.py``: an older one)."""
     config = config_for(tmp_path, unique_table("ties"))
     source, keys = tmp_path / "source", range(10)
     tie = [{"id": k, "part": "a", "updated": 5} for k in keys]
@@ -210,6 +211,7 @@ def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, 
     store = Watermarks()
     tmp = tmp_path_factory.mktemp("ice-history")
     config = config_for(tmp, unique_table("prop"))
+    job = f"prop-{tmp.name}"  # each example its own state: a state names its target
     clock = FixedClock(T0)
     runs, delivered = 0, []
     for kind, batch, late in history:
@@ -220,9 +222,7 @@ def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, 
         else:
             clock.now += 1
             runs += 1
-            run_load_at(
-                spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store
-            )
+            run_load_at(spark, config, job_name=job, run_id=f"jr_{runs}", clock=clock, store=store)
 
     expected = latest_by_key(delivered, "id", "updated", COLUMNS)
     actual = table_rows(spark, config.iceberg_target.name, COLUMNS) if expected else []
@@ -230,9 +230,7 @@ def test_property_iceberg_target_equals_a_full_refresh(spark, tmp_path_factory, 
     snapshots = our_snapshots(spark, config)
     assert len({snapshot.run_id for snapshot in snapshots}) == len(snapshots)
     if snapshots:
-        assert (
-            snapshots[-1].watermark["cursor"] == store.get_watermark("prop")["watermarks"]["cursor"]
-        )
+        assert snapshots[-1].watermark["cursor"] == store.get_watermark(job)["watermarks"]["cursor"]
 
 
 # -- SIGKILL of the real script ---------------------------------------------------------------------

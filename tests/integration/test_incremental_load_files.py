@@ -391,6 +391,7 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
     store = Watermarks()
     tmp = tmp_path_factory.mktemp("history")
     config = config_for(tmp, lookback=timedelta(seconds=600))
+    job = f"prop-{tmp.name}"  # each example its own state: a state names its target
     clock = FixedClock(T0)
     runs = 0
     deliveries = []  # ((the run that reads it, mtime, name), row): the tie rule's order
@@ -404,9 +405,7 @@ def test_property_incremental_runs_equal_a_full_refresh(spark, tmp_path_factory,
         else:
             clock.now += 1
             runs += 1
-            run_load_at(
-                spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store
-            )
+            run_load_at(spark, config, job_name=job, run_id=f"jr_{runs}", clock=clock, store=store)
 
     assertDataFrameEqual(
         read_parquet(spark, config.target_path, COLUMNS),

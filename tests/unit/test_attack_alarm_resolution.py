@@ -1,4 +1,4 @@
-"""Attack on the alarms' sub-minute periods (helper G): ``job_alarms`` accepts a schedule
+"""The alarms' sub-minute periods (helper G's attack): ``job_alarms`` accepts a schedule
 period of 10, 20 or 30 s, which CloudWatch evaluates only against metrics published with
 ``StorageResolution`` 1; otherwise most periods hold no data and the missed-run alarm
 (missing data breaching) pages although runs report. PutMetricAlarm ``Period``:
@@ -9,20 +9,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from glue_incremental import metrics
 from glue_incremental.metrics import RunMetrics, metric_data
 
 VARIABLES = Path(__file__).resolve().parents[2] / "terraform/modules/job_alarms/variables.tf"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="job_alarms accepts 10/20/30 s periods but metrics.metric_data publishes at "
-    "standard (60 s) resolution: a sub-minute missed-run alarm pages while runs report",
-)
-def test_attack_sub_minute_alarm_periods_have_high_resolution_metrics():
+def test_every_run_metric_is_high_resolution_so_sub_minute_alarm_periods_see_each_run():
     assert "contains([10, 20, 30], var.schedule_period_seconds)" in VARIABLES.read_text()
 
-    data = metric_data(RunMetrics(job_name="j", records_read=1, records_written=1))
+    data = metric_data(
+        RunMetrics(job_name="j", records_read=1, records_written=1, watermark_lag_seconds=5.0)
+    )
 
-    assert {datum.get("StorageResolution") for datum in data} == {1}
+    assert {datum["StorageResolution"] for datum in data} == {1}
+
+
+def test_a_failed_publish_is_counted_at_high_resolution_too(monkeypatch):
+    sent: list[dict] = []
+
+    class CloudWatch:
+        def put_metric_data(self, **request):
+            sent.append(request)
+
+    monkeypatch.setattr(metrics.aws, "client", lambda service: CloudWatch())
+
+    assert metrics.publish_failure("j")
+    assert [datum["StorageResolution"] for request in sent for datum in request["MetricData"]] == [
+        1
+    ]

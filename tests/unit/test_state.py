@@ -82,6 +82,25 @@ def test_a_run_under_another_layout_than_its_state_is_refused_in_one_line_naming
     assert "\n" not in str(refused.value)
 
 
+PARQUET_A = {"target_format": "parquet", "target_path": "s3://b/a"}
+
+
+def test_a_run_into_another_target_is_refused_and_a_state_naming_none_is_accepted():
+    before = {"cursor": 1, "layout": target_layout(["part"], ["id"], "updated", PARQUET_A)}
+    check_same_layout(before, target_layout(["part"], ["id"], "updated", PARQUET_A))
+    moved = {"target_format": "parquet", "target_path": "s3://b/b"}
+    with pytest.raises(LayoutChanged) as refused:
+        check_same_layout(before, target_layout(["part"], ["id"], "updated", moved))
+    assert str(refused.value).startswith("--target_path changed from 's3://b/a' to 's3://b/b'")
+    assert "\n" not in str(refused.value) and "watermarks reset" in str(refused.value)
+    iceberg = {"target_format": "iceberg", "target_table": "db.t"}
+    with pytest.raises(LayoutChanged, match=r"^--target_format changed from 'parquet'"):
+        check_same_layout(before, target_layout(["part"], ["id"], "updated", iceberg))
+    # Written before the target was recorded: accepted (the next commit records it).
+    older = {"cursor": 1, "layout": target_layout(["part"], ["id"], "updated")}
+    check_same_layout(older, target_layout(["part"], ["id"], "updated", moved))
+
+
 def test_a_file_load_state_keeps_its_s3_discovery_state_on_a_round_trip():
     discovery = DiscoveryState(
         runs_since_full_listing=2, ordered_start="dt=2024-01-02/", full_listing_high_mark_ms=9

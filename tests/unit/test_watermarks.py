@@ -27,6 +27,7 @@ from glue_incremental.watermarks import (
     WatermarkStoreUnavailable,
     create_table,
 )
+from glue_incremental.watermarks.errors import RewindAcrossLayoutChange
 from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
@@ -237,6 +238,27 @@ def test_a_rewind_past_the_retention_is_one_line_naming_it_and_writes_nothing(cl
     assert "\n" not in str(raised.value)
     assert old_run in str(raised.value) and f"{HISTORY_RETENTION_DAYS}-day" in str(raised.value)
     assert stored_items(client, "orders") == before
+
+
+def test_a_rewind_across_a_change_of_target_is_refused_and_one_before_it_was_recorded_is_not(
+    client,
+):
+    store = Watermarks(TABLE, client=client)
+    layout = {"partition_by": [], "primary_key": ["id"], "watermark_column": "updated"}
+    unnamed, first, second = run_id(), run_id(), run_id()
+    store.add_watermark(store.create_watermark_item("orders", unnamed, n=0, layout=layout))
+    store.get_watermark("orders")
+    at_a = {**layout, "target_format": "parquet", "target_path": "s3://b/a"}
+    store.add_watermark(store.create_watermark_item("orders", first, n=1, layout=at_a))
+    store.reset("orders", why="move")
+    store.current_state("orders")
+    at_b = {**layout, "target_format": "parquet", "target_path": "s3://b/b"}
+    store.add_watermark(store.create_watermark_item("orders", second, n=2, layout=at_b))
+
+    with pytest.raises(RewindAcrossLayoutChange) as refused:
+        store.rewind("orders", first)
+    assert "\n" not in str(refused.value) and "s3://b/a" in str(refused.value)
+    assert store.rewind("orders", unnamed)["watermarks"]["n"] == 0
 
 
 # -- optimistic concurrency: any number of racers, any interleaving --------------------------------

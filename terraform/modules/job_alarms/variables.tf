@@ -30,7 +30,7 @@ variable "metrics_namespace" {
 }
 
 variable "schedule_period_seconds" {
-  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10, 20 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds."
+  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10, 20 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds: the job publishes every metric with StorageResolution 1, which such periods need (glue_incremental.metrics)."
   type        = number
 
   validation {

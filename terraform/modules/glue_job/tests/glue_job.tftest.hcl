@@ -271,6 +271,14 @@ run "iceberg_target_adds_datalake_formats_catalog_conf_and_table_scoped_glue_per
     ) && !anytrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : anytrue([for r in flatten([s.Resource]) : endswith(r, "/*")]) if s.Sid == "IcebergTargetTable"])
     error_message = "Glue table permissions must name exactly the target table, never a wildcard."
   }
+
+  assert {
+    condition = contains(
+      flatten([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "IcebergTargetTable"]),
+      "arn:aws:glue:eu-west-1:123456789012:table/curated/orders__delivery"
+    )
+    error_message = "The job creates the deliveries table orders__delivery beside the target: the role must be allowed to."
+  }
 }
 
 run "no_iceberg_target_no_glue_table_permissions" {
