@@ -12,4 +12,7 @@ module "pipeline" {
   oncall_subscriptions        = var.oncall_subscriptions
   encryption                  = var.encryption
   permissions_boundary_arn    = var.permissions_boundary_arn
+
+  # A rerun by hand of a failed upstream starts its dependents (docs/runbook.md).
+  orchestration = "events"
 }

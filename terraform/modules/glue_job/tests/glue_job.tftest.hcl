@@ -503,3 +503,24 @@ run "no_network_permissions_without_a_vpc_connection" {
     error_message = "A job without vpc_network must not get any ec2: permission."
   }
 }
+
+run "a_slow_run_is_announced_after_notify_delay_after_minutes" {
+  variables {
+    notify_delay_after = 90
+  }
+
+  assert {
+    condition     = aws_glue_job.this.notification_property[0].notify_delay_after == 90
+    error_message = "The job must ask Glue for a delay notification after notify_delay_after minutes."
+  }
+}
+
+run "rejects_a_delay_threshold_that_is_not_whole_minutes" {
+  command = plan
+
+  variables {
+    notify_delay_after = 0.5
+  }
+
+  expect_failures = [var.notify_delay_after]
+}
