@@ -691,6 +691,8 @@ def switch_release(
     log: Any = print,
 ) -> releases.Switch:
     """``deploy switch``: move one job to a release, then verify it runs exactly that."""
+    if not env and not bucket:
+        raise DeployError("say which environment: --env ENV (or --bucket)")
     try:
         target = resolve_environment(env, bucket=bucket, jobs=[job], root=root)
         moved = releases.switch(job, release, target.bucket, dry_run=dry_run)
