@@ -49,6 +49,7 @@ locals {
         "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags",
         "cloudwatch:DescribeAlarms", "cloudwatch:ListTagsForResource", "cloudwatch:GetDashboard",
         "events:DescribeRule", "events:ListTargetsByRule", "events:ListTagsForResource",
+        "states:DescribeStateMachine", "states:ListTagsForResource",
         "logs:DescribeLogGroups", "logs:ListTagsForResource", "logs:ListTagsLogGroup",
         "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
         "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
@@ -156,6 +157,21 @@ locals {
       Effect   = "Allow"
       Action   = ["athena:CreateWorkGroup", "athena:UpdateWorkGroup", "athena:DeleteWorkGroup", "athena:TagResource"]
       Resource = "arn:${local.partition}:athena:${local.region}:${local.account}:workgroup/${local.prefix}*"
+    },
+    # modules/glue_event_chain: the state machine starting dependents, and its two roles
+    # (named glue-<prefix>-*, so ManageJobRoles covers them) passed to Step Functions and EventBridge.
+    {
+      Sid      = "ManageStartDependentsStateMachine"
+      Effect   = "Allow"
+      Action   = ["states:CreateStateMachine", "states:UpdateStateMachine", "states:DeleteStateMachine", "states:TagResource", "states:UntagResource", "states:DescribeStateMachine", "states:ListStateMachineVersions", "states:ListTagsForResource"]
+      Resource = "arn:${local.partition}:states:${local.region}:${local.account}:stateMachine:${local.prefix}-*"
+    },
+    {
+      Sid       = "PassOrchestrationRoles"
+      Effect    = "Allow"
+      Action    = ["iam:PassRole"]
+      Resource  = local.named.roles
+      Condition = { StringEquals = { "iam:PassedToService" = ["states.amazonaws.com", "events.amazonaws.com"] } }
     },
   ])
 

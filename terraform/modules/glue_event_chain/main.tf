@@ -117,7 +117,7 @@ data "aws_iam_policy_document" "events_assume" {
 }
 
 resource "aws_iam_role" "events" {
-  name                 = "${var.name}-events-start-dependents"
+  name                 = "glue-${var.name}-events-to-sfn"
   assume_role_policy   = data.aws_iam_policy_document.events_assume.json
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags
@@ -143,7 +143,7 @@ data "aws_iam_policy_document" "states_assume" {
 }
 
 resource "aws_iam_role" "state_machine" {
-  name                 = "${var.name}-start-dependents"
+  name                 = "glue-${var.name}-start-dependents"
   assume_role_policy   = data.aws_iam_policy_document.states_assume.json
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags

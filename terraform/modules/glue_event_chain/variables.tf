@@ -2,7 +2,8 @@ variable "name" {
   description = "Prefix of the state machine, its roles and rules (the environment's name prefix)."
   type        = string
 
-  # Role names are at most 64 characters; the longest suffix is 28:
+  # Role names (glue-<name>-start-dependents, named so the CI deploy role of
+  # modules/ci_roles may manage them) are at most 64 characters:
   # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html
   validation {
     condition     = can(regex("^[A-Za-z0-9_-]{1,36}$", var.name))

@@ -85,3 +85,17 @@ run "an_existing_oidc_provider_is_reused" {
     error_message = "With oidc_provider_arn no provider is created and the roles trust the given one."
   }
 }
+
+run "deploy_passes_the_orchestration_roles_only_to_step_functions_and_eventbridge" {
+  command = plan
+
+  assert {
+    condition     = one([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement : st if st.Sid == "PassOrchestrationRoles"]).Condition.StringEquals["iam:PassedToService"] == ["states.amazonaws.com", "events.amazonaws.com"]
+    error_message = "The glue_event_chain roles may be passed to Step Functions and EventBridge only."
+  }
+
+  assert {
+    condition     = one([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement : st.Resource if st.Sid == "ManageStartDependentsStateMachine"]) == "arn:aws:states:eu-west-1:123456789012:stateMachine:gi-prod-*"
+    error_message = "The deploy role manages only the environment's state machines."
+  }
+}
