@@ -56,6 +56,15 @@ locals {
       ]
       Resource = "*"
     },
+    {
+      # Provider >= 5.67 validates a changed state machine definition at plan
+      # (modules/glue_event_chain): read-only, it changes nothing.
+      # https://docs.aws.amazon.com/step-functions/latest/apireference/API_ValidateStateMachineDefinition.html
+      Sid      = "ValidateStateMachineDefinitions"
+      Effect   = "Allow"
+      Action   = ["states:ValidateStateMachineDefinition"]
+      Resource = "arn:${local.partition}:states:${local.region}:${local.account}:stateMachine:*"
+    },
   ]
 
   # A plan on main writes the S3-native lock file and nothing else.

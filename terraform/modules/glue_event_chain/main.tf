@@ -19,7 +19,10 @@ locals {
   # JSONata: the latest run of every upstream (GetJobRuns lists the newest first);
   # the finished run counts as SUCCEEDED whatever the lookup says (it may lag).
   definition = {
-    Comment       = "Starts ${var.name}'s dependent Glue jobs after an upstream SUCCEEDED (AND: once every upstream's latest run SUCCEEDED)."
+    # Naming the role also leaves a new definition unknown until the role exists: the
+    # provider's plan-time ValidateStateMachineDefinition call then waits for apply,
+    # so an offline plan (tests/harness/environments.py) needs no Step Functions API.
+    Comment       = "Starts ${var.name}'s dependent Glue jobs after an upstream SUCCEEDED (AND: once every upstream's latest run SUCCEEDED); runs as ${aws_iam_role.state_machine.arn}."
     QueryLanguage = "JSONata"
     StartAt       = "LatestRuns"
     States = {

@@ -40,14 +40,14 @@ run "plan_roles_write_nothing_but_the_lock" {
 
   assert {
     condition = alltrue(flatten([for st in jsondecode(aws_iam_role_policy.this["pull_request"].policy).Statement : [
-      for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe)", a))
+      for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))
     ]]))
     error_message = "The pull-request plan role may only read (no lock: it plans with -lock=false)."
   }
 
   assert {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["plan"].policy).Statement :
-      alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe)", a))]) ||
+      alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) ||
     flatten([st.Resource]) == ["arn:aws:s3:::example-terraform-state-prod/glue-incremental/prod/terraform.tfstate.tflock"]])
     error_message = "The main plan role may write only the state lock."
   }
@@ -68,7 +68,7 @@ run "deploy_writes_only_the_environments_names" {
 
   assert {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement :
-    flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe)", a))]) || st.Sid == "CreateEnvironmentKeys"])
+    flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) || st.Sid == "CreateEnvironmentKeys"])
     error_message = "Every write of the deploy role names the environment's resources (CreateKey, unscopable, is conditioned on the environment's aliases)."
   }
 }
