@@ -381,6 +381,11 @@ COMMON_OPTIONS: tuple[Option, ...] = (
         "CloudWatch namespace of the run metrics (non-overridable; default `GlueIncremental`).",
     ),
     Option(
+        "release",
+        "The release the job runs (set by Terraform or `deploy switch`); named by the summary "
+        "line and the `Runs` metric.",
+    ),
+    Option(
         "dry_run",
         "`true`: print what the run would read and write nothing.",
         "false",

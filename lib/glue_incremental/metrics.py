@@ -29,6 +29,12 @@ LATE_FILES_SKIPPED = "LateFilesSkipped"
 NULL_WATERMARK_ROWS = "NullWatermarkRows"
 RECORDS_DELETED = "RecordsDeleted"
 BATCHES = "Batches"
+# One datum per run by job AND release: which release ran, without putting a release
+# dimension on the alarmed metrics (an alarm matches exact dimensions, so each new
+# release would start an unalarmed series); two dimensions of the 30 a metric may have:
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_concepts.html#Dimension
+RUNS = "Runs"
+RELEASE_DIMENSION = "Release"
 
 # What the alarms rely on: published once per run, even when 0. The zero-record
 # alarm watches RecordsNew (rows not already in the target): RecordsRead also
@@ -73,6 +79,7 @@ class RunMetrics:
     state_bytes: int | None = None
     records_deleted: int = 0
     batches: int | None = None  # published by batched runs only
+    release: str | None = None
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
@@ -99,7 +106,7 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         values.append((BATCHES, metrics.batches, "Count"))
     if metrics.watermark_lag_seconds is not None:
         values.append((WATERMARK_LAG, metrics.watermark_lag_seconds, "Seconds"))
-    return [
+    data = [
         {
             "MetricName": name,
             "Dimensions": dims,
@@ -110,6 +117,18 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         }
         for name, value, unit in values
     ]
+    if metrics.release:
+        release_dims = [*dims, {"Name": RELEASE_DIMENSION, "Value": metrics.release}]
+        data.append(
+            {
+                "MetricName": RUNS,
+                "Dimensions": release_dims,
+                "Timestamp": when,
+                "Value": 1.0,
+                "Unit": "Count",
+            }
+        )
+    return data
 
 
 def publish(

@@ -93,6 +93,7 @@ class RunSummary:
     counts: RunCounts | None = None
     details: Mapping[str, JsonValue] = field(default_factory=dict)
     error: str | None = None
+    release: str | None = None  # the job's --release; absent from the line when unset
 
     def line(self) -> dict[str, JsonValue]:
         """The JSON object logged as ``run_summary`` (same keys as ever)."""
@@ -111,4 +112,6 @@ class RunSummary:
         }
         if self.error is not None:
             fields["error"] = self.error
+        if self.release is not None:
+            fields["release"] = self.release
         return fields

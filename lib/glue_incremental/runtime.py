@@ -152,6 +152,7 @@ class GlueJob:
             "dry_run": self.dry_run,
             "glue_job": self.glue_job,
             "metrics_namespace": self.args.get("metrics_namespace") or run_metrics.NAMESPACE,
+            "release": self.args.get("release"),
         }
         options.update(overrides)
         return IncrementalRun(**options)
@@ -186,6 +187,7 @@ class IncrementalRun:
     publish_metrics: bool = True
     metrics_namespace: str = run_metrics.NAMESPACE
     clock: Callable[[], float] = time.time
+    release: str | None = None
 
     lease: Lease | None = field(default=None, init=False)
     started_at: float = field(default=0.0, init=False)
@@ -405,7 +407,8 @@ class IncrementalRun:
     def _publish_metrics(self, counts: RunCounts, lag: float | None) -> bool:
         try:
             run_metrics.publish(
-                counts.metrics(self.job_name, lag), namespace=self.metrics_namespace
+                replace(counts.metrics(self.job_name, lag), release=self.release),
+                namespace=self.metrics_namespace,
             )
             return True
         except Exception as error:  # after the commit: report loudly, keep SUCCEEDED
@@ -440,6 +443,7 @@ class IncrementalRun:
             counts=self._counts,
             details=self.details,
             error=error,
+            release=self.release,
         ).line()
         self._line = line
         run_metrics.log_summary(line)

@@ -32,7 +32,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from glue_incremental import aws
 
-from glue_incremental_tools import project, team_packages
+from glue_incremental_tools import project, releases, team_packages
 
 PACKAGE = "glue_incremental"
 # The command-line shim forwards to the tools package, which never ships to Glue.
@@ -339,6 +339,7 @@ class DeployResult:
     uploaded: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     aliased: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
     manifest_keys: list[str] = field(default_factory=list)
     dry_run: bool = False
 
@@ -357,6 +358,19 @@ def upload(
     manifest = build_manifest(artifacts, bucket, environment=environment)
     result = DeployResult(manifest, dry_run=dry_run)
     verb = "would upload" if dry_run else "uploaded"
+    release = manifest["release"] = manifest["version"]
+    try:
+        result.released = releases.publish(
+            bucket,
+            release,
+            artifacts,
+            releases.release_manifest(release, bucket, artifacts, manifest),
+            dry_run=dry_run,
+            log=log,
+        )
+    except releases.ReleaseError as error:
+        raise DeployError(str(error)) from None
+    log(f"  release       {release}: s3://{bucket}/{releases.key(release, '')}")
     for artifact in artifacts:
         if _holds(s3, bucket, artifact.key, artifact.sha256):
             result.unchanged.append(artifact.key)
@@ -437,6 +451,7 @@ class JobCheck:
     script: str | None
     library: str | None
     problems: tuple[str, ...]
+    release: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -473,7 +488,7 @@ def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
         script = (definition.get("Command") or {}).get("ScriptLocation")
         if not script:
             problems.append("it has no Command.ScriptLocation")
-        else:
+        elif releases.release_of(script) is None:
             problems += _check_object("ScriptLocation", script, by_name)
         extra = [
             uri.strip()
@@ -488,10 +503,29 @@ def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
                 f"--extra-py-files does not include {LIBRARY_ZIP} "
                 f"(it is {','.join(filter(None, extra)) or 'unset'!r})"
             )
-        else:
+        release = releases.release_of(script)
+        if release is not None and script:
+            problems += _check_release(release, script, library)
+        elif library is not None:
             problems += _check_object("--extra-py-files", library, by_name)
-        checks.append(JobCheck(job, script, library, tuple(problems)))
+        checks.append(JobCheck(job, script, library, tuple(problems), release))
     return checks
+
+
+def _check_release(release: str, script: str, library: str | None) -> list[str]:
+    """A job on a release runs that release's script AND library, both as released."""
+    bucket = script[5:].split("/", 1)[0]
+    try:
+        files = {entry["file"]: entry for entry in releases.read(bucket, release)["files"]}
+    except releases.ReleaseError as error:
+        return [str(error)]
+    problems = _check_object("ScriptLocation", script, files)
+    if library is not None:
+        if releases.release_of(library) != release:
+            problems.append(f"--extra-py-files {library} is not release {release}'s library")
+        else:
+            problems += _check_object("--extra-py-files", library, files)
+    return problems
 
 
 def _check_object(role: str, uri: str, by_name: Mapping[str, Any]) -> list[str]:
@@ -557,6 +591,8 @@ def deploy(
         checks = verify(target.jobs, manifest)
         for check in checks:
             status = "ok" if check.ok else "MISMATCH: " + "; ".join(check.problems)
+            if check.ok and check.release:
+                status += f" (release {check.release})"
             log(f"  verify {check.job}: {status}")
         failed = [check for check in checks if not check.ok]
         if failed:
@@ -611,6 +647,23 @@ def register(subparsers: Any) -> None:
         help="upload nothing: check the jobs against the bucket's manifests/current.json",
     )
     parser.set_defaults(handler=_cmd_deploy)
+    actions = parser.add_subparsers(dest="deploy_action", metavar="{switch}")
+    switch = actions.add_parser(
+        "switch",
+        help="point one job at a deployed release (one glue:UpdateJob), e.g. to roll back",
+        description=(
+            "Point a job's script, --extra-py-files and --release at one deployed release in a "
+            "single glue:UpdateJob. Terraform stays the source of truth: commit the printed "
+            "release line, or the next apply moves the job back."
+        ),
+    )
+    switch.add_argument("--env", help="environment (the bucket from its terraform outputs)")
+    switch.add_argument("--bucket", help="the scripts bucket (default: from --env)")
+    switch.add_argument("--job", required=True, help="the Glue job to switch")
+    switch.add_argument("--release", required=True, help="a release id `deploy` printed")
+    switch.add_argument("--root", help="the project checkout (for --env)")
+    switch.add_argument("--dry-run", action="store_true", help="check and show; change nothing")
+    switch.set_defaults(handler=_cmd_switch)
 
 
 def _cmd_deploy(args: argparse.Namespace) -> int:
@@ -627,6 +680,61 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
         )
     except UnresolvedEnvironment as error:
         raise CommandError(f"{error}; or pass --bucket and --jobs") from None
+    except DeployError as error:
+        raise CommandError(str(error)) from None
+    return 0
+
+
+def switch_release(
+    env: str | None,
+    job: str,
+    release: str,
+    *,
+    bucket: str | None = None,
+    dry_run: bool = False,
+    root: Path | None = None,
+    log: Any = print,
+) -> releases.Switch:
+    """``deploy switch``: move one job to a release, then verify it runs exactly that."""
+    if not env and not bucket:
+        raise DeployError("say which environment: --env ENV (or --bucket)")
+    try:
+        target = resolve_environment(env, bucket=bucket, jobs=[job], root=root)
+        moved = releases.switch(job, release, target.bucket, dry_run=dry_run)
+        verb = "would switch" if dry_run else "switched"
+        log(f"{verb} job {job}: release {moved.previous or '-'} -> {moved.release}")
+        if not dry_run:
+            problems = verify([job], {"files": []})[0].problems
+            if problems:
+                raise DeployError(f"job {job} after the switch: {'; '.join(problems)}")
+        log(
+            "Terraform is the source of truth: set this on the job's pipeline in the "
+            "environment's tfvars and commit it, or the next apply moves the job back:"
+        )
+        log(f"  {moved.tfvars_line}")
+        return moved
+    except releases.ReleaseError as error:
+        raise DeployError(str(error)) from None
+    except NoCredentialsError:
+        raise DeployError("no AWS credentials: configure a profile or the CI role") from None
+    except (ClientError, BotoCoreError) as error:
+        raise DeployError(f"AWS request failed: {' '.join(str(error).split())}") from None
+
+
+def _cmd_switch(args: argparse.Namespace) -> int:
+    from glue_incremental_tools.cli import CommandError
+
+    try:
+        switch_release(
+            args.env,
+            args.job,
+            args.release,
+            bucket=args.bucket,
+            dry_run=args.dry_run,
+            root=project_root(args.root) if args.env and not args.bucket else None,
+        )
+    except UnresolvedEnvironment as error:
+        raise CommandError(f"{error}; or pass --bucket") from None
     except DeployError as error:
         raise CommandError(str(error)) from None
     return 0

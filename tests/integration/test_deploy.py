@@ -115,7 +115,8 @@ def test_unchanged_objects_are_not_uploaded_again(env, writes):
 
     assert run_deploy() == 0
 
-    assert [kind for kind, _ in first].count("PutObject") == 3 + 2  # 3 files + 2 manifests
+    # 3 files + 2 manifests, and the release: the same 3 files and its manifest
+    assert [kind for kind, _ in first].count("PutObject") == 3 + 2 + 4
     assert [kind for kind, _ in first].count("CopyObject") == 3  # 3 aliases
     assert all(key.startswith("manifests/") for _, key in writes), writes
     assert [kind for kind, _ in writes] == ["PutObject", "PutObject"]

@@ -52,3 +52,36 @@ def test_details_become_json_data():
         "a": [1, "2024-01-02"],
         "3": {"b": "<class 'object'>"},
     }
+
+
+def test_the_release_a_run_ran_is_on_its_summary_line_and_in_its_runs_metric():
+    from glue_incremental.metrics import RunMetrics, metric_data
+
+    summary = RunSummary(
+        job_name="j",
+        state_name="j",
+        run_id="jr_1",
+        status="SUCCEEDED",
+        bookmark_option="job-bookmark-enable",
+        dry_run=False,
+        old_watermark={},
+        committed=True,
+        duration_seconds=1.0,
+        release="0123456789abcdef",
+    )
+    data = metric_data(RunMetrics("j", 1, 1, release="0123456789abcdef"))
+
+    assert summary.line()["release"] == "0123456789abcdef"
+    (runs,) = [datum for datum in data if datum["MetricName"] == "Runs"]
+    assert runs["Dimensions"] == [
+        {"Name": "JobName", "Value": "j"},
+        {"Name": "Release", "Value": "0123456789abcdef"},
+    ]
+    # The alarmed metrics keep their one JobName dimension, whatever the release.
+    assert all(len(d["Dimensions"]) == 1 for d in data if d["MetricName"] != "Runs")
+
+
+def test_a_run_without_a_release_argument_keeps_the_line_and_metrics_as_they_were():
+    from glue_incremental.metrics import RunMetrics, metric_data
+
+    assert "Runs" not in {d["MetricName"] for d in metric_data(RunMetrics("j", 1, 1))}

@@ -12,4 +12,14 @@ module "pipeline" {
   oncall_subscriptions        = var.oncall_subscriptions
   encryption                  = var.encryption
   permissions_boundary_arn    = var.permissions_boundary_arn
+
+  # A rerun by hand of a failed upstream starts its dependents (docs/runbook.md).
+  orchestration = "events"
+
+  # docs/releases.md: jobs run one immutable release; only CI's deploy role writes code.
+  release                  = var.release
+  scripts_writer_role_arns = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${coalesce(var.deploy_role_name, "gi-ci-${var.environment}-deploy")}"]
 }
+
+data "aws_partition" "current" {}
+data "aws_caller_identity" "current" {}

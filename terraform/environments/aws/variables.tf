@@ -81,3 +81,15 @@ variable "permissions_boundary_arn" {
   type        = string
   default     = null
 }
+
+variable "release" {
+  description = "The release every job runs (the id `deploy` printed; a pipeline's `release` overrides it); null: the `artifact_version` folders. See docs/releases.md."
+  type        = string
+  default     = null
+}
+
+variable "deploy_role_name" {
+  description = "The CI deploy role that alone may write the scripts bucket's code prefixes (terraform/ci, modules/ci_roles); null: gi-ci-<environment>-deploy."
+  type        = string
+  default     = null
+}

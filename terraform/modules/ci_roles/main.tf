@@ -49,11 +49,21 @@ locals {
         "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags",
         "cloudwatch:DescribeAlarms", "cloudwatch:ListTagsForResource", "cloudwatch:GetDashboard",
         "events:DescribeRule", "events:ListTargetsByRule", "events:ListTagsForResource",
+        "states:DescribeStateMachine", "states:ListTagsForResource",
         "logs:DescribeLogGroups", "logs:ListTagsForResource", "logs:ListTagsLogGroup",
         "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
         "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
       ]
       Resource = "*"
+    },
+    {
+      # Provider >= 5.67 validates a changed state machine definition at plan
+      # (modules/glue_event_chain): read-only, it changes nothing.
+      # https://docs.aws.amazon.com/step-functions/latest/apireference/API_ValidateStateMachineDefinition.html
+      Sid      = "ValidateStateMachineDefinitions"
+      Effect   = "Allow"
+      Action   = ["states:ValidateStateMachineDefinition"]
+      Resource = "arn:${local.partition}:states:${local.region}:${local.account}:stateMachine:*"
     },
   ]
 
@@ -156,6 +166,21 @@ locals {
       Effect   = "Allow"
       Action   = ["athena:CreateWorkGroup", "athena:UpdateWorkGroup", "athena:DeleteWorkGroup", "athena:TagResource"]
       Resource = "arn:${local.partition}:athena:${local.region}:${local.account}:workgroup/${local.prefix}*"
+    },
+    # modules/glue_event_chain: the state machine starting dependents, and its two roles
+    # (named glue-<prefix>-*, so ManageJobRoles covers them) passed to Step Functions and EventBridge.
+    {
+      Sid      = "ManageStartDependentsStateMachine"
+      Effect   = "Allow"
+      Action   = ["states:CreateStateMachine", "states:UpdateStateMachine", "states:DeleteStateMachine", "states:TagResource", "states:UntagResource", "states:DescribeStateMachine", "states:ListStateMachineVersions", "states:ListTagsForResource"]
+      Resource = "arn:${local.partition}:states:${local.region}:${local.account}:stateMachine:${local.prefix}-*"
+    },
+    {
+      Sid       = "PassOrchestrationRoles"
+      Effect    = "Allow"
+      Action    = ["iam:PassRole"]
+      Resource  = local.named.roles
+      Condition = { StringEquals = { "iam:PassedToService" = ["states.amazonaws.com", "events.amazonaws.com"] } }
     },
   ])
 

@@ -368,6 +368,15 @@ resource "aws_glue_job" "this" {
     max_concurrent_runs = var.max_concurrent_runs
   }
 
+  # A "Glue Job Run Status" event once a run is still going after this many minutes
+  # (modules/job_alarms slow-run warning), before the timeout stops it.
+  dynamic "notification_property" {
+    for_each = var.notify_delay_after == null ? [] : [var.notify_delay_after]
+    content {
+      notify_delay_after = notification_property.value
+    }
+  }
+
   # A run that starts before its role can act fails on its first S3 read.
   depends_on = [aws_iam_role_policy.this, aws_cloudwatch_log_group.this]
 

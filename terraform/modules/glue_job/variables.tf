@@ -416,3 +416,15 @@ variable "auto_scaling_enabled" {
   type        = bool
   default     = false
 }
+
+variable "notify_delay_after" {
+  description = "Minutes after a run starts at which Glue emits a \"Glue Job Run Status\" event if the run is still STARTING/RUNNING/STOPPING (the slow-run warning, before `timeout`); null: none."
+  type        = number
+  default     = null
+
+  # https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html#aws-glue-api-jobs-job-NotificationProperty
+  validation {
+    condition     = var.notify_delay_after == null || try(var.notify_delay_after >= 1 && floor(var.notify_delay_after) == var.notify_delay_after, false)
+    error_message = "notify_delay_after must be a whole number of minutes >= 1 (NotificationProperty.NotifyDelayAfter, https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html#aws-glue-api-jobs-job-NotificationProperty); got ${coalesce(var.notify_delay_after, -1)}."
+  }
+}

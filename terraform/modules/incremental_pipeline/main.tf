@@ -56,6 +56,7 @@ locals {
     "--left_path", "--right_path", "--left_format", "--right_format", "--join_keys", "--join_type",
     "--partition_by", "--partition_types", "--target_path", "--target_format", "--target_table",
     "--upstream_jobs", "--discovery", "--notification_queue_url", "--transform",
+    "--release",
   ]
 
   # A team's package: a file name deploy uploads under packages/<artifact_version>/, or an s3:// URI as given.
@@ -228,6 +229,9 @@ module "scripts_bucket" {
   kms_key_arn   = local.scripts_key_arn
   force_destroy = var.scripts_bucket_force_destroy
   tags          = var.tags
+
+  # Only the deploy role writes code (docs/releases.md).
+  code_writer_role_arns = var.scripts_writer_role_arns
 }
 
 data "aws_caller_identity" "current" {}
@@ -238,8 +242,8 @@ module "job" {
 
   name                 = local.jobs[each.key].name
   description          = coalesce(each.value.description, "glue_incremental ${each.value.kind} pipeline ${each.key} (${var.name_prefix})")
-  script_location      = "s3://${local.bucket}/scripts/${var.artifact_version}/${local.jobs[each.key].script}.py"
-  library_location     = "s3://${local.bucket}/lib/${var.artifact_version}/glue_incremental.zip"
+  script_location      = local.script_locations[each.key]
+  library_location     = local.library_locations[each.key]
   temp_dir             = "s3://${local.bucket}/tmp/${local.jobs[each.key].name}/"
   worker_type          = each.value.size.worker_type
   number_of_workers    = each.value.size.number_of_workers
@@ -248,8 +252,11 @@ module "job" {
   execution_class      = each.value.size.execution_class
   auto_scaling_enabled = each.value.size.auto_scaling
   bookmark_option      = each.value.bookmark_option
-  default_arguments    = local.jobs[each.key].arguments
+  default_arguments    = merge(local.jobs[each.key].arguments, local.release_arguments[each.key])
   extra_py_files       = compact([lookup(local.package_uris, each.key, null)])
+
+  # The slow-run warning (job_alarms run_slow) comes at 3/4 of the timeout unless set.
+  notify_delay_after = coalesce(each.value.size.slow_run_after, max(1, floor(each.value.size.timeout * 3 / 4)))
 
   # The job creates the table in the environment's database on its first run.
   iceberg_target = each.value.target.format != "iceberg" ? null : {
@@ -324,7 +331,7 @@ module "triggers" {
       upstream_job_names = [for u in local.reach_1[k] : module.job[u].job_name]
       logical            = p.trigger_logical
       description        = "Starts pipeline ${k} when ${join(", ", local.reach_1[k])} SUCCEEDED."
-    } if length(local.reach_1[k]) > 0
+    } if length(local.reach_1[k]) > 0 && var.orchestration == "triggers"
   }
 
   tags = var.tags
@@ -352,6 +359,7 @@ module "alarms" {
   zero_records_evaluation_periods = local.alarm_tuning[each.key].zero_records_evaluation_periods
   watermark_lag_threshold_seconds = local.alarm_tuning[each.key].watermark_lag_threshold_seconds
   enable_failure_events           = var.failure_events_enabled
+  slow_run_warning_enabled        = var.failure_events_enabled
   runbook_base_url                = var.runbook_base_url
   tags                            = var.tags
 }

@@ -27,7 +27,7 @@ locals {
         target_path   = local.target_paths[k]
         table         = "${local.database_name}.${local.target_tables[k]}"
         alarm_names   = module.alarms[k].alarm_names
-        trigger_name  = var.triggers_enabled ? (length(local.upstreams[k]) == 0 ? "${local.job_names[k]}-schedule" : "${local.job_names[k]}-after-upstreams") : null
+        trigger_name  = var.triggers_enabled ? (length(local.upstreams[k]) == 0 ? "${local.job_names[k]}-schedule" : var.orchestration == "events" ? "${local.job_names[k]}-upstream-succeeded" : "${local.job_names[k]}-after-upstreams") : null
       }
     }
   }

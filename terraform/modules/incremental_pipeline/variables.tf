@@ -65,6 +65,25 @@ variable "artifact_version" {
   }
 }
 
+variable "release" {
+  description = "The release every pipeline runs unless it sets its own `release`: the id `deploy` printed (its scripts and library under s3://<bucket>/releases/<id>/). Null: the jobs run the `artifact_version` folders."
+  type        = string
+  default     = null
+
+  # deploy.deployment_version: 16 hex digits of a sha256 over every file.
+  validation {
+    condition     = var.release == null || can(regex("^[0-9a-f]{16}$", var.release))
+    error_message = "release must be a release id `deploy` printed (16 lowercase hex digits); got \"${coalesce(var.release, "null")}\"."
+  }
+}
+
+variable "scripts_writer_role_arns" {
+  description = "The roles (the CI deploy role) that alone may write or delete the scripts bucket's code prefixes (modules/scripts_bucket `code_writer_role_arns`); empty: no such bucket policy statement."
+  type        = list(string)
+  default     = []
+  nullable    = false
+}
+
 variable "pipelines" {
   description = <<-EOT
     The environment's pipelines, keyed by name (`[a-z][a-z0-9_]*`, at most 40 characters; the Glue job is `<name_prefix>-<name>`).
@@ -144,8 +163,10 @@ variable "pipelines" {
       max_retries       = optional(number, 0)
       execution_class   = optional(string, "STANDARD")
       auto_scaling      = optional(bool, false)
+      slow_run_after    = optional(number)
     }), {})
     bookmark_option = optional(string, "enable")
+    release         = optional(string)
     alarms = optional(object({
       schedule_period_seconds         = optional(number)
       watermark_lag_threshold_seconds = optional(number)
@@ -250,6 +271,16 @@ variable "pipelines" {
     condition     = alltrue([for p in values(var.pipelines) : p.network == null || length(p.connections) > 0])
     error_message = "network describes a Glue connection's VPC: a pipeline with network needs connections; invalid: ${join(", ", [for k, p in var.pipelines : k if p.network != null && length(p.connections) == 0])}."
   }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.size.slow_run_after == null || try(p.size.slow_run_after >= 1 && floor(p.size.slow_run_after) == p.size.slow_run_after && p.size.slow_run_after < p.size.timeout, false)])
+    error_message = "size.slow_run_after is the whole minutes after which a still-running run pages (Glue NotifyDelayAfter, https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html#aws-glue-api-jobs-job-NotificationProperty), at least 1 and below size.timeout; invalid: ${join(", ", [for k, p in var.pipelines : "${k} (${p.size.slow_run_after} >= timeout ${p.size.timeout})" if p.size.slow_run_after != null && !try(p.size.slow_run_after >= 1 && floor(p.size.slow_run_after) == p.size.slow_run_after && p.size.slow_run_after < p.size.timeout, false)])}."
+  }
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.release == null || can(regex("^[0-9a-f]{16}$", p.release))])
+    error_message = "a pipeline's release must be a release id `deploy` printed (16 lowercase hex digits); invalid: ${join(", ", [for k, p in var.pipelines : "${k} (\"${p.release}\")" if p.release != null && !can(regex("^[0-9a-f]{16}$", p.release))])}."
+  }
 }
 
 variable "runbook_base_url" {
@@ -334,6 +365,17 @@ variable "triggers_enabled" {
   description = "Create the load job's scheduled trigger and the join's conditional trigger."
   type        = bool
   default     = true
+}
+
+variable "orchestration" {
+  description = "How dependents start after their upstreams SUCCEEDED: `events` (EventBridge on every run's state change, however started, so a rerun by hand of a failed upstream starts them; modules/glue_event_chain) or `triggers` (Glue conditional triggers, which fire only for runs a trigger started)."
+  type        = string
+  default     = "triggers"
+
+  validation {
+    condition     = contains(["events", "triggers"], var.orchestration)
+    error_message = "orchestration must be events or triggers; got \"${var.orchestration}\"."
+  }
 }
 
 variable "failure_events_enabled" {

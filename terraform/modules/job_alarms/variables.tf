@@ -106,3 +106,9 @@ variable "count_alarms" {
   })
   default = {}
 }
+
+variable "slow_run_warning_enabled" {
+  description = "Page when a run is still going past its job's NotifyDelayAfter (\"Glue Job Run Status\" event; set the job's notify_delay_after below its timeout)."
+  type        = bool
+  default     = false
+}

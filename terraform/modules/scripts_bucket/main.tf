@@ -85,7 +85,7 @@ resource "aws_s3_bucket_policy" "this" {
   bucket = aws_s3_bucket.this.id
   policy = jsonencode({
     Version = "2012-10-17"
-    Statement = [
+    Statement = concat([
       {
         Sid       = "DenyInsecureTransport"
         Effect    = "Deny"
@@ -94,9 +94,30 @@ resource "aws_s3_bucket_policy" "this" {
         Resource  = [aws_s3_bucket.this.arn, "${aws_s3_bucket.this.arn}/*"]
         Condition = { Bool = { "aws:SecureTransport" = "false" } }
       },
-    ]
+    ], local.code_writer_statements)
   })
 
   # S3 rejects policy writes that race the public access block settings.
   depends_on = [aws_s3_bucket_public_access_block.this]
+}
+
+# Code every job runs lives under these prefixes: only the deploy role may write or
+# delete there, whatever its identity policies grant anyone else. aws:PrincipalArn
+# with ArnNotEquals rather than NotPrincipal, as IAM recommends (NotPrincipal with
+# Deny always denies a role carrying a permissions boundary, as the deploy role does):
+# https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_notprincipal.html
+# https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn
+locals {
+  code_prefixes = ["releases", "scripts", "lib", "manifests"]
+
+  code_writer_statements = length(var.code_writer_role_arns) == 0 ? [] : [
+    {
+      Sid       = "OnlyTheDeployRoleWritesCode"
+      Effect    = "Deny"
+      Principal = "*"
+      Action    = ["s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObjectAcl", "s3:RestoreObject"]
+      Resource  = [for prefix in local.code_prefixes : "${aws_s3_bucket.this.arn}/${prefix}/*"]
+      Condition = { ArnNotEquals = { "aws:PrincipalArn" = var.code_writer_role_arns } }
+    },
+  ]
 }

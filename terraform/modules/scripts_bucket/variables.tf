@@ -52,3 +52,17 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "code_writer_role_arns" {
+  description = "IAM roles (the environment's CI deploy role, modules/ci_roles) that alone may put or delete objects under `releases/`, `scripts/`, `lib/` and `manifests/`: the bucket policy denies everyone else, whatever their identity policies allow. Empty: no such statement (the local stack)."
+  type        = list(string)
+  default     = []
+  nullable    = false
+
+  # aws:PrincipalArn of an assumed role is the role's ARN, never the session's:
+  # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn
+  validation {
+    condition     = alltrue([for arn in var.code_writer_role_arns : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$", arn))])
+    error_message = "code_writer_role_arns must be IAM role ARNs (arn:aws:iam::<12-digit account>:role/<name>), not sessions, users or wildcards; invalid: ${join(", ", [for arn in var.code_writer_role_arns : "\"${arn}\"" if !can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$", arn))])}. See https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn"
+  }
+}

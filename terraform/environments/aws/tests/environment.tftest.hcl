@@ -30,8 +30,8 @@ run "two_loads_feed_a_join_started_by_their_success" {
   command = plan
 
   assert {
-    condition     = length(output.platform.pipelines) >= 3 && length(output.platform.pipelines["orders_enriched"].upstreams) == 2 && output.platform.pipelines["orders_enriched"].trigger_name == "${var.name_prefix}-orders-enriched-after-upstreams"
-    error_message = "every environment carries at least three pipelines: two loads feeding a join that their success starts."
+    condition     = length(output.platform.pipelines) >= 3 && length(output.platform.pipelines["orders_enriched"].upstreams) == 2 && output.platform.pipelines["orders_enriched"].trigger_name == "${var.name_prefix}-orders-enriched-upstream-succeeded"
+    error_message = "every environment carries at least three pipelines: two loads feeding a join that their success starts, however their runs were started (the join's EventBridge rule, orchestration = events)."
   }
 }
 

@@ -40,14 +40,14 @@ run "plan_roles_write_nothing_but_the_lock" {
 
   assert {
     condition = alltrue(flatten([for st in jsondecode(aws_iam_role_policy.this["pull_request"].policy).Statement : [
-      for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe)", a))
+      for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))
     ]]))
     error_message = "The pull-request plan role may only read (no lock: it plans with -lock=false)."
   }
 
   assert {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["plan"].policy).Statement :
-      alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe)", a))]) ||
+      alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) ||
     flatten([st.Resource]) == ["arn:aws:s3:::example-terraform-state-prod/glue-incremental/prod/terraform.tfstate.tflock"]])
     error_message = "The main plan role may write only the state lock."
   }
@@ -68,7 +68,7 @@ run "deploy_writes_only_the_environments_names" {
 
   assert {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement :
-    flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe)", a))]) || st.Sid == "CreateEnvironmentKeys"])
+    flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) || st.Sid == "CreateEnvironmentKeys"])
     error_message = "Every write of the deploy role names the environment's resources (CreateKey, unscopable, is conditioned on the environment's aliases)."
   }
 }
@@ -83,5 +83,19 @@ run "an_existing_oidc_provider_is_reused" {
   assert {
     condition     = length(aws_iam_openid_connect_provider.github) == 0 && output.oidc_provider_arn == "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com"
     error_message = "With oidc_provider_arn no provider is created and the roles trust the given one."
+  }
+}
+
+run "deploy_passes_the_orchestration_roles_only_to_step_functions_and_eventbridge" {
+  command = plan
+
+  assert {
+    condition     = one([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement : st if st.Sid == "PassOrchestrationRoles"]).Condition.StringEquals["iam:PassedToService"] == ["states.amazonaws.com", "events.amazonaws.com"]
+    error_message = "The glue_event_chain roles may be passed to Step Functions and EventBridge only."
+  }
+
+  assert {
+    condition     = one([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement : st.Resource if st.Sid == "ManageStartDependentsStateMachine"]) == "arn:aws:states:eu-west-1:123456789012:stateMachine:gi-prod-*"
+    error_message = "The deploy role manages only the environment's state machines."
   }
 }

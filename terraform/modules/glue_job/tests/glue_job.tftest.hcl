@@ -544,3 +544,24 @@ run "rejects_a_package_that_is_not_an_s3_zip_or_wheel" {
 
   expect_failures = [var.extra_py_files]
 }
+
+run "a_slow_run_is_announced_after_notify_delay_after_minutes" {
+  variables {
+    notify_delay_after = 90
+  }
+
+  assert {
+    condition     = aws_glue_job.this.notification_property[0].notify_delay_after == 90
+    error_message = "The job must ask Glue for a delay notification after notify_delay_after minutes."
+  }
+}
+
+run "rejects_a_delay_threshold_that_is_not_whole_minutes" {
+  command = plan
+
+  variables {
+    notify_delay_after = 0.5
+  }
+
+  expect_failures = [var.notify_delay_after]
+}

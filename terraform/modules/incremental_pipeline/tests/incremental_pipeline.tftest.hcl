@@ -711,3 +711,92 @@ run "rejects_a_transform_argument_set_by_hand_without_its_package" {
 
   expect_failures = [terraform_data.pipeline_graph]
 }
+
+run "without_a_release_the_jobs_keep_the_artifact_version_folders" {
+  command = plan
+
+  assert {
+    condition     = local.script_locations["orders"] == "s3://gi-test-scripts/scripts/current/incremental_load.py" && local.library_locations["orders"] == "s3://gi-test-scripts/lib/current/glue_incremental.zip"
+    error_message = "With no release the job runs scripts/<artifact_version>/ and lib/<artifact_version>/ as before."
+  }
+
+  assert {
+    condition     = !contains(keys(module.job["orders"].default_arguments), "--release") && length(aws_iam_role_policy.releases) == 0
+    error_message = "With no release there is no --release argument and no release read grant."
+  }
+}
+
+run "every_job_runs_script_and_library_of_one_release_and_names_it" {
+  command = plan
+
+  variables {
+    release = "0123456789abcdef"
+  }
+
+  assert {
+    condition = (
+      local.script_locations["orders"] == "s3://gi-test-scripts/releases/0123456789abcdef/incremental_load.py" &&
+      local.script_locations["orders_enriched"] == "s3://gi-test-scripts/releases/0123456789abcdef/incremental_join.py" &&
+      local.library_locations["orders_enriched"] == "s3://gi-test-scripts/releases/0123456789abcdef/glue_incremental.zip"
+    )
+    error_message = "A job's script and library must both come from releases/<release>/."
+  }
+
+  assert {
+    condition     = alltrue([for k in ["orders", "customers", "orders_enriched"] : module.job[k].default_arguments["--release"] == "0123456789abcdef"])
+    error_message = "Every job must name its release in --release (the run summary and the Runs metric carry it)."
+  }
+
+  assert {
+    condition     = jsonencode(sort(keys(aws_iam_role_policy.releases))) == jsonencode(["customers", "orders", "orders_enriched"])
+    error_message = "Each job's role must read its script and the library in any release, so a switch needs no apply."
+  }
+}
+
+run "rejects_a_release_that_is_not_a_deploy_id" {
+  command = plan
+
+  variables {
+    release = "v1.2.3"
+  }
+
+  expect_failures = [var.release]
+}
+
+run "rejects_a_pipeline_release_that_is_not_a_deploy_id" {
+  command = plan
+
+  variables {
+    pipelines = {
+      orders = {
+        kind             = "load"
+        schedule         = "cron(15 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/orders/" }
+        watermark_column = "updated_at"
+        primary_key      = ["order_id"]
+        target           = { path = "s3://gi-test-lake/curated/orders" }
+        release          = "NOT-HEX"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "with_events_orchestration_a_dependent_starts_on_its_upstreams_success_and_has_no_conditional_trigger" {
+  command = plan
+
+  variables {
+    orchestration = "events"
+  }
+
+  assert {
+    condition     = length(module.triggers[0].conditional_trigger_names) == 0 && length(module.triggers[0].scheduled_trigger_names) == 2
+    error_message = "With events, the roots keep their schedules and no conditional trigger starts a dependent twice."
+  }
+
+  assert {
+    condition     = keys(module.event_chain[0].rule_names) == ["gi-test-orders-enriched"]
+    error_message = "The join must be started by the event chain when its upstreams succeed."
+  }
+}

@@ -230,3 +230,24 @@ run "rejects_a_runbook_base_url_with_a_fragment" {
 
   expect_failures = [var.runbook_base_url]
 }
+
+run "a_run_past_its_delay_threshold_pages_before_the_timeout" {
+  variables {
+    slow_run_warning_enabled = true
+    runbook_base_url         = "https://git.example.com/platform/docs/runbook.md"
+  }
+
+  assert {
+    condition = jsondecode(aws_cloudwatch_event_rule.run_slow[0].event_pattern) == {
+      source        = ["aws.glue"]
+      "detail-type" = ["Glue Job Run Status"]
+      detail        = { jobName = ["orders-load"] }
+    }
+    error_message = "The slow-run warning must match Glue's delay notification of this job only."
+  }
+
+  assert {
+    condition     = aws_cloudwatch_event_target.run_slow[0].arn == "arn:aws:sns:eu-west-1:123456789012:gi-oncall" && strcontains(jsondecode(aws_cloudwatch_event_target.run_slow[0].input_transformer[0].input_template).AlarmDescription, "runbook.md#run-slow")
+    error_message = "A slow run must page the on-call topic, linking the runbook's slow-run section."
+  }
+}

@@ -77,3 +77,36 @@ run "rejects_invalid_bucket_name" {
 
   expect_failures = [var.bucket_name]
 }
+
+run "only_the_deploy_role_writes_or_deletes_code" {
+  variables {
+    code_writer_role_arns = ["arn:aws:iam::123456789012:role/gi-ci-prod-deploy"]
+  }
+
+  assert {
+    condition = one([for s in jsondecode(aws_s3_bucket_policy.this.policy).Statement : s if s.Sid == "OnlyTheDeployRoleWritesCode"]) == {
+      Sid       = "OnlyTheDeployRoleWritesCode"
+      Effect    = "Deny"
+      Principal = "*"
+      Action    = ["s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObjectAcl", "s3:RestoreObject"]
+      Resource  = ["arn:aws:s3:::gi-scripts/releases/*", "arn:aws:s3:::gi-scripts/scripts/*", "arn:aws:s3:::gi-scripts/lib/*", "arn:aws:s3:::gi-scripts/manifests/*"]
+      Condition = { ArnNotEquals = { "aws:PrincipalArn" = ["arn:aws:iam::123456789012:role/gi-ci-prod-deploy"] } }
+    }
+    error_message = "Every principal but the deploy role must be denied writes and deletes under the code prefixes."
+  }
+
+  assert {
+    condition     = length([for s in jsondecode(aws_s3_bucket_policy.this.policy).Statement : s if contains(flatten([s.Resource]), "arn:aws:s3:::gi-scripts/tmp/*")]) == 0
+    error_message = "Glue's tmp/ prefix must stay writable by the jobs."
+  }
+}
+
+run "rejects_a_code_writer_that_is_not_a_role" {
+  command = plan
+
+  variables {
+    code_writer_role_arns = ["arn:aws:sts::123456789012:assumed-role/gi-ci-prod-deploy/session", "arn:aws:iam::123456789012:role/*"]
+  }
+
+  expect_failures = [var.code_writer_role_arns]
+}
