@@ -27,7 +27,8 @@ from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import deletes
+# iceberg_deliveries uses this module only inside its functions: the cycle is safe.
+from glue_incremental import deletes, iceberg_deliveries
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import encode
 from glue_incremental.errors import GlueIncrementalError
@@ -372,8 +373,6 @@ def publish_upsert(
     the deliveries kept beside the table (``iceberg_deliveries``), the stored rows too.
     ``deleted`` (``deletes``): a key whose latest version is a delete is deleted.
     """
-    from glue_incremental import iceberg_deliveries  # it builds on this module
-
     create_table(
         spark, target, rows.drop(*delivery, *([deleted] if deleted else [])).schema, partition_by
     )
