@@ -44,6 +44,7 @@ from glue_incremental.iceberg_summary import (  # noqa: F401
     Snapshot,
 )
 from glue_incremental.key_index import having_keys
+from glue_incremental.schema_conform import with_columns_of
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
 
@@ -110,7 +111,10 @@ def resolve_upserts(
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
         data_columns = [name for name in incoming.columns if name not in delivery]
-        stored = existing.select(*data_columns).withColumn(prefer, F.lit(0))
+        # A snapshot from before a column was added reads without it: null there.
+        stored = with_columns_of(existing, incoming.schema, data_columns).withColumn(
+            prefer, F.lit(0)
+        )
         for name in delivery:
             stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
         candidates = stored.unionByName(candidates)

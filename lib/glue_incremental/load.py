@@ -26,7 +26,14 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import cursors, load_sources, targets, writer
+from glue_incremental import (
+    cursors,
+    load_sources,
+    schema_conform,
+    schema_evolution,
+    targets,
+    writer,
+)
 from glue_incremental.digest import state_bytes
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -122,6 +129,7 @@ def _load_rows(
     target.mark_start(run)
     records_read = nulls = future = 0
     records_new: int | None = None
+    schema_plan = schema_evolution.SchemaPlan((), target_schema)
     published: Published | None = None
     new_cursor = previous_cursor
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
@@ -131,8 +139,15 @@ def _load_rows(
     if rows is not None:
         source_rows = rows.drop(*delivery)
         require_columns(source_rows.columns, config, "source " + config.source)
-        if target_schema is not None:
-            _require_same_shape(source_rows, target_schema, config)
+        schema_plan = schema_evolution.plan(
+            source_rows.schema,
+            target_schema,
+            config.schema_evolution,
+            partition_by=config.partition_by,
+        )
+        rows = schema_conform.conform(
+            rows, schema_plan, partition_by=config.partition_by, delivery=delivery
+        )
         rows = rows.persist()
         try:
             stats = _batch_stats(rows, config, cursor_limit)
@@ -147,10 +162,11 @@ def _load_rows(
             if plan.rereads and records_read and target_schema is not None:
                 records_new = _count_new_versions(
                     rows.drop(*delivery), config, plan.reread_from, target.read_as_of_start(run)
-                )
+                )  # a target read before the change: aligned to the batch there
             state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
             if records_read or full_reload:
+                target.evolve(run, schema_plan)
                 published = target.upsert(
                     run,
                     rows,
@@ -184,6 +200,7 @@ def _load_rows(
         state_bytes=state_bytes(committed),
         partitions_written=result.partitions_written,
         partitions_removed=result.partitions_removed,
+        schema_changes=schema_plan.describe() if published else [],
         **plan.details,
     )
 
@@ -221,6 +238,7 @@ def _count_new_versions(
     if target is None:
         return rows.count()
     version = list(rows.columns)
+    target = schema_conform.with_columns_of(target, rows.schema)
     if reread_from is not None:
         watermark = F.col(f"`{config.watermark_column}`")
         target = target.where(
@@ -262,28 +280,6 @@ def _upsert_spec(
         partition_moves=config.partition_moves,
         delivery=delivery,
     )
-
-
-def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig) -> None:
-    source_types = {field.name: field.dataType for field in rows.schema.fields}
-    target_types = {field.name: field.dataType for field in target_schema.fields}
-    for name in sorted(set(source_types) | set(target_types)):
-        if name not in target_types:
-            raise SchemaError(
-                name,
-                f"source schema changed: column {name!r} is new (not in the target); nothing was written",
-            )
-        if name not in source_types:
-            raise SchemaError(
-                name,
-                f"source schema changed: column {name!r} is gone from the source; nothing was written",
-            )
-        if name not in config.partition_by and source_types[name] != target_types[name]:
-            raise SchemaError(
-                name,
-                f"source schema changed: column {name!r} is {source_types[name].simpleString()} "
-                f"in the source but {target_types[name].simpleString()} in the target; nothing was written",
-            )
 
 
 def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:

@@ -27,6 +27,7 @@ from glue_incremental.args import (
     typed_values,
 )
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
@@ -152,6 +153,15 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "detect",
         choice(*PARTITION_MOVES),
     ),
+    Option(
+        "schema_evolution",
+        "A source schema change: `add_columns` (new columns join the target, older rows read "
+        "null), `rescue` (new columns and values that do not fit go to the JSON column "
+        "`_rescued_data`) or `fail` (stop before writing). Safe widening (int to bigint, float "
+        "to double, wider decimal, date to timestamp) is accepted in every mode.",
+        "add_columns",
+        choice(*SCHEMA_EVOLUTIONS),
+    ),
     *DISCOVERY_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
@@ -190,6 +200,7 @@ class LoadConfig:
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
     partition_moves: writer.PartitionMoves = "detect"
+    schema_evolution: SchemaEvolution = "add_columns"
     target_format: str = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = iceberg.DEFAULT_CATALOG
@@ -242,6 +253,12 @@ class LoadConfig:
             raise ArgumentError(
                 "partition_moves",
                 f"--partition_moves {self.partition_moves!r} is not one of {', '.join(PARTITION_MOVES)}",
+            )
+        if self.schema_evolution not in SCHEMA_EVOLUTIONS:
+            raise ArgumentError(
+                "schema_evolution",
+                f"--schema_evolution {self.schema_evolution!r} is not one of "
+                f"{', '.join(SCHEMA_EVOLUTIONS)}",
             )
         if not self.primary_key:
             raise ArgumentError("primary_key", "--primary_key needs at least one column")

@@ -27,6 +27,7 @@ RECORDS_WRITTEN = "RecordsWritten"
 WATERMARK_LAG = "WatermarkLagSeconds"
 LATE_FILES_SKIPPED = "LateFilesSkipped"
 NULL_WATERMARK_ROWS = "NullWatermarkRows"
+SCHEMA_CHANGES = "SchemaChanges"
 
 # What the alarms rely on: published once per run, even when 0. The zero-record
 # alarm watches RecordsNew (rows not already in the target): RecordsRead also
@@ -63,6 +64,7 @@ class RunMetrics:
     records_new: int | None = None
     future_watermark_rows: int = 0
     state_bytes: int | None = None
+    schema_changes: int = 0  # columns added, widened, missing or rescued (schema_evolution)
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
@@ -81,6 +83,7 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         (RECORDS_WRITTEN, metrics.records_written, "Count"),
         (LATE_FILES_SKIPPED, metrics.late_files_skipped, "Count"),
         (NULL_WATERMARK_ROWS, metrics.null_watermark_rows, "Count"),
+        (SCHEMA_CHANGES, metrics.schema_changes, "Count"),
     ]
     if metrics.state_bytes is not None:
         values.append((STATE_BYTES, metrics.state_bytes, "Bytes"))

@@ -43,6 +43,7 @@ class RunCounts:
     null_watermark_rows: int = 0
     future_watermark_rows: int = 0
     state_bytes: int | None = None
+    schema_changes: tuple[str, ...] = ()
 
     def line_fields(self) -> dict[str, JsonValue]:
         """The counts as the summary line names them (the watermark time becomes the lag)."""
@@ -54,6 +55,8 @@ class RunCounts:
             "null_watermark_rows": self.null_watermark_rows,
             "future_watermark_rows": self.future_watermark_rows,
             "state_bytes": self.state_bytes,
+            # Only when the run changed the target's schema: one phrase per change.
+            **({"schema_changes": list(self.schema_changes)} if self.schema_changes else {}),
         }
 
     def metrics(self, job_name: str, lag: float | None) -> RunMetrics:
@@ -67,6 +70,7 @@ class RunCounts:
             records_new=self.records_new,
             future_watermark_rows=self.future_watermark_rows,
             state_bytes=self.state_bytes,
+            schema_changes=len(self.schema_changes),
         )
 
 

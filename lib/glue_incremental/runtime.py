@@ -322,6 +322,7 @@ class IncrementalRun:
         records_new: int | None = None,
         future_watermark_rows: int = 0,
         state_bytes: int | None = None,
+        schema_changes: Sequence[str] = (),
         **details: Any,
     ) -> None:
         """What the run did: feeds the metrics and the summary line.
@@ -338,6 +339,7 @@ class IncrementalRun:
             null_watermark_rows=int(null_watermark_rows),
             future_watermark_rows=int(future_watermark_rows),
             state_bytes=state_bytes,
+            schema_changes=tuple(schema_changes),
         )
         self.details.update({key: jsonable(value) for key, value in details.items()})
 
