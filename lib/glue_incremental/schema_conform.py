@@ -10,12 +10,18 @@ Iceberg snapshot) be merged with a batch made after it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from glue_incremental import schema_evolution
 from glue_incremental.schema_evolution import RESCUED_COLUMN, SchemaPlan
+
+if TYPE_CHECKING:
+    from glue_incremental.runtime import IncrementalRun
+    from glue_incremental.targets.base import Target
 
 
 def _col(name: str) -> Column:
@@ -75,3 +81,18 @@ def with_columns_of(
         else:
             out.append(_col(name))
     return stored.select(*out)
+
+
+def evolve_output(
+    run: IncrementalRun,
+    target: Target,
+    rows: DataFrame,
+    mode: schema_evolution.SchemaEvolution,
+    partition_by: Sequence[str],
+) -> tuple[DataFrame, SchemaPlan]:
+    """For a job that writes ``rows`` as computed (the join): plan against the target's
+    schema, shape ``rows`` to it and evolve the target; call right before the publish."""
+    plan = schema_evolution.plan(rows.schema, target.schema(run), mode, partition_by=partition_by)
+    shaped = conform(rows, plan, partition_by=partition_by)
+    target.evolve(run, plan)
+    return shaped, plan
