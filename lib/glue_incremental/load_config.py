@@ -162,6 +162,11 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "add_columns",
         choice(*SCHEMA_EVOLUTIONS),
     ),
+    Option(
+        "catalog_table",
+        "Parquet: the target's Glue Data Catalog table (`database.table`); a run that publishes "
+        "adds new or widened columns to it (`glue:GetTable`, `glue:UpdateTable`).",
+    ),
     *DISCOVERY_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
@@ -201,6 +206,7 @@ class LoadConfig:
     jdbc_partition_column: str | None = None
     partition_moves: writer.PartitionMoves = "detect"
     schema_evolution: SchemaEvolution = "add_columns"
+    catalog_table: str | None = None
     target_format: str = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = iceberg.DEFAULT_CATALOG
@@ -259,6 +265,14 @@ class LoadConfig:
                 "schema_evolution",
                 f"--schema_evolution {self.schema_evolution!r} is not one of "
                 f"{', '.join(SCHEMA_EVOLUTIONS)}",
+            )
+        if self.catalog_table is not None and (
+            self.target_format != "parquet" or self.catalog_table.count(".") != 1
+        ):
+            raise ArgumentError(
+                "catalog_table",
+                f"--catalog_table {self.catalog_table!r} must be database.table, for a Parquet "
+                "target (an Iceberg table keeps its own catalog entry)",
             )
         if not self.primary_key:
             raise ArgumentError("primary_key", "--primary_key needs at least one column")
