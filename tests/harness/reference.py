@@ -83,3 +83,20 @@ def visible_rows(target: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
 
 def as_tuples(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[tuple]:
     return sorted(tuple(row.get(name) for name in columns) for row in rows)
+
+
+def as_loaded(
+    rows: Iterable[tuple[tuple[int, str], Mapping[str, Any]]],
+    columns_of_run: Mapping[int, Sequence[str]],
+    columns: Sequence[str],
+) -> list[tuple[tuple[int, str], dict[str, Any]]]:
+    """Rows as schema evolution stores them: each delivery (whose order starts with the run that
+    read it) keeps only the columns that run's source had; every other one of ``columns`` is
+    null (a column that appeared later reads null for older rows, one gone stays null)."""
+    return [
+        (
+            order,
+            {name: row.get(name) if name in columns_of_run[order[0]] else None for name in columns},
+        )
+        for order, row in rows
+    ]

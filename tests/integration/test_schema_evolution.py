@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from glue_incremental import iceberg
 from glue_incremental.schema_evolution import RESCUED_COLUMN, SchemaChangeError
+from glue_incremental.watermarks import Watermarks, create_table
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.harness import reference
 from tests.harness.file_jobs import Job, row
 from tests.harness.iceberg import requires_iceberg, unique_table
-from tests.harness.loads import partition_file_snapshot
+from tests.harness.loads import (
+    FixedClock,
+    json_files_config,
+    partition_file_snapshot,
+    run_load_at,
+    write_json_file,
+)
 
 pytestmark = pytest.mark.spark
+
+QUICK = os.environ.get("HYPOTHESIS_PROFILE", "quick") != "deep"
 
 
 def read_merged(spark, target: Path):
@@ -127,3 +140,68 @@ def test_iceberg_adds_and_widens_columns_by_its_own_schema_evolution_without_rew
     files_after = {r[0] for r in spark.sql(f"SELECT file_path FROM {name}.files").collect()}
     assert files_before <= files_after, "a data file of the first run was rewritten"
     assert len(iceberg.snapshots(spark, iceberg.IcebergTarget(table))) == 2
+
+
+NARROW = "id long, part string, updated long, value string, qty int"
+COLUMNS_WIDE = ["id", "part", "updated", "value", "qty", "discount"]
+
+# One step: a batch landed (rows with qty and discount in the file), or a run whose source
+# declares `discount` from the first run that says so on, and `qty` as bigint likewise.
+EVOLVING_STEPS = st.lists(
+    st.one_of(
+        st.lists(
+            st.tuples(st.integers(1, 4), st.sampled_from("ab"), st.integers(1, 30)),
+            min_size=1,
+            max_size=3,
+            unique_by=lambda t: (t[0], t[2]),
+        ).map(lambda rows: ("batch", rows)),
+        st.tuples(st.just("run"), st.booleans(), st.booleans()),
+    ),
+    min_size=2,
+    max_size=6,
+)
+
+
+@settings(max_examples=5 if QUICK else 200)
+@given(steps=EVOLVING_STEPS)
+def test_property_columns_that_appear_and_widen_between_runs_equal_the_reference(
+    spark, tmp_path_factory, aws, steps
+):
+    create_table()
+    store = Watermarks()
+    tmp = tmp_path_factory.mktemp("evolving")
+    clock = FixedClock(1_700_000_000.0)
+    runs, added, widened = 0, False, False
+    columns_of_run: dict[int, list[str]] = {}
+    deliveries = []
+    job_name = f"prop_{tmp.name}"  # examples share the watermarks table
+    first: tuple = ("batch", [(1, "a", 1)])
+    for step in [first, *steps, ("run", False, False)]:
+        clock.now += 30
+        if step[0] == "batch":
+            rows = [
+                {"id": k, "part": p, "updated": u, "value": f"v{u}", "qty": u, "discount": k * u}
+                for k, p, u in step[1]
+            ]
+            path = write_json_file(tmp / "source", rows, mtime=clock.now)
+            deliveries += [((runs + 1, path.stat().st_mtime_ns, path.name), r) for r in rows]
+            continue
+        added, widened = added or step[1], widened or step[2]
+        declared = NARROW.replace("qty int", "qty long") if widened else NARROW
+        declared += ", discount long" if added else ""
+        runs += 1
+        columns_of_run[runs] = [part.split()[0] for part in declared.split(", ")]
+        clock.now += 1
+        config = json_files_config(tmp, partition_by=("part",), source_schema=declared)
+        run_load_at(spark, config, job_name=job_name, run_id=f"jr_{runs}", clock=clock, store=store)
+
+    expected = reference.latest_per_key(
+        reference.as_loaded(deliveries, columns_of_run, COLUMNS_WIDE), ("id",), "updated"
+    )
+    if not added:
+        expected = [{k: v for k, v in r.items() if k != "discount"} for r in expected]
+    seen = read_merged(spark, tmp / "target").collect() if expected else []
+    assert len(seen) == len({r["id"] for r in seen}), "a key is there twice"
+    assert sorted(str(sorted(r.asDict().items())) for r in seen) == sorted(
+        str(sorted(r.items())) for r in expected
+    )
