@@ -46,6 +46,7 @@ from glue_incremental.iceberg_summary import (  # noqa: F401
     Snapshot,
 )
 from glue_incremental.key_index import having_keys
+from glue_incremental.schema_conform import with_columns_of
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
 
@@ -117,7 +118,10 @@ def resolve_upserts(
     if existing is not None:
         data_columns = [name for name in incoming.columns if name not in delivery]
         kept = [name for name in delivery if name in existing.columns]
-        stored = existing.select(*[n for n in data_columns if n != deleted], *kept)
+        # A snapshot from before a column was added reads without it: null there.
+        stored = with_columns_of(
+            existing, incoming.schema, [*(n for n in data_columns if n != deleted), *kept]
+        )
         stored = deletes.stored(stored, deleted).withColumn(prefer, F.lit(0))
         for name in delivery:
             if name not in kept:

@@ -27,11 +27,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from glue_incremental import (
+    catalog_schema,
     cursors,
     deletes,
     load_batches,
     load_sources,
     reconcile,
+    schema_conform,
+    schema_evolution,
     targets,
     transforms,
     writer,
@@ -51,6 +54,7 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
     SchemaError,
 )
 from glue_incremental.load_sources import SourcePlan, require_columns
+from glue_incremental.run_summary import jsonable
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.state import (
     LoadState,
@@ -153,6 +157,7 @@ def _load_rows(
     target.mark_start(run)
     records_read = nulls = future = 0
     records_new: int | None = None
+    schema_plan = schema_evolution.SchemaPlan((), target_schema)
     published: Published | None = None
     new_cursor = previous_cursor
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
@@ -171,8 +176,18 @@ def _load_rows(
     if rows is not None:
         source_rows = rows.drop(*hidden)
         require_columns(source_rows.columns, config, "source " + config.source)
-        if target_schema is not None:
-            _require_same_shape(source_rows, target_schema, config)
+        schema_plan = schema_evolution.plan(
+            source_rows.schema,
+            target_schema,
+            config.schema_evolution,
+            partition_by=config.partition_by,
+        )
+        rows = schema_conform.conform(
+            rows,
+            schema_plan,
+            partition_by=config.partition_by,
+            delivery=[name for name in hidden if name in rows.columns],
+        )
         rows = rows.persist()
         try:
             stats = _batch_stats(rows, config, cursor_limit)
@@ -187,7 +202,7 @@ def _load_rows(
             if plan.rereads and records_read and target_schema is not None:
                 records_new = _count_new_versions(
                     rows.drop(*hidden), config, plan.reread_from, target.read_as_of_start(run)
-                )
+                )  # a target read before the change: aligned to the batch there
             state = _next_state(new_cursor, run, carried)
             run.store.check_fits(str(run.state_name), run.run_id, state)
             merging = rows
@@ -197,6 +212,7 @@ def _load_rows(
                 )
                 run.details["reconcile"] = found.as_details()
             if records_read or full_reload or reconciles:
+                target.evolve(run, schema_plan)
                 published = target.upsert(
                     run,
                     merging,
@@ -215,6 +231,8 @@ def _load_rows(
     if changed:
         run.commit({DEFAULT_SLOT: committed})
     target.after_commit(run, {DEFAULT_SLOT: committed})
+    if config.catalog_table and published and run.committed:
+        _sync_catalog(run, config.catalog_table, schema_plan.resolved)
     result = published.result if published else writer.WriteResult(0)
     watermark_time = cursors.as_time(new_cursor)
     if watermark_time is None and plan.file_high_mark_ms:
@@ -231,6 +249,7 @@ def _load_rows(
         state_bytes=state_bytes(committed),
         partitions_written=result.partitions_written,
         partitions_removed=result.partitions_removed,
+        schema_changes=schema_plan.describe() if published else [],
         **plan.details,
     )
 
@@ -275,6 +294,7 @@ def _count_new_versions(
     if target is None:
         return rows.count()
     version = list(rows.columns)
+    target = schema_conform.with_columns_of(target, rows.schema)
     if reread_from is not None:
         watermark = F.col(f"`{config.watermark_column}`")
         target = target.where(
@@ -319,26 +339,14 @@ def _upsert_spec(
     )
 
 
-def _require_same_shape(rows: DataFrame, target_schema: Any, config: LoadConfig) -> None:
-    source_types = {field.name: field.dataType for field in rows.schema.fields}
-    target_types = {field.name: field.dataType for field in target_schema.fields}
-    for name in sorted(set(source_types) | set(target_types)):
-        if name not in target_types:
-            raise SchemaError(
-                name,
-                f"source schema changed: column {name!r} is new (not in the target); nothing was written",
-            )
-        if name not in source_types:
-            raise SchemaError(
-                name,
-                f"source schema changed: column {name!r} is gone from the source; nothing was written",
-            )
-        if name not in config.partition_by and source_types[name] != target_types[name]:
-            raise SchemaError(
-                name,
-                f"source schema changed: column {name!r} is {source_types[name].simpleString()} "
-                f"in the source but {target_types[name].simpleString()} in the target; nothing was written",
-            )
+def _sync_catalog(run: IncrementalRun, catalog_table: str, schema: Any) -> None:
+    """After the commit: a failure is reported, not raised (the next run heals the table)."""
+    try:
+        run.details["catalog_columns_updated"] = jsonable(
+            catalog_schema.sync(catalog_table, schema)
+        )
+    except Exception as error:
+        run.details["catalog_update_error"] = f"{type(error).__name__}: {error}".splitlines()[0]
 
 
 def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:

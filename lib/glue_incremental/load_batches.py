@@ -54,6 +54,8 @@ class BatchTotals:
             null_watermark_rows=max(total.null_watermark_rows, done.null_watermark_rows),
             future_watermark_rows=done.future_watermark_rows,
             state_bytes=done.state_bytes,
+            records_deleted=total.records_deleted + done.records_deleted,
+            schema_changes=(*total.schema_changes, *done.schema_changes),
         )
         for name in SUMMED_DETAILS:
             value = details.get(name)
@@ -75,6 +77,8 @@ class BatchTotals:
             null_watermark_rows=counts.null_watermark_rows,
             future_watermark_rows=counts.future_watermark_rows,
             state_bytes=counts.state_bytes,
+            records_deleted=counts.records_deleted,
+            schema_changes=counts.schema_changes,
             batch_limit_reached=limit_reached,
             **self.summed,
         )

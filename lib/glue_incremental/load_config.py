@@ -29,6 +29,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.batches import BATCH_OPTIONS, BatchLimits
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
@@ -189,6 +190,20 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         str(reconciling.DEFAULT_MAX_FRACTION),
         reconciling.parse_fraction,
     ),
+    Option(
+        "schema_evolution",
+        "A source schema change: `add_columns` (new columns join the target, older rows read "
+        "null), `rescue` (new columns and values that do not fit go to the JSON column "
+        "`_rescued_data`) or `fail` (stop before writing). Safe widening (int to bigint, float "
+        "to double, wider decimal, date to timestamp) is accepted in every mode.",
+        "add_columns",
+        choice(*SCHEMA_EVOLUTIONS),
+    ),
+    Option(
+        "catalog_table",
+        "Parquet: the target's Glue Data Catalog table (`database.table`); a run that publishes "
+        "adds new or widened columns to it (`glue:GetTable`, `glue:UpdateTable`).",
+    ),
     *DISCOVERY_OPTIONS,
     *BATCH_OPTIONS,
     TRANSFORM_OPTION,
@@ -229,6 +244,8 @@ class LoadConfig:
     jdbc_num_partitions: int = 1
     jdbc_partition_column: str | None = None
     partition_moves: writer.PartitionMoves = "detect"
+    schema_evolution: SchemaEvolution = "add_columns"
+    catalog_table: str | None = None
     target_format: str = "parquet"
     target_table: str | None = None
     iceberg_catalog: str = iceberg.DEFAULT_CATALOG
@@ -293,6 +310,20 @@ class LoadConfig:
             raise ArgumentError(
                 "partition_moves",
                 f"--partition_moves {self.partition_moves!r} is not one of {', '.join(PARTITION_MOVES)}",
+            )
+        if self.schema_evolution not in SCHEMA_EVOLUTIONS:
+            raise ArgumentError(
+                "schema_evolution",
+                f"--schema_evolution {self.schema_evolution!r} is not one of "
+                f"{', '.join(SCHEMA_EVOLUTIONS)}",
+            )
+        if self.catalog_table is not None and (
+            self.target_format != "parquet" or self.catalog_table.count(".") != 1
+        ):
+            raise ArgumentError(
+                "catalog_table",
+                f"--catalog_table {self.catalog_table!r} must be database.table, for a Parquet "
+                "target (an Iceberg table keeps its own catalog entry)",
             )
         if not self.primary_key:
             raise ArgumentError("primary_key", "--primary_key needs at least one column")

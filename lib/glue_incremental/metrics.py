@@ -35,6 +35,7 @@ BATCHES = "Batches"
 # https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_concepts.html#Dimension
 RUNS = "Runs"
 RELEASE_DIMENSION = "Release"
+SCHEMA_CHANGES = "SchemaChanges"
 
 # What the alarms rely on: published once per run, even when 0. The zero-record
 # alarm watches RecordsNew (rows not already in the target): RecordsRead also
@@ -80,6 +81,7 @@ class RunMetrics:
     records_deleted: int = 0
     batches: int | None = None  # published by batched runs only
     release: str | None = None
+    schema_changes: int = 0  # columns added, widened, missing or rescued (schema_evolution)
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
@@ -99,6 +101,7 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         (LATE_FILES_SKIPPED, metrics.late_files_skipped, "Count"),
         (NULL_WATERMARK_ROWS, metrics.null_watermark_rows, "Count"),
         (RECORDS_DELETED, metrics.records_deleted, "Count"),
+        (SCHEMA_CHANGES, metrics.schema_changes, "Count"),
     ]
     if metrics.state_bytes is not None:
         values.append((STATE_BYTES, metrics.state_bytes, "Bytes"))

@@ -46,6 +46,7 @@ class RunCounts:
     records_deleted: int = 0
     # A batched run (``--max_batch_*``): the batches it committed; None when not batched.
     batches: int | None = None
+    schema_changes: tuple[str, ...] = ()
 
     def line_fields(self) -> dict[str, JsonValue]:
         """The counts as the summary line names them (the watermark time becomes the lag)."""
@@ -59,6 +60,8 @@ class RunCounts:
             "state_bytes": self.state_bytes,
             "records_deleted": self.records_deleted,
             **({"batches": self.batches} if self.batches is not None else {}),
+            # Only when the run changed the target's schema: one phrase per change.
+            **({"schema_changes": list(self.schema_changes)} if self.schema_changes else {}),
         }
 
     def metrics(self, job_name: str, lag: float | None) -> RunMetrics:
@@ -74,6 +77,7 @@ class RunCounts:
             state_bytes=self.state_bytes,
             records_deleted=self.records_deleted,
             batches=self.batches,
+            schema_changes=len(self.schema_changes),
         )
 
 

@@ -345,6 +345,7 @@ class IncrementalRun:
         future_watermark_rows: int = 0,
         state_bytes: int | None = None,
         records_deleted: int = 0,
+        schema_changes: Sequence[str] = (),
         **details: Any,
     ) -> None:
         """What the run did: feeds the metrics and the summary line.
@@ -362,6 +363,7 @@ class IncrementalRun:
             future_watermark_rows=int(future_watermark_rows),
             state_bytes=state_bytes,
             records_deleted=int(records_deleted),
+            schema_changes=tuple(schema_changes),
         )
         self.details.update({key: jsonable(value) for key, value in details.items()})
 

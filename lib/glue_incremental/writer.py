@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
 
-from glue_incremental import deletes, key_index, publish
+from glue_incremental import deletes, key_index, publish, schema_conform
 from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
@@ -171,8 +171,9 @@ def upsert(
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
-        stored = existing.select(
-            *(F.col(f"`{name}`") for name in data_columns if name != deleted)
+        # Files written before a column was added lack it: null there (schema_evolution).
+        stored = schema_conform.with_columns_of(
+            existing, incoming.schema, [name for name in data_columns if name != deleted]
         ).withColumn(prefer, F.lit(0))
         stored = deletes.stored(stored, deleted)
         deliveries = read_deliveries(spark, target_uri, partition_by, affected, delivery)
@@ -358,15 +359,15 @@ def read_target(
 
 
 def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[str]) -> Any:
-    """The target's schema (partition columns as strings) from one of its files, or None.
+    """The target's schema (partition columns as strings) merged over its files, or None.
 
-    Every partition has the same columns (a run refuses a changed source shape;
-    a full reload rewrites them all), so the first data file found will do.
+    Files written before a column was added lack it (``docs/schema-evolution.md``), so
+    every footer is read: the union of their columns is the target's schema. A widened
+    column never has two types: its widening rewrote every file (``ParquetTarget.evolve``).
     """
-    found = open_filesystem(spark, target_uri).first_data_file(target_uri)
-    if found is None:
+    if open_filesystem(spark, target_uri).first_data_file(target_uri) is None:
         return None
-    return _read_as_strings(spark, target_uri, [_parent(found)]).schema
+    return _read_as_strings(spark, target_uri, [target_uri]).schema
 
 
 def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -> DataFrame:
@@ -374,7 +375,9 @@ def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -
     previous = spark.conf.get(conf)
     spark.conf.set(conf, "false")
     try:
-        return spark.read.option("basePath", base_uri).parquet(*[literal(p) for p in paths])
+        # Files carry the columns of the run that wrote them: merged, older ones read null.
+        reader = spark.read.option("basePath", base_uri).option("mergeSchema", "true")
+        return reader.parquet(*[literal(p) for p in paths])
     finally:
         if previous is None:
             spark.conf.unset(conf)
@@ -500,10 +503,6 @@ def _data_exists(spark: SparkSession, uri: str) -> bool:
 
 def _join(root: str, relative: str) -> str:
     return root.rstrip("/") + ("/" + relative if relative else "")
-
-
-def _parent(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[0]
 
 
 def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:

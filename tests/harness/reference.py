@@ -98,3 +98,20 @@ def without_gone_keys(
     """Hard deletes (a reconcile): only keys the source still has stay."""
     present = set(source_keys)
     return [dict(row) for row in latest if tuple(row[name] for name in primary_key) in present]
+
+
+def as_loaded(
+    rows: Iterable[tuple[tuple[int, str], Mapping[str, Any]]],
+    columns_of_run: Mapping[int, Sequence[str]],
+    columns: Sequence[str],
+) -> list[tuple[tuple[int, str], dict[str, Any]]]:
+    """Rows as schema evolution stores them: each delivery (whose order starts with the run that
+    read it) keeps only the columns that run's source had; every other one of ``columns`` is
+    null (a column that appeared later reads null for older rows, one gone stays null)."""
+    return [
+        (
+            order,
+            {name: row.get(name) if name in columns_of_run[order[0]] else None for name in columns},
+        )
+        for order, row in rows
+    ]

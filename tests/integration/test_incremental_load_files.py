@@ -280,21 +280,6 @@ def test_missing_watermark_column_fails_before_anything_is_written(spark, tmp_pa
     assert store.get_watermark("orders") is None
 
 
-def test_a_source_schema_change_fails_naming_the_column(spark, tmp_path, store):
-    config = loaded_then_landed(
-        spark,
-        tmp_path,
-        store,
-        first=[row(1, "a", 10, "x")],
-        then=[{**row(2, "a", 20, "y"), "discount": 5}],
-    )
-
-    with pytest.raises(SchemaError, match="discount"):
-        run_orders(spark, config, store, "jr_2", T0 + 60)
-
-    assert store.get_watermark("orders")["job_run_id"] == "jr_1"
-
-
 def test_null_watermarks_are_counted_and_loaded(spark, tmp_path, store):
     config = config_for(tmp_path)
     write_json_file(

@@ -166,3 +166,29 @@ def test_property_jdbc_incremental_runs_equal_a_full_refresh(
         )
     finally:
         postgres.execute(f"drop table {table}")
+
+
+def test_a_column_added_then_widened_in_postgres_between_runs_reaches_the_target(
+    spark, postgres, table, tmp_path, store
+):
+    config = jdbc_config(postgres, table, tmp_path)
+    upsert(postgres, table, [(1, "a", T0, "x")])
+    run_pg(spark, config, store, "jr_1")
+    postgres.execute(f"alter table {table} add column qty integer")
+    postgres.execute(
+        f"insert into {table} values (2, 'a', %s, 'y', 7)", [T0 + timedelta(seconds=1)]
+    )
+
+    added = run_pg(spark, config, store, "jr_2", T0 + timedelta(minutes=1))
+
+    postgres.execute(f"alter table {table} alter column qty type bigint")
+    postgres.execute(
+        f"insert into {table} values (3, 'b', %s, 'z', 3000000000)", [T0 + timedelta(seconds=2)]
+    )
+    widened = run_pg(spark, config, store, "jr_3", T0 + timedelta(minutes=2))
+
+    assert added["schema_changes"] == ["added qty int"]
+    assert widened["schema_changes"] == ["widened qty int to bigint"]
+    seen = spark.read.option("mergeSchema", "true").parquet(config.target_path)
+    assert dict(seen.dtypes)["qty"] == "bigint"
+    assert {r["id"]: r["qty"] for r in seen.collect()} == {1: None, 2: 7, 3: 3_000_000_000}

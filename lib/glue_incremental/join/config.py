@@ -24,6 +24,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
+from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
@@ -166,6 +167,15 @@ JOIN_OPTIONS: tuple[Option, ...] = (
     ),
     _FULL_LISTING_EVERY,
     TRANSFORM_OPTION,
+    Option(
+        "schema_evolution",
+        "The output's schema changing (a side added or widened a column): `add_columns` "
+        "(new columns join the output, older rows read null), `rescue` (they go to the JSON "
+        "column `_rescued_data`) or `fail` (stop before writing). Safe widening is accepted "
+        "in every mode.",
+        "add_columns",
+        choice(*SCHEMA_EVOLUTIONS),
+    ),
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(JOIN_OPTIONS)
 
@@ -191,8 +201,15 @@ class JoinJobConfig:
     discovery: str = "listing"
     full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
     transform: TransformSpec | None = None
+    schema_evolution: SchemaEvolution = "add_columns"
 
     def __post_init__(self) -> None:
+        if self.schema_evolution not in SCHEMA_EVOLUTIONS:
+            raise ArgumentError(
+                "schema_evolution",
+                f"--schema_evolution {self.schema_evolution!r} is not one of "
+                f"{', '.join(SCHEMA_EVOLUTIONS)}",
+            )
         self._check_target()
         self._check_sides()
         self._check_partition_types()

@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from glue_incremental import targets, transforms, writer
+from glue_incremental import schema_conform, targets, transforms, writer
 from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
@@ -160,6 +160,10 @@ def _run_join(run: IncrementalRun, config: JoinJobConfig, target: Target) -> Non
         settle()
     else:
         affected = None if work.full_reload else work.affected
+        joined, schema_plan = schema_conform.evolve_output(
+            run, target, joined, config.schema_evolution, config.spec.partition_by
+        )
+        details = {**details, "schema_changes": schema_plan.describe()}
         result = target.replace_partitions(run, joined, affected, settle).result
     _commit(run, sides, settled, wrote=joined is not None)
     target.after_commit(run, {name: state.to_state() for name, state in settled.items()})

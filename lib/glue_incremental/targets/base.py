@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import DataFrame
 
+from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.writer import PartitionMoves, PartitionValues, WriteResult
 
 if TYPE_CHECKING:
@@ -93,6 +94,11 @@ class Target(Protocol):
     def unpublished_state(self) -> dict[str, Any]:
         """What a run that publishes nothing records of the output it leaves (a rewind to that
         run restores it): the Iceberg snapshot current at ``mark_start``; nothing for Parquet."""
+
+    def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
+        """Make the stored schema ``plan.resolved`` (columns added or widened) before ``upsert``;
+        nothing when ``plan.evolves_target`` is False. Idempotent: a crash after it leaves data
+        unchanged, and the next run finds nothing left to evolve."""
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import iceberg, iceberg_maintenance
+from glue_incremental import iceberg, iceberg_maintenance, iceberg_schema
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import NoSnapshotOfRun
+from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets.base import (
     OutputRewind,
     Published,
@@ -85,6 +86,12 @@ class IcebergTableTarget:
 
     def state_table(self) -> str | None:
         return self.table.name
+
+    def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
+        """Iceberg's own schema evolution (metadata only, no data file rewritten)."""
+        if plan.evolves_target:
+            run.guard()
+            iceberg_schema.evolve(run.spark, self.table, plan)
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import writer
+from glue_incremental import schema_conform, writer
 from glue_incremental.args import ArgumentError
+from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets.base import (
     OutputRewind,
     Published,
@@ -60,6 +61,27 @@ class ParquetTarget:
 
     def unpublished_state(self) -> dict[str, Any]:
         return {}
+
+    def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
+        """An added column needs no rewrite: new files carry it and every read merges the
+        files' schemas (older rows read null). A widened column rewrites every partition once
+        with the wider type, one write-ahead publish: Spark's Parquet reader refuses to merge
+        int32 with int64 files or to read one as the other. The key index is rebuilt by the
+        next publish that needs it."""
+        if not plan.widened:
+            return
+        stored = writer.read_target(run.spark, self.path, self.partition_by)
+        if stored is None:
+            return
+        writer.replace_partitions(
+            run.spark,
+            schema_conform.with_columns_of(stored, plan.resolved, stored.columns),
+            self.path,
+            partition_by=self.partition_by,
+            affected=None,
+            run_id=f"{run.run_id}.schema",
+            before_publish=run.guard,
+        )
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle

@@ -53,6 +53,9 @@ locals {
         "spark.sql.catalog.glue_catalog.warehouse=${var.iceberg_target.warehouse}",
       ])
     },
+    var.catalog_table == null ? {} : {
+      "--catalog_table" = "${var.catalog_table.database}.${var.catalog_table.table}"
+    },
   )
 
   # Exactly the target table and its deliveries table (<table>__delivery, which the job
@@ -68,6 +71,21 @@ locals {
         "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:database/${var.iceberg_target.database}",
         "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:table/${var.iceberg_target.database}/${var.iceberg_target.table}",
         "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:table/${var.iceberg_target.database}/${var.iceberg_target.table}__delivery",
+      ]
+    },
+  ]
+
+  # A Parquet target's catalog table: the job adds new or widened columns to it
+  # (GetTable, then UpdateTable only on a difference); nothing else in the catalog.
+  catalog_table_statements = var.catalog_table == null ? [] : [
+    {
+      Sid    = "ParquetTargetCatalogTable"
+      Effect = "Allow"
+      Action = ["glue:GetTable", "glue:UpdateTable"]
+      Resource = [
+        "arn:${local.partition}:glue:${var.catalog_table.region}:${var.catalog_table.account_id}:catalog",
+        "arn:${local.partition}:glue:${var.catalog_table.region}:${var.catalog_table.account_id}:database/${var.catalog_table.database}",
+        "arn:${local.partition}:glue:${var.catalog_table.region}:${var.catalog_table.account_id}:table/${var.catalog_table.database}/${var.catalog_table.table}",
       ]
     },
   ]
@@ -207,6 +225,7 @@ locals {
     ],
     local.list_statements,
     local.iceberg_statements,
+    local.catalog_table_statements,
     [
       {
         # TransactWriteItems has no IAM action of its own: each Put, Update,

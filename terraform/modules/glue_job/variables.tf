@@ -428,3 +428,24 @@ variable "notify_delay_after" {
     error_message = "notify_delay_after must be a whole number of minutes >= 1 (NotificationProperty.NotifyDelayAfter, https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-jobs-job.html#aws-glue-api-jobs-job-NotificationProperty); got ${coalesce(var.notify_delay_after, -1)}."
   }
 }
+
+variable "catalog_table" {
+  description = "Optional Glue Data Catalog table of a Parquet target: adds --catalog_table and glue:GetTable/UpdateTable on exactly that table, so a run adds the columns a source schema change brought (the load's --schema_evolution)."
+  type = object({
+    account_id = string
+    region     = string
+    database   = string
+    table      = string
+  })
+  default = null
+
+  validation {
+    condition     = var.catalog_table == null || can(regex("^[a-z0-9_]{1,255}$", var.catalog_table.database)) && can(regex("^[a-z0-9_]{1,255}$", var.catalog_table.table))
+    error_message = "catalog_table database and table must be 1-255 characters of [a-z0-9_]."
+  }
+
+  validation {
+    condition     = var.catalog_table == null || can(regex("^[0-9]{12}$", var.catalog_table.account_id)) && can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.catalog_table.region))
+    error_message = "catalog_table account_id must be 12 digits and region an AWS region name."
+  }
+}

@@ -68,6 +68,14 @@ resource "aws_glue_catalog_table" "target" {
       }
     }
   }
+
+  # Declared columns are the table's initial schema; after creation a load with
+  # --catalog_table adds the columns a source schema change brings (catalog_schema.py),
+  # which the next plan must not take away. A column declared later therefore reaches
+  # the table through the job (its first run writing it), not through Terraform.
+  lifecycle {
+    ignore_changes = [storage_descriptor[0].columns]
+  }
 }
 
 resource "aws_athena_workgroup" "this" {

@@ -267,6 +267,14 @@ module "job" {
     warehouse  = local.target_paths[each.key]
   }
 
+  # A Parquet load keeps its catalog table's columns in step with schema evolution.
+  catalog_table = each.value.target.format == "iceberg" || each.value.kind != "load" ? null : {
+    account_id = data.aws_caller_identity.current.account_id
+    region     = data.aws_region.current.name
+    database   = local.database_name
+    table      = local.target_tables[each.key]
+  }
+
   jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = each.value.connections }
   vpc_network      = each.value.network
 

@@ -565,3 +565,42 @@ run "rejects_a_delay_threshold_that_is_not_whole_minutes" {
 
   expect_failures = [var.notify_delay_after]
 }
+
+run "catalog_table_adds_the_argument_and_glue_permissions_on_exactly_that_table" {
+  variables {
+    catalog_table = {
+      account_id = "123456789012"
+      region     = "eu-west-1"
+      database   = "gi_lake"
+      table      = "orders"
+    }
+  }
+
+  assert {
+    condition     = aws_glue_job.this.default_arguments["--catalog_table"] == "gi_lake.orders"
+    error_message = "catalog_table must become --catalog_table database.table."
+  }
+
+  assert {
+    condition = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ParquetTargetCatalogTable"]).Action == ["glue:GetTable", "glue:UpdateTable"] && contains(
+      flatten([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "ParquetTargetCatalogTable"]),
+      "arn:aws:glue:eu-west-1:123456789012:table/gi_lake/orders",
+    )
+    error_message = "The role may read and update exactly the target's catalog table."
+  }
+}
+
+run "rejects_a_catalog_table_that_is_not_a_glue_name" {
+  command = plan
+
+  variables {
+    catalog_table = {
+      account_id = "123456789012"
+      region     = "eu-west-1"
+      database   = "gi_lake"
+      table      = "Orders-EU"
+    }
+  }
+
+  expect_failures = [var.catalog_table]
+}

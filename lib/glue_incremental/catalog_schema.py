@@ -1,0 +1,70 @@
+"""The Glue Data Catalog table of a Parquet target follows its schema: columns added or widened.
+
+After a run that published, ``sync`` compares the table's columns with the target's
+schema and calls ``UpdateTable`` only if a column is missing or of another type, so a run
+whose update failed is healed by the next one. Columns are never removed (a column gone
+from the source stays in the target) and partition keys are left as Terraform declared
+them. Terraform ignores the columns after creation (``ignore_changes`` in
+``modules/incremental_pipeline/catalog.tf``), so its next plan keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql.types import StructType
+
+from glue_incremental import aws
+
+# The members of GetTable's Table that UpdateTable's TableInput accepts
+# (https://docs.aws.amazon.com/glue/latest/webapi/API_TableInput.html).
+TABLE_INPUT_KEYS = (
+    "Name",
+    "Description",
+    "Owner",
+    "LastAccessTime",
+    "LastAnalyzedTime",
+    "Retention",
+    "StorageDescriptor",
+    "PartitionKeys",
+    "ViewOriginalText",
+    "ViewExpandedText",
+    "TableType",
+    "Parameters",
+    "TargetTable",
+)
+
+
+def column_changes(
+    columns: Sequence[dict[str, Any]], schema: StructType, partition_keys: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The table's columns after taking ``schema`` in (same list if nothing changes): types
+    updated in place, new columns appended; names compared as Glue stores them, lower case."""
+    wanted = {
+        f.name.lower(): f.dataType.simpleString()
+        for f in schema.fields
+        if f.name.lower() not in {k.lower() for k in partition_keys}
+    }
+    updated = [{**c, "Type": wanted.get(c["Name"].lower(), c["Type"])} for c in columns]
+    known = {c["Name"].lower() for c in columns}
+    updated += [{"Name": name, "Type": kind} for name, kind in wanted.items() if name not in known]
+    return updated
+
+
+def sync(catalog_table: str, schema: StructType) -> list[str]:
+    """Make ``database.table`` list ``schema``'s columns; returns the names added or retyped."""
+    database, table = catalog_table.split(".", 1)
+    glue = aws.client("glue")
+    described = glue.get_table(DatabaseName=database, Name=table)["Table"]
+    descriptor = described.get("StorageDescriptor") or {}
+    columns = list(descriptor.get("Columns") or [])
+    partition_keys = [key["Name"] for key in described.get("PartitionKeys") or []]
+    updated = column_changes(columns, schema, partition_keys)
+    if updated == columns:
+        return []
+    table_input = {key: described[key] for key in TABLE_INPUT_KEYS if key in described}
+    table_input["StorageDescriptor"] = {**descriptor, "Columns": updated}
+    glue.update_table(DatabaseName=database, TableInput=table_input)
+    before = {(c["Name"].lower(), c["Type"]) for c in columns}
+    return [c["Name"] for c in updated if (c["Name"].lower(), c["Type"]) not in before]
