@@ -54,7 +54,9 @@ def test_an_exception_after_a_write_leaves_the_output_as_it_was(spark, store, tm
     err = capsys.readouterr().err
     assert err.startswith("error: quality check failed: revenue below zero\n")
     assert store.get_watermark(world.job, "orders") is None
-    assert world.output(spark, ["day", "customer_id", "revenue"]) == []  # the failed run's revenue is visible to readers
+    assert (
+        world.output(spark, ["day", "customer_id", "revenue"]) == []
+    )  # the failed run's revenue is visible to readers
 
 
 def test_a_dataset_read_twice_and_an_empty_write_of_its_days_then_a_real_run(

@@ -20,7 +20,13 @@ OP_D = DeleteMarker("op", ("D",))
 
 
 def row(key: int, updated: int, op: str = "U", part: str = "a") -> dict:
-    return {"id": key, "part": part, "updated": updated, "value": f"v{key}.{updated}.{op}", "op": op}
+    return {
+        "id": key,
+        "part": part,
+        "updated": updated,
+        "value": f"v{key}.{updated}.{op}",
+        "op": op,
+    }
 
 
 def target_rows(job: Job) -> list[tuple]:
@@ -82,15 +88,18 @@ def test_ties_between_deletes_and_inserts_follow_delivery_across_batches(spark, 
     assert sorted(r[0] for r in target_rows(job)) == [1, 2]
 
 
-def test_a_first_batch_of_only_deletes_then_inserts_and_a_delete_of_the_reinsert(
-    spark, tmp_path, store
-):
-    # First run, first batch: every row a delete of a key never stored (an empty target).
-    job = Job(spark, tmp_path, store, delete_marker=OP_D, max_batch_files=1, max_batches_per_run=1)
-    history = [[row(1, 5, "D"), row(2, 5, "D")], [row(1, 10), row(2, 10)], [row(2, 20, "D")]]
-    land_all(job, history)
-    for _ in history:
-        job.run()
+@pytest.mark.xfail(
+    strict=True,
+    reason="a batched run reports records_deleted 0 (BatchTotals does not add it up)",
+)
+def test_a_batched_run_counts_the_keys_its_batches_deleted(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=OP_D, max_batch_files=1)
+    job.land([row(1, 10), row(2, 10)])
+    job.run()
+    job.land([row(1, 20, "D")])
+    job.land([row(2, 20, "D")])
 
-    assert target_rows(job) == full_refresh(job)
-    assert [r[0] for r in target_rows(job)] == [1]
+    summary = job.run()
+
+    assert target_rows(job) == full_refresh(job) == []
+    assert (summary["batches"], summary["records_deleted"]) == (2, 2)
