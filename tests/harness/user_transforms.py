@@ -59,3 +59,8 @@ def shifts_watermark(rows: DataFrame) -> DataFrame:
 def shifts_key(rows: DataFrame) -> DataFrame:
     """Breaks the contract by value, not by type: every key moves by 100."""
     return rows.withColumn("id", F.col("id") + F.lit(100))
+
+
+def drops_op(rows: DataFrame) -> DataFrame:
+    """Drops the column a job's ``--delete_marker op=D`` reads (not a protected column)."""
+    return rows.drop("op")
