@@ -1,4 +1,4 @@
-"""Attacks: soft deletes combined with bounded file batches (``--max_batch_files``).
+"""Attacks: soft deletes (``--delete_marker``), alone and with bounded file batches.
 
 The reference is the pure-Python full refresh without the deleted keys; each test compares
 a batched run with it (and, where it breaks, with the same history loaded unbounded).
@@ -103,3 +103,19 @@ def test_a_batched_run_counts_the_keys_its_batches_deleted(spark, tmp_path, stor
 
     assert target_rows(job) == full_refresh(job) == []
     assert (summary["batches"], summary["records_deleted"]) == (2, 2)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="JSON infers an all-null is_deleted as string: the run is refused as 'string, not "
+    "boolean' until a read holds a true or false",
+)
+def test_a_boolean_marker_that_is_null_in_every_row_read_so_far_is_no_delete(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store, delete_marker=DeleteMarker("is_deleted"))
+    job.land([{"id": 1, "part": "a", "updated": 10, "value": "x", "is_deleted": None}])
+
+    job.run()
+
+    assert reference.visible_rows(job.target, ["id"]) == [{"id": 1}]
