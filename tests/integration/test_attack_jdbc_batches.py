@@ -76,8 +76,8 @@ def test_one_batched_jdbc_run_reads_its_whole_backlog(spark, postgres, table, tm
 
 @pytest.mark.xfail(
     strict=True,
-    reason="--max_batch_rows on a numeric (Decimal) watermark fails at run time naming "
-    "--job-bookmark-to (cursors.just_after)",
+    reason="--max_batch_rows on a numeric (Decimal) watermark fails at run time: 'cannot "
+    "replay up to a cursor of type Decimal' (cursors.just_after)",
 )
 def test_row_batches_on_a_numeric_watermark_load_everything_or_refuse_naming_the_option(
     spark, postgres, table, tmp_path, store
