@@ -49,3 +49,18 @@ not_callable = 42
 def upper_label(rows: DataFrame) -> DataFrame:
     """A join output's transform: the right side's label in capitals."""
     return rows.withColumn("label", F.upper("label"))
+
+
+def shifts_watermark(rows: DataFrame) -> DataFrame:
+    """Breaks the contract by value, not by type: the watermark moves a day later."""
+    return rows.withColumn("updated_at", F.col("updated_at") + F.expr("INTERVAL 1 DAY"))
+
+
+def shifts_key(rows: DataFrame) -> DataFrame:
+    """Breaks the contract by value, not by type: every key moves by 100."""
+    return rows.withColumn("id", F.col("id") + F.lit(100))
+
+
+def drops_op(rows: DataFrame) -> DataFrame:
+    """Drops the column a job's ``--delete_marker op=D`` reads (not a protected column)."""
+    return rows.drop("op")
