@@ -188,6 +188,16 @@ def batch_end_query(
     )
 
 
+def rows_after_query(source: JdbcSource, *, watermark_column: str, after: Any) -> str:
+    """The SELECT returning one watermark strictly after ``after`` (a batch's end), or no
+    row: whether another batch follows, so a run ends on its last batch, not one past it."""
+    column = quote_identifier(watermark_column)
+    return (
+        f'SELECT {column} AS "next_watermark" FROM {quote_table(source.table)} '
+        f"WHERE {column} > {literal(after, subprotocol=source.subprotocol)} LIMIT 1"
+    )
+
+
 def row_batch_ends(
     next_end: Callable[[Any | None], Any | None], cursor: Any | None, most: int
 ) -> list[Any]:

@@ -22,9 +22,16 @@ from glue_incremental.load_config import LoadConfig
 from glue_incremental.load_sources import Source, SourcePlan
 from glue_incremental.run_summary import RunCounts
 from glue_incremental.runtime import IncrementalRun
-from glue_incremental.state import stored_without_times
 
 SUMMED_DETAILS = ("partitions_written", "partitions_removed", "files_read")
+
+
+def read_position(stored: dict[str, Any] | None) -> tuple[Any, Any]:
+    """Where the next batch starts reading: the cursor (JDBC) and the file bookmark (files).
+    A batch that moves neither made no progress; other keys (publish time, reconcile count)
+    change with every commit."""
+    values = stored or {}
+    return values.get("cursor"), values.get("files")
 
 
 def limits_for(run: IncrementalRun, config: LoadConfig) -> BatchLimits:
@@ -101,7 +108,7 @@ def run_batches(
     limit_reached = False
     while True:
         plan = source.plan(run, limits)
-        started_from = stored_without_times(run.previous())
+        started_from = read_position(run.previous())
         load(plan)
         totals.add(run.counts, run.details)
         if not plan.more:
@@ -111,6 +118,6 @@ def run_batches(
             break
         hooks.point("batch.next", run_id=run.run_id, batch=totals.batches + 1)
         run.continue_from_commit()
-        if stored_without_times(run.previous()) == started_from:
+        if read_position(run.previous()) == started_from:
             break  # no progress (rows past --max_future_skew, say): the next run goes on
     totals.record(run, limit_reached=limit_reached)

@@ -99,6 +99,7 @@ class JdbcTableSource:
         # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
         upper = cursors.just_after(upper_state.cursor) if upper_state else None
         batch_end = None
+        upper_inclusive = False
         if limits.max_rows is not None and upper is None:
             batch_end = jdbc.first_value(
                 run.spark,
@@ -110,12 +111,16 @@ class JdbcTableSource:
                     max_rows=limits.max_rows,
                 ),
             )
-            upper = None if batch_end is None else cursors.just_after(batch_end)
+            # Up to and including the batch's last watermark value: no ``just_after``, so
+            # any watermark type the database orders (numeric, float, text) can be batched.
+            upper, upper_inclusive = batch_end, batch_end is not None
+        more = batch_end is not None and _has_rows_after(run, source, config, batch_end)
         bounds: dict[str, Any] = {
             "watermark_column": config.watermark_column,
             "lower_bound": lower,
             "upper_bound": upper,
             "include_null_watermarks": config.null_watermarks == "load",
+            "upper_inclusive": upper_inclusive,
         }
         query = jdbc.incremental_query(source, **bounds)
         return SourcePlan(
@@ -131,13 +136,22 @@ class JdbcTableSource:
             details={"query": query},
             rereads=True,
             reread_from=lower,
-            more=batch_end is not None,
+            more=more,
         )
 
 
 def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
     """The JDBC table's primary keys and nothing else (``jdbc.key_query``): the reconcile's read."""
     return jdbc.read_keys(run.spark, _jdbc_source(config), config.primary_key)
+
+
+def _has_rows_after(
+    run: IncrementalRun, source: jdbc.JdbcSource, config: LoadConfig, batch_end: Any
+) -> bool:
+    query = batches.rows_after_query(
+        source, watermark_column=config.watermark_column, after=batch_end
+    )
+    return jdbc.first_value(run.spark, source, query) is not None
 
 
 def _row_batches_preview(

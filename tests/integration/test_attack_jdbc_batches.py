@@ -55,11 +55,6 @@ def target_ids(spark, config) -> list[int]:
     return sorted(r["id"] for r in read_parquet(spark, config.target_path, ["id"]).collect())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a JDBC batched run stops after the first batch that leaves the state unchanged "
-    "but for its cursor (load_batches' no-progress check ignores the cursor)",
-)
 def test_one_batched_jdbc_run_reads_its_whole_backlog(spark, postgres, table, tmp_path, store):
     at = [T0 + timedelta(minutes=m) for m in range(6)]
     config = jdbc_config(postgres, table, tmp_path, max_batch_rows=1, lookback=timedelta(0))
@@ -74,11 +69,6 @@ def test_one_batched_jdbc_run_reads_its_whole_backlog(spark, postgres, table, tm
     assert summary["batches"] == 2 and summary["batch_limit_reached"] is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--max_batch_rows on a numeric (Decimal) watermark fails at run time: 'cannot "
-    "replay up to a cursor of type Decimal' (cursors.just_after)",
-)
 def test_row_batches_on_a_numeric_watermark_load_everything_or_refuse_naming_the_option(
     spark, postgres, table, tmp_path, store
 ):

@@ -2,7 +2,8 @@
 
 Rows are read by an explicit watermark column: ``lower_bound`` None is a full load,
 otherwise ``watermark_column >= lower_bound`` (inclusive: the caller merges by key)
-and ``< upper_bound`` (exclusive, so replayed ranges tile). Null watermarks are
+and ``< upper_bound`` (exclusive, so replayed ranges tile; ``<=`` with
+``upper_inclusive``, for a bound that is itself a watermark value read). Null watermarks are
 re-read every run or excluded (``include_null_watermarks``). The database filters
 (a ``dbtable`` subquery); bounds are typed SQL literals, identifiers double-quoted.
 Sessions run in UTC. A source that cannot be reached raises ``SourceUnavailable``
@@ -248,6 +249,7 @@ def watermark_predicate(
     lower_bound: Any | None,
     upper_bound: Any | None = None,
     include_null_watermarks: bool = True,
+    upper_inclusive: bool = False,
 ) -> str | None:
     """The WHERE condition (without ``WHERE``), or None when every row is wanted."""
     column = quote_identifier(watermark_column)
@@ -255,7 +257,10 @@ def watermark_predicate(
     if lower_bound is not None:
         conditions.append(f"{column} >= {literal(lower_bound, subprotocol=source.subprotocol)}")
     if upper_bound is not None:
-        conditions.append(f"{column} < {literal(upper_bound, subprotocol=source.subprotocol)}")
+        below = "<=" if upper_inclusive else "<"
+        conditions.append(
+            f"{column} {below} {literal(upper_bound, subprotocol=source.subprotocol)}"
+        )
     if not conditions:
         return None if include_null_watermarks else f"{column} IS NOT NULL"
     bounded = " AND ".join(conditions)
@@ -271,11 +276,13 @@ def incremental_query(
     lower_bound: Any | None,
     upper_bound: Any | None = None,
     include_null_watermarks: bool = True,
+    upper_inclusive: bool = False,
     columns: Sequence[str] | None = None,
 ) -> str:
     """The SELECT the database runs for one incremental read (no alias, no parentheses).
 
-    ``lower_bound`` is inclusive, ``upper_bound`` exclusive; see the module docstring.
+    ``lower_bound`` is inclusive, ``upper_bound`` exclusive unless ``upper_inclusive``;
+    see the module docstring.
     """
     if isinstance(columns, str):
         raise TypeError("columns must be a sequence of column names, not one string")
@@ -289,6 +296,7 @@ def incremental_query(
         lower_bound=lower_bound,
         upper_bound=upper_bound,
         include_null_watermarks=include_null_watermarks,
+        upper_inclusive=upper_inclusive,
     )
     return sql if predicate is None else f"{sql} WHERE {predicate}"
 
@@ -309,6 +317,7 @@ def read_incremental(
     lower_bound: Any | None,
     upper_bound: Any | None = None,
     include_null_watermarks: bool = True,
+    upper_inclusive: bool = False,
 ) -> Any:
     """A DataFrame of the rows in the watermark range, filtered by the database.
 
@@ -323,6 +332,7 @@ def read_incremental(
         lower_bound=lower_bound,
         upper_bound=upper_bound,
         include_null_watermarks=include_null_watermarks,
+        upper_inclusive=upper_inclusive,
     )
     options = _options(source, dbtable=_subquery(query))
     if source.num_partitions > 1 and source.partition_column:
@@ -333,6 +343,7 @@ def read_incremental(
             lower_bound=lower_bound,
             upper_bound=upper_bound,
             include_null_watermarks=include_null_watermarks,
+            upper_inclusive=upper_inclusive,
         )
         if bounds is not None:
             options.update(
@@ -370,6 +381,7 @@ def _partition_bounds(
     lower_bound: Any | None,
     upper_bound: Any | None,
     include_null_watermarks: bool,
+    upper_inclusive: bool = False,
 ) -> tuple[str, str] | None:
     """Spark's ``lowerBound``/``upperBound`` strings, or None when no row has a value.
 
@@ -383,6 +395,7 @@ def _partition_bounds(
         lower_bound=lower_bound,
         upper_bound=upper_bound,
         include_null_watermarks=include_null_watermarks,
+        upper_inclusive=upper_inclusive,
     )
     sql = f'SELECT MIN({column}) AS "lo", MAX({column}) AS "hi" FROM {quote_table(source.table)}'
     if predicate is not None:
