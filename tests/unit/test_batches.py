@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 import pytest
 from glue_incremental.args import ArgumentError
@@ -13,9 +14,11 @@ from glue_incremental.batches import (
     file_batches,
     first_file_cut,
     row_batch_ends,
+    rows_after_query,
 )
+from glue_incremental.load_batches import read_position
 from glue_incremental.load_config import LOAD_OPTIONS, LoadConfig
-from glue_incremental.sources.jdbc import JdbcSource
+from glue_incremental.sources.jdbc import JdbcSource, incremental_query
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,31 @@ def test_the_batch_end_query_takes_the_nth_watermark_after_the_cursor():
         'WHERE "updated" IS NOT NULL ORDER BY "updated" LIMIT 1 OFFSET 499'
     )
     assert 'WHERE "updated" > 41 ORDER BY "updated" LIMIT 1 OFFSET 0' in later
+
+
+def test_a_row_batch_reads_up_to_and_including_its_end_of_any_numeric_type():
+    source = JdbcSource(url="jdbc:postgresql://db/x", table="orders")
+    query = incremental_query(
+        source,
+        watermark_column="seq",
+        lower_bound=Decimal("60"),
+        upper_bound=Decimal("120"),
+        include_null_watermarks=False,
+        upper_inclusive=True,
+    )
+    assert query.endswith('WHERE ("seq" >= 60 AND "seq" <= 120)')
+    after = rows_after_query(source, watermark_column="seq", after=Decimal("120"))
+    assert after == 'SELECT "seq" AS "next_watermark" FROM "orders" WHERE "seq" > 120 LIMIT 1'
+
+
+def test_a_batch_made_progress_only_when_its_cursor_or_file_bookmark_moved():
+    before = {"cursor": 1, "published_at_ms": 5, "layout": {"a": 1}}
+    assert read_position(before) != read_position({**before, "cursor": 2})
+    assert read_position(before) != read_position({**before, "files": {"high_mark_ms": 9}})
+    # A new publish time or reconcile count alone (rows past --max_future_skew): no progress.
+    assert read_position(before) == read_position(
+        {**before, "published_at_ms": 6, "runs_since_reconcile": 3}
+    )
 
 
 BASE = {"watermark_column": "updated", "primary_key": ("id",), "target_path": "/tmp/t"}
