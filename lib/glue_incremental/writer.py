@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
 
-from glue_incremental import deletes, key_index, publish, schema_conform
+from glue_incremental import deletes, key_index, parquet_schema, publish, schema_conform
 from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
@@ -359,15 +359,20 @@ def read_target(
 
 
 def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[str]) -> Any:
-    """The target's schema (partition columns as strings) merged over its files, or None.
+    """The target's schema (partition columns as strings), or None for an empty target.
 
-    Files written before a column was added lack it (``docs/schema-evolution.md``), so
-    every footer is read: the union of their columns is the target's schema. A widened
-    column never has two types: its widening rewrote every file (``ParquetTarget.evolve``).
+    Files written before a column was added lack it (``docs/schema-evolution.md``): the
+    schema is the one the last publish recorded (``parquet_schema``), so no run reads the
+    footers of partitions it does not touch. A target without a recorded schema falls
+    back to the files of one partition.
     """
-    if open_filesystem(spark, target_uri).first_data_file(target_uri) is None:
+    found = open_filesystem(spark, target_uri).first_data_file(target_uri)
+    if found is None:
         return None
-    return _read_as_strings(spark, target_uri, [target_uri]).schema
+    recorded = parquet_schema.recorded(spark, target_uri)
+    if recorded is not None:
+        return recorded
+    return _read_as_strings(spark, target_uri, [_parent(found)]).schema
 
 
 def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -> DataFrame:
@@ -503,6 +508,10 @@ def _data_exists(spark: SparkSession, uri: str) -> bool:
 
 def _join(root: str, relative: str) -> str:
     return root.rstrip("/") + ("/" + relative if relative else "")
+
+
+def _parent(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[0]
 
 
 def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:

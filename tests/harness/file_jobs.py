@@ -39,8 +39,8 @@ T0 = 1_700_000_000.0
 class Job:
     """One file-sourced job with a default (detect) config, run at increasing times."""
 
-    def __init__(self, spark, tmp: Path, store, **overrides) -> None:
-        self.spark, self.tmp, self.store = spark, tmp, store
+    def __init__(self, spark, tmp: Path, store, job_name: str = "orders", **overrides) -> None:
+        self.spark, self.tmp, self.store, self.job_name = spark, tmp, store, job_name
         self.config = config_for(tmp, **overrides)
         self.clock = FixedClock(T0)
         self.runs = 0
@@ -60,7 +60,7 @@ class Job:
         return run_load_at(
             self.spark,
             config,
-            job_name="orders",
+            job_name=self.job_name,
             run_id=f"jr_{self.runs}",
             clock=self.clock,
             store=self.store,
@@ -88,7 +88,7 @@ class Job:
         its ``step``-th publish step, then ``rows`` landed and a rerun equal to a full refresh."""
         shutil.rmtree(self.target)
         shutil.copytree(baseline, self.target)
-        self.store.rewind("orders", rewound_to, why="next crash point")
+        self.store.rewind(self.job_name, rewound_to, why="next crash point")
         (self.tmp / "source" / "next.json").unlink(missing_ok=True)
         with pytest.raises(Crash):
             self.run(hook=CrashAtStep(step, prefix="publish."))

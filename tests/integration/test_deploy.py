@@ -59,6 +59,10 @@ def writes():
     events.unregister("provide-client-params.s3.CopyObject", record)
 
 
+# Every script of glue_scripts/ ships, the generic jobs and the custom ones alike.
+SCRIPTS = {path.name for path in (deploy.project_root() / "glue_scripts").glob("*.py")}
+
+
 def run_deploy(*args: str) -> int:
     return main(["deploy", "--bucket", BUCKET, "--jobs", f"{LOAD},{JOIN}", *args])
 
@@ -74,7 +78,7 @@ def test_uploads_content_addressed_objects_points_the_aliases_and_verifies(env, 
     manifest = json.loads(body("manifests/current.json"))
     assert body(f"manifests/{manifest['version']}.json") == body("manifests/current.json")
     names = {entry["file"] for entry in manifest["files"]}
-    assert names == {"glue_incremental.zip", "incremental_load.py", "incremental_join.py"}
+    assert names == {"glue_incremental.zip", *SCRIPTS}
     for entry in manifest["files"]:
         data = body(entry["key"])
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]
@@ -115,9 +119,10 @@ def test_unchanged_objects_are_not_uploaded_again(env, writes):
 
     assert run_deploy() == 0
 
-    # 3 files + 2 manifests, and the release: the same 3 files and its manifest
-    assert [kind for kind, _ in first].count("PutObject") == 3 + 2 + 4
-    assert [kind for kind, _ in first].count("CopyObject") == 3  # 3 aliases
+    # the scripts and the library + 2 manifests, and the release: the same files and its manifest
+    files = len(SCRIPTS) + 1
+    assert [kind for kind, _ in first].count("PutObject") == files + 2 + files + 1
+    assert [kind for kind, _ in first].count("CopyObject") == files  # one alias each
     assert all(key.startswith("manifests/") for _, key in writes), writes
     assert [kind for kind, _ in writes] == ["PutObject", "PutObject"]
 

@@ -100,12 +100,10 @@ def test_a_deploy_uploads_scripts_and_library_together_as_one_release(env, capsy
     )
     release = manifest["release"]
     listed = s3().list_objects_v2(Bucket=BUCKET, Prefix=f"releases/{release}/")["Contents"]
-    assert sorted(item["Key"].rsplit("/", 1)[-1] for item in listed) == [
-        "glue_incremental.zip",
-        "incremental_join.py",
-        "incremental_load.py",
-        "manifest.json",
-    ]
+    scripts = [path.name for path in (deploy.project_root() / "glue_scripts").glob("*.py")]
+    assert sorted(item["Key"].rsplit("/", 1)[-1] for item in listed) == sorted(
+        ["glue_incremental.zip", "manifest.json", *scripts]
+    )
     assert releases.read(BUCKET, release)["release"] == release
     assert f"release       {release}" in capsys.readouterr().out
 

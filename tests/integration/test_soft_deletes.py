@@ -132,7 +132,9 @@ def test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys(
     delivered after it, would bring the key back: docs/deletes.md, "tombstones").
     """
     create_table()
-    job = Job(spark, tmp_path_factory.mktemp("deletes"), Watermarks(), delete_marker=OP_D)
+    tmp = tmp_path_factory.mktemp("deletes")
+    # A state per example: the state records its target, and each example has its own.
+    job = Job(spark, tmp, Watermarks(), job_name=f"prop-{tmp.name}", delete_marker=OP_D)
     delivered: list[dict] = []
     for number, drawn in enumerate(runs):
         batch = [row(key, part, number * 10 + offset, op) for key, part, offset, op in drawn]

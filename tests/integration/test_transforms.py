@@ -58,7 +58,12 @@ def test_property_transformed_incremental_runs_equal_the_transformed_full_refres
             clock.now += 1
             runs += 1
             run_load_at(
-                spark, config, job_name="prop", run_id=f"jr_{runs}", clock=clock, store=store
+                spark,
+                config,
+                job_name=f"prop-{tmp.name}",  # a state per example: each has its own target
+                run_id=f"jr_{runs}",
+                clock=clock,
+                store=store,
             )
 
     latest = reference.latest_per_key(deliveries, ("id",), "updated")

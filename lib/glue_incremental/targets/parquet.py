@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import schema_conform, writer
+from glue_incremental import parquet_schema, schema_conform, writer
 from glue_incremental.args import ArgumentError
 from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets.base import (
@@ -73,15 +73,17 @@ class ParquetTarget:
         stored = writer.read_target(run.spark, self.path, self.partition_by)
         if stored is None:
             return
+        widened = schema_conform.with_columns_of(stored, plan.resolved, stored.columns)
         writer.replace_partitions(
             run.spark,
-            schema_conform.with_columns_of(stored, plan.resolved, stored.columns),
+            widened,
             self.path,
             partition_by=self.partition_by,
             affected=None,
             run_id=f"{run.run_id}.schema",
             before_publish=run.guard,
         )
+        self._record_schema(run, widened.schema)
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
@@ -102,6 +104,8 @@ class ParquetTarget:
             delivery=spec.delivery,
             deleted=spec.deleted,
         )
+        hidden = (*spec.delivery, *([spec.deleted] if spec.deleted else []))
+        self._record_schema(run, rows.schema, hidden)
         return Published(result, settle())
 
     def replace_partitions(
@@ -120,7 +124,14 @@ class ParquetTarget:
             run_id=run.run_id,
             before_publish=run.guard,
         )
+        self._record_schema(run, rows.schema)
         return Published(result, settle())
+
+    def _record_schema(self, run: IncrementalRun, schema: Any, hidden: Sequence[str] = ()) -> None:
+        """After a publish: the schema its files carry, so the next run plans against it."""
+        parquet_schema.record(
+            run.spark, self.path, parquet_schema.as_written(schema, self.partition_by, hidden)
+        )
 
     def after_commit(self, run: IncrementalRun, states: StatesBySlot) -> None:
         return None
