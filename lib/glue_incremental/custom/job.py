@@ -2,10 +2,11 @@
 
 ``incremental_job`` validates the arguments and declarations, takes the lease, recovers
 each target's half-done publish, and hands the script a ``CustomJob``. The script reads
-increments (one state slot per dataset), writes each declared target once; on a clean
-exit every slot read commits in ONE fenced transaction after the writes are durable, and
-the metrics and the summary line follow. An exception (or a bad script: an undeclared
-name, news read but not written) commits nothing. Dry run: plans, writes nothing.
+increments (one state slot per dataset), writes each declared target once. A write is
+staged when called and published (write-ahead, in call order) only on a clean exit, just
+before every slot read commits in ONE fenced transaction; the metrics and the summary line
+follow. An exception (or a bad script: an undeclared name, news read but not written)
+publishes and commits nothing. Dry run: plans, writes nothing.
 Design and example: ``docs/custom-jobs.md``.
 """
 
@@ -75,6 +76,8 @@ class CustomJob:
     _run: IncrementalRun | None = field(default=None, init=False)
     _built: dict[str, Target] = field(default_factory=dict, init=False)
     _planned: dict[str, PlannedSource] = field(default_factory=dict, init=False)
+    # Writes the script asked for, published in ``finish`` (call order), then their results.
+    _staged: dict[str, Callable[[], WriteResult]] = field(default_factory=dict, init=False)
     _written: dict[str, WriteResult] = field(default_factory=dict, init=False)
     _settled: dict[str, JoinSideState] | None = field(default=None, init=False)
 
@@ -130,23 +133,25 @@ class CustomJob:
         return reader.load(reference.path)
 
     def write(self, target: str, rows: DataFrame, *, keys: Sequence[str], order_by: str) -> None:
-        """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``."""
+        """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``.
+        Published on a clean exit of the block, never if it raises."""
         built = self._target(target)
         full = self._full_reload
         spec = UpsertSpec(primary_key=tuple(keys), order_by=order_by, replace_all=full)
-        self._publish(target, lambda: built.upsert(self.run, rows, spec, self._settle).result)
+        self._stage(target, lambda: built.upsert(self.run, rows, spec, self._settle).result)
 
     def replace_partitions(
         self, target: str, rows: DataFrame, partitions: Sequence[Partition]
     ) -> None:
         """Make exactly ``partitions`` of ``target`` hold ``rows`` (all or nothing); a
-        partition without rows is removed. A full reload replaces the whole target."""
+        partition without rows is removed. A full reload replaces the whole target.
+        Published on a clean exit of the block, never if it raises."""
         built = self._target(target)
         affected = None if self._full_reload else list(partitions)
         if affected == []:
-            self._publish(target, lambda: WriteResult(0))
+            self._stage(target, lambda: WriteResult(0))
             return
-        self._publish(
+        self._stage(
             target,
             lambda: built.replace_partitions(self.run, rows, affected, self._settle).result,
         )
@@ -161,16 +166,20 @@ class CustomJob:
             target.mark_start(run)
 
     def finish(self) -> None:
-        """On a clean exit: check the script wrote what it read, then commit every slot read."""
+        """On a clean exit: check the script wrote what it read, publish the staged writes,
+        then commit every slot read."""
         run = self.run
         details = self._details()
         if run.dry_run:
             run.record(records_read=0, records_written=0, plan=details)
             return
         read = [name for name, planned in self._planned.items() if planned.has_news]
-        unwritten = [name for name in self.targets if name not in self._written]
+        unwritten = [name for name in self.targets if name not in self._staged]
         if read and unwritten:
             raise NothingWritten(read, unwritten)
+        for name, write in self._staged.items():
+            run.guard()
+            self._written[name] = write()
         states = self._settled if self._settled is not None else self._settle_states()
         self._record(details)  # before the commit: nothing after it may fail the run
         wrote = bool(self._written)
@@ -202,16 +211,13 @@ class CustomJob:
     def _target(self, name: str) -> Target:
         if name not in self._built:
             raise UndeclaredName("target", name, list(self.targets))
-        if name in self._written:
+        if name in self._staged:
             raise WrittenTwice(name)
         return self._built[name]
 
-    def _publish(self, name: str, write: Callable[[], WriteResult]) -> None:
-        if self.run.dry_run:
-            self._written[name] = WriteResult(0)
-            return
-        self.run.guard()
-        self._written[name] = write()
+    def _stage(self, name: str, write: Callable[[], WriteResult]) -> None:
+        """Stage ``write``: ``finish`` runs it on a clean exit (never on a dry run)."""
+        self._staged[name] = write
 
     def _settle(self) -> dict[str, Any]:
         """Called by a publish once its output is durable: the states to commit."""
