@@ -104,7 +104,8 @@ def test_the_platform_end_to_end(demo):
 
     # -- deploy: content-addressed objects, aliases, manifest, verified jobs ---------------------
     result = demo.deploy()
-    assert len(result.uploaded) == 3 and len(result.aliased) == 3
+    # The library and the three scripts the jobs name: load, join, aggregate_daily_revenue.
+    assert len(result.uploaded) == 4 and len(result.aliased) == 4
     s3 = aws.client("s3")
     current = json.loads(s3.get_object(Bucket=bucket, Key="manifests/current.json")["Body"].read())
     assert current["version"] == result.manifest["version"]
