@@ -6,7 +6,9 @@ environment, deploy, generate orders and a daily customer snapshot in S3, run
 the full loads (``customers``, ``orders``, ``orders_iceberg``), land new and late
 data, run the loads again (only new files are read), show the Iceberg table's
 snapshots and a ``watermarks rewind`` rolling it back, run the join
-``orders_enriched``, a zero-record run and a failing run, then read the pages
+``orders_enriched`` and the aggregation ``daily_revenue`` (a custom script: revenue
+per customer and day, only the days affected), a zero-record run and a failing run,
+then read the pages
 LocalStack delivered (alarm -> SNS -> SQS, EventBridge -> SNS -> SQS).
 
 It ends on a summary and the ``status --env local`` table. Every step uses the
@@ -38,11 +40,12 @@ from glue_incremental_tools.localendpoint import LocalAws, running_local_aws
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
-# The pipelines of terraform/environments/local: two loads feeding a join, and an
-# Iceberg load of the same orders.
+# The pipelines of terraform/environments/local: two loads feeding a join, an
+# Iceberg load of the same orders, and a custom aggregation of the orders.
 ORDERS, CUSTOMERS, ENRICHED = "orders", "customers", "orders_enriched"
 ICEBERG = "orders_iceberg"
-PIPELINES = (CUSTOMERS, ORDERS, ENRICHED, ICEBERG)
+DAILY_REVENUE = "daily_revenue"
+PIPELINES = (CUSTOMERS, ORDERS, ENRICHED, ICEBERG, DAILY_REVENUE)
 FIRST_DAY = date(2024, 5, 1)
 DAYS = 3
 ORDERS_PER_DAY = 20
@@ -148,6 +151,8 @@ class Demo:
                 "--source_format": "json",
                 "--target_path": self.curated(CUSTOMERS),
             }
+        if key == DAILY_REVENUE:
+            return {}  # its job definition's arguments (paths, --day_column, ...) as they are
         return {
             "--left_path": self.curated(ORDERS),
             "--right_path": self.curated(CUSTOMERS),
@@ -337,6 +342,33 @@ class Demo:
                 f"{state.records[snapshot.snapshot_id]} rows{marker}"
             )
         return state
+
+    def daily_revenue(self) -> list[dict[str, Any]]:
+        """The aggregation's published rows: ``day``, ``customer_id``, ``revenue``, ``orders``."""
+        return sorted(
+            published_rows(self.target(DAILY_REVENUE)),
+            key=lambda row: (str(row["day"]), row["customer_id"]),
+        )
+
+    def show_daily_revenue(self, run: runner.JobRun) -> list[dict[str, Any]]:
+        """Log the output's totals per day (the run's state is logged by ``run``)."""
+        found = self.daily_revenue() if run.succeeded else []
+        by_day: dict[str, list[dict[str, Any]]] = {}
+        for row in found:
+            by_day.setdefault(str(row["day"]), []).append(row)
+        self.log(f"{self.target(DAILY_REVENUE)}: {len(found)} rows (one per customer and day)")
+        table = [
+            [
+                day,
+                str(len(rows)),
+                str(sum(int(row["orders"]) for row in rows)),
+                f"{sum(float(row['revenue']) for row in rows):.2f}",
+            ]
+            for day, rows in sorted(by_day.items())
+        ]
+        for line in _table(["DAY", "CUSTOMERS", "ORDERS", "REVENUE"], table):
+            self.log(f"  {line}")
+        return found
 
     def rewind(self, key: str, run: runner.JobRun) -> str:
         """``python -m glue_incremental watermarks rewind <job> <run> --why demo``, as a command."""
@@ -573,6 +605,30 @@ def _customer(number: int, day: date) -> dict[str, Any]:
     }
 
 
+def published_rows(uri: str) -> list[dict[str, Any]]:
+    """Every row of the published Parquet objects under an ``s3://`` target, with the
+    ``<column>=<value>`` directories of its key as columns (read with boto3 and pyarrow)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    s3 = aws.client("s3")
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    found = []
+    for page in pages:
+        for item in page.get("Contents", []):
+            parts = item["Key"][len(prefix) :].lstrip("/").split("/")
+            # Staged and superseded files live under `_`/`.` folders: not published.
+            if not item["Key"].endswith(".parquet") or any(p.startswith(("_", ".")) for p in parts):
+                continue
+            body = s3.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
+            columns = dict(part.split("=", 1) for part in parts[:-1] if "=" in part)
+            table = pq.read_table(io.BytesIO(body), partitioning=None)
+            found += [{**columns, **row} for row in table.to_pylist()]
+    return found
+
+
 def _read_text(uri: str) -> str:
     bucket, _, key = uri.removeprefix("s3://").partition("/")
     return aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read().decode()
@@ -707,7 +763,7 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
     started = time.monotonic()
     clean(workdir, out=lambda _: None)
     workdir.mkdir(parents=True)
-    steps = Steps(13, out)
+    steps = Steps(14, out)
     out(f"glue-incremental demo: the platform on this machine (work dir {workdir})")
     try:
         with ExitStack() as stack:
@@ -774,6 +830,11 @@ def _chain(demo: Demo, steps: Steps) -> None:
         demo.show_iceberg_table()
     with steps.step(f"Run {enriched}: incremental join of orders with customers"):
         demo.run(ENRICHED, "join")
+    daily = demo.job(DAILY_REVENUE)
+    with steps.step(
+        f"Run {daily}: a custom script aggregating the orders {orders} committed, per day"
+    ):
+        demo.show_daily_revenue(demo.run(DAILY_REVENUE, "aggregation"))
     with steps.step(f"Run {orders} with no new data"):
         waited = demo.wait_out_alarm_period()
         if waited:

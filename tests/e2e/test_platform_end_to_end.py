@@ -27,6 +27,7 @@ from glue_incremental_tools import deploy
 from glue_incremental_tools.demo import (
     BAD_ARGUMENTS,
     CUSTOMERS,
+    DAILY_REVENUE,
     DAYS,
     ENRICHED,
     ICEBERG,
@@ -34,6 +35,7 @@ from glue_incremental_tools.demo import (
     ORDERS_PER_DAY,
     PIPELINES,
     Demo,
+    published_rows,
 )
 
 from tests.harness.readme import run_local_guide
@@ -102,8 +104,8 @@ def test_the_platform_end_to_end(demo):
 
     # -- deploy: content-addressed objects, aliases, manifest, verified jobs ---------------------
     result = demo.deploy()
-    shipped = len(list((deploy.project_root() / "glue_scripts").glob("*.py"))) + 1  # and the library
-    assert len(result.uploaded) == shipped and len(result.aliased) == shipped
+    # The library and the three scripts the jobs name: load, join, aggregate_daily_revenue.
+    assert len(result.uploaded) == 4 and len(result.aliased) == 4
     s3 = aws.client("s3")
     current = json.loads(s3.get_object(Bucket=bucket, Key="manifests/current.json")["Body"].read())
     assert current["version"] == result.manifest["version"]
@@ -192,6 +194,22 @@ def test_the_platform_end_to_end(demo):
     assert len(enriched) == 70 and all(row["customer_name"] for row in enriched)
     assert set(demo.watermarks(join)) == {"left", "right"}
 
+    # -- the custom aggregation: revenue per customer and day of what orders committed -----------
+    aggregated = demo.run(DAILY_REVENUE, "aggregation")
+    assert aggregated.state == "SUCCEEDED", aggregated.error_message
+    assert aggregated.arguments["--upstream_job"] == load
+    expected: dict[tuple[str, int], tuple[float, int]] = {}
+    for order in published_rows(demo.curated(ORDERS)):
+        key = (order["order_date"], order["customer_id"])
+        revenue, count = expected.get(key, (0.0, 0))
+        expected[key] = (revenue + order["amount"], count + 1)
+    daily = demo.show_daily_revenue(aggregated)
+    assert len(expected) == (DAYS + 1) * 8 or len(expected) > DAYS * 8
+    assert {
+        (row["day"], row["customer_id"]): (round(row["revenue"], 2), row["orders"]) for row in daily
+    } == {key: (round(revenue, 2), count) for key, (revenue, count) in expected.items()}
+    assert set(demo.watermarks(demo.job(DAILY_REVENUE))) == {"orders"}
+
     # -- no new data: nothing read, the watermark stays, RecordsNew 0 is published ---------------
     demo.wait_out_alarm_period()
     empty = demo.run(ORDERS, "no new data")
@@ -263,11 +281,13 @@ def test_the_platform_end_to_end(demo):
     table = demo.status().splitlines()
     assert [line.split()[0] for line in table[1:]] == [
         "customers",
+        "daily_revenue",
         "orders",
         "orders_enriched",
         "orders_iceberg",
     ]
-    assert "FAILED" in table[2] and "SUCCEEDED" in table[3] and "SUCCEEDED" in table[4]
+    assert "FAILED" in table[3] and "SUCCEEDED" in table[4] and "SUCCEEDED" in table[5]
+    assert "SUCCEEDED" in table[2]
 
     # -- the README's quick start and local guide, on this same stack ----------------------------
     # One demo chain serves both: the guide's commands run here instead of on `make up`.

@@ -42,17 +42,18 @@ def script_module() -> Any:
 
 
 class World:
-    """``orders`` and the output under ``tmp``; files land with chosen ages."""
+    """``orders`` and the output under ``tmp``; files land with chosen ages, in
+    ``<day_column>=<d>/`` folders."""
 
-    def __init__(self, tmp: Path, job: str = "daily_revenue") -> None:
-        self.tmp, self.job = tmp, job
+    def __init__(self, tmp: Path, job: str = "daily_revenue", day_column: str = "day") -> None:
+        self.tmp, self.job, self.day_column = tmp, job, day_column
         self.orders, self.target = tmp / "orders", tmp / "daily"
         self.main = script_module().main
 
     def land(self, day: str, rows: Iterable[tuple[int, int]], age: float = 60.0) -> Path:
         """A file of ``(customer_id, amount)`` rows in ``day``, modified ``age`` seconds ago
         (a greater age than files landed before it: a late file)."""
-        directory = self.orders / f"day={day}"
+        directory = self.orders / f"{self.day_column}={day}"
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"part-{next(_files):06d}.json"
         self.rewrite(path, rows, age)
@@ -83,7 +84,7 @@ class World:
         """Daily revenue over every order file there is, in plain Python."""
         totals: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
         for path in sorted(self.orders.rglob("*.json")):
-            day = path.parent.name.removeprefix("day=")
+            day = path.parent.name.removeprefix(f"{self.day_column}=")
             for line in path.read_text().splitlines():
                 row = json.loads(line)
                 total = totals[(day, row["customer_id"])]

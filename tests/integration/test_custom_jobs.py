@@ -51,6 +51,24 @@ def test_each_run_replaces_only_the_days_its_orders_touched(spark, store, tmp_pa
     assert set(store.slots("daily_revenue")) == {"orders"}
 
 
+def test_the_platforms_orders_by_order_date_with_decimal_amounts_aggregate_by_day(
+    spark, store, tmp_path
+):
+    world = World(tmp_path, day_column="order_date")
+    world.land("2024-01-01", [(1, 10), (2, 5)])
+    world.land("2024-01-02", [(1, 7)])
+    platform = ("--day_column", "order_date", "--amount_type", "decimal(12,2)")
+
+    world.run(spark, "jr_1", *platform)
+
+    # Decimal revenues equal the plain-Python integer sums; the output is still by `day`.
+    assert world.output(spark) == world.expected()
+    assert {p.name for p in world.target.iterdir() if p.name.startswith("day=")} == {
+        "day=2024-01-01",
+        "day=2024-01-02",
+    }
+
+
 # --------------------------------------------------------------------------- the property
 
 _DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]

@@ -153,7 +153,13 @@ def _start_slow_work_first(request):
 
 def test_local_environment_applies_against_the_endpoint(local_env):
     outputs = local_env.outputs()
-    assert set(outputs["job_names"]) == {"orders", "customers", "orders_enriched", "orders_iceberg"}
+    assert set(outputs["job_names"]) == {
+        "orders",
+        "customers",
+        "orders_enriched",
+        "orders_iceberg",
+        "daily_revenue",
+    }
     for key in (
         "watermarks_table_name",
         "scripts_bucket_name",
@@ -195,6 +201,13 @@ def test_local_environment_applies_against_the_endpoint(local_env):
     conditions = trigger["Trigger"]["Predicate"]["Conditions"]
     assert sorted(c["JobName"] for c in conditions) == sorted([names["orders"], names["customers"]])
     assert {c["State"] for c in conditions} == {"SUCCEEDED"}
+    # The custom aggregation runs when orders SUCCEEDED, on what orders writes.
+    daily = outputs["pipelines"]["daily_revenue"]
+    trigger = glue.get_trigger(Name=daily["trigger_name"])["Trigger"]
+    assert [(c["JobName"], c["State"]) for c in trigger["Predicate"]["Conditions"]] == [
+        (names["orders"], "SUCCEEDED")
+    ]
+    assert daily["run_arguments"]["--orders_path"] == outputs["pipelines"]["orders"]["target_path"]
 
 
 def test_second_plan_after_apply_has_no_changes(local_env):
@@ -251,7 +264,7 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
 def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     outputs = local_env.outputs()
     rows = status.environment_status("local", outputs=outputs)
-    names = ("customers", "orders", "orders_enriched", "orders_iceberg")
+    names = ("customers", "daily_revenue", "orders", "orders_enriched", "orders_iceberg")
     assert [row.pipeline for row in rows] == list(names)
     assert [row.job_name for row in rows] == [outputs["job_names"][name] for name in names]
     assert all(row.last_run_state is None and row.watermark is None for row in rows)
@@ -259,14 +272,15 @@ def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     count_alarms = {"late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"}
     assert all(set(row.alarms) == run_alarms | count_alarms for row in rows)
     assert "MISSING" not in {state for row in rows for state in row.alarms.values()}
-    assert rows[2].upstreams == ["customers", "orders"]
+    assert rows[1].upstreams == ["orders"]
+    assert rows[3].upstreams == ["customers", "orders"]
 
 
 def test_every_applied_alarm_pages_the_on_call_topic(local_env):
     outputs = local_env.outputs()
     names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
     found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-    assert len(found) == len(names) == 28  # 7 per pipeline: 3 run alarms + 4 count alarms
+    assert len(found) == len(names) == 35  # 7 per pipeline: 3 run alarms + 4 count alarms
     for alarm in found:
         assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]

@@ -21,6 +21,21 @@ def test_the_aggregation_scripts_parser_types_its_arguments_without_spark():
         None,
     )
     assert args["JOB_NAME"] == "daily" and args["dry_run"] is False
+    assert (args["day_column"], args["amount_type"], args["partition_by"]) == (
+        "day",
+        "bigint",
+        "day",
+    )
+
+
+def test_the_aggregation_script_reads_the_platforms_orders_by_their_own_column_and_type():
+    args = script_module().parse_arguments(
+        [
+            *("s.py", "--JOB_NAME", "daily", "--orders_path", "s3://l/o", "--target_path", "y"),
+            *("--day_column", "order_date", "--amount_type", "DECIMAL(12, 2)"),
+        ]
+    )
+    assert (args["day_column"], args["amount_type"]) == ("order_date", "decimal(12,2)")
 
 
 @pytest.mark.parametrize(
@@ -29,6 +44,13 @@ def test_the_aggregation_scripts_parser_types_its_arguments_without_spark():
         (["--orders_path", "x"], "target_path"),
         (["--orders_path", "x", "--target_path", "y", "--orders_format", "xml"], "orders_format"),
         (["--orders_path", "x", "--target_path", "y", "--order_path", "z"], "orders_path"),
+        (["--orders_path", "x", "--target_path", "y", "--amount_type", "money"], "amount_type"),
+        (
+            ["--orders_path", "x", "--target_path", "y", "--amount_type", "decimal(40,2)"],
+            "amount_type",
+        ),
+        (["--orders_path", "x", "--target_path", "y", "--day_column", "order date"], "day_column"),
+        (["--orders_path", "x", "--target_path", "y", "--partition_by", "day/x"], "partition_by"),
     ],
 )
 def test_a_bad_argument_of_the_aggregation_script_is_named(argv, named):

@@ -85,6 +85,19 @@ pipelines = {
       partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
     }
   }
+
+  # Daily revenue per customer from orders (glue_scripts/aggregate_daily_revenue.py),
+  # recomputing only the days each orders run touched; triggered by orders' success.
+  daily_revenue = {
+    kind      = "custom"
+    script    = "aggregate_daily_revenue"
+    sources   = { orders = { pipeline = "orders", upstream_argument = "upstream_job" } }
+    arguments = { "--day_column" = "order_date", "--amount_type" = "decimal(12,2)" }
+    target = {
+      path       = "s3://example-gi-dev-lake/marts/daily_revenue/"
+      partitions = [{ name = "day", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
+    }
+  }
 }
 
 # Daily loads at 06:00 UTC (dev only needs fresh-enough data to test against).

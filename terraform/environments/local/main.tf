@@ -71,6 +71,16 @@ locals {
         partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
       }
     }
+    # Daily revenue per customer, recomputing only the days an orders run touched:
+    # the custom script of glue_scripts/, triggered when the orders job succeeds.
+    # The orders load infers its JSON source, so `amount` lands as a double here.
+    daily_revenue = {
+      kind      = "custom"
+      script    = "aggregate_daily_revenue"
+      sources   = { orders = { pipeline = "orders", upstream_argument = "upstream_job" } }
+      arguments = { "--day_column" = "order_date", "--amount_type" = "double" }
+      target    = { path = "${local.data}/marts/daily_revenue/", partitions = [{ name = "day" }] }
+    }
   }
 }
 

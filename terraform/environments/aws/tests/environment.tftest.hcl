@@ -43,3 +43,19 @@ run "loads_run_daily_in_dev_and_hourly_in_prod" {
     error_message = "the loads run at 06:00 UTC in dev and hourly at :15 in prod."
   }
 }
+
+run "dev_aggregates_daily_revenue_when_orders_succeeds" {
+  command = plan
+
+  assert {
+    # try(): prod has no daily_revenue, and `||` does not short-circuit.
+    condition = (var.environment != "dev" || try(
+      one(output.platform.pipelines["daily_revenue"].upstreams) == "orders"
+      && output.platform.pipelines["daily_revenue"].trigger_name == "${var.name_prefix}-daily-revenue-after-upstreams"
+      && output.platform.pipelines["daily_revenue"].arguments["--orders_path"] == var.pipelines["orders"].target.path
+      && output.platform.pipelines["daily_revenue"].arguments["--day_column"] == var.pipelines["orders"].target.partitions[0].name,
+      false
+    ))
+    error_message = "dev runs the custom aggregation daily_revenue on the orders target, partitioned as orders is, started by the orders job's success."
+  }
+}
