@@ -146,24 +146,23 @@ def apply(
         return rows
     function = spec.load()
     name = str(spec)
-    source = rows.persist()  # the value check and the result see the same read
     try:
-        try:
-            result = function(source)
-        except Exception as error:
-            raise TransformFailed(name, f"raised {first_line(error)}") from error
-        if not isinstance(result, DataFrame):
-            raise TransformContractError(name, f"returned {type(result).__name__}, not a DataFrame")
-        check_schema(name, source.schema, result.schema, contract.protected)
-        if reads_target(result, contract) and not reads_target(source, contract):
-            where = contract.target_table or contract.target_path
-            raise TransformContractError(
-                name,
-                f"the result reads the job's own target {where} (the job merges into it itself)",
-            )
-        check_values(name, source, result, contract.protected)
+        result = function(rows)
+    except Exception as error:
+        raise TransformFailed(name, f"raised {first_line(error)}") from error
+    if not isinstance(result, DataFrame):
+        raise TransformContractError(name, f"returned {type(result).__name__}, not a DataFrame")
+    check_schema(name, rows.schema, result.schema, contract.protected)
+    if reads_target(result, contract) and not reads_target(rows, contract):
+        where = contract.target_table or contract.target_path
+        raise TransformContractError(
+            name, f"the result reads the job's own target {where} (the job merges into it itself)"
+        )
+    rows.persist()  # the value check's two sides see the same read
+    try:
+        check_values(name, rows, result, contract.protected)
     finally:
-        source.unpersist()
+        rows.unpersist()
     return result
 
 
