@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType
+from pyspark.sql.types import BooleanType, NullType, StringType
 
 from glue_incremental.args import ArgumentError
-from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.errors import GlueIncrementalError, user_columns
 from glue_incremental.key_index import having_keys
 
 # The merge's predicate column: true for a row that is a delete.
@@ -37,7 +37,8 @@ class DeleteMarkerError(GlueIncrementalError, ValueError):
 
 @dataclass(frozen=True)
 class DeleteMarker:
-    """``column`` marks a delete: true (``values`` empty: a boolean column) or one of ``values``.
+    """``column`` marks a delete: true (``values`` empty: a boolean column, or text ``true`` in
+    any case) or one of ``values``.
 
     Values are compared as text (``op = 'D'``; a number column's ``1``); a null marker
     is never a delete.
@@ -71,7 +72,7 @@ class DeleteMarker:
         if value is None:
             return False
         if not self.values:
-            return value is True
+            return value is True or (isinstance(value, str) and value.strip().lower() == "true")
         return _as_text(value) in self.values
 
     def predicate(self, rows: DataFrame) -> F.Column:
@@ -79,19 +80,39 @@ class DeleteMarker:
         if self.column not in rows.columns:
             raise DeleteMarkerError(
                 f"--delete_marker column {self.column!r} is not in the source "
-                f"(columns: {', '.join(sorted(rows.columns))})"
+                f"(columns: {', '.join(user_columns(rows.columns))})"
             )
-        marker = F.col(f"`{self.column}`")
         if not self.values:
-            kind = rows.schema[self.column].dataType
-            if not isinstance(kind, BooleanType):
-                raise DeleteMarkerError(
-                    f"--delete_marker {self.column!r} is {kind.simpleString()}, not boolean: "
-                    f"name the values that mean deleted, e.g. --delete_marker "
-                    f'"{self.column}=D"'
-                )
-            return F.coalesce(marker, F.lit(False))
+            return _boolean_predicate(rows, self.column)
+        marker = F.col(f"`{self.column}`")
         return F.coalesce(marker.cast("string").isin(*self.values), F.lit(False))
+
+
+def _boolean_predicate(rows: DataFrame, column: str) -> F.Column:
+    """A boolean marker: a boolean column, or one read as null or text (JSON infers a column
+    null in every row as string): ``true`` in any case is a delete, ``false`` or null is not.
+    Text holding anything else is refused (one extra read of ``rows``, only for text)."""
+    kind = rows.schema[column].dataType
+    marker = F.col(f"`{column}`")
+    if isinstance(kind, BooleanType):
+        return F.coalesce(marker, F.lit(False))
+    if isinstance(kind, NullType):
+        return F.lit(False)
+    if isinstance(kind, StringType):
+        text = F.lower(F.trim(marker))
+        other = rows.where(marker.isNotNull() & ~text.isin("true", "false")).select(marker)
+        found = other.limit(1).collect()
+        if found:
+            raise DeleteMarkerError(
+                f"--delete_marker {column!r} is string, not boolean: it holds {found[0][0]!r}, "
+                f"not true or false; name the values that mean deleted, e.g. --delete_marker "
+                f'"{column}=D"'
+            )
+        return F.coalesce(text == F.lit("true"), F.lit(False))
+    raise DeleteMarkerError(
+        f"--delete_marker {column!r} is {kind.simpleString()}, not boolean: name the value "
+        f'that means deleted, e.g. --delete_marker "{column}=1"'
+    )
 
 
 def _as_text(value: object) -> str:

@@ -9,9 +9,21 @@ still do.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class GlueIncrementalError(Exception):
     """Base class of the library's domain errors."""
+
+
+# The prefix of the columns the library adds to a read (delivery order, delete flags):
+# never the user's, so never listed in an error.
+INTERNAL_PREFIX = "__glue_incremental_"
+
+
+def user_columns(names: Iterable[str]) -> list[str]:
+    """``names`` sorted, without the library's internal ``__glue_incremental_*`` columns."""
+    return sorted(name for name in names if not name.startswith(INTERNAL_PREFIX))
 
 
 class InvalidName(GlueIncrementalError, ValueError):

@@ -115,8 +115,10 @@ def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: So
 
 
 def _contract(config: LoadConfig, plan: SourcePlan) -> transforms.Contract:
-    """The delivery columns are protected too: they pass through the transform to the merge."""
+    """The delivery and delete-marker columns are protected too: the merge reads them."""
     keep = (*config.primary_key, config.watermark_column, *config.partition_by, *plan.delivery)
+    if config.delete_marker is not None:
+        keep = (*keep, config.delete_marker.column)
     return transforms.Contract(keep, config.target_path, config.target_table)
 
 

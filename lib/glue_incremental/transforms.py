@@ -3,8 +3,9 @@
 ``--transform package.module:function`` names it; the generic load applies it to the rows it
 read, the join to its output. The contract is checked before anything is written, each breach
 a one-line ``TransformError`` naming the function: the result is a DataFrame; the protected
-columns (primary key, watermark, partition columns and the load's delivery columns) come out
-unchanged in name and type; the result does not read the job's own target. An exception
+columns (primary key, watermark, partition columns, the delete marker and the load's delivery
+columns) come out unchanged in name and type, and every result row's protected values are an
+input row's (``transform_values``); the result does not read the job's own target. An exception
 raised by the function is reported with its first line. Errors Spark raises lazily (a UDF
 failing row by row) surface at the job's first action, still before anything is published.
 Design: ``docs/transforms.md``.
@@ -21,8 +22,9 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
+from glue_incremental import transform_values
 from glue_incremental.args import ArgumentError, Option
-from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.errors import GlueIncrementalError, user_columns
 
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _SPEC = re.compile(rf"({_DOTTED}):({_DOTTED})")
@@ -156,7 +158,29 @@ def apply(
         raise TransformContractError(
             name, f"the result reads the job's own target {where} (the job merges into it itself)"
         )
+    rows.persist()  # the value check's two sides see the same read
+    try:
+        check_values(name, rows, result, contract.protected)
+    finally:
+        rows.unpersist()
     return result
+
+
+def check_values(
+    function: str, before: DataFrame, after: DataFrame, protected: Sequence[str]
+) -> None:
+    """Every row of ``after`` has the protected values of a row of ``before`` (one Spark job)."""
+    stray = transform_values.stray_row(before, after, protected)
+    if stray is not None:
+        shown = ", ".join(
+            f"{column}={stray[column]!r}" for column in user_columns(stray) if column in stray
+        )
+        raise TransformContractError(
+            function,
+            f"the result holds a row ({shown}) that is no input row's: a transform may filter "
+            "rows and change other columns, never the values of the key, watermark, partition "
+            "or delete-marker columns",
+        )
 
 
 def reads_target(frame: DataFrame, contract: Contract) -> bool:

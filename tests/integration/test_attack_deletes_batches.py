@@ -88,11 +88,6 @@ def test_ties_between_deletes_and_inserts_follow_delivery_across_batches(spark, 
     assert sorted(r[0] for r in target_rows(job)) == [1, 2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="JSON infers an all-null is_deleted as string: the run is refused as 'string, not "
-    "boolean' until a read holds a true or false",
-)
 def test_a_boolean_marker_that_is_null_in_every_row_read_so_far_is_no_delete(
     spark, tmp_path, store
 ):

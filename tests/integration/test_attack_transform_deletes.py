@@ -11,11 +11,6 @@ from tests.harness.file_jobs import Job
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a transform dropping the delete marker column passes the contract; the error "
-    "blames the source ('not in the source') instead of naming the transform",
-)
 def test_a_transform_dropping_the_delete_marker_is_refused_naming_the_transform(
     spark, tmp_path, store
 ):

@@ -37,11 +37,6 @@ def target_ids(spark, config) -> list[int]:
     return sorted(r["id"] for r in read_parquet(spark, config.target_path, ["id"]).collect())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a transform moving the watermark's value passes the contract; the cursor then "
-    "skips later source rows",
-)
 def test_a_transform_moving_the_watermark_is_refused_before_the_cursor_passes_the_source(
     spark, postgres, table, tmp_path, store
 ):
@@ -59,11 +54,6 @@ def test_a_transform_moving_the_watermark_is_refused_before_the_cursor_passes_th
     assert target_ids(spark, config) == [1, 2, 3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a transform changing key values passes the contract; the reconcile then blames "
-    "the source (ReconcileStopped) instead of the transform",
-)
 def test_a_transform_changing_key_values_is_refused_naming_the_transform(
     spark, postgres, table, tmp_path, store
 ):
