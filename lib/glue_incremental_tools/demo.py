@@ -2,14 +2,11 @@
 
 ``python -m glue_incremental demo [--keep] [--clean-only]``: start local AWS
 (LocalStack, DynamoDB Local, moto for Glue), ``terraform apply`` the ``local``
-environment, deploy, generate orders and a daily customer snapshot in S3, run
-the full loads (``customers``, ``orders``, ``orders_iceberg``), land new and late
-data, run the loads again (only new files are read), show the Iceberg table's
-snapshots and a ``watermarks rewind`` rolling it back, run the join
-``orders_enriched`` and the aggregation ``daily_revenue`` (a custom script: revenue
-per customer and day, only the days affected), a zero-record run and a failing run,
-then read the pages
-LocalStack delivered (alarm -> SNS -> SQS, EventBridge -> SNS -> SQS).
+environment, deploy, generate orders and a daily customer snapshot in S3, run the full
+loads, land new and late data, run the loads again (only new files are read), show the
+Iceberg table's snapshots and a ``watermarks rewind``, run the join ``orders_enriched``
+and the aggregation ``daily_revenue`` (a custom script), a zero-record run and a failing
+run, then read the pages LocalStack delivered.
 
 It ends on a summary and the ``status --env local`` table. Every step uses the
 library's public API; ``tests/e2e`` drives the same ``Demo`` methods one by one.
