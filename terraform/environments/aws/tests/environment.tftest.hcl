@@ -51,7 +51,8 @@ run "dev_aggregates_daily_revenue_when_orders_succeeds" {
     # try(): prod has no daily_revenue, and `||` does not short-circuit.
     condition = (var.environment != "dev" || try(
       one(output.platform.pipelines["daily_revenue"].upstreams) == "orders"
-      && output.platform.pipelines["daily_revenue"].trigger_name == "${var.name_prefix}-daily-revenue-after-upstreams"
+      # dev orchestrates by events: the EventBridge rule on the upstream's success starts it.
+      && output.platform.pipelines["daily_revenue"].trigger_name == "${var.name_prefix}-daily-revenue-upstream-succeeded"
       && output.platform.pipelines["daily_revenue"].arguments["--orders_path"] == var.pipelines["orders"].target.path
       && output.platform.pipelines["daily_revenue"].arguments["--day_column"] == var.pipelines["orders"].target.partitions[0].name,
       false
