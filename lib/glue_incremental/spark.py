@@ -53,8 +53,8 @@ def local_spark_session(
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", os.environ.get("GLUE_INCREMENTAL_DRIVER_MEMORY", "2g"))
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.driver.extraJavaOptions", _java_options())
+        .config("spark.executor.extraJavaOptions", _java_options())
     )
     jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env() + iceberg_jars()
     conf: dict[str, str] = iceberg_conf() if iceberg_jars() else {}
@@ -73,6 +73,13 @@ def local_spark_session(
     session.sparkContext.setLogLevel(os.environ.get("GLUE_INCREMENTAL_SPARK_LOG_LEVEL", "ERROR"))
     apply_required_conf(session)
     return session
+
+
+def _java_options() -> str:
+    """UTC, plus ``GLUE_INCREMENTAL_JVM_OPTIONS`` (the tests' short-lived JVMs: JIT flags)."""
+    return " ".join(
+        ["-Duser.timezone=UTC", *os.environ.get("GLUE_INCREMENTAL_JVM_OPTIONS", "").split()]
+    )
 
 
 def _with_jars(builder: Any, master: str, jars: list[str]) -> Any:

@@ -327,6 +327,10 @@ class _DynamoDbLocal(_Server):
         command = [
             java,
             "-Xmx512m",
+            # A small emulator on a 2-core machine: the quick JIT tier and one GC thread
+            # leave the cores to the jobs under test.
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
             f"-Djava.library.path={home / 'DynamoDBLocal_lib'}",
             "-jar",
             str(home / "DynamoDBLocal.jar"),

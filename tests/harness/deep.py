@@ -43,6 +43,22 @@ DEEP_ONLY: dict[str, str] = {
     f"{_RECOVERY_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
     f"{_RECOVERY_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
     f"{_RECOVERY_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
+    # On S3A the sweeps repeat the local disk's, step for step: the partitioned target on a
+    # local disk keeps the sweep at every step, the reproductions keep S3A (and its renames).
+    f"{_PUBLISH_SWEEP}[s3a-partitioned]": f"{_PUBLISH_SWEEP}[local-partitioned]",
+    f"{_RECOVERY_SWEEP}[s3a-partitioned]": f"{_RECOVERY_SWEEP}[local-partitioned]",
+    f"{_WRITER}::test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows[local]": f"{_WRITER}::test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows[s3a]",
+    # A second pair of SIGKILLed steps of the real script: the in-process sweeps crash at
+    # every step; one real-script kill during the recovery of a kill stays.
+    "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges[publish.delete#1-recover.delete#1]": "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges[publish.move#2-recover.move#1]",
+    # The join's output publish swept on a local disk repeats the copy-then-delete sweep
+    # (the same steps, plus S3's renames).
+    "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[local]": "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[copy_then_delete]",
+    # The `_` partition on an emulated S3 rename: local disk and S3A itself stay.
+    "tests/integration/test_adversarial_load.py::test_an_underscore_partition_is_merged_into_on_every_file_system[copy_then_delete]": "tests/integration/test_adversarial_load.py::test_an_underscore_partition_is_merged_into_on_every_file_system[s3a]",
+    # The watermarks module applied alone: environments/local applies the same module, its
+    # second plan is empty (test_terraform_local) and every job of the demo runs on the table.
+    "tests/terraform/test_watermarks_table_module.py": "tests/terraform/test_terraform_local.py::test_second_plan_after_apply_has_no_changes",
     # The Iceberg target killed before its commit: the kill between the Iceberg and the
     # DynamoDB commit (the harder case, rolled forward) stays.
     "tests/integration/test_iceberg_load.py::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh[before_the_iceberg_commit]": "tests/integration/test_iceberg_load.py::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",

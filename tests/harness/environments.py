@@ -17,6 +17,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.harness.provider_daemons import reattached
+
 ROOT = Path(__file__).resolve().parents[2]
 TERRAFORM = ROOT / "terraform"
 
@@ -90,40 +92,45 @@ def planned_pipelines(
     directory = tree / "environments" / root
     (directory / "backend_override.tf").write_text('terraform {\n  backend "local" {}\n}\n')
     terraform = shutil.which("terraform") or "/usr/local/bin/terraform"
-    env = terraform_env()
-    subprocess.run(
-        [terraform, "init", "-no-color"], cwd=directory, env=env, check=True, capture_output=True
-    )
-    command = [terraform, "console", "-no-color", *variables]
-    if var_file:
-        command.append(f"-var-file={var_file}")
-    completed = subprocess.run(
-        command,
-        cwd=directory,
-        env=env,
-        input=QUERY + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if completed.returncode != 0:
-        raise AssertionError(f"terraform console of {environment} failed:\n{completed.stderr}")
-    pipelines = json.loads(json.loads(completed.stdout.strip().splitlines()[-1]))
-    return [
-        PlannedPipeline(
-            environment=environment,
-            name=name,
-            script=p["script"],
-            job_name=p["job_name"],
-            run_arguments=dict(p["run_arguments"]),
-            target_path=p["target_path"],
-            read_s3_uris=tuple(p["read_s3_uris"]),
-            write_s3_uris=tuple(p["write_s3_uris"]),
-            secret_arn=p["secret_arn"],
-            connections=tuple(p["connections"]),
+    with reattached() as provider:
+        env = {**terraform_env(), **provider}
+        subprocess.run(
+            [terraform, "init", "-no-color"],
+            cwd=directory,
+            env=env,
+            check=True,
+            capture_output=True,
         )
-        for name, p in sorted(pipelines.items())
-    ]
+        command = [terraform, "console", "-no-color", *variables]
+        if var_file:
+            command.append(f"-var-file={var_file}")
+        completed = subprocess.run(
+            command,
+            cwd=directory,
+            env=env,
+            input=QUERY + "\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if completed.returncode != 0:
+            raise AssertionError(f"terraform console of {environment} failed:\n{completed.stderr}")
+        pipelines = json.loads(json.loads(completed.stdout.strip().splitlines()[-1]))
+        return [
+            PlannedPipeline(
+                environment=environment,
+                name=name,
+                script=p["script"],
+                job_name=p["job_name"],
+                run_arguments=dict(p["run_arguments"]),
+                target_path=p["target_path"],
+                read_s3_uris=tuple(p["read_s3_uris"]),
+                write_s3_uris=tuple(p["write_s3_uris"]),
+                secret_arn=p["secret_arn"],
+                connections=tuple(p["connections"]),
+            )
+            for name, p in sorted(pipelines.items())
+        ]
 
 
 # Credentials and endpoints for planning a real-AWS root offline: every service
@@ -166,22 +173,28 @@ def planned_environment(environment: str, workdir: Path, endpoint: str) -> dict:
     else:
         command += [f"-var=aws_endpoint_url={endpoint}"]
     terraform = shutil.which("terraform") or "/usr/local/bin/terraform"
-    env = terraform_env()
-    for args in (["init", "-no-color"], command):
-        completed = subprocess.run(
-            [terraform, *args], cwd=directory, env=env, capture_output=True, text=True, timeout=300
-        )
-        if completed.returncode != 0:
-            raise AssertionError(
-                f"terraform {args[0]} of {environment} failed:\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
+    with reattached() as provider:
+        env = {**terraform_env(), **provider}
+        for args in (["init", "-no-color"], command):
+            completed = subprocess.run(
+                [terraform, *args],
+                cwd=directory,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
             )
-    shown = subprocess.run(
-        [terraform, "show", "-json", "limits.tfplan"],
-        cwd=directory,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return json.loads(shown.stdout)
+            if completed.returncode != 0:
+                raise AssertionError(
+                    f"terraform {args[0]} of {environment} failed:\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}"
+                )
+        shown = subprocess.run(
+            [terraform, "show", "-json", "limits.tfplan"],
+            cwd=directory,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return json.loads(shown.stdout)

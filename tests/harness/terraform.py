@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.harness.provider_daemons import reattached
+
 ROOT = Path(__file__).resolve().parents[2]
 TERRAFORM = ROOT / "terraform"
 TF = shutil.which("terraform") or "/usr/local/bin/terraform"
@@ -32,14 +34,15 @@ def terraform_env() -> dict[str, str]:
 
 
 def tf(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [TF, *args],
-        cwd=cwd,
-        env=terraform_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    with reattached() as provider:
+        result = subprocess.run(
+            [TF, *args],
+            cwd=cwd,
+            env={**terraform_env(), **provider},
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
     if check and result.returncode != 0:
         raise AssertionError(
             f"terraform {' '.join(args)} in {cwd} exited {result.returncode}:\n"
