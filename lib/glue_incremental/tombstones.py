@@ -22,6 +22,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.key_index import having_keys
 from glue_incremental.schema_conform import with_columns_of
 
@@ -98,8 +99,6 @@ def changed(
 
 def read(spark: Any, uri: str, schema: StructType | None = None) -> DataFrame | None:
     """The tombstones stored at ``uri`` (Parquet), or None when there are none."""
-    from glue_incremental.hadoop_fs import HadoopFileSystem
-
     fs = HadoopFileSystem(spark, uri)
     if not fs.exists(uri) or not fs.has_data_files(uri):
         return None
@@ -109,12 +108,12 @@ def read(spark: Any, uri: str, schema: StructType | None = None) -> DataFrame | 
 
 def latest_kept(
     versions: Sequence[Mapping[str, Any]],
-    tombstone: Mapping[str, Any] | None,
+    stored: Mapping[str, Any] | None,
     order: Sequence[str],
 ) -> Mapping[str, Any] | None:
-    """Plain-Python twin of one key's merge with its tombstone: the greatest version by
-    ``order`` (each a value, null lowest), the tombstone ranking as a stored delete below a
-    row read on a tie. Returns the winner (``None`` when there is nothing)."""
+    """Plain-Python twin of one key's merge: of the ``versions`` read and the ``stored`` one
+    (its stored row, or its tombstone), the greatest by ``order`` (values compared in turn,
+    null lowest), ``stored`` losing a full tie to a version read. None when there is none."""
 
     def rank(item: tuple[int, Mapping[str, Any]]) -> tuple:
         prefer, row = item
@@ -122,8 +121,8 @@ def latest_kept(
         return (*values, prefer)
 
     candidates = [(1, version) for version in versions]
-    if tombstone is not None:
-        candidates.append((0, tombstone))
+    if stored is not None:
+        candidates.append((0, stored))
     return max(candidates, key=rank)[1] if candidates else None
 
 
