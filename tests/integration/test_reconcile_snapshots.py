@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.reconcile import ReconcileStopped
+from glue_incremental.sources import snapshots
 
 from tests.harness import reference
 from tests.harness.file_jobs import COLUMNS, Job, row
@@ -49,3 +50,16 @@ def test_an_empty_newest_snapshot_stops_the_reconcile_and_writes_nothing(spark, 
     assert "\n" not in str(stopped.value)
     assert target_rows(job) == before
     assert store.get_watermark("orders")["job_run_id"] == "jr_1"
+
+
+def test_the_key_read_of_a_parquet_snapshot_reads_only_the_key_columns(spark, tmp_path):
+    source = tmp_path / "parquet-source"
+    rows = [(1, "a", 10, "x" * 100), (2, "b", 10, "y" * 100)]
+    frame = spark.createDataFrame(rows, "id long, part string, updated long, value string")
+    frame.coalesce(1).write.parquet(str(source / "snapshot-1"))
+
+    keys = snapshots.keys_of_latest(spark, source.as_uri(), ["id"], source_format="parquet")
+
+    plan = keys._jdf.queryExecution().executedPlan().toString()
+    assert "ReadSchema: struct<id:bigint>" in plan
+    assert sorted(row.id for row in keys.collect()) == [1, 2]
