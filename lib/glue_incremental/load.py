@@ -233,6 +233,7 @@ def _load_rows(
         else {**_next_state(new_cursor, run, carried), **target.unpublished_state()}
     )
     changed = records_read > 0 or carried.without_times() != stored_without_times(run.previous())
+    changed = changed or bool(published and published.result.records_deleted)  # a reconcile
     if changed:
         run.commit({DEFAULT_SLOT: committed})
     target.after_commit(run, {DEFAULT_SLOT: committed})

@@ -27,14 +27,16 @@ def test_a_reconcile_removes_the_keys_the_newest_snapshot_lacks(spark, tmp_path,
     job.land([row(1, "a", 10, "x"), row(2, "a", 10, "x"), row(3, "b", 10, "x")])
     job.run()
     job.land([row(1, "a", 20, "y"), row(3, "b", 10, "x")])  # key 2 is gone
+    job.run()
 
-    summary = job.run(**SNAPSHOTS, reconcile=True)
+    summary = job.run(**SNAPSHOTS, reconcile=True)  # on demand, no new file: keys only
 
     latest = reference.full_refresh(tmp_path / "source", ("id",), "updated")
     expected = reference.without_gone_keys(latest, [(1,), (3,)], ("id",))
     assert target_rows(job) == reference.as_tuples(expected, COLUMNS)
     assert summary["reconcile"] == {"target_keys": 3, "source_keys": 2, "gone_keys": 1}
     assert summary["records_deleted"] == 1
+    assert store.get_watermark("orders")["job_run_id"] == "jr_3"  # the removal is committed
 
 
 def test_an_empty_newest_snapshot_stops_the_reconcile_and_writes_nothing(spark, tmp_path, store):
