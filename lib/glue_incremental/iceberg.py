@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 # iceberg_deliveries uses this module only inside its functions: the cycle is safe.
-from glue_incremental import deletes, iceberg_deliveries
+from glue_incremental import deletes, iceberg_deliveries, iceberg_tombstones, tombstones
 from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import encode
 from glue_incremental.errors import GlueIncrementalError
@@ -106,12 +106,14 @@ def resolve_upserts(
     deleted: str | None = None,
     *,
     keep_delivery: bool = False,
+    buried: DataFrame | None = None,
 ) -> DataFrame:
     """One row per key of ``incoming``: the Parquet writer's rule over stored and new versions.
 
     On an equal watermark the later ``delivery`` wins (columns of ``incoming``, and of
     ``existing`` where it carries them: its rows' kept deliveries; dropped from the result
     unless ``keep_delivery``); a stored row whose delivery is unknown loses to the row just read.
+    ``buried``: tombstones of incoming keys as candidates (``tombstones.as_candidates``).
     """
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
@@ -127,6 +129,8 @@ def resolve_upserts(
             if name not in kept:
                 stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
         candidates = stored.unionByName(candidates)
+    if buried is not None:
+        candidates = candidates.unionByName(buried.withColumn(prefer, F.lit(0)))
     return merge_latest(
         candidates,
         primary_key,
@@ -383,11 +387,11 @@ def publish_upsert(
     incoming = rows
     removed = 0
     existing: DataFrame | None = None
+    old_tombstones = iceberg_tombstones.read(spark, target)
     if replace_all:
         merged = merge_latest(
             incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
-        )
-        merged = deletes.surviving(merged, deleted)
+        )  # its deletes are kept for the tombstones, never written
     else:
         existing = read_at(spark, target, started_from)
         if existing is not None:
@@ -396,8 +400,20 @@ def publish_upsert(
             existing = iceberg_deliveries.with_kept_delivery(
                 spark, target, existing, primary_key, delivery, incoming.schema
             )
+        buried = None
+        if deleted is not None and old_tombstones is not None:
+            buried = tombstones.as_candidates(
+                old_tombstones, incoming, primary_key, deleted, incoming.columns
+            )
         merged = resolve_upserts(
-            incoming, existing, primary_key, order_by, delivery, deleted, keep_delivery=True
+            incoming,
+            existing,
+            primary_key,
+            order_by,
+            delivery,
+            deleted,
+            keep_delivery=True,
+            buried=buried,
         )
     with_delivery = merged.persist()
     merged = with_delivery.drop(*delivery)
@@ -414,12 +430,22 @@ def publish_upsert(
             delivery,
             replace_all=replace_all,
         )
+        iceberg_tombstones.record(
+            spark,
+            target,
+            old_tombstones,
+            with_delivery,
+            tombstones.kept_columns(primary_key, order_by, delivery),
+            primary_key,
+            deleted,
+            replace_all=replace_all,
+        )
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)
 
         def write() -> None:
             if replace_all:
-                merged.writeTo(target.name).overwrite(F.lit(True))
+                deletes.surviving(merged, deleted).writeTo(target.name).overwrite(F.lit(True))
             else:
                 spark.sql(
                     merge_statement(target.quoted, view, merged.columns, primary_key, deleted)

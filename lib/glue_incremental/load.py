@@ -175,6 +175,9 @@ def _load_rows(
     )
     if rows is None and full_reload and target_schema is not None and not run.dry_run:
         rows, delivery = run.spark.createDataFrame([], target_schema), ()  # replaced by nothing
+    if rows is None and reconciles and target_schema is not None:  # no new file: still reconcile
+        types = {name: load_sources.DELIVERY_TYPES[name] for name in delivery}
+        rows = reconcile.nothing_read(run.spark, target_schema, types)
     if rows is not None:
         source_rows = rows.drop(*hidden)
         require_columns(source_rows.columns, config, "source " + config.source)
@@ -230,6 +233,7 @@ def _load_rows(
         else {**_next_state(new_cursor, run, carried), **target.unpublished_state()}
     )
     changed = records_read > 0 or carried.without_times() != stored_without_times(run.previous())
+    changed = changed or bool(published and published.result.records_deleted)  # a reconcile
     if changed:
         run.commit({DEFAULT_SLOT: committed})
     target.after_commit(run, {DEFAULT_SLOT: committed})

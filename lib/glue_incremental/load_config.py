@@ -172,10 +172,18 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "reconcile_every",
-        "Hard deletes (JDBC): every Nth run reads only the source's primary keys and removes "
-        "target keys the source no longer has; `0`: never (`docs/deletes.md`).",
+        "Hard deletes (JDBC, or `--file_snapshots`): every Nth run reads only the source's "
+        "primary keys and removes target keys the source no longer has; `0`: never "
+        "(`docs/deletes.md`).",
         "0",
         reconciling.parse_every,
+    ),
+    Option(
+        "file_snapshots",
+        "`true`: every file of this file source is a full snapshot, so a reconcile takes the "
+        "keys of the newest file (`docs/deletes.md`).",
+        "false",
+        parse_bool,
     ),
     Option(
         "reconcile",
@@ -261,6 +269,7 @@ class LoadConfig:
     keep_delete_marker: bool = True
     reconcile_every: int = 0
     reconcile: bool = False
+    file_snapshots: bool = False
     reconcile_max_fraction: float = reconciling.DEFAULT_MAX_FRACTION
     max_batch_files: int | None = None
     max_batch_bytes: int | None = None

@@ -21,13 +21,19 @@ from glue_incremental import batches, credentials, cursors
 from glue_incremental.args import ArgumentError
 from glue_incremental.load_config import DEFAULT_FILE_BAND, LoadConfig, SchemaError
 from glue_incremental.runtime import IncrementalRun
-from glue_incremental.sources import bulk, discovery, files, jdbc, partition_types
+from glue_incremental.sources import bulk, discovery, files, jdbc, partition_types, snapshots
 from glue_incremental.state import LoadState
 
 # Delivery order of file rows, for ties (``writer.merge_latest``); never written.
 FILE_MODIFIED = "__glue_incremental_file_modified"
 FILE_NAME = "__glue_incremental_file_name"
 FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
+# Their types (Spark's ``_metadata`` columns), for a run that reads no file but merges.
+DELIVERY_TYPES = {FILE_MODIFIED: "timestamp", FILE_NAME: "string"}
+DELIVERY_SOURCES = {
+    FILE_MODIFIED: "_metadata.file_modification_time",
+    FILE_NAME: "_metadata.file_name",
+}
 
 
 def _nothing_after_commit(run: IncrementalRun) -> None:
@@ -141,7 +147,19 @@ class JdbcTableSource:
 
 
 def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
-    """The JDBC table's primary keys and nothing else (``jdbc.key_query``): the reconcile's read."""
+    """The source's primary keys and nothing else, the reconcile's read: the JDBC table's
+    (``jdbc.key_query``), or the latest snapshot's (``--file_snapshots``, ``snapshots``)."""
+    if not config.is_jdbc:
+        previous = LoadState.from_state(run.previous())
+        return snapshots.keys_of_latest(
+            run.spark,
+            config.source,
+            config.primary_key,
+            source_format=config.source_format,
+            schema=declared_schema(config),
+            partition_types=previous.partition_types if previous else None,
+            delivery=DELIVERY_SOURCES,
+        )
     return jdbc.read_keys(run.spark, _jdbc_source(config), config.primary_key)
 
 
@@ -273,9 +291,7 @@ class FileDatasetSource:
             if rows is None:
                 return None
             return rows.select(
-                "*",
-                F.col("_metadata.file_modification_time").alias(FILE_MODIFIED),
-                F.col("_metadata.file_name").alias(FILE_NAME),
+                "*", *[F.col(column).alias(name) for name, column in DELIVERY_SOURCES.items()]
             )
 
         def release() -> None:

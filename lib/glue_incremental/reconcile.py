@@ -2,7 +2,8 @@
 
 It runs every ``--reconcile_every`` committed runs, or when a run is started with
 ``--reconcile true`` (the CLI: ``run ... --reconcile true``). It reads only the
-source's primary keys (JDBC: one pushed-down ``SELECT`` of the key columns) and
+source's primary keys (JDBC: one pushed-down ``SELECT`` of the key columns; a file
+source of full snapshots, ``--file_snapshots``: the newest file's, ``sources.snapshots``) and
 turns each stored row whose key is gone into a delete (``deletes.DELETED``) merged
 with the run's rows, so the removal is part of the run's one publish and commit.
 
@@ -14,12 +15,13 @@ Design: ``docs/deletes.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from glue_incremental import deletes
 from glue_incremental.args import ArgumentError
@@ -45,6 +47,12 @@ class KeyCounts:
     target: int
     source: int
     gone: int
+
+    @classmethod
+    def of(cls, stored: Iterable[tuple], source: Iterable[tuple]) -> KeyCounts:
+        """The counts on plain Python keys (the Spark anti-join's twin)."""
+        target, found = set(stored), set(source)
+        return cls(len(target), len(found), len(target - found))
 
     def as_details(self) -> dict[str, JsonValue]:
         """The summary line's ``reconcile`` entry."""
@@ -84,13 +92,23 @@ def parse_fraction(name: str, value: str | None) -> float:
 
 
 def check_source(config: LoadConfig) -> None:
-    """A reconcile needs a source that can say a row is gone: a JDBC table."""
-    if (config.reconcile_every or config.reconcile) and not config.is_jdbc:
+    """A reconcile needs a source that can say a row is gone: a JDBC table, or a file source
+    whose every file is a full snapshot (``--file_snapshots true``)."""
+    if config.file_snapshots and config.is_jdbc:
+        raise ArgumentError(
+            "file_snapshots",
+            "--file_snapshots is for a file source whose every file is a full snapshot; "
+            "a JDBC source reconciles from its table without it",
+        )
+    if (config.reconcile_every or config.reconcile) and not (
+        config.is_jdbc or config.file_snapshots
+    ):
         option = "reconcile_every" if config.reconcile_every else "reconcile"
         raise ArgumentError(
             option,
-            f"--{option} needs a JDBC source: a file source cannot say a row is gone "
-            "(use --delete_marker for soft deletes)",
+            f"--{option} needs a JDBC source or --file_snapshots true: a file source cannot "
+            "say a row is gone unless every file is a full snapshot (use --delete_marker for "
+            "soft deletes)",
         )
 
 
@@ -109,6 +127,17 @@ def runs_since_after(config: LoadConfig, runs_since: int | None, *, reconciled: 
     return 0 if reconciled else (runs_since or 0) + 1
 
 
+def nothing_read(
+    spark: Any, target_schema: StructType, delivery_types: dict[str, str]
+) -> DataFrame:
+    """The rows of a reconciling run that read no file: none, in the target's shape (with
+    ``delivery`` columns), so the reconcile still merges and publishes."""
+    rows = spark.createDataFrame([], target_schema)
+    for name, kind in delivery_types.items():
+        rows = rows.withColumn(name, F.lit(None).cast(kind))
+    return rows
+
+
 def with_gone_keys(
     run: IncrementalRun,
     config: LoadConfig,
@@ -120,7 +149,9 @@ def with_gone_keys(
 
     A gone key's delete is its stored row itself, so it ties with it on the watermark and
     wins as the row just read does; a newer version of the key read by this run still wins
-    (the key came back, or was deleted after the read: the next reconcile decides).
+    (the key came back, or was deleted after the read: the next reconcile decides). Delivery
+    columns ``source_keys`` returns (a snapshot's) are the delete's delivery: it is delivered
+    with the snapshot that lacks the key, after any stored row's.
     """
     if deletes.DELETED not in rows.columns:
         rows = rows.withColumn(deletes.DELETED, F.lit(False))
@@ -128,8 +159,11 @@ def with_gone_keys(
     if stored is None:
         return rows, KeyCounts(0, 0, 0)
     key_columns = [F.col(f"`{name}`") for name in config.primary_key]
-    found = source_keys().select(*key_columns)
-    found = found.distinct().persist()
+    read = source_keys()
+    stamped = [
+        name for name in read.columns if name in rows.columns and name not in config.primary_key
+    ]
+    found = read.select(*key_columns).distinct().persist()
     try:
         stored_keys = stored.select(*key_columns).distinct()
         gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti")
@@ -138,6 +172,8 @@ def with_gone_keys(
         if not counts.gone:
             return rows, counts
         gone = stored.join(gone_keys, list(config.primary_key), "left_semi")
+        if stamped:
+            gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
         gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
         return rows.unionByName(gone), counts
     finally:

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
 
-from glue_incremental import deletes, key_index, parquet_schema, publish, schema_conform
+from glue_incremental import deletes, key_index, parquet_schema, publish, schema_conform, tombstones
 from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
@@ -136,9 +136,32 @@ def upsert(
     incoming = partition_values_as_strings(rows, partition_by)
     data_columns = [name for name in incoming.columns if name not in delivery]
     if replace_all or not _data_exists(spark, target_uri):
-        merged = merge_latest(
-            incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
+        prefer = "__glue_incremental_incoming"
+        # A target whose every row was deleted keeps its tombstones: the merge still sees them.
+        candidates, old_tombstones = _with_tombstones(
+            spark,
+            target_uri,
+            incoming.withColumn(prefer, F.lit(1)),
+            incoming,
+            primary_key,
+            None if replace_all else deleted,
+            prefer,
         )
+        merged = merge_latest(
+            candidates,
+            primary_key,
+            order_by,
+            prefer=prefer,
+            delivery=delivery,
+            keep_delivery=True,
+        )
+        kept_tombstones = _tombstones_after(
+            old_tombstones, merged, primary_key, order_by, delivery, deleted
+        )
+        if deleted is None and (
+            not replace_all or not _data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
+        ):
+            kept_tombstones = None  # left as they are (none to remove: the intent names none)
         merged = deletes.surviving(merged, deleted)
         fresh_index = None
         if moves_possible(primary_key, partition_by, partition_moves):
@@ -156,6 +179,7 @@ def upsert(
             index_plan=fresh_index,
             delivery=delivery,
             primary_key=primary_key,
+            tombstones=kept_tombstones,
         )
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
@@ -181,10 +205,18 @@ def upsert(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
         )
         candidates = stored.unionByName(candidates)
+    candidates, old_tombstones = _with_tombstones(
+        spark, target_uri, candidates, incoming, primary_key, deleted, prefer
+    )
     merged = merge_latest(
         candidates, primary_key, order_by, prefer=prefer, delivery=delivery, keep_delivery=True
     )
     removed = deletes.count_removed(merged, existing, primary_key, deleted)
+    kept_tombstones = None
+    if deleted is not None and tombstones.changed(old_tombstones, merged, primary_key, deleted):
+        kept_tombstones = _tombstones_after(
+            old_tombstones, merged, primary_key, order_by, delivery, deleted
+        )
     result = replace_partitions(
         spark,
         deletes.surviving(merged, deleted),
@@ -196,8 +228,45 @@ def upsert(
         index_plan=index_plan,
         delivery=delivery,
         primary_key=primary_key,
+        tombstones=kept_tombstones,
     )
     return replace(result, records_deleted=removed) if removed else result
+
+
+def _with_tombstones(
+    spark: SparkSession,
+    target_uri: str,
+    candidates: DataFrame,
+    incoming: DataFrame,
+    primary_key: Sequence[str],
+    deleted: str | None,
+    prefer: str,
+) -> tuple[DataFrame, DataFrame | None]:
+    """``candidates`` plus the tombstones of the incoming keys (a removed key's last version:
+    an older one read now loses to it as to a stored row), and the tombstones read."""
+    if deleted is None:
+        return candidates, None
+    old = tombstones.read(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
+    if old is None:
+        return candidates, None
+    buried = tombstones.as_candidates(old, incoming, primary_key, deleted, incoming.columns)
+    return candidates.unionByName(buried.withColumn(prefer, F.lit(0))), old
+
+
+def _tombstones_after(
+    old: DataFrame | None,
+    merged: DataFrame,
+    primary_key: Sequence[str],
+    order_by: str | None,
+    delivery: Sequence[str],
+    deleted: str | None,
+) -> DataFrame | Literal[False] | None:
+    """What ``replace_partitions`` does with the tombstones: a frame to publish, or False
+    (none: a full reload without deletes removes every tombstone)."""
+    if deleted is None:
+        return False
+    kept = tombstones.kept_columns(primary_key, order_by, delivery)
+    return tombstones.after_merge(old, merged, primary_key, kept, deleted)
 
 
 def match_columns(primary_key: Sequence[str], partition_by: Sequence[str]) -> list[str]:
@@ -409,6 +478,7 @@ def replace_partitions(
     index_plan: key_index.IndexPlan | None = None,
     delivery: Sequence[str] = (),
     primary_key: Sequence[str] = (),
+    tombstones: DataFrame | Literal[False] | None = None,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
@@ -423,6 +493,8 @@ def replace_partitions(
     ``delivery`` columns of ``rows`` (with ``primary_key``) are kept under
     ``_delivery/<partition>/`` in the same intent, never in the data; every
     replaced partition's deliveries are replaced too (removed when none given).
+    ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
+    them, None leaves them as they are.
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -468,6 +540,8 @@ def replace_partitions(
     if affected is None and fs.exists(delivery_root):
         delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
     replaced = to_replace | index_dirs | delivery_dirs
+    if tombstones is not None:
+        replaced |= _stage_tombstones(stage_uri, tombstones)
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
@@ -475,6 +549,13 @@ def replace_partitions(
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)
+
+
+def _stage_tombstones(stage_uri: str, kept: DataFrame | Literal[False]) -> set[str]:
+    """Stage the tombstones the publish leaves (none: the directory is emptied)."""
+    if isinstance(kept, DataFrame):
+        kept.coalesce(1).write.mode("overwrite").parquet(_join(stage_uri, tombstones.TOMBSTONE_DIR))
+    return {tombstones.TOMBSTONE_DIR}
 
 
 def _stage_index(

@@ -44,10 +44,6 @@ def land_all(job: Job, files: list[list[dict]]) -> None:
         job.land(rows)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a batch after the one that applied a delete re-inserts an older version of the key",
-)
 def test_a_late_older_version_in_a_later_batch_of_one_run_does_not_undo_a_delete(
     spark, tmp_path, store
 ):
@@ -64,7 +60,7 @@ def test_a_late_older_version_in_a_later_batch_of_one_run_does_not_undo_a_delete
     land_all(batched, history)
     batched.run()
 
-    assert target_rows(batched) == full_refresh(batched)  # key 1 is back as v1.20.U
+    assert target_rows(batched) == full_refresh(batched)  # key 1 stays deleted (tombstone)
 
 
 def test_ties_between_deletes_and_inserts_follow_delivery_across_batches(spark, tmp_path, store):

@@ -60,16 +60,25 @@ def test_a_later_delete_removes_the_key_and_an_older_one_loses(spark, tmp_path, 
     assert summary["records_deleted"] == 1  # key 4 was never stored: nothing to remove
 
 
-def test_a_re_insert_brings_a_deleted_key_back_in_its_new_partition(spark, tmp_path, store):
+def test_a_late_older_version_in_a_later_run_stays_deleted_and_a_newer_one_brings_it_back(
+    spark, tmp_path, store
+):
+    # Run 3 delivers key 1 at watermark 15, older than its applied delete (20): the tombstone
+    # it left wins, as the stored row would have. Run 4's newer version brings the key back.
     job = Job(spark, tmp_path, store, delete_marker=OP_D)
-    history = [[row(1, "a", 10), row(2, "a", 10)], [row(1, "a", 20, "D")], [row(1, "b", 30)]]
+    history = [[row(1, "a", 10), row(2, "a", 10)], [row(1, "a", 20, "D")], [row(1, "b", 15)]]
     delivered: list[dict] = []
     for batch in history:
         job.land(batch)
         delivered += batch
         job.run()
-
     assert target_rows(job) == expected(delivered)
+    assert [r[0] for r in target_rows(job)] == [2]
+
+    job.land([row(1, "b", 30)])
+    job.run()
+
+    assert target_rows(job) == expected([*delivered, row(1, "b", 30)])
     assert ("1", "b") in {(str(r[0]), r[2]) for r in target_rows(job)}
 
 
@@ -111,7 +120,7 @@ def test_a_boolean_marker_of_another_type_is_one_line(spark, tmp_path, store):
 RUNS = st.lists(
     st.lists(
         st.tuples(
-            st.integers(1, 5), st.sampled_from("ab"), st.integers(0, 3), st.sampled_from("UUD")
+            st.integers(1, 5), st.sampled_from("ab"), st.integers(0, 9), st.sampled_from("UUD")
         ),
         min_size=1,
         max_size=5,
@@ -128,16 +137,16 @@ def test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys(
 ):
     """Inserts, updates, deletes and re-inserts over runs; keys move between partitions.
 
-    Deletes arrive in watermark order across runs (a version older than an applied delete,
-    delivered after it, would bring the key back: docs/deletes.md, "tombstones").
+    Watermarks are drawn in any order across runs: a version older than an applied delete,
+    delivered in a later run, loses to the delete's tombstone (docs/deletes.md).
     """
     create_table()
     tmp = tmp_path_factory.mktemp("deletes")
     # A state per example: the state records its target, and each example has its own.
     job = Job(spark, tmp, Watermarks(), job_name=f"prop-{tmp.name}", delete_marker=OP_D)
     delivered: list[dict] = []
-    for number, drawn in enumerate(runs):
-        batch = [row(key, part, number * 10 + offset, op) for key, part, offset, op in drawn]
+    for drawn in runs:
+        batch = [row(key, part, watermark, op) for key, part, watermark, op in drawn]
         job.land(batch)
         delivered += batch
         job.run()
@@ -169,7 +178,11 @@ def test_a_soft_delete_on_iceberg_is_a_merge_delete(spark, tmp_path, aws):
     delivered: list[dict] = []
     summaries = []
     for number, batch in enumerate(
-        [[row(1, "a", 10), row(2, "a", 10)], [row(1, "a", 20, "D"), row(2, "a", 5, "D")]]
+        [
+            [row(1, "a", 10), row(2, "a", 10)],
+            [row(1, "a", 20, "D"), row(2, "a", 5, "D")],
+            [row(1, "a", 15)],  # late and older than key 1's delete: its tombstone wins
+        ]
     ):
         clock.now += 60
         write_json_file(Path(tmp_path / "source"), batch, mtime=clock.now - 30)
@@ -182,5 +195,6 @@ def test_a_soft_delete_on_iceberg_is_a_merge_delete(spark, tmp_path, aws):
 
     name = config.iceberg_target.name
     assert table_rows(spark, name, COLUMNS) == expected(delivered)
-    assert summaries[-1]["records_deleted"] == 1
+    assert [r[0] for r in table_rows(spark, name, COLUMNS)] == [2]
+    assert summaries[1]["records_deleted"] == 1
     assert "__glue_incremental_deleted" not in spark.table(name).columns

@@ -6,7 +6,9 @@ import pytest
 from glue_incremental.args import ArgumentError
 from glue_incremental.load_config import LoadConfig
 from glue_incremental.reconcile import KeyCounts, ReconcileStopped, due, runs_since_after
+from glue_incremental.sources import snapshots
 from glue_incremental.sources.jdbc import JdbcSource, key_query
+from glue_incremental.sources.listing import SourceFile
 
 
 def config(**overrides) -> LoadConfig:
@@ -58,17 +60,52 @@ def test_a_reconcile_runs_every_nth_run_or_on_demand():
     [
         (
             {"source": "file:///data", "source_table": None, "reconcile_every": 5},
-            "--reconcile_every needs a JDBC source: a file source cannot say a row is gone",
+            "--reconcile_every needs a JDBC source or --file_snapshots true: a file source "
+            "cannot say a row is gone",
         ),
         (
             {"source": "s3://bucket/data", "source_table": None, "reconcile": True},
-            "--reconcile needs a JDBC source",
+            "--reconcile needs a JDBC source or --file_snapshots true",
+        ),
+        (
+            {"file_snapshots": True},
+            "--file_snapshots is for a file source whose every file is a full snapshot",
         ),
     ],
 )
 def test_a_reconcile_of_a_file_source_is_refused_in_one_line(overrides, message):
-    with pytest.raises(ArgumentError, match=message):
+    with pytest.raises(ArgumentError, match=message) as raised:
         config(**overrides)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_file_source_of_full_snapshots_may_reconcile():
+    files = {"source": "s3://bucket/data", "source_table": None, "file_snapshots": True}
+    assert config(**files, reconcile_every=5).reconcile_every == 5
+    assert config(**files, reconcile=True).reconcile
+
+
+def test_the_latest_snapshot_is_the_newest_file_by_time_then_name():
+    older = SourceFile("s3://b/data/day=2/snapshot-9.json", modified_ms=1_000, size=10)
+    tie_a = SourceFile("s3://b/data/day=1/a.json", modified_ms=2_000, size=10)
+    tie_b = SourceFile("s3://b/data/day=0/b.json", modified_ms=2_000, size=10)
+
+    assert snapshots.latest([older, tie_b, tie_a]) == tie_b  # same time: the later name
+    assert snapshots.latest([older]) == older
+    assert snapshots.latest([]) is None
+
+
+def test_keys_missing_from_the_latest_snapshot_are_gone():
+    first, second = [(1,), (2,), (3,)], [(1,), (3,)]
+
+    counts = KeyCounts.of(stored=first, source=second)
+
+    assert counts == KeyCounts(target=3, source=2, gone=1)
+    counts.check(0.5)  # one key of three
+    with pytest.raises(ReconcileStopped, match=r"more than --reconcile_max_fraction 0\.1"):
+        counts.check(0.1)
+    with pytest.raises(ReconcileStopped, match="the source returned no keys"):
+        KeyCounts.of(stored=first, source=[]).check(1.0)  # an empty snapshot never empties
 
 
 @pytest.mark.parametrize(

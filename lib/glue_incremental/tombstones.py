@@ -1,0 +1,130 @@
+"""Tombstones: a removed key's last version, so an older version read later still loses.
+
+A key whose latest version is a delete leaves the target, but its version (the key, the
+watermark and the delivery columns) stays as a tombstone. The next merge with deletes on
+adds the tombstones of the keys it reads as stored deletes (``as_candidates``): an older
+version loses to one exactly as it would to a stored row, in a later batch of the run or
+in a later run; a newer version brings the key back and removes its tombstone
+(``after_merge``). Parquet keeps them under ``<target>/_tombstones/`` in the publish's
+write-ahead intent (``writer``); Iceberg in ``<table>__tombstone`` (``iceberg``). First run
+(or a full reload): the tombstones are the deletes among the rows read, nothing older.
+Nothing bounds their number yet: one per key ever deleted and not back. ``docs/deletes.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from glue_incremental.hadoop_fs import HadoopFileSystem
+from glue_incremental.key_index import having_keys
+from glue_incremental.schema_conform import with_columns_of
+
+TOMBSTONE_DIR = "_tombstones"
+
+
+def kept_columns(
+    primary_key: Sequence[str], order_by: str | None, delivery: Sequence[str]
+) -> list[str]:
+    """What a tombstone keeps: the key and the version (watermark, delivery columns)."""
+    names = [*primary_key, *([order_by] if order_by else []), *delivery]
+    return list(dict.fromkeys(names))
+
+
+def as_candidates(
+    tombstones: DataFrame,
+    incoming: DataFrame,
+    primary_key: Sequence[str],
+    deleted: str,
+    columns: Sequence[str],
+) -> DataFrame:
+    """The tombstones of ``incoming``'s keys as merge candidates with ``columns`` (those of
+    ``incoming``): deletes whose other values are null."""
+    keys = incoming.select(*[_col(key) for key in primary_key]).distinct()
+    hits = having_keys(tombstones, keys, primary_key)
+    present = [name for name in columns if name in hits.columns and name != deleted]
+    typed = with_columns_of(hits, incoming.schema, present)
+    missing = [name for name in columns if name not in present and name != deleted]
+    for name in missing:
+        typed = typed.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
+    return typed.withColumn(deleted, F.lit(True)).select(*[_col(name) for name in columns])
+
+
+def after_merge(
+    old: DataFrame | None,
+    merged: DataFrame,
+    primary_key: Sequence[str],
+    kept: Sequence[str],
+    deleted: str,
+) -> DataFrame:
+    """The tombstones after a merge whose winners are ``merged`` (one row per key it decided):
+    every winner that is a delete, and the old tombstones of the keys it did not decide."""
+    new = merged.where(F.col(deleted)).select(*[_col(name) for name in kept])
+    if old is None:
+        return new
+    decided = merged.select(*[_col(key) for key in primary_key])
+    aliases = [f"__glue_incremental_decided_{index}" for index in range(len(primary_key))]
+    renamed = decided.select(
+        *[_col(key).alias(alias) for key, alias in zip(primary_key, aliases, strict=True)]
+    )
+    same = functools.reduce(
+        operator.and_,
+        [
+            _col(key).eqNullSafe(F.col(alias))
+            for key, alias in zip(primary_key, aliases, strict=True)
+        ],
+    )
+    rest = old.join(renamed, same, "left_anti")
+    return new.unionByName(with_columns_of(rest, new.schema, list(kept)))
+
+
+def changed(
+    old: DataFrame | None, merged: DataFrame, primary_key: Sequence[str], deleted: str
+) -> bool:
+    """Whether a merge changes the tombstones: a winner is a delete, or a key it decided had one
+    (two small reads; a run that changes none leaves the tombstones as they are)."""
+    if merged.where(F.col(deleted)).limit(1).count():
+        return True
+    if old is None:
+        return False
+    decided = merged.select(*[_col(key) for key in primary_key])
+    return bool(having_keys(old, decided, primary_key).limit(1).count())
+
+
+def read(spark: Any, uri: str, schema: StructType | None = None) -> DataFrame | None:
+    """The tombstones stored at ``uri`` (Parquet), or None when there are none."""
+    fs = HadoopFileSystem(spark, uri)
+    if not fs.exists(uri) or not fs.has_data_files(uri):
+        return None
+    reader = spark.read if schema is None else spark.read.schema(schema)
+    return reader.parquet(uri)
+
+
+def latest_kept(
+    versions: Sequence[Mapping[str, Any]],
+    stored: Mapping[str, Any] | None,
+    order: Sequence[str],
+) -> Mapping[str, Any] | None:
+    """Plain-Python twin of one key's merge: of the ``versions`` read and the ``stored`` one
+    (its stored row, or its tombstone), the greatest by ``order`` (values compared in turn,
+    null lowest), ``stored`` losing a full tie to a version read. None when there is none."""
+
+    def rank(item: tuple[int, Mapping[str, Any]]) -> tuple:
+        prefer, row = item
+        values = [(row.get(name) is not None, row.get(name)) for name in order]
+        return (*values, prefer)
+
+    candidates = [(1, version) for version in versions]
+    if stored is not None:
+        candidates.append((0, stored))
+    return max(candidates, key=rank)[1] if candidates else None
+
+
+def _col(name: str) -> Column:
+    return F.col(f"`{name}`")

@@ -1,0 +1,67 @@
+"""The reconcile of a file source whose every file is a full snapshot (``--file_snapshots``).
+
+Local disk, Parquet target; the reference is the pure-Python full refresh restricted to the
+keys of the newest file (``tests.harness.reference``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from glue_incremental.reconcile import ReconcileStopped
+from glue_incremental.sources import snapshots
+
+from tests.harness import reference
+from tests.harness.file_jobs import COLUMNS, Job, row
+
+pytestmark = pytest.mark.spark
+
+SNAPSHOTS = {"file_snapshots": True, "reconcile_max_fraction": 0.5}
+
+
+def target_rows(job: Job) -> list[tuple]:
+    return reference.as_tuples(reference.visible_rows(job.target, COLUMNS), COLUMNS)
+
+
+def test_a_reconcile_removes_the_keys_the_newest_snapshot_lacks(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, **SNAPSHOTS)
+    job.land([row(1, "a", 10, "x"), row(2, "a", 10, "x"), row(3, "b", 10, "x")])
+    job.run()
+    job.land([row(1, "a", 20, "y"), row(3, "b", 10, "x")])  # key 2 is gone
+    job.run()
+
+    summary = job.run(**SNAPSHOTS, reconcile=True)  # on demand, no new file: keys only
+
+    latest = reference.full_refresh(tmp_path / "source", ("id",), "updated")
+    expected = reference.without_gone_keys(latest, [(1,), (3,)], ("id",))
+    assert target_rows(job) == reference.as_tuples(expected, COLUMNS)
+    assert summary["reconcile"] == {"target_keys": 3, "source_keys": 2, "gone_keys": 1}
+    assert summary["records_deleted"] == 1
+    assert store.get_watermark("orders")["job_run_id"] == "jr_3"  # the removal is committed
+
+
+def test_an_empty_newest_snapshot_stops_the_reconcile_and_writes_nothing(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, **SNAPSHOTS)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "x")])
+    job.run()
+    before = target_rows(job)
+    job.land([])  # a snapshot of nothing: an emptied export, not a source without rows
+
+    with pytest.raises(ReconcileStopped, match="the source returned no keys") as stopped:
+        job.run(**SNAPSHOTS, reconcile=True)
+
+    assert "\n" not in str(stopped.value)
+    assert target_rows(job) == before
+    assert store.get_watermark("orders")["job_run_id"] == "jr_1"
+
+
+def test_the_key_read_of_a_parquet_snapshot_reads_only_the_key_columns(spark, tmp_path):
+    source = tmp_path / "parquet-source"
+    rows = [(1, "a", 10, "x" * 100), (2, "b", 10, "y" * 100)]
+    frame = spark.createDataFrame(rows, "id long, part string, updated long, value string")
+    frame.coalesce(1).write.parquet(str(source / "snapshot-1"))
+
+    keys = snapshots.keys_of_latest(spark, source.as_uri(), ["id"], source_format="parquet")
+
+    plan = keys._jdf.queryExecution().executedPlan().toString()
+    assert "ReadSchema: struct<id:bigint>" in plan
+    assert sorted(row.id for row in keys.collect()) == [1, 2]
