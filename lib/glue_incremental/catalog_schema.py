@@ -5,17 +5,20 @@ schema and calls ``UpdateTable`` only if a column is missing or of another type,
 whose update failed is healed by the next one. Columns are never removed (a column gone
 from the source stays in the target) and partition keys are left as Terraform declared
 them. Terraform ignores the columns after creation (``ignore_changes`` in
-``modules/incremental_pipeline/catalog.tf``), so its next plan keeps them.
+``modules/incremental_pipeline/catalog.tf``), so its next plan keeps them. The load and the
+join both take ``--catalog_table`` (``check_option``) and sync after their commit
+(``sync_after_commit``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from pyspark.sql.types import StructType
 
 from glue_incremental import aws
+from glue_incremental.args import ArgumentError
 
 # The members of GetTable's Table that UpdateTable's TableInput accepts
 # (https://docs.aws.amazon.com/glue/latest/webapi/API_TableInput.html).
@@ -68,3 +71,24 @@ def sync(catalog_table: str, schema: StructType) -> list[str]:
     glue.update_table(DatabaseName=database, TableInput=table_input)
     before = {(c["Name"].lower(), c["Type"]) for c in columns}
     return [c["Name"] for c in updated if (c["Name"].lower(), c["Type"]) not in before]
+
+
+def check_option(catalog_table: str | None, target_format: str) -> None:
+    """``--catalog_table`` names ``database.table`` of a Parquet target (raises ArgumentError)."""
+    if catalog_table is not None and (target_format != "parquet" or catalog_table.count(".") != 1):
+        raise ArgumentError(
+            "catalog_table",
+            f"--catalog_table {catalog_table!r} must be database.table, for a Parquet "
+            "target (an Iceberg table keeps its own catalog entry)",
+        )
+
+
+def sync_after_commit(
+    details: MutableMapping[str, Any], catalog_table: str, schema: StructType
+) -> None:
+    """``sync`` after a run committed, into the run's summary ``details``: the columns
+    updated, or the error; a failure is reported, not raised (the next run heals the table)."""
+    try:
+        details["catalog_columns_updated"] = sync(catalog_table, schema)
+    except Exception as error:
+        details["catalog_update_error"] = f"{type(error).__name__}: {error}".splitlines()[0]

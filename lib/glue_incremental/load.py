@@ -54,7 +54,6 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
     SchemaError,
 )
 from glue_incremental.load_sources import SourcePlan, require_columns
-from glue_incremental.run_summary import jsonable
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.state import (
     LoadState,
@@ -238,7 +237,7 @@ def _load_rows(
         run.commit({DEFAULT_SLOT: committed})
     target.after_commit(run, {DEFAULT_SLOT: committed})
     if config.catalog_table and published and run.committed:
-        _sync_catalog(run, config.catalog_table, schema_plan.resolved)
+        catalog_schema.sync_after_commit(run.details, config.catalog_table, schema_plan.resolved)
     result = published.result if published else writer.WriteResult(0)
     watermark_time = cursors.as_time(new_cursor)
     if watermark_time is None and plan.file_high_mark_ms:
@@ -343,16 +342,6 @@ def _upsert_spec(
         delivery=delivery,
         deleted=deletes.DELETED if deleted else None,
     )
-
-
-def _sync_catalog(run: IncrementalRun, catalog_table: str, schema: Any) -> None:
-    """After the commit: a failure is reported, not raised (the next run heals the table)."""
-    try:
-        run.details["catalog_columns_updated"] = jsonable(
-            catalog_schema.sync(catalog_table, schema)
-        )
-    except Exception as error:
-        run.details["catalog_update_error"] = f"{type(error).__name__}: {error}".splitlines()[0]
 
 
 def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal
 
-from glue_incremental import deletes, iceberg, writer
+from glue_incremental import catalog_schema, deletes, iceberg, writer
 from glue_incremental import reconcile as reconciling
 from glue_incremental.args import (
     DISCOVERY_OPTIONS,
@@ -326,14 +326,7 @@ class LoadConfig:
                 f"--schema_evolution {self.schema_evolution!r} is not one of "
                 f"{', '.join(SCHEMA_EVOLUTIONS)}",
             )
-        if self.catalog_table is not None and (
-            self.target_format != "parquet" or self.catalog_table.count(".") != 1
-        ):
-            raise ArgumentError(
-                "catalog_table",
-                f"--catalog_table {self.catalog_table!r} must be database.table, for a Parquet "
-                "target (an Iceberg table keeps its own catalog entry)",
-            )
+        catalog_schema.check_option(self.catalog_table, self.target_format)
         if not self.primary_key:
             raise ArgumentError("primary_key", "--primary_key needs at least one column")
         overlap = set(self.partition_by) & {self.watermark_column}

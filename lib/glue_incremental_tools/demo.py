@@ -3,10 +3,10 @@
 ``python -m glue_incremental demo [--keep] [--clean-only]``: start local AWS
 (LocalStack, DynamoDB Local, moto for Glue), ``terraform apply`` the ``local``
 environment, deploy, generate orders and a daily customer snapshot in S3, run the full
-loads, land new and late data, run the loads again (only new files are read), show the
-Iceberg table's snapshots and a ``watermarks rewind``, run the join ``orders_enriched``
-and the aggregation ``daily_revenue`` (a custom script), a zero-record run and a failing
-run, then read the pages LocalStack delivered.
+loads, land new and late data (a new column, deleted orders), run the loads again (only
+new files are read; the orders target shows the column and lacks the deleted orders),
+show the Iceberg table's snapshots and a ``watermarks rewind``, run the join and the
+aggregation ``daily_revenue``, a zero-record run and a failing run, read the pages.
 
 It ends on a summary and the ``status --env local`` table. Every step uses the
 library's public API; ``tests/e2e`` drives the same ``Demo`` methods one by one.
@@ -47,6 +47,10 @@ FIRST_DAY = date(2024, 5, 1)
 DAYS = 3
 ORDERS_PER_DAY = 20
 CUSTOMER_COUNT = 8
+# The new delivery's orders carry a column the first ones lack; two orders of day 2 are
+# deleted in the source (CDC `op` = D; environments/local: --delete_marker op=D).
+NEW_COLUMN = "channel"
+DELETED_ORDERS = (1, 2)
 BAD_ARGUMENTS = {"--primary_keys": "order_id"}  # a typo of --primary_key
 
 Log = Callable[[str], Any]
@@ -214,6 +218,24 @@ class Demo:
         )
         return self.outputs
 
+    def terraform_plan(self) -> list[str]:
+        """A second plan: the addresses it would change (empty: the deploy left it clean)."""
+        plan = self.workdir / "terraform" / "second.tfplan"
+        self._terraform(["plan", "-input=false", f"-out={plan}", *self.endpoint.terraform_vars()])
+        shown = subprocess.run(
+            [_terraform(), f"-chdir={self.terraform_dir}", "show", "-json", str(plan)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.terraform_env},
+            check=True,
+        )
+        changes = json.loads(shown.stdout).get("resource_changes") or []
+        return sorted(
+            f"{change['address']} ({'/'.join(change['change']['actions'])})"
+            for change in changes
+            if change["change"]["actions"] not in (["no-op"], ["read"])
+        )
+
     def deploy(self) -> deploy.DeployResult:
         """``python -m glue_incremental deploy --env local``, against the demo's Terraform state."""
         lines: list[str] = []
@@ -242,18 +264,50 @@ class Demo:
         return {"orders": rows, "files": files, "customers": customer_rows}
 
     def land_new_and_late_data(self) -> dict[str, int]:
-        """A new day (day 4), and late corrections to day 1 (same keys, newer ``updated_at``)."""
+        """A new day (day 4) whose orders carry a new column, late corrections to day 1 (same
+        keys, newer ``updated_at``), and deletes of day 2 orders (``op`` = D, newer too)."""
         new_day = FIRST_DAY + timedelta(days=DAYS)
-        new = [_order(new_day, number) for number in range(1, ORDERS_PER_DAY // 2 + 1)]
+        new = [
+            {**_order(new_day, number), NEW_COLUMN: ("web", "store")[number % 2]}
+            for number in range(1, ORDERS_PER_DAY // 2 + 1)
+        ]
         late = [_order(FIRST_DAY, number, revision=1) for number in (1, 2, 3)]
+        deleted = [_deleted(number) for number in DELETED_ORDERS]
         _write_json(f"{self.orders}/order_date={new_day}/part-0001.json", new)
         _write_json(f"{self.orders}/order_date={FIRST_DAY}/part-0002-late.json", late)
+        _write_json(f"{self.orders}/order_date={deleted_day()}/part-0002-deletes.json", deleted)
         self._write_customers([DAYS])
         self.log(
-            f"{len(new)} new orders for {new_day}; {len(late)} late corrections for {FIRST_DAY} "
-            "(orders already loaded, newer updated_at)"
+            f"{len(new)} new orders for {new_day} with a new column {NEW_COLUMN!r}; "
+            f"{len(late)} late corrections for {FIRST_DAY} (orders already loaded, newer "
+            f"updated_at); {len(deleted)} orders of {deleted_day()} deleted (op = 'D')"
         )
-        return {"new": len(new), "late": len(late)}
+        return {"new": len(new), "late": len(late), "deleted": len(deleted)}
+
+    def show_orders_target(self) -> list[dict[str, Any]]:
+        """Log the orders target after the incremental run: its columns (the new one in the
+        Glue Data Catalog too), null in older rows, and the deleted orders gone."""
+        target = self.target(ORDERS)
+        found = sorted(published_rows(target), key=lambda row: row["order_id"])
+        columns = list(dict.fromkeys(name for row in found for name in row))
+        database, table = self.outputs["pipelines"][ORDERS]["table"].split(".", 1)
+        described = aws.client("glue").get_table(DatabaseName=database, Name=table)["Table"]
+        listed = [column["Name"] for column in described["StorageDescriptor"]["Columns"]]
+        with_value = [row for row in found if row.get(NEW_COLUMN) is not None]
+        present = {row["order_id"] for row in found}
+        gone = [order_id for order_id in deleted_order_ids() if order_id not in present]
+        self.log(f"{target}: {len(found)} rows, columns {', '.join(columns)}")
+        self.log(f"catalog table {database}.{table}: columns {', '.join(listed)}")
+        self.log(
+            f"{NEW_COLUMN}: set in the {len(with_value)} new rows, null in the "
+            f"{len(found) - len(with_value)} older ones; deleted: {', '.join(gone)} (gone)"
+        )
+        shown = [found[0], *[row for row in found if row["order_date"] == str(deleted_day())][:1]]
+        shown += with_value[:2]
+        rows = [[_cell(row.get(name)) for name in ("order_id", "op", NEW_COLUMN)] for row in shown]
+        for line in _table(["ORDER_ID", "OP", NEW_COLUMN.upper()], rows):
+            self.log(f"  {line}")
+        return found
 
     def run(
         self, key: str, label: str, arguments: Mapping[str, str] | None = None
@@ -574,10 +628,26 @@ def _order(day: date, number: int, revision: int = 0) -> dict[str, Any]:
         "customer_id": (number % CUSTOMER_COUNT) + 1,
         "amount": round(10.5 + number * 3.25 + revision * 100, 2),
         "status": "corrected" if revision else "placed",
+        "op": "U" if revision else "I",  # the source's CDC operation; D deletes
         "updated_at": f"{day}T{8 + number % 10:02d}:{(number * 7) % 60:02d}:00Z"
         if not revision
         else f"{day + timedelta(days=DAYS)}T09:00:00Z",
     }
+
+
+def deleted_day() -> date:
+    """The day whose orders ``DELETED_ORDERS`` are deleted by the new delivery."""
+    return FIRST_DAY + timedelta(days=1)
+
+
+def deleted_order_ids() -> list[str]:
+    return [_order(deleted_day(), number)["order_id"] for number in DELETED_ORDERS]
+
+
+def _deleted(number: int) -> dict[str, Any]:
+    """A delete of an order of ``deleted_day``, newer than it, below the new day's last order."""
+    updated = f"{FIRST_DAY + timedelta(days=DAYS)}T10:00:00Z"
+    return {**_order(deleted_day(), number), "op": "D", "updated_at": updated}
 
 
 def _customer(number: int, day: date) -> dict[str, Any]:
@@ -799,14 +869,16 @@ def _chain(demo: Demo, steps: Steps) -> None:
         demo.run(CUSTOMERS, "full load")
         demo.run(ORDERS, "full load")
         full = demo.run(ICEBERG, "full load")
-    with steps.step("Land new and late data"):
+    with steps.step("Land new and late data: a new column, late corrections, deleted orders"):
         demo.land_new_and_late_data()
     with steps.step(
-        f"Run {customers}, {orders} and {iceberg_job}: incremental (only the new files)"
+        f"Run {customers}, {orders} and {iceberg_job}: incremental (only the new files); "
+        f"the {ORDERS} target afterwards"
     ):
         demo.run(CUSTOMERS, "incremental")
         demo.run(ORDERS, "incremental")
         demo.run(ICEBERG, "incremental")
+        demo.show_orders_target()
     with steps.step(f"{iceberg_job}: one snapshot per run; rewind to the full load, then rerun"):
         demo.show_iceberg_table()
         demo.rewind(ICEBERG, full)

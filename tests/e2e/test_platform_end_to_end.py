@@ -2,9 +2,10 @@
 
 terraform apply of environments/local (pipelines ``customers`` and ``orders`` feeding
 ``orders_enriched``, and ``orders_iceberg``) on LocalStack + DynamoDB Local + moto
-(Glue) -> deploy -> sources in S3 -> full loads -> new and late data -> incremental
-loads -> the Iceberg table's snapshots, a rewind that rolls it back, a rerun that
-converges -> incremental join -> a run with no new data -> a failing run ->
+(Glue) -> deploy -> sources in S3 -> full loads -> new and late data (a new column,
+deleted orders) -> incremental loads -> the Iceberg table's snapshots, a rewind that rolls
+it back, a rerun that converges -> incremental join -> the aggregation -> a second plan that
+keeps the columns the runs added -> a run with no new data -> a failing run ->
 LocalStack's own alarm evaluation (on RecordsNew) -> pages on the on-call queue
 (alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS) -> the status table.
 The jobs read and write ``s3://`` through S3A.
@@ -29,12 +30,15 @@ from glue_incremental_tools.demo import (
     CUSTOMERS,
     DAILY_REVENUE,
     DAYS,
+    DELETED_ORDERS,
     ENRICHED,
     ICEBERG,
+    NEW_COLUMN,
     ORDERS,
     ORDERS_PER_DAY,
     PIPELINES,
     Demo,
+    deleted_order_ids,
     published_rows,
 )
 
@@ -126,9 +130,8 @@ def test_the_platform_end_to_end(demo):
         )
         is None
     )
-    # The deploy changed no job definition, so a second plan has nothing to put back: each
-    # job is exactly what the apply left (compared as Glue returns it, not through a plan,
-    # whose provider start-ups cost a minute; test_terraform_local plans the same tree).
+    # The deploy changed no job definition: each job is exactly what the apply left (the
+    # second plan, after the runs, shows it for the whole tree).
     assert {name: glue.get_job(JobName=name)["Job"] for name in job_names} == applied
 
     # -- the source, then the full load through the runner ---------------------------------------
@@ -159,20 +162,33 @@ def test_the_platform_end_to_end(demo):
     assert iceberg_full.state == "SUCCEEDED", iceberg_full.error_message
     assert iceberg_full.summary["records_written"] == 60
 
-    # -- new and late data: only the new files are read, the late corrections win ---------------
-    assert demo.land_new_and_late_data() == {"new": 10, "late": 3}
+    # -- new and late data: only the new files are read, the late corrections win, a new ------
+    # -- column joins the target (null in older rows), deleted orders leave it ------------------
+    deleted = len(DELETED_ORDERS)
+    assert demo.land_new_and_late_data() == {"new": 10, "late": 3, "deleted": deleted}
     assert demo.run(CUSTOMERS, "incremental").summary["records_written"] == 8
     assert len(rows(demo.curated(CUSTOMERS))) == (DAYS + 1) * 8
     incremental = demo.run(ORDERS, "incremental")
     assert incremental.state == "SUCCEEDED", incremental.error_message
-    assert incremental.summary["records_read"] == 13
+    assert incremental.summary["records_read"] == 13 + deleted
+    assert incremental.summary["records_deleted"] == deleted
+    assert incremental.summary["schema_changes"] == [f"added {NEW_COLUMN} string"]
     second = demo.watermarks(load)["default"]
     assert second["version"] == first["version"] + 1
     assert second["watermarks"]["cursor"] == "2024-05-04T17:03:00Z"
     loaded = rows(target)
-    assert len(loaded) == 70 and len({row["order_id"] for row in loaded}) == 70
+    assert len(loaded) == 70 - deleted and len({row["order_id"] for row in loaded}) == 70 - deleted
+    assert not {row["order_id"] for row in loaded} & set(deleted_order_ids())
     corrected = sorted(row["order_id"] for row in loaded if row["status"] == "corrected")
     assert corrected == ["20240501-001", "20240501-002", "20240501-003"]
+    channels = {row["order_id"]: row.get(NEW_COLUMN) for row in loaded}
+    assert sorted(k for k, v in channels.items() if v is not None) == [
+        f"20240504-{number:03d}" for number in range(1, 11)
+    ]
+    assert [row["order_id"] for row in demo.show_orders_target()] == sorted(channels)
+    catalog = outputs["pipelines"][ORDERS]["table"].split(".", 1)
+    described = glue.get_table(DatabaseName=catalog[0], Name=catalog[1])["Table"]
+    assert NEW_COLUMN in [c["Name"] for c in described["StorageDescriptor"]["Columns"]]
 
     # -- Iceberg: one snapshot per run carrying its watermark; rewind rolls the table back ------
     iceberg_job = demo.job(ICEBERG)
@@ -181,7 +197,7 @@ def test_the_platform_end_to_end(demo):
     table = demo.show_iceberg_table()
     assert [s.run_id for s in table.snapshots] == [iceberg_full.run_id, iceberg_incremental.run_id]
     assert table.current.watermark == demo.watermarks(iceberg_job)["default"]["watermarks"]
-    assert table.rows == len(loaded) == 70
+    assert table.rows == len(loaded) == 70 - deleted
     demo.rewind(ICEBERG, iceberg_full)
     rolled_back = demo.iceberg_table()
     assert rolled_back.current_id == table.snapshots[0].snapshot_id and rolled_back.rows == 60
@@ -190,7 +206,7 @@ def test_the_platform_end_to_end(demo):
     assert rerun.state == "SUCCEEDED", rerun.error_message
     converged = demo.iceberg_table()
     assert len(converged.snapshots) == 3 and converged.current.run_id == rerun.run_id
-    assert converged.rows == 70
+    assert converged.rows == 70 - deleted
     assert converged.current.watermark == demo.watermarks(iceberg_job)["default"]["watermarks"]
     assert converged.current.watermark["cursor"] == second["watermarks"]["cursor"]
 
@@ -200,7 +216,12 @@ def test_the_platform_end_to_end(demo):
     assert joined.arguments["--left_path"] == demo.curated(ORDERS)
     assert joined.arguments["--right_path"] == demo.curated(CUSTOMERS)
     enriched = rows(demo.curated(ENRICHED))
-    assert len(enriched) == 70 and all(row["customer_name"] for row in enriched)
+    assert len(enriched) == 70 - deleted and all(row["customer_name"] for row in enriched)
+    # The column only the newest orders files carry reaches the join's output and its table.
+    assert {row["order_id"]: row.get(NEW_COLUMN) for row in enriched} == channels
+    catalog = outputs["pipelines"][ENRICHED]["table"].split(".", 1)
+    described = glue.get_table(DatabaseName=catalog[0], Name=catalog[1])["Table"]
+    assert NEW_COLUMN in [c["Name"] for c in described["StorageDescriptor"]["Columns"]]
     assert set(demo.watermarks(join)) == {"left", "right"}
 
     # -- the custom aggregation: revenue per customer and day of what orders committed -----------
@@ -218,6 +239,14 @@ def test_the_platform_end_to_end(demo):
         (row["day"], row["customer_id"]): (round(row["revenue"], 2), row["orders"]) for row in daily
     } == {key: (round(revenue, 2), count) for key, (revenue, count) in expected.items()}
     assert set(demo.watermarks(demo.job(DAILY_REVENUE))) == {"orders"}
+
+    # -- a second plan: the deploy changed no job definition, and the columns the runs added ----
+    # -- to the catalog tables stay (Terraform ignores their columns after creation) -------------
+    assert not [
+        change
+        for change in demo.terraform_plan()
+        if "aws_glue_job" in change or "aws_glue_catalog_table" in change
+    ]
 
     # -- no new data: nothing read, the watermark stays, RecordsNew 0 is published ---------------
     demo.wait_out_alarm_period()

@@ -5,6 +5,8 @@ the locations the catalog registered for them; with none registered and partitio
 projection on (how ``modules/incremental_pipeline`` declares targets), the
 partitions are the directories the projection's location template names: the
 table's ``storage.location.template``, or Athena's default ``<location>/<key>=<value>/``.
+The columns are the table's, by name and with its types, as Athena reads them: a column a
+file lacks reads null, and a file's column the table does not list is not seen.
 """
 
 from __future__ import annotations
@@ -38,15 +40,26 @@ def projection_template(described: dict[str, Any]) -> str:
     return parameters.get("storage.location.template") or default
 
 
+def _ddl(columns: list[dict[str, Any]]) -> str:
+    """Glue column types are Hive DDL, which Spark's reader takes as a schema."""
+    return ", ".join(f"`{column['Name']}` {column['Type']}" for column in columns)
+
+
 def read_through_catalog(spark: Any, database: str, table: str) -> Any:
-    """The table's rows as Spark reads them from the catalog's locations (Parquet tables)."""
+    """The table's rows as Spark reads them from the catalog's locations and columns
+    (Parquet tables); partition columns typed as the table declares them."""
     described = catalog_table(database, table)
-    keys = [key["Name"] for key in described.get("PartitionKeys") or []]
+    partition_keys = described.get("PartitionKeys") or []
+    keys = [key["Name"] for key in partition_keys]
     location = described["StorageDescriptor"]["Location"]
+    columns = described["StorageDescriptor"].get("Columns") or []
+    reader = spark.read.schema(_ddl([*columns, *partition_keys]))
     partitions = registered_partitions(database, table)
     if partitions:
         frames = [
-            spark.read.parquet(partition["StorageDescriptor"]["Location"]).select(
+            spark.read.schema(_ddl(columns))
+            .parquet(partition["StorageDescriptor"]["Location"])
+            .select(
                 "*",
                 *(F.lit(v).alias(k) for k, v in zip(keys, partition["Values"], strict=True)),
             )
@@ -54,7 +67,7 @@ def read_through_catalog(spark: Any, database: str, table: str) -> Any:
         ]
         return reduce(lambda a, b: a.unionByName(b), frames)
     if not keys:
-        return spark.read.parquet(location)
+        return reader.parquet(location)
     if (described.get("Parameters") or {}).get("projection.enabled") != "true":
         raise AssertionError(f"{database}.{table}: partitioned, no partitions, no projection")
     template = projection_template(described)
@@ -63,4 +76,4 @@ def read_through_catalog(spark: Any, database: str, table: str) -> Any:
     pattern = template
     for key in keys:
         pattern = pattern.replace(f"${{{key}}}", "*")
-    return spark.read.option("basePath", location).parquet(pattern)
+    return reader.option("basePath", location).parquet(pattern)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental import iceberg
+from glue_incremental.join import JoinJobConfig, JoinSpec
 from glue_incremental.schema_evolution import RESCUED_COLUMN, SchemaChangeError
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from tests.harness import reference
 from tests.harness.file_jobs import Job, row
 from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.joins import run_at
 from tests.harness.loads import (
     FixedClock,
     json_files_config,
@@ -205,3 +207,36 @@ def test_property_columns_that_appear_and_widen_between_runs_equal_the_reference
     assert sorted(str(sorted(r.asDict().items())) for r in seen) == sorted(
         str(sorted(r.items())) for r in expected
     )
+
+
+def test_a_join_reading_a_load_target_keeps_the_column_only_its_newer_files_carry(
+    spark, tmp_path, store
+):
+    """An upstream load added ``channel`` in a later run: its older files lack it, and a
+    join reading old and new partitions together still gets it (null for older rows)."""
+    job = Job(spark, tmp_path / "orders", store)
+    job.land([row(1, "a", 10, "x")])
+    job.run()
+    job.land([{"id": 2, "part": "b", "updated": 20, "value": "y", "channel": "web"}])
+    job.run()
+    right = tmp_path / "customers"
+    for part, key in (("a", 1), ("b", 2)):
+        (right / f"part={part}").mkdir(parents=True)
+        path = right / f"part={part}" / "0.json"
+        path.write_text(json.dumps({"id": key, "label": f"l{key}"}) + "\n")
+        os.utime(path, (job.clock.now, job.clock.now))
+    config = JoinJobConfig(
+        left_path=job.target.as_uri(),
+        right_path=right.as_uri(),
+        right_format="json",
+        spec=JoinSpec(("id",), "left", ("part",)),
+        target_path=(tmp_path / "enriched").as_uri(),
+    )
+
+    run_at(spark, config, store, job_name="enriched", run_id="j1", now=job.clock.now + 60)
+
+    joined = read_merged(spark, tmp_path / "enriched")
+    assert rows_by_id(joined, "value", "channel", "label") == {
+        1: ("x", None, "l1"),
+        2: ("y", "web", "l2"),
+    }

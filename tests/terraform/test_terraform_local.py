@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import aws, load, metrics
+from glue_incremental import aws, join, load, metrics
 from glue_incremental.metrics import RunMetrics
 from glue_incremental_tools import deploy, status
 
@@ -380,39 +380,65 @@ def test_a_job_that_never_ran_is_in_missed_run_alarm(local_env):
 
 
 # Two days of orders, one key corrected within the batch: the reference keeps its later version.
+# (`op`: environments/local's orders load takes `op` = D as a delete; none here.)
 CATALOG_ORDERS = {
     "2024-05-01": [
-        {"order_id": "o1", "amount": 10.5, "updated_at": "2024-05-01T08:00:00Z"},
-        {"order_id": "o2", "amount": 20.0, "updated_at": "2024-05-01T09:00:00Z"},
-        {"order_id": "o1", "amount": 11.5, "updated_at": "2024-05-01T10:00:00Z"},
+        {"order_id": "o1", "customer_id": 1, "amount": 10.5, "updated_at": "2024-05-01T08:00:00Z"},
+        {"order_id": "o2", "customer_id": 2, "amount": 20.0, "updated_at": "2024-05-01T09:00:00Z"},
+        {"order_id": "o1", "customer_id": 1, "amount": 11.5, "updated_at": "2024-05-01T10:00:00Z"},
     ],
-    "2024-05-02": [{"order_id": "o3", "amount": 30.25, "updated_at": "2024-05-02T08:00:00Z"}],
+    "2024-05-02": [
+        {"order_id": "o3", "customer_id": 1, "amount": 30.25, "updated_at": "2024-05-02T08:00:00Z"}
+    ],
+}
+# A later delivery whose order carries a column the first ones lacked.
+CATALOG_NEW_COLUMN = {
+    "2024-05-03": [
+        {"order_id": "o4", "customer_id": 2, "amount": 7.0, "updated_at": "2024-05-03T08:00:00Z"}
+        | {"channel": "web"}
+    ]
+}
+# The join's right side, a daily snapshot of the customers (written here, not by a load).
+CATALOG_CUSTOMERS = {
+    day: [{"customer_id": 1, "name": "ada"}, {"customer_id": 2, "name": "bob"}]
+    for day in ("2024-05-01", "2024-05-02", "2024-05-03")
 }
 
 
-def test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows(local_env, spark):
-    """Athena-style reading: the catalog's table (and partition or projection) locations only."""
-    outputs = local_env.outputs()
-    pipeline = outputs["pipelines"]["orders"]
-    arguments = {**pipeline["run_arguments"], "--source_format": "json"}
-    bucket, _, prefix = arguments["--source"].removeprefix("s3://").partition("/")
-    for day, batch in CATALOG_ORDERS.items():
-        body = "".join(json.dumps(row) + "\n" for row in batch).encode()
-        key = f"{prefix.rstrip('/')}/order_date={day}/part-0.json"
+def _land(uri: str, days: dict[str, list[dict[str, Any]]], name: str) -> None:
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    for day, batch in days.items():
+        body = "".join(json.dumps({**row, "op": "I"}) + "\n" for row in batch).encode()
+        key = f"{prefix.rstrip('/')}/order_date={day}/{name}"
         aws.client("s3").put_object(Bucket=bucket, Key=key, Body=body)
-    argv = ["incremental_load.py", "--JOB_NAME", pipeline["job_name"]]
-    summary = load.main(
-        [*argv, *(item for pair in arguments.items() for item in pair)], spark=spark
-    )
+
+
+def _run(job: Any, pipeline: dict[str, Any], spark: Any, **overrides: str) -> dict[str, Any]:
+    arguments = {**pipeline["run_arguments"], **overrides}
+    argv = ["job.py", "--JOB_NAME", pipeline["job_name"]]
+    return job.main([*argv, *(item for pair in arguments.items() for item in pair)], spark=spark)
+
+
+def _through_catalog(spark: Any, pipeline: dict[str, Any], *columns: str) -> list[tuple]:
+    """The rows a catalog reader sees, ``columns`` of them, the partition as text."""
+    read = catalog.read_through_catalog(spark, *pipeline["table"].split(".", 1))
+    assert set(columns) <= set(read.columns), read.columns
+    shown = [f"string({name})" if name == "order_date" else name for name in columns]
+    return sorted(tuple(row) for row in read.selectExpr(*shown).collect())
+
+
+def test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows(local_env, spark):
+    """Athena-style reading: the catalog's table (and partition or projection) locations and
+    columns only. A column a later run added shows for the readers of the load's table and
+    of the join's, null in older rows."""
+    outputs = local_env.outputs()
+    pipeline, enriched = outputs["pipelines"]["orders"], outputs["pipelines"]["orders_enriched"]
+    source = pipeline["run_arguments"]["--source"]
+    _land(source, CATALOG_ORDERS, "part-0.json")
+    summary = _run(load, pipeline, spark, **{"--source_format": "json"})
     assert summary["records_written"] == 3
 
-    database, table = pipeline["table"].split(".", 1)
-    read = catalog.read_through_catalog(spark, database, table)
     columns = ["order_id", "order_date", "amount", "updated_at"]
-    got = sorted(
-        tuple(row)
-        for row in read.selectExpr(*columns[:1], "string(order_date)", *columns[2:]).collect()
-    )
     reference = latest_per_key(
         [
             ((0, day), {**row, "order_date": day})
@@ -422,7 +448,36 @@ def test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows(local_e
         ["order_id"],
         "updated_at",
     )
-    assert got == sorted(tuple(row[name] for name in columns) for row in reference)
+    expected = sorted(tuple(row[name] for name in columns) for row in reference)
+    assert _through_catalog(spark, pipeline, *columns) == expected
+
+    # A delivery with a new column: the load adds it to its target and its catalog table.
+    _land(source, CATALOG_NEW_COLUMN, "part-1.json")
+    summary = _run(load, pipeline, spark, **{"--source_format": "json"})
+    assert summary["schema_changes"] == ["added channel string"]
+    assert summary["catalog_columns_updated"] == ["channel"]
+    with_channel = [("o1", None), ("o2", None), ("o3", None), ("o4", "web")]
+    assert _through_catalog(spark, pipeline, "order_id", "channel") == with_channel
+
+    # The join of what the load committed (older files without the column, newer with it)
+    # with a customers snapshot: its output and its catalog table carry the column too.
+    customers = f"{source.rstrip('/').rsplit('/', 2)[0]}/raw/catalog_customers/"
+    _land(customers, CATALOG_CUSTOMERS, "part-0.json")
+    sides = {
+        "--right_path": customers,
+        "--right_format": "json",
+        "--upstream_jobs": f"left={pipeline['job_name']}",
+    }
+    joined = _run(join, enriched, spark, **sides)
+    assert joined["records_written"] == 4
+    assert "channel" in joined["catalog_columns_updated"]
+    assert _through_catalog(spark, enriched, "order_id", "channel") == with_channel
+    assert [name for _, name in _through_catalog(spark, enriched, "order_id", "name")] == [
+        "ada",
+        "bob",
+        "ada",
+        "bob",
+    ]
 
 
 def test_a_job_reads_sources_encrypted_with_the_lake_key(local_env, spark):

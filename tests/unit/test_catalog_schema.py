@@ -1,9 +1,11 @@
-"""``catalog_schema.sync``: the Glue catalog table of a Parquet target follows its schema (moto)."""
+"""``catalog_schema``: the Glue catalog table of a Parquet target (a load's or a join's) follows
+its schema (moto); ``--catalog_table`` is checked when the job's options are."""
 
 from __future__ import annotations
 
 import pytest
-from glue_incremental import aws, catalog_schema
+from glue_incremental import aws, catalog_schema, join
+from glue_incremental.args import ArgumentError
 from moto import mock_aws
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
@@ -72,3 +74,45 @@ def test_a_column_gone_from_the_target_schema_stays_and_an_unchanged_schema_is_n
     assert columns(glue) == [("id", "int"), ("value", "string")]
     after = glue.get_table_versions(DatabaseName="lake", TableName="orders")
     assert len(after["TableVersions"]) == len(versions_before["TableVersions"])
+
+
+def test_after_a_commit_the_columns_added_are_reported_and_a_failure_does_not_raise(glue):
+    details: dict = {}
+    catalog_schema.sync_after_commit(details, "lake.orders", schema(("id", LongType())))
+    catalog_schema.sync_after_commit(details, "lake.gone", schema(("id", LongType())))
+
+    assert details["catalog_columns_updated"] == ["id"]
+    assert details["catalog_update_error"].startswith("EntityNotFoundException: ")
+
+
+def join_config(**overrides) -> join.JoinJobConfig:
+    options = {
+        "left_path": "s3://lake/orders/",
+        "right_path": "s3://lake/customers/",
+        "spec": join.JoinSpec(("customer_id",), "left", ("order_date",)),
+        "target_path": "s3://lake/enriched/",
+        **overrides,
+    }
+    return join.JoinJobConfig(**options)
+
+
+def test_the_join_takes_its_outputs_catalog_table():
+    assert join_config(catalog_table="lake.enriched").catalog_table == "lake.enriched"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"catalog_table": "enriched"},
+        {"catalog_table": "lake.enriched.x"},
+        {
+            "catalog_table": "lake.enriched",
+            "target_format": "iceberg",
+            "target_table": "lake.enriched",
+            "target_path": "",
+        },
+    ],
+)
+def test_a_catalog_table_that_is_not_database_table_of_a_parquet_output_is_refused(overrides):
+    with pytest.raises(ArgumentError, match=r"^--catalog_table .* must be database\.table"):
+        join_config(**overrides)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from glue_incremental import catalog_schema
 from glue_incremental.args import (
     DISCOVERY_OPTIONS,
     ArgumentError,
@@ -176,6 +177,11 @@ JOIN_OPTIONS: tuple[Option, ...] = (
         "add_columns",
         choice(*SCHEMA_EVOLUTIONS),
     ),
+    Option(
+        "catalog_table",
+        "Parquet: the output's Glue Data Catalog table (`database.table`); a run that publishes "
+        "adds new or widened columns to it (`glue:GetTable`, `glue:UpdateTable`).",
+    ),
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(JOIN_OPTIONS)
 
@@ -202,6 +208,7 @@ class JoinJobConfig:
     full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
     transform: TransformSpec | None = None
     schema_evolution: SchemaEvolution = "add_columns"
+    catalog_table: str | None = None
 
     def __post_init__(self) -> None:
         if self.schema_evolution not in SCHEMA_EVOLUTIONS:
@@ -210,6 +217,7 @@ class JoinJobConfig:
                 f"--schema_evolution {self.schema_evolution!r} is not one of "
                 f"{', '.join(SCHEMA_EVOLUTIONS)}",
             )
+        catalog_schema.check_option(self.catalog_table, self.target_format)
         self._check_target()
         self._check_sides()
         self._check_partition_types()

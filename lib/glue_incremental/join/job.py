@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from glue_incremental import schema_conform, targets, transforms, writer
+from glue_incremental import catalog_schema, schema_conform, targets, transforms, writer
 from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
@@ -156,6 +156,7 @@ def _run_join(run: IncrementalRun, config: JoinJobConfig, target: Target) -> Non
         return {name: state.to_state() for name, state in settled.items()}
 
     result = writer.WriteResult(0)
+    schema_plan = None
     if joined is None:
         settle()
     else:
@@ -167,6 +168,8 @@ def _run_join(run: IncrementalRun, config: JoinJobConfig, target: Target) -> Non
         result = target.replace_partitions(run, joined, affected, settle).result
     _commit(run, sides, settled, wrote=joined is not None)
     target.after_commit(run, {name: state.to_state() for name, state in settled.items()})
+    if config.catalog_table and schema_plan is not None and run.committed:
+        catalog_schema.sync_after_commit(run.details, config.catalog_table, schema_plan.resolved)
     _record(run, sides, work, result, late, details)
 
 

@@ -330,9 +330,12 @@ def read_full(
 
 
 def _reader(spark: SparkSession, side: Side) -> Any:
-    return (
+    reader = (
         spark.read.format(side.fmt).options(**_read_options(side.fmt)).option("basePath", side.root)
     )
+    # An upstream load that added a column wrote it only in newer files: without merging,
+    # Spark takes one footer's columns and the join would drop the new one.
+    return reader.option("mergeSchema", "true") if side.fmt == "parquet" else reader
 
 
 def _sample_schema(

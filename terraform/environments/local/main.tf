@@ -5,14 +5,15 @@ locals {
   # are known before apply (terraform console, the environment contract test).
   data = "s3://${var.data_bucket_name}"
 
-  # The orders load, into Parquet (`orders`) and into Iceberg (`orders_iceberg`).
+  # The orders load, into Parquet (`orders`) and into Iceberg (`orders_iceberg`). The
+  # source is CDC-shaped: `op` = D marks a deleted order, which leaves the target.
   orders_load = {
     kind             = "load"
     schedule         = var.load_schedule
     source           = { uri = "${local.data}/raw/orders/", format = "parquet" }
     watermark_column = "updated_at"
     primary_key      = ["order_id"]
-    arguments        = { "--lookback" = "0" }
+    arguments        = { "--lookback" = "0", "--delete_marker" = "op=D" }
   }
 
   # A JDBC load when a database is given (tests: PostgreSQL, its secret in

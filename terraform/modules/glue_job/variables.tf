@@ -430,7 +430,7 @@ variable "notify_delay_after" {
 }
 
 variable "catalog_table" {
-  description = "Optional Glue Data Catalog table of a Parquet target: adds --catalog_table and glue:GetTable/UpdateTable on exactly that table, so a run adds the columns a source schema change brought (the load's --schema_evolution)."
+  description = "Optional Glue Data Catalog table of a Parquet target: adds --catalog_table and glue:GetTable/UpdateTable on exactly that table, so a run adds the columns a schema change brought (the load's and the join's --schema_evolution)."
   type = object({
     account_id = string
     region     = string

@@ -69,8 +69,8 @@ resource "aws_glue_catalog_table" "target" {
     }
   }
 
-  # Declared columns are the table's initial schema; after creation a load with
-  # --catalog_table adds the columns a source schema change brings (catalog_schema.py),
+  # Declared columns are the table's initial schema; after creation a load or a join
+  # with --catalog_table adds the columns a schema change brings (catalog_schema.py),
   # which the next plan must not take away. A column declared later therefore reaches
   # the table through the job (its first run writing it), not through Terraform.
   lifecycle {

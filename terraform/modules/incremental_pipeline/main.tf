@@ -267,8 +267,8 @@ module "job" {
     warehouse  = local.target_paths[each.key]
   }
 
-  # A Parquet load keeps its catalog table's columns in step with schema evolution.
-  catalog_table = each.value.target.format == "iceberg" || each.value.kind != "load" ? null : {
+  # A Parquet load or join keeps its catalog table's columns in step with schema evolution.
+  catalog_table = each.value.target.format == "iceberg" || !contains(["load", "join"], each.value.kind) ? null : {
     account_id = data.aws_caller_identity.current.account_id
     region     = data.aws_region.current.name
     database   = local.database_name

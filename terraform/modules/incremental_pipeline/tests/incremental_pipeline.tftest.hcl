@@ -139,6 +139,11 @@ run "every_target_is_a_catalog_table_with_projected_partitions" {
   }
 
   assert {
+    condition     = module.job["orders"].default_arguments["--catalog_table"] == "gi_test.orders" && module.job["orders_enriched"].default_arguments["--catalog_table"] == "gi_test.orders_enriched"
+    error_message = "A Parquet load and a join name their catalog table (--catalog_table): a run adds the columns a schema change brings."
+  }
+
+  assert {
     condition     = aws_athena_workgroup.this[0].configuration[0].enforce_workgroup_configuration && aws_athena_workgroup.this[0].configuration[0].result_configuration[0].encryption_configuration[0].encryption_option == "SSE_S3"
     error_message = "The Athena workgroup must enforce its encrypted results location."
   }
