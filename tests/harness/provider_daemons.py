@@ -56,6 +56,14 @@ def provider_binary() -> Path | None:
 _WATCHED = 'exec 3<&0; "$0" -debug </dev/null & provider=$!; read -r _ <&3; kill "$provider"; wait'
 
 
+def _provider_env() -> dict[str, str]:
+    # A reattached provider is configured once per command phase (plan, then apply) in one
+    # process, and the AWS SDK fails the second configuration when AWS_CA_BUNDLE is set
+    # ("unable to add custom RootCAs HTTPClient"). The tests' endpoints are plain HTTP.
+    kept = {name: value for name, value in os.environ.items() if name != "AWS_CA_BUNDLE"}
+    return {**kept, **_QUIET}
+
+
 class _Provider:
     def __init__(self, binary: Path) -> None:
         descriptor, name = tempfile.mkstemp(prefix="tf-provider-", suffix=".log")
@@ -66,7 +74,7 @@ class _Provider:
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **_QUIET},
+                env=_provider_env(),
             )
         self.reattach = self._wait_for_address()
 
