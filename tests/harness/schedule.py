@@ -12,11 +12,11 @@ from __future__ import annotations
 
 # Longest first. A worker takes another module whenever two or fewer of its tests are
 # pending, so the one-test chain takes the next module with it: the Terraform suites
-# (about as long) follow the chain, and the apply group goes to the other worker first.
+# follow the chain, and the apply group goes to the other worker first.
 LONGEST_FIRST: tuple[str, ...] = (
-    "tests/terraform/test_terraform_local.py",  # apply, plans, alarms, destroy: ~7 min
+    "tests/terraform/test_terraform_local.py",  # apply, plans, alarms, destroy: ~4 min
     "tests/e2e/test_platform_end_to_end.py",  # the demo's chain: ~6 min
-    "tests/terraform/test_terraform.py",  # every terraform test suite, validate, checkov: ~5 min
+    "tests/terraform/test_terraform.py",  # every terraform test suite, validate, checkov: ~2 min
     "tests/integration/test_writer_crash_safety.py",  # crash sweeps on local disk and S3A
     "tests/terraform/test_aws_limits.py",  # two environment plans
     "tests/integration/test_kill_script.py",  # the real script SIGKILLed
