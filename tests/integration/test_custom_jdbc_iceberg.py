@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from glue_incremental import aws as aws_clients
 from glue_incremental import iceberg
-from glue_incremental.custom import JdbcReference, JdbcTable, incremental_job
+from glue_incremental.custom import DeclarationError, JdbcReference, JdbcTable, incremental_job
 from glue_incremental.custom import iceberg as iceberg_output
 from glue_incremental_tools import cli
 
@@ -61,7 +61,7 @@ class World:
             "parts": JdbcReference(table=parts, **connection),
         }
 
-    def run(self, run_id: str, *, fail: bool = False) -> dict:
+    def run(self, run_id: str, *, fail: bool = False, body=None) -> dict:
         argv = ["s.py", "--JOB_NAME", self.job, "--JOB_RUN_ID", run_id]
         with incremental_job(
             argv,
@@ -69,6 +69,8 @@ class World:
             targets={"labelled": iceberg_output(self.table, partition_by="part")},
             spark=self.spark,
         ) as job:
+            if body:
+                body(job)
             new = job.increment("orders").join(job.read_whole("parts"), "part", "left")
             job.write("labelled", new, keys=["id"], order_by="updated_at")
             if fail:
@@ -102,7 +104,9 @@ def test_a_jdbc_table_is_read_whole_then_from_its_cursor_one_snapshot_per_clean_
         world.run("jr_3", fail=True)
     assert world.snapshot_runs() == ["jr_1", "jr_2"]
     assert store.get_watermark(world.job, "orders")["watermarks"]["cursor"] == at(3)
-    world.run("jr_4")
+    with pytest.raises(DeclarationError, match="'orders' is a JdbcTable: this needs a partitioned"):
+        world.run("jr_4", body=lambda job: job.affected_partitions("orders"))
+    world.run("jr_5")
     assert world.output() == [(1, "x2", "alpha"), (2, "y2", "beta"), (3, "z1", "alpha")]
 
 

@@ -31,7 +31,12 @@ from glue_incremental.custom.declarations import (
     Source,
     check_name,
 )
-from glue_incremental.custom.errors import NothingWritten, UndeclaredName, WrittenTwice
+from glue_incremental.custom.errors import (
+    DeclarationError,
+    NothingWritten,
+    UndeclaredName,
+    WrittenTwice,
+)
 from glue_incremental.custom.sides import Planned, PlannedSource, plan_source
 from glue_incremental.custom.tables import plan_table
 from glue_incremental.hooks import hooks
@@ -50,7 +55,10 @@ _PLANNERS: dict[type, Callable[[IncrementalRun, str, Any], Planned]] = {
 _INCREMENTAL = tuple(_PLANNERS)
 _WHOLE = (Reference, JdbcReference)
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
-_KIND_NAMES: dict[Any, str] = {Dataset: "dataset", _INCREMENTAL: "source"}
+_KIND_NAMES: dict[Any, str] = {
+    Dataset: "partitioned Dataset",
+    _INCREMENTAL: "source read incrementally (Dataset, JdbcTable)",
+}
 
 
 @contextlib.contextmanager
@@ -214,6 +222,13 @@ class CustomJob:
 
     def _plan(self, source: str, kind: type | tuple[type, ...] = _INCREMENTAL) -> Planned:
         declared = self.sources.get(source)
+        if declared is not None and not isinstance(declared, kind):
+            wanted = _KIND_NAMES.get(kind, "source")
+            raise DeclarationError(
+                source,
+                f"source {source!r} is a {type(declared).__name__}: this needs a {wanted} "
+                f"(declared: {', '.join(self._names(kind)) or 'none'})",
+            )
         if not isinstance(declared, kind):
             raise UndeclaredName(_KIND_NAMES.get(kind, "source"), source, self._names(kind))
         if source not in self._planned:
