@@ -88,6 +88,8 @@ def incremental_job(
             yield job
             job.finish()
     finally:
+        for planned in job._planned.values():
+            planned.release()
         glue.spark.conf.set(_TYPE_INFERENCE, before)
 
 

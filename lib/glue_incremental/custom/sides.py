@@ -84,6 +84,8 @@ class Planned(Protocol):
     def recheck_upstream(self, run: IncrementalRun) -> None: ...
     def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]: ...
     def unchanged(self, state: dict[str, Any]) -> bool: ...
+    def release(self) -> None:
+        """Free what the plan cached, once the run has ended (committed or not)."""
 
 
 @dataclass
@@ -138,6 +140,9 @@ class PlannedSource:
             raise NoSchemaYet(self.name)
         frame = read_full(run.spark, self.side, wanted, self.columns)
         return cast(DataFrame, filter_partitions(frame, wanted, self.columns))
+
+    def release(self) -> None:
+        return None
 
     def recheck_upstream(self, run: IncrementalRun) -> None:
         """``UpstreamChanged`` if the upstream published into a partition read meanwhile."""

@@ -70,6 +70,10 @@ class PlannedTable:
     def recheck_upstream(self, run: IncrementalRun) -> None:
         return None
 
+    def release(self) -> None:
+        if self.rows is not None:
+            self.rows.unpersist()
+
     def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]:
         carried = replace(self.plan.carried, iceberg_table=output_table)
         return dict(
