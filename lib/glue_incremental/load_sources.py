@@ -23,6 +23,7 @@ from glue_incremental.load_config import DEFAULT_FILE_BAND, LoadConfig, SchemaEr
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import bulk, discovery, files, jdbc, partition_types, snapshots
 from glue_incremental.state import LoadState
+from glue_incremental.watermarks import DEFAULT_SLOT
 
 # Delivery order of file rows, for ties (``writer.merge_latest``); never written.
 FILE_MODIFIED = "__glue_incremental_file_modified"
@@ -86,9 +87,12 @@ class Source(Protocol):
 
 @dataclass(frozen=True)
 class JdbcTableSource:
-    """``--source jdbc:...`` and ``--source_table``: rows with ``watermark >= cursor - lookback``."""
+    """``--source jdbc:...`` and ``--source_table``: rows with ``watermark >= cursor - lookback``.
+
+    ``slot``: the state slot holding the cursor (a custom job has one per source)."""
 
     config: LoadConfig
+    slot: str = DEFAULT_SLOT
 
     def plan(
         self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
@@ -98,10 +102,10 @@ class JdbcTableSource:
         require_columns(
             jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
         )
-        previous = LoadState.from_state(run.previous())
+        previous = LoadState.from_state(run.previous(self.slot))
         cursor = previous.cursor if previous else None
         lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
-        upper_state = LoadState.from_state(run.upper_bound())
+        upper_state = LoadState.from_state(run.upper_bound(self.slot))
         # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
         upper = cursors.just_after(upper_state.cursor) if upper_state else None
         batch_end = None
@@ -213,6 +217,9 @@ def _jdbc_source(config: LoadConfig) -> jdbc.JdbcSource:
         num_partitions=config.jdbc_num_partitions,
         partition_column=config.jdbc_partition_column,
     )
+
+
+jdbc_source = _jdbc_source  # the table and its resolved credentials (custom jobs read it too)
 
 
 @dataclass(frozen=True)

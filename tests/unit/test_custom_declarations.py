@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.custom import Dataset, DeclarationError, Output, iceberg, parquet
+from glue_incremental.custom import (
+    Dataset,
+    DeclarationError,
+    JdbcReference,
+    JdbcTable,
+    Output,
+    iceberg,
+    parquet,
+)
 from glue_incremental.custom.declarations import check_name
 from glue_incremental.errors import GlueIncrementalError
 
 from tests.harness.aggregates import script_module
+
+URL = "jdbc:postgresql://db.internal:5432/shop"
 
 
 def test_the_aggregation_scripts_parser_types_its_arguments_without_spark():
@@ -68,6 +78,15 @@ def test_a_bad_argument_of_the_aggregation_script_is_named(argv, named):
         (lambda: Output("parquet"), "a parquet output needs a path"),
         (lambda: Output("iceberg"), "an iceberg output needs a table"),
         (lambda: check_name("Orders"), "not lower_snake_case"),
+        (lambda: JdbcTable(URL, "t", primary_key=("id",)), "watermark_column names"),
+        (lambda: JdbcTable(URL, "t", watermark_column="at"), "primary_key"),
+        (lambda: JdbcTable("mysql://h/db", "t", watermark_column="at", primary_key="id"), "jdbc:"),
+        (lambda: JdbcTable(URL, "a b", watermark_column="at", primary_key="id"), "a b"),
+        (
+            lambda: JdbcTable(URL, "t", secret_id="s", connection_name="c", watermark_column="at"),
+            "not both",
+        ),
+        (lambda: JdbcReference("jdbc:postgresql://u:pw@h/db", "t"), "carries a password"),
     ],
 )
 def test_a_bad_declaration_is_one_line_naming_what_is_wrong(declare, fragment):
@@ -75,6 +94,20 @@ def test_a_bad_declaration_is_one_line_naming_what_is_wrong(declare, fragment):
         declare()
     assert isinstance(error.value, GlueIncrementalError)
     assert fragment in str(error.value) and "\n" not in str(error.value)
+    assert "pw" not in str(error.value).replace("password", "")
+
+
+def test_a_jdbc_table_takes_the_generic_loads_options_with_no_password():
+    table = JdbcTable(
+        URL, "sales.orders", secret_id="pg/orders", watermark_column="at", primary_key="id"
+    )
+    config = table.load_config
+    assert (config.source, config.source_table, config.source_secret_id) == (
+        URL,
+        "sales.orders",
+        "pg/orders",
+    )
+    assert config.primary_key == ("id",) and config.source_password is None
 
 
 def test_a_single_partition_column_may_be_given_as_a_string():

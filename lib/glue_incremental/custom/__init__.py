@@ -1,7 +1,7 @@
 """The public API for custom job scripts: the generic jobs' guarantees around your own logic.
 
-Declare the datasets read incrementally (``Dataset``: one state slot each), the small
-tables read whole (``Reference``) and the targets (``parquet``/``iceberg``); inside
+Declare the datasets read incrementally (``Dataset``, or ``JdbcTable`` by watermark column:
+one state slot each), the small tables read whole (``Reference``, ``JdbcReference``) and the targets (``parquet``/``iceberg``); inside
 ``with incremental_job(...) as job`` read ``job.increment``/``job.affected_partitions``/
 ``job.read_partitions`` and write each target once (``job.write`` by key,
 ``job.replace_partitions`` by partitions). A clean exit commits every slot in one
@@ -10,7 +10,15 @@ transaction; an exception commits nothing. Guide: ``docs/custom-jobs.md``.
 
 from glue_incremental.args import Option, choice
 from glue_incremental.custom.arguments import JobArguments
-from glue_incremental.custom.declarations import Dataset, Output, Reference, iceberg, parquet
+from glue_incremental.custom.declarations import (
+    Dataset,
+    JdbcReference,
+    JdbcTable,
+    Output,
+    Reference,
+    iceberg,
+    parquet,
+)
 from glue_incremental.custom.errors import (
     DeclarationError,
     NoSchemaYet,
@@ -24,6 +32,8 @@ __all__ = [
     "CustomJob",
     "Dataset",
     "DeclarationError",
+    "JdbcReference",
+    "JdbcTable",
     "JobArguments",
     "NoSchemaYet",
     "NothingWritten",

@@ -16,24 +16,49 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
 from glue_incremental import targets as target_types
 from glue_incremental.custom.arguments import JobArguments
-from glue_incremental.custom.declarations import Dataset, Output, Reference, Source, check_name
-from glue_incremental.custom.errors import NothingWritten, UndeclaredName, WrittenTwice
-from glue_incremental.custom.sides import PlannedSource, plan_source
+from glue_incremental.custom.declarations import (
+    Dataset,
+    JdbcReference,
+    JdbcTable,
+    Output,
+    Reference,
+    Source,
+    check_name,
+)
+from glue_incremental.custom.errors import (
+    DeclarationError,
+    NothingWritten,
+    UndeclaredName,
+    WrittenTwice,
+)
+from glue_incremental.custom.sides import Planned, PlannedSource, plan_source
+from glue_incremental.custom.tables import plan_table
 from glue_incremental.hooks import hooks
-from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import Partition
 from glue_incremental.runtime import GlueJob, IncrementalRun
-from glue_incremental.state import JoinSideState
 from glue_incremental.targets import Target, UpsertSpec
 from glue_incremental.writer import WriteResult
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+
+# How each kind of source read incrementally is planned against its slot.
+_PLANNERS: dict[type, Callable[[IncrementalRun, str, Any], Planned]] = {
+    Dataset: plan_source,
+    JdbcTable: plan_table,
+}
+_INCREMENTAL = tuple(_PLANNERS)
+_WHOLE = (Reference, JdbcReference)
+# What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
+_KIND_NAMES: dict[Any, str] = {
+    Dataset: "partitioned Dataset",
+    _INCREMENTAL: "source read incrementally (Dataset, JdbcTable)",
+}
 
 
 @contextlib.contextmanager
@@ -63,6 +88,8 @@ def incremental_job(
             yield job
             job.finish()
     finally:
+        for planned in job._planned.values():
+            planned.release()
         glue.spark.conf.set(_TYPE_INFERENCE, before)
 
 
@@ -75,11 +102,11 @@ class CustomJob:
     targets: dict[str, Output]
     _run: IncrementalRun | None = field(default=None, init=False)
     _built: dict[str, Target] = field(default_factory=dict, init=False)
-    _planned: dict[str, PlannedSource] = field(default_factory=dict, init=False)
+    _planned: dict[str, Planned] = field(default_factory=dict, init=False)
     # Writes the script asked for, published in ``finish`` (call order), then their results.
     _staged: dict[str, Callable[[], WriteResult]] = field(default_factory=dict, init=False)
     _written: dict[str, WriteResult] = field(default_factory=dict, init=False)
-    _settled: dict[str, JoinSideState] | None = field(default=None, init=False)
+    _settled: dict[str, dict[str, Any]] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         for name in [*self.sources, *self.targets]:
@@ -109,28 +136,23 @@ class CustomJob:
     def increment(self, source: str) -> DataFrame | None:
         """The rows of ``source`` that arrived since this job's last commit (first run: all),
         or None when nothing arrived."""
-        return self._plan(source).side.new_rows
+        return self._plan(source).new_rows
 
     def affected_partitions(self, source: str) -> list[Partition]:
         """The partitions (value tuples, in ``partition_by`` order, as strings) this run's
         increment touches, plus those a previous run left pending."""
-        return list(self._plan(source).affected)
+        return list(self._plan(source, Dataset).affected)
 
     def read_partitions(self, source: str, partitions: Sequence[Partition]) -> DataFrame:
         """Exactly ``partitions`` of ``source``, whole, as of the files this run consumes."""
-        return self._plan(source).read(self.run, partitions)
+        return cast(PlannedSource, self._plan(source, Dataset)).read(self.run, partitions)
 
     def read_whole(self, source: str) -> DataFrame:
-        """A declared ``Reference`` table, read whole (no state)."""
+        """A declared ``Reference`` or ``JdbcReference`` table, read whole (no state)."""
         reference = self.sources.get(source)
-        if not isinstance(reference, Reference):
-            raise UndeclaredName("reference", source, self._names(Reference))
-        if reference.format == "iceberg":
-            return self.spark.table(IcebergTarget(reference.path, reference.catalog).name)
-        reader = self.spark.read.format(reference.format)
-        if reference.format == "csv":
-            reader = reader.option("header", "true")
-        return reader.load(reference.path)
+        if not isinstance(reference, _WHOLE):
+            raise UndeclaredName("reference", source, self._names(_WHOLE))
+        return cast(DataFrame, reference.read(self.spark))
 
     def write(self, target: str, rows: DataFrame, *, keys: Sequence[str], order_by: str) -> None:
         """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``.
@@ -184,9 +206,9 @@ class CustomJob:
         self._record(details)  # before the commit: nothing after it may fail the run
         wrote = bool(self._written)
         if wrote or not all(self._planned[name].unchanged(s) for name, s in states.items()):
-            run.commit({name: state.to_state() for name, state in states.items()})
+            run.commit(states)
         for name in self._written:
-            self._built[name].after_commit(run, {n: s.to_state() for n, s in states.items()})
+            self._built[name].after_commit(run, states)
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -197,15 +219,22 @@ class CustomJob:
             planned.pending for planned in self._planned.values()
         )
 
-    def _names(self, kind: type) -> list[str]:
+    def _names(self, kind: type | tuple[type, ...]) -> list[str]:
         return [name for name, source in self.sources.items() if isinstance(source, kind)]
 
-    def _plan(self, source: str) -> PlannedSource:
+    def _plan(self, source: str, kind: type | tuple[type, ...] = _INCREMENTAL) -> Planned:
+        declared = self.sources.get(source)
+        if declared is not None and not isinstance(declared, kind):
+            wanted = _KIND_NAMES.get(kind, "source")
+            raise DeclarationError(
+                source,
+                f"source {source!r} is a {type(declared).__name__}: this needs a {wanted} "
+                f"(declared: {', '.join(self._names(kind)) or 'none'})",
+            )
+        if not isinstance(declared, kind):
+            raise UndeclaredName(_KIND_NAMES.get(kind, "source"), source, self._names(kind))
         if source not in self._planned:
-            dataset = self.sources.get(source)
-            if not isinstance(dataset, Dataset):
-                raise UndeclaredName("source", source, self._names(Dataset))
-            self._planned[source] = plan_source(self.run, source, dataset)
+            self._planned[source] = _PLANNERS[type(declared)](self.run, source, declared)
         return self._planned[source]
 
     def _target(self, name: str) -> Target:
@@ -221,10 +250,9 @@ class CustomJob:
 
     def _settle(self) -> dict[str, Any]:
         """Called by a publish once its output is durable: the states to commit."""
-        states = self._settle_states()
-        return {name: state.to_state() for name, state in states.items()}
+        return self._settle_states()
 
-    def _settle_states(self) -> dict[str, JoinSideState]:
+    def _settle_states(self) -> dict[str, dict[str, Any]]:
         run = self.run
         published_at_ms = int(run.clock() * 1000)
         hooks.point("custom.published", run_id=run.run_id)
@@ -240,27 +268,18 @@ class CustomJob:
 
     def _details(self) -> dict[str, Any]:
         return {
-            "sources": {
-                name: {
-                    "affected_partitions": len(planned.affected),
-                    "pending_partitions": [list(p) for p in planned.pending],
-                    "records_read": planned.records_read,
-                    "files_read": len(planned.side.plan.files),
-                    "file_plan": planned.side.plan_summary(),
-                }
-                for name, planned in self._planned.items()
-            },
+            "sources": {name: planned.details() for name, planned in self._planned.items()},
         }
 
     def _record(self, details: Mapping[str, Any]) -> None:
-        marks = [p.side.plan.next_bookmark.high_mark_ms for p in self._planned.values()]
+        marks = [p.high_mark_ms for p in self._planned.values()]
         known = [mark for mark in marks if mark is not None]
         results = self._written.values()
         self.run.record(
             records_read=sum(p.records_read for p in self._planned.values()),
             records_written=sum(r.records_written for r in results),
             watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
-            late_files_skipped=sum(p.side.plan.late_file_count for p in self._planned.values()),
+            late_files_skipped=sum(p.late_files for p in self._planned.values()),
             partitions_written=sum(len(r.partitions_written) for r in results),
             partitions_removed=sum(len(r.partitions_removed) for r in results),
             targets_written=sorted(self._written),

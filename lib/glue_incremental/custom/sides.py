@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import cast
+from typing import Any, Protocol, cast
 
 from pyspark.sql import DataFrame
 
@@ -62,6 +62,32 @@ class SideConfig:
         return IcebergTarget(self.dataset.path, self.dataset.catalog)
 
 
+class Planned(Protocol):
+    """A declared source as planned for one run, whatever it is (files, Iceberg, JDBC): its
+    increment, what it touches, and the state its slot commits."""
+
+    pending: list[Partition]
+
+    @property
+    def new_rows(self) -> DataFrame | None: ...
+    @property
+    def affected(self) -> list[Partition]: ...
+    @property
+    def records_read(self) -> int: ...
+    @property
+    def has_news(self) -> bool: ...
+    @property
+    def late_files(self) -> int: ...
+    @property
+    def high_mark_ms(self) -> int | None: ...
+    def details(self) -> dict[str, Any]: ...
+    def recheck_upstream(self, run: IncrementalRun) -> None: ...
+    def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]: ...
+    def unchanged(self, state: dict[str, Any]) -> bool: ...
+    def release(self) -> None:
+        """Free what the plan cached, once the run has ended (committed or not)."""
+
+
 @dataclass
 class PlannedSource:
     """One dataset as planned for this run: the side, its counted increment, the partitions
@@ -86,6 +112,27 @@ class PlannedSource:
     def has_news(self) -> bool:
         return bool(self.affected)
 
+    @property
+    def new_rows(self) -> DataFrame | None:
+        return self.side.new_rows
+
+    @property
+    def late_files(self) -> int:
+        return self.side.plan.late_file_count
+
+    @property
+    def high_mark_ms(self) -> int | None:
+        return self.side.plan.next_bookmark.high_mark_ms
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "affected_partitions": len(self.affected),
+            "pending_partitions": [list(p) for p in self.pending],
+            "records_read": self.records_read,
+            "files_read": len(self.side.plan.files),
+            "file_plan": self.side.plan_summary(),
+        }
+
     def read(self, run: IncrementalRun, partitions: Sequence[Partition]) -> DataFrame:
         """Exactly ``partitions`` of the dataset, whole, as of the files this run consumes."""
         wanted = normalise_partitions(partitions, self.columns)
@@ -93,6 +140,9 @@ class PlannedSource:
             raise NoSchemaYet(self.name)
         frame = read_full(run.spark, self.side, wanted, self.columns)
         return cast(DataFrame, filter_partitions(frame, wanted, self.columns))
+
+    def release(self) -> None:
+        return None
 
     def recheck_upstream(self, run: IncrementalRun) -> None:
         """``UpstreamChanged`` if the upstream published into a partition read meanwhile."""
@@ -110,20 +160,23 @@ class PlannedSource:
             listing=side.listing_of(self.affected, self.columns),
         )
 
-    def state(self, published_at_ms: int, output_table: str | None) -> JoinSideState:
+    def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]:
         side = self.side
-        return JoinSideState(
-            published_at_ms=published_at_ms,
-            pending_partitions=tuple(self.pending),
-            upstream=side.upstream.state() if side.upstream else None,
-            files=side.next_files,
-            discovery=side.discovery_state,
-            iceberg_snapshot_id=side.iceberg_snapshot,
-            iceberg_table=output_table,
+        return dict(
+            JoinSideState(
+                published_at_ms=published_at_ms,
+                pending_partitions=tuple(self.pending),
+                upstream=side.upstream.state() if side.upstream else None,
+                files=side.next_files,
+                discovery=side.discovery_state,
+                iceberg_snapshot_id=side.iceberg_snapshot,
+                iceberg_table=output_table,
+            ).to_state()
         )
 
-    def unchanged(self, state: JoinSideState) -> bool:
-        return state.same_apart_from_publish_time(self.side.previous)
+    def unchanged(self, state: dict[str, Any]) -> bool:
+        planned = JoinSideState.from_state(state)
+        return planned is not None and planned.same_apart_from_publish_time(self.side.previous)
 
 
 def plan_source(run: IncrementalRun, name: str, dataset: Dataset) -> PlannedSource:

@@ -32,6 +32,7 @@ __all__ = [
     "quote_identifier",
     "quote_table",
     "read_incremental",
+    "read_table",
     "redact_url",
 ]
 
@@ -365,6 +366,11 @@ def read_keys(spark: Any, source: JdbcSource, key_columns: Sequence[str]) -> Any
     """The table's primary keys, selected by the database (no other column crosses the wire)."""
     query = key_query(source, key_columns)
     return _load(spark, source, _options(source, dbtable=_subquery(query, "source_keys")))
+
+
+def read_table(spark: Any, source: JdbcSource) -> Any:
+    """The whole table (a small reference table read on every run)."""
+    return _load(spark, source, _options(source, dbtable=quote_table(source.table)))
 
 
 def column_names(spark: Any, source: JdbcSource) -> list[str]:
