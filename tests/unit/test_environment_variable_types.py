@@ -110,7 +110,8 @@ def declared_types(variables_tf: Path) -> dict[str, str]:
     text = variables_tf.read_text()
     found: dict[str, str] = {}
     for block in re.finditer(r'^variable "([^"]+)" \{\n', text, re.MULTILINE):
-        match = re.compile(r"^  type\s*=\s*", re.MULTILINE).search(text, block.end())
+        block_end = text.find("\n}\n", block.end())
+        match = re.compile(r"^  type\s*=\s*", re.MULTILINE).search(text, block.end(), block_end)
         if match is None:
             continue
         end, depth = match.end(), 0

@@ -47,9 +47,9 @@ variable "artifact_version" {
 
 variable "pipelines" {
   description = "The environment's pipelines, keyed by name; see modules/incremental_pipeline's `pipelines` for the fields and their validations."
-  # The same type as the module's variable, so a wrong field fails at this root's
-  # tfvars; the validations stay in the module alone. tests/unit/
-  # test_environment_variable_types.py fails when the two types drift apart.
+  # Exactly the module variable's type (fields and optional() defaults), so the
+  # tfvars are shaped here as the module would; its validations stay there alone.
+  # tests/unit/test_environment_variable_types.py fails when the two drift apart.
   type = map(object({
     kind            = string
     description     = optional(string)
