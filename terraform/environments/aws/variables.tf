@@ -46,17 +46,95 @@ variable "artifact_version" {
 }
 
 variable "pipelines" {
-  description = "The environment's pipelines; see modules/incremental_pipeline's `pipelines` for the fields."
-  # Deliberately untyped here, like `alarms` and `oncall_subscriptions`: the one
-  # definition of each object, its defaults and its validations is the module's
-  # variable, so this root cannot drift from it (the drift that left environments
-  # unable to set load_side).
-  type = any
+  description = "The environment's pipelines, keyed by name; see modules/incremental_pipeline's `pipelines` for the fields and their validations."
+  # Exactly the module variable's type (fields and optional() defaults), so the
+  # tfvars are shaped here as the module would; its validations stay there alone.
+  # tests/unit/test_environment_variable_types.py fails when the two drift apart.
+  type = map(object({
+    kind            = string
+    description     = optional(string)
+    schedule        = optional(string)
+    upstreams       = optional(list(string), [])
+    trigger_logical = optional(string, "AND")
+
+    source = optional(object({
+      uri           = string
+      format        = optional(string, "parquet")
+      table         = optional(string)
+      notifications = optional(bool, false)
+    }))
+    watermark_column = optional(string)
+    primary_key      = optional(list(string), [])
+
+    join = optional(object({
+      left  = object({ path = optional(string), pipeline = optional(string), format = optional(string, "parquet") })
+      right = object({ path = optional(string), pipeline = optional(string), format = optional(string, "parquet") })
+      keys  = list(string)
+      type  = optional(string, "inner")
+    }))
+
+    target = object({
+      format  = optional(string, "parquet")
+      path    = string
+      table   = optional(string)
+      columns = optional(list(object({ name = string, type = string })), [])
+      partitions = optional(list(object({
+        name       = string
+        type       = optional(string, "string")
+        projection = optional(string, "injected")
+        range      = optional(string)
+        format     = optional(string)
+        values     = optional(list(string))
+      })), [])
+    })
+
+    arguments    = optional(map(string), {})
+    read_s3_uris = optional(list(string), [])
+    size = optional(object({
+      worker_type       = optional(string, "G.1X")
+      number_of_workers = optional(number, 2)
+      timeout           = optional(number, 120)
+      max_retries       = optional(number, 0)
+      execution_class   = optional(string, "STANDARD")
+      auto_scaling      = optional(bool, false)
+      slow_run_after    = optional(number)
+    }), {})
+    bookmark_option = optional(string, "enable")
+    release         = optional(string)
+    alarms = optional(object({
+      schedule_period_seconds         = optional(number)
+      watermark_lag_threshold_seconds = optional(number)
+      missed_run_grace_seconds        = optional(number)
+      zero_records_evaluation_periods = optional(number)
+    }), {})
+    secret_arn  = optional(string)
+    connections = optional(list(string), [])
+    network = optional(object({
+      subnet_ids         = list(string)
+      security_group_ids = list(string)
+    }))
+    transform = optional(object({
+      function = string
+      package  = string
+    }))
+    script = optional(string)
+    sources = optional(map(object({
+      path              = optional(string)
+      pipeline          = optional(string)
+      format            = optional(string)
+      upstream_argument = optional(string)
+    })), {})
+  }))
 }
 
 variable "alarms" {
-  description = "Alarm tuning every pipeline starts from; see modules/incremental_pipeline's `alarms` (typed and validated there, like `pipelines`)."
-  type        = any
+  description = "Alarm tuning every pipeline starts from; see modules/incremental_pipeline's `alarms` (validated there)."
+  type = object({
+    schedule_period_seconds         = number
+    watermark_lag_threshold_seconds = number
+    missed_run_grace_seconds        = optional(number, 3600)
+    zero_records_evaluation_periods = optional(number, 1)
+  })
 }
 
 variable "runbook_base_url" {
@@ -66,14 +144,30 @@ variable "runbook_base_url" {
 }
 
 variable "oncall_subscriptions" {
-  description = "Who the on-call topic pages; see modules/incremental_pipeline's `oncall_subscriptions` (typed and validated there)."
-  type        = any
+  description = "Who the on-call topic pages; see modules/incremental_pipeline's `oncall_subscriptions` (validated there)."
+  type = list(object({
+    protocol             = string
+    endpoint             = string
+    raw_message_delivery = optional(bool, false)
+  }))
 }
 
 variable "encryption" {
-  description = "Keys and Glue security configuration of the environment; see modules/incremental_pipeline's `encryption` (typed and validated there). Null: no customer managed keys."
-  type        = any
-  default     = null
+  description = "Keys and Glue security configuration of the environment; see modules/incremental_pipeline's `encryption` (validated there). Null: no customer managed keys."
+  type = object({
+    create_keys     = optional(bool, false)
+    log_kms_key_arn = optional(string)
+    key_users = optional(object({
+      data    = optional(list(string), [])
+      table   = optional(list(string), [])
+      scripts = optional(list(string), [])
+    }), {})
+    security_configuration = optional(object({
+      create = optional(bool, false)
+      name   = optional(string)
+    }), {})
+  })
+  default = null
 }
 
 variable "permissions_boundary_arn" {

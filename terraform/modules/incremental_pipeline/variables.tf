@@ -116,6 +116,8 @@ variable "pipelines" {
     on its target and committed state) and passes its job name as `--<upstream_argument>` (default `<name>_upstream_job`).
     The role reads exactly the sources and writes exactly `target.path` (`--target_path`); `arguments` are the script's own.
   EOT
+  # environments/aws repeats this type (and those of alarms, oncall_subscriptions and
+  # encryption): tests/unit/test_environment_variable_types.py keeps them equal.
   type = map(object({
     kind            = string
     description     = optional(string)
