@@ -129,15 +129,15 @@ def change_histories(draw: Any, *, max_epochs: int = 3, max_steps: int = 4) -> l
     for number in range(draw(st.integers(2, max_epochs))):
         columns = tuple(name for name in OPTIONAL_COLUMNS if draw(st.booleans()))
         widened = widened or (number > 0 and draw(st.booleans()))
-        runs = st.builds(
-            Run,
-            st.sampled_from([None, 1, 2]),
-            st.none() | st.integers(1, 40),
-        )
+        batch_files = st.sampled_from([None, 1, 2])
+        crash_at = st.integers(1, 12)  # Iceberg: 4 hook points a batch, Parquet 10 to 15
+        runs = st.builds(Run, batch_files, st.none() | crash_at)
         lands = _rows(columns, widened).map(Land)
         steps: list[Land | Run] = [] if number else [draw(lands)]
         steps += draw(st.lists(st.one_of(lands, lands, runs), max_size=max_steps))
-        steps.append(Run(draw(st.sampled_from([None, 1, 2])), None))
+        if draw(st.booleans()):  # the epoch's files meet a crash, then the closing run
+            steps.append(Run(draw(batch_files), draw(crash_at)))
+        steps.append(Run(draw(batch_files), None))
         epochs.append(Epoch(columns, widened, steps))
     return _in_delete_order(epochs)
 
