@@ -115,3 +115,22 @@ def as_loaded(
         )
         for order, row in rows
     ]
+
+
+def full_refresh_with_changes(
+    deliveries: Iterable[tuple[tuple[int, int], Mapping[str, Any]]],
+    columns_of_epoch: Mapping[int, Sequence[str]],
+    columns: Sequence[str],
+    *,
+    primary_key: Sequence[str],
+    watermark: str,
+    is_delete: Callable[[Mapping[str, Any]], bool],
+) -> list[dict[str, Any]]:
+    """The full refresh of a source whose declared schema changed between epochs, with soft
+    deletes: each delivery (``(epoch, landing order)``) keeps only its epoch's columns, the
+    latest version per key wins, and a key whose latest version is a delete is absent.
+
+    Widening changes no value; ``columns``: every column any epoch loaded, the marker's too.
+    """
+    loaded = as_loaded(list(deliveries), columns_of_epoch, columns)
+    return without_deletes(latest_per_key(loaded, primary_key, watermark), is_delete)
