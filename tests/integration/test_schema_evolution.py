@@ -240,3 +240,61 @@ def test_a_join_reading_a_load_target_keeps_the_column_only_its_newer_files_carr
         1: ("x", None, "l1"),
         2: ("y", "web", "l2"),
     }
+
+
+def _parquet_file(directory: Path, name: str, table, mtime: float) -> None:
+    import pyarrow.parquet as pq
+
+    directory.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, directory / name)
+    os.utime(directory / name, (mtime, mtime))
+
+
+def test_parquet_source_files_of_one_batch_with_and_without_a_new_column_keep_it(
+    spark, tmp_path, store
+):
+    # Seed 002: Glue's own Parquet writer adds a column between files. Read in one batch, the
+    # older file first, Spark would take its footer alone and drop the newer file's column.
+    import pyarrow as pa
+
+    source = tmp_path / "source"
+    _parquet_file(source, "a.parquet", pa.table({"id": [1], "updated": [10]}), FixedClock(1e9).now)
+    _parquet_file(
+        source,
+        "b.parquet",
+        pa.table({"id": [2], "updated": [20], "channel": ["web"]}),
+        FixedClock(1e9).now + 10,
+    )
+    config = json_files_config(tmp_path, source_format="parquet")
+
+    summary = run_load_at(
+        spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(2e9), store=store
+    )
+
+    assert summary["records_written"] == 2
+    assert rows_by_id(read_merged(spark, tmp_path / "target"), "channel") == {
+        1: (None,),
+        2: ("web",),
+    }
+
+
+def test_parquet_source_files_of_one_batch_with_two_types_of_a_column_are_one_line(
+    spark, tmp_path, store
+):
+    import pyarrow as pa
+
+    source = tmp_path / "source"
+    narrow = pa.table({"id": [1], "updated": [10], "qty": pa.array([1], pa.int32())})
+    wide = pa.table({"id": [2], "updated": [20], "qty": pa.array([2], pa.int64())})
+    _parquet_file(source, "a.parquet", narrow, 1e9)
+    _parquet_file(source, "b.parquet", wide, 1e9 + 10)
+    config = json_files_config(tmp_path, source_format="parquet")
+
+    with pytest.raises(SchemaChangeError) as raised:
+        run_load_at(
+            spark, config, job_name="orders", run_id="jr_1", clock=FixedClock(2e9), store=store
+        )
+
+    assert raised.value.column == "qty"
+    assert "\n" not in str(raised.value) and "int" in str(raised.value)
+    assert not (tmp_path / "target").exists() and store.get_watermark("orders") is None

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from glue_incremental.partition_paths import literal
+from glue_incremental.schema_evolution import SchemaChangeError
 from glue_incremental.sources import partition_types as partition_type_rules
 from glue_incremental.sources.listing import SourceFile
 
 SOURCE_FORMATS = ("parquet", "json", "csv")
 
-# How each format is read: a CSV file's first line names its columns (as the join reads CSV).
-FORMAT_OPTIONS: Mapping[str, Mapping[str, str]] = {"csv": {"header": "true"}}
+# How each format is read: a CSV file's first line names its columns (as the join reads CSV);
+# Parquet files of one batch may carry different columns (a source that added one, as
+# Glue's own writer does): every footer counts, or the column of the newer files is lost.
+FORMAT_OPTIONS: Mapping[str, Mapping[str, str]] = {
+    "csv": {"header": "true"},
+    "parquet": {"mergeSchema": "true"},
+}
 
 __all__ = ["FORMAT_OPTIONS", "SOURCE_FORMATS", "read_files"]
 
@@ -58,12 +65,18 @@ def read_files(
     if schema is not None:
         reader = reader.schema(schema)
     paths = _java_string_array(spark, [literal(uri) for uri in uris])
-    if schema is None and partition_types is not None:
-        with partition_type_rules.as_text(spark):
-            frame = reader._df(reader._jreader.load(paths))  # load(String...): one call
-        frame = partition_type_rules.cast_to_kept(spark, frame, files, partition_types)
-    else:
-        frame = reader._df(reader._jreader.load(paths))
+    try:
+        if schema is None and partition_types is not None:
+            with partition_type_rules.as_text(spark):
+                frame = reader._df(reader._jreader.load(paths))  # load(String...): one call
+            frame = partition_type_rules.cast_to_kept(spark, frame, files, partition_types)
+        else:
+            frame = reader._df(reader._jreader.load(paths))
+    except Exception as error:
+        conflict = _unmergeable_footers(spark, error)
+        if conflict is None:
+            raise
+        raise conflict from None
     if schema is None and frame.isEmpty():
         return None
     return frame
@@ -79,3 +92,31 @@ def _java_string_array(spark: Any, values: Sequence[str]) -> Any:
         raise ValueError("a path contains a NUL character")
     jvm = spark._jvm
     return jvm.java.util.regex.Pattern.compile("\\x00").split("\0".join(values), -1)
+
+
+_MERGE_FAILURE = re.compile(r'CANNOT_MERGE_SCHEMAS.*?"(STRUCT<.*?>)".*?"(STRUCT<.*?>)"', re.S)
+
+
+def _unmergeable_footers(spark: Any, error: Exception) -> SchemaChangeError | None:
+    """Spark's refusal to merge two Parquet footers of one batch, as one line naming the column.
+
+    Spark 3.5 merges added and missing columns but no two types of one column (int and
+    bigint included): the files of one batch disagree, and nothing is read or written.
+    """
+    found = _MERGE_FAILURE.search(str(error))
+    if found is None:
+        return None
+    types = spark._jvm.org.apache.spark.sql.types.DataType
+    first, second = (
+        {field.name(): field.dataType().sql().lower() for field in types.fromDDL(ddl).fields()}
+        for ddl in found.groups()
+    )
+    column = next((name for name in first if name in second and first[name] != second[name]), "?")
+    return SchemaChangeError(
+        column,
+        second.get(column),
+        first.get(column),
+        f"source files of one batch disagree on column {column!r}: {first.get(column)} in some, "
+        f"{second.get(column)} in others; Spark cannot merge them (land the widened files in a "
+        "later run, or declare --source_schema)",
+    )
