@@ -407,6 +407,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         s3_discovery,
         aggregation,
         bounded_batches,
+        reconcile,
     ):
         try:
             for verdict in judge(results):
@@ -452,6 +453,53 @@ def bounded_batches(results: dict[str, Any]) -> list[dict[str, Any]]:
             targets[1],
             f"{read} of {point['files']} files read",
             read == point["files"],
+        ),
+    ]
+
+
+def reconcile(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 25: the reconcile reads only the key columns; its time against a full reload."""
+    targets = [
+        "the reconcile reads only the key columns",
+        "reconcile run time vs a full reload of the same table",
+        "the target equals the source after the reconcile",
+    ]
+    points = _points(results, "reconcile")
+    if points is None:
+        return _unavailable(results, "reconcile", targets)
+    point = points[-1]
+    summary, sizes = point["summary"], point["bytes"]
+    keys = (point["reconcile_run"].get("keys") or {}).get("source_keys")
+    only_keys = summary["reads_only_key_columns"]
+    check = point["target_check"]
+    return [
+        _verdict(
+            "reconcile",
+            targets[0],
+            f"{point['table_rows']:,} rows: {summary['key_reads']} key-only SELECT, "
+            f"{summary['unfiltered_row_reads']} other reads of the table; {keys} keys, "
+            f"{_mib(sizes['key_bytes'])} of {_mib(sizes['row_bytes'])} row bytes "
+            f"({sizes['key_share_of_row_bytes']:.1%})",
+            only_keys,
+            "" if only_keys else "see statements in the reconcile section",
+        ),
+        _verdict(
+            "reconcile",
+            targets[1],
+            f"reconcile {summary['reconcile_seconds']:.1f}s vs full reload "
+            f"{summary['full_reload_seconds']:.1f}s "
+            f"({summary['reconcile_vs_full_reload']:.2f}x); "
+            f"{summary['records_deleted']} of {point['deleted_rows']} deleted rows removed",
+            None,
+            kind="report",
+        ),
+        _verdict(
+            "reconcile",
+            targets[2],
+            f"{check['target_rows']:,} target rows; {check['rows_only_in_source']} only in the "
+            f"source, {check['rows_only_in_target']} only in the target",
+            point["target_equals_source"],
+            "" if point["target_equals_source"] else "see target_check in the reconcile section",
         ),
     ]
 
