@@ -791,11 +791,24 @@ def _batches_section(section: dict[str, Any], out: list[str], summary: list[list
             _fmt_int(p["files_per_batch"] if label == "bounded" else None),
             _fmt_seconds(p[label]["seconds"]),
             _fmt_int(p[label]["files_read"]),
+            _fmt_int(p[label].get("spark_jobs")),
+            _fmt_int(p[label].get("dynamodb_requests")),
         ]
         for p in section["points"]
         for label in ("unbounded", "bounded")
     ]
-    out += _table(["files", "run", "files per batch", "wall s", "files read"], rows)
+    out += _table(
+        [
+            "files",
+            "run",
+            "files per batch",
+            "wall s",
+            "files read",
+            "Spark jobs",
+            "DynamoDB requests",
+        ],
+        rows,
+    )
 
 
 def _reconcile_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
@@ -812,10 +825,20 @@ def _reconcile_section(section: dict[str, Any], out: list[str], summary: list[li
                     _fmt_int(keys if keys is not None else run["records_read"]),
                     _fmt_bytes(sizes["key_bytes"] if label == "reconcile" else sizes["row_bytes"]),
                     _fmt_int(run.get("records_deleted")),
+                    _fmt_int(run.get("partitions_written")),
                 ]
             )
     out += _table(
-        ["table rows", "run", "wall s", "rows read", "column bytes read", "rows deleted"], rows
+        [
+            "table rows",
+            "run",
+            "wall s",
+            "rows read",
+            "column bytes read",
+            "rows deleted",
+            "partitions rewritten",
+        ],
+        rows,
     )
     for p in section["points"]:
         out.append("")
