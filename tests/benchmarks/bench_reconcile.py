@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.benchmarks.bench_jdbc import _scalar, _secret_id, create_table
-from tests.benchmarks.common import Context, measured, ratio, run_figures
+from tests.benchmarks.common import Context, directory_size, measured, ratio, run_figures
 from tests.harness.postgres import statements_since
 
 # One execution per statement: the JDBC driver reads a large result through a cursor, and
@@ -142,6 +142,7 @@ def bench_table(ctx: Context, rows: int) -> dict[str, Any]:
     reconciled = _run(ctx, _argv(ctx, job, table, target, "--reconcile", "true"), "reconcile")
     kinds = _reads_of(_executed_since(ctx, offset), table)
     check = _target_equals_source(ctx, table, target)
+    target_files, target_bytes = directory_size(str(target))
     ctx.log(
         f"reconcile: deleted {deleted}, reconcile run {reconciled['seconds']:.1f}s, "
         f"{len(kinds['key'])} key reads, {len(kinds['other'])} other reads"
@@ -172,6 +173,8 @@ def bench_table(ctx: Context, rows: int) -> dict[str, Any]:
             "key_share_of_row_bytes": round(sizes["key_bytes"] / sizes["row_bytes"], 4),
         },
         "target_check": check,
+        "target_files": target_files,
+        "target_bytes": target_bytes,
         "target_equals_source": check["rows_only_in_source"] == 0
         and check["rows_only_in_target"] == 0,
         "summary": {
