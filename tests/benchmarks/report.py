@@ -841,9 +841,8 @@ def _reconcile_section(section: dict[str, Any], out: list[str], summary: list[li
         rows,
     )
     for p in section["points"]:
-        out.append("")
         out.append(
-            f"The key read PostgreSQL logged: `{(p['statements']['key'] or ['(none)'])[0]}`; "
+            f"The key read PostgreSQL logged: `{(p['statements']['key'] or ['(none)'])[0].strip()}`; "
             f"other unfiltered reads of the table: {len(p['statements']['other'])}. "
             f"Target afterwards: {'equals' if p['target_equals_source'] else 'DIFFERS FROM'} "
             "the source."
