@@ -166,10 +166,18 @@ def with_gone_keys(
     found = read.select(*key_columns).distinct().persist()
     try:
         stored_keys = stored.select(*key_columns).distinct()
-        gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti")
+        # Kept for the rest of the run (the merge and publish act on it several times): once
+        # ``found`` is released, an uncached anti-join would read the source's keys again per
+        # action (six more full key reads at 1M keys, tests/benchmarks/bench_reconcile.py).
+        gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti").persist()
         counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
-        counts.check(config.reconcile_max_fraction)
+        try:
+            counts.check(config.reconcile_max_fraction)
+        except ReconcileStopped:
+            gone_keys.unpersist()
+            raise
         if not counts.gone:
+            gone_keys.unpersist()
             return rows, counts
         gone = stored.join(gone_keys, list(config.primary_key), "left_semi")
         if stamped:

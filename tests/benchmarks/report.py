@@ -791,11 +791,63 @@ def _batches_section(section: dict[str, Any], out: list[str], summary: list[list
             _fmt_int(p["files_per_batch"] if label == "bounded" else None),
             _fmt_seconds(p[label]["seconds"]),
             _fmt_int(p[label]["files_read"]),
+            _fmt_int(p[label].get("spark_jobs")),
+            _fmt_int(p[label].get("dynamodb_requests")),
         ]
         for p in section["points"]
         for label in ("unbounded", "bounded")
     ]
-    out += _table(["files", "run", "files per batch", "wall s", "files read"], rows)
+    out += _table(
+        [
+            "files",
+            "run",
+            "files per batch",
+            "wall s",
+            "files read",
+            "Spark jobs",
+            "DynamoDB requests",
+        ],
+        rows,
+    )
+
+
+def _reconcile_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    rows = []
+    for p in section["points"]:
+        sizes = p["bytes"]
+        for label, run in (("reconcile", p["reconcile_run"]), ("full reload", p["full_reload"])):
+            keys = (run.get("keys") or {}).get("source_keys") if label == "reconcile" else None
+            rows.append(
+                [
+                    _fmt_int(p["table_rows"]),
+                    label,
+                    _fmt_seconds(run["seconds"]),
+                    _fmt_int(keys if keys is not None else run["records_read"]),
+                    _fmt_bytes(sizes["key_bytes"] if label == "reconcile" else sizes["row_bytes"]),
+                    _fmt_int(run.get("records_deleted")),
+                    _fmt_int(run.get("partitions_written")),
+                ]
+            )
+    out += _table(
+        [
+            "table rows",
+            "run",
+            "wall s",
+            "rows read",
+            "column bytes read",
+            "rows deleted",
+            "partitions rewritten",
+        ],
+        rows,
+    )
+    for p in section["points"]:
+        out.append(
+            f"The key read PostgreSQL logged: `{(p['statements']['key'] or ['(none)'])[0].strip()}`; "
+            f"other unfiltered reads of the table: {len(p['statements']['other'])}. "
+            f"Target afterwards: {'equals' if p['target_equals_source'] else 'DIFFERS FROM'} "
+            "the source."
+        )
+    out.append("")
 
 
 RENDERERS = {
@@ -811,6 +863,7 @@ RENDERERS = {
         "9. Bounded batches: a backfill against one unbounded run",
         _batches_section,
     ),
+    "reconcile": ("10. Reconcile (hard deletes) against a full reload", _reconcile_section),
 }
 
 
@@ -1010,6 +1063,19 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
         "only** (a shared 2-core machine).",
         "",
     ]
+    merged = meta.get("merged_runs") or []
+    if merged:
+        out += [
+            "Sections measured later by partial runs (`--merge-into`), each with its own "
+            "commit, date and load (given in its section): "
+            + "; ".join(
+                f"{', '.join(run['sections'])} at `{run.get('git_commit') or '?'}` on "
+                f"{run.get('started_at')}"
+                for run in merged
+            )
+            + ".",
+            "",
+        ]
     dirty = meta.get("library_files_uncommitted") or []
     if dirty:
         out += [
@@ -1045,6 +1111,7 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
             summary.append([title[0], "(error)", section.get("error", ""), ""])
             continue
         body += [section["description"] + "." + INTRO_NOTES.get(name, ""), ""]
+        body += _measured_by(section, meta)
         renderer(section, body, summary)
         if section.get("method"):
             body += [f"Method: {section['method']}", ""]
@@ -1064,6 +1131,25 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
     notes = [*NOTES, *(results.get("notes") or [])]
     out += ["## Notes", "", *[f"- {note}" for note in notes], ""]
     return "\n".join(out)
+
+
+def _measured_by(section: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    """A merged section's own run, when it is not the run the header describes."""
+    run = section.get("run")
+    if not run or (
+        run.get("git_commit") == meta.get("git_commit")
+        and run.get("started_at") == meta.get("started_at")
+    ):
+        return []
+    dirty = run.get("library_files_uncommitted") or []
+    return [
+        f"Measured by a partial run at commit `{run.get('git_commit') or '?'}` on "
+        f"{run.get('started_at')} ({run.get('scale')} scale; load average at start "
+        f"{run.get('load_average_at_start')}, at end {run.get('load_average_at_end')}"
+        + (f"; uncommitted: {', '.join(dirty)}" if dirty else "")
+        + ").",
+        "",
+    ]
 
 
 def write(results: dict[str, Any], output: Path) -> None:

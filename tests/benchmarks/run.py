@@ -4,6 +4,8 @@
     python -m tests.benchmarks.run --smoke         # make bench-smoke: tiny, < 60 s
     python -m tests.benchmarks.run --sections file_ingestion,watermarks --output /tmp/bench
     python -m tests.benchmarks.run --render tests/benchmarks/results   # README from the JSON
+    python -m tests.benchmarks.run --sections reconcile --output /tmp/bench \
+        --merge-into tests/benchmarks/results   # a partial run updates the committed results
 
 One SparkSession (``glue_incremental.spark.local_spark_session``: local[2], UI
 off, few shuffle partitions), one AWS-compatible endpoint and one PostgreSQL
@@ -51,8 +53,9 @@ SECTIONS: dict[str, str] = {
     "s3_discovery": "tests.benchmarks.bench_s3_discovery",
     "aggregation": "tests.benchmarks.bench_aggregate",
     "bounded_batches": "tests.benchmarks.bench_batches",
+    "reconcile": "tests.benchmarks.bench_reconcile",
 }
-NEEDS_POSTGRES = {"jdbc", "iceberg"}
+NEEDS_POSTGRES = {"jdbc", "iceberg", "reconcile"}
 
 
 def _log(message: str) -> None:
@@ -202,6 +205,19 @@ def run_benchmarks(
     return results
 
 
+def merge_into(directory: Path, partial: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``partial`` into ``directory/results.json``, re-judge, rewrite README and plots."""
+    from tests.benchmarks import merge, report, targets
+
+    base = json.loads((directory / "results.json").read_text())
+    results = merge.merge(base, partial, SECTIONS)
+    results["targets"] = targets.evaluate(results)
+    (directory / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    report.write(results, directory)
+    _log(f"sections {list(partial['sections'])} merged into {directory}")
+    return results
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.run", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="tiny scale (same as --scale smoke)")
@@ -223,6 +239,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help="measure nothing: re-judge DIR/results.json and rewrite its README and plots",
     )
+    parser.add_argument(
+        "--merge-into",
+        type=Path,
+        metavar="DIR",
+        help="after the run, put its sections into DIR/results.json (the others kept, each "
+        "with its own commit, date and load) and rewrite DIR's README and plots",
+    )
     args = parser.parse_args(argv)
     from tests.benchmarks import report, targets
 
@@ -240,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sections = [name.strip() for name in args.sections.split(",") if name.strip()]
     results = run_benchmarks(scale, output, sections)
     failed = [name for name, body in results["sections"].items() if body["status"] == "error"]
+    if args.merge_into:
+        results = merge_into(args.merge_into, results)
     for line in report.target_lines(results):
         print(line)
     return 1 if failed else 0

@@ -47,6 +47,9 @@ class Scale:
     aggregate_rows_per_partition: int = 500
     aggregate_affected_fraction: float = 0.01
     aggregate_repeats: int = 3
+    # 10. the reconcile (hard deletes): table size, share of rows deleted before it
+    reconcile_rows: int = 1_000_000
+    reconcile_deleted_fraction: float = 0.01
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +109,7 @@ SMOKE = Scale(
     aggregate_partitions=(20,),
     aggregate_rows_per_partition=20,
     aggregate_repeats=1,
+    reconcile_rows=5_000,
 )
 
 SCALES = {scale.name: scale for scale in (FULL, SMOKE)}

@@ -130,3 +130,12 @@ def test_a_bounded_backfill_reads_every_file_once_in_several_batches(results):
     (point,) = points(data, "bounded_batches")
     assert point["bounded"]["files_read"] == point["unbounded"]["files_read"] == point["files"]
     assert point["files_per_batch"] < point["files"]
+
+
+def test_the_reconcile_reads_only_the_keys_once_and_leaves_the_target_equal_to_the_source(results):
+    _, data = results
+    (point,) = points(data, "reconcile")
+    assert point["summary"]["reads_only_key_columns"], point["statements"]
+    assert point["summary"]["key_reads"] == 1, point["statements"]["key"]
+    assert point["reconcile_run"]["records_deleted"] == point["deleted_rows"] > 0
+    assert point["target_equals_source"], point["target_check"]
