@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, settings
 
 from tests.harness.deep import DEEP_NAME_WORDS, IN_DEEP_RUN, deep_only_entry
 from tests.harness.endpoint import running_local_aws, use_dummy_credentials
-from tests.harness.schedule import schedule_rank
+from tests.harness.schedule import keep_groups_together, schedule_rank
 
 use_dummy_credentials()
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
@@ -58,6 +58,8 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
     # The longest modules first (tests/harness/schedule.py); a stable sort keeps each module whole.
     items.sort(key=lambda item: schedule_rank(item.nodeid))
+    if getattr(config.option, "loadgroup", False):  # an xdist worker of `make test`
+        keep_groups_together(items)
 
 
 @pytest.fixture(scope="session")

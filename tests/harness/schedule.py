@@ -10,6 +10,10 @@ not listed keeps its place in collection order after these.
 
 from __future__ import annotations
 
+from typing import Any
+
+from _pytest.nodeid import coerce_node_id
+
 # Longest first. A worker takes another module whenever two or fewer of its tests are
 # pending, so the one-test chain takes the next module with it: the Terraform suites
 # follow the chain, and the apply group goes to the other worker first.
@@ -35,3 +39,17 @@ def schedule_rank(nodeid: str) -> int:
         return LONGEST_FIRST.index(module)
     except ValueError:
         return len(LONGEST_FIRST)
+
+
+def keep_groups_together(items: list[Any]) -> None:
+    """Suffix ``@<group>`` to the node id of every ``xdist_group`` test, on an xdist worker.
+
+    ``--dist loadgroup`` sends the tests whose node ids share that suffix to one worker, so a
+    module-scoped fixture (a Terraform apply, two environment plans) runs once. pytest-xdist
+    3.8 writes the suffix to ``item._nodeid``, which pytest 9 no longer reads (it keeps the id
+    in ``item._id``): every group was split over both workers, each paying for the fixture.
+    """
+    for item in items:
+        names = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
