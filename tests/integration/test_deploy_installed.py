@@ -12,6 +12,9 @@ from glue_incremental_tools import deploy
 
 from tests.harness.installed import install_copy
 
+# One worker runs the module: its fixture installs the package once.
+pytestmark = pytest.mark.xdist_group("deploy_installed")
+
 BUCKET = "gi-installed-scripts"
 JOB = "t-installed-load"
 
