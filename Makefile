@@ -10,7 +10,7 @@ ENV ?= local
 # share an expensive fixture (a Terraform apply, the bench smoke run) stay on one worker.
 # The 25 slowest tests are listed at the end: where to look when the suite grows.
 # Workers take modules longest first, in the order tests/harness/schedule.py gives them.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
 .PHONY: help setup test test-fast test-deep lint fmt demo demo-clean up down status bench bench-smoke deploy
