@@ -36,7 +36,7 @@ fmt: setup ## format Python and Terraform in place
 	$(VENV)/bin/ruff check --fix .
 	terraform fmt -recursive terraform
 
-test: setup lint ## lint, then every test: unit, integration, terraform, end to end (~35 min)
+test: setup lint ## lint, then every test: unit, integration, terraform, end to end (~22 min)
 	$(PYTEST) tests --ignore=tests/benchmarks
 
 test-fast: setup ## the tests without Terraform and end to end (minutes)
