@@ -229,6 +229,13 @@ variable "pipelines" {
     error_message = "each custom source is keyed [a-z][a-z0-9_]* and is exactly one of { path = \"s3://...\" }, { pipeline = \"<pipeline>\" } or { uri = \"jdbc:...\", table = \"schema.table\" } (table with uri only); upstream_argument needs pipeline; format (files only) is parquet, json, csv or iceberg; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for name, s in p.sources : "${k}.sources.${name}" if !(can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && length(compact([s.path, s.pipeline, s.uri])) == 1 && (s.path == null || can(regex("^s3://", s.path))) && (s.uri == null || can(regex("^jdbc:", s.uri))) && ((s.uri == null) == (s.table == null)) && (s.upstream_argument == null || s.pipeline != null) && (s.uri == null || s.format == null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none")))]]))}."
   }
 
+  # A source's arguments are --<name>_path, --<name>_url, ...: one named `target` would be
+  # silently replaced by the target's own --target_path.
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : !contains(keys(p.sources), "target")])
+    error_message = "a custom source cannot be named target (its --target_path is the pipeline's target); invalid: ${join(", ", [for k, p in var.pipelines : "${k}.sources.target" if contains(keys(p.sources), "target")])}."
+  }
+
   validation {
     condition     = alltrue([for p in values(var.pipelines) : p.transform == null ? true : (p.kind != "custom" && can(regex("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", p.transform.function)) && can(regex("^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/)?[A-Za-z0-9._/+=-]+\\.(zip|whl)$", p.transform.package)))])
     error_message = "transform (load and join pipelines) needs function = \"package.module:function\" and package = a .zip or .whl (a file name deploy uploads under packages/, or an s3:// URI; no commas); invalid: ${join(", ", [for k, p in var.pipelines : k if !(p.transform == null ? true : (p.kind != "custom" && can(regex("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", p.transform.function)) && can(regex("^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/)?[A-Za-z0-9._/+=-]+\\.(zip|whl)$", p.transform.package))))])}."

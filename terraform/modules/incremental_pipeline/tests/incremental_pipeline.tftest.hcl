@@ -1062,3 +1062,22 @@ run "rejects_several_connections_without_a_secret" {
 
   expect_failures = [var.pipelines]
 }
+
+run "rejects_a_custom_source_named_target" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { target = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
