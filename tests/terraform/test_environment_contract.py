@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 from glue_incremental import join, load
 from glue_incremental.args import resolve_options
+from glue_incremental.custom import JdbcReference
+from glue_incremental.custom.jdbc_arguments import connection_arguments
+from glue_incremental.sources.jdbc import redact_url
 
 from tests.harness.environments import ENVIRONMENTS, PlannedPipeline, planned_pipelines
 
@@ -105,19 +108,52 @@ def test_a_join_reads_the_committed_state_of_the_loads_it_joins(pipelines):
                 assert targets[job] == config.path(side), (env, pipeline.name, side)
 
 
+def _jdbc_urls(pipeline: PlannedPipeline) -> dict[str, str]:
+    """The JDBC URLs a pipeline reads: a load's ``--source``, a custom script's ``--<name>_url``."""
+    return {
+        name: value
+        for name, value in pipeline.run_arguments.items()
+        if (name == "--source" or name.endswith("_url")) and value.startswith("jdbc:")
+    }
+
+
+def _credentials(parsed: Any) -> tuple[str | None, str | None]:
+    """(secret, connection) from a generic job's config or a custom script's parsed values."""
+    if isinstance(parsed, Mapping):
+        return parsed.get("source_secret_id"), parsed.get("connection_name")
+    return parsed.source_secret_id, parsed.connection_name
+
+
 @pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
 def test_a_jdbc_pipeline_reads_its_credentials_from_exactly_its_declared_secret(pipelines, env):
-    jdbc = [p for p in pipelines[env] if p.run_arguments.get("--source", "").startswith("jdbc:")]
+    jdbc = [p for p in pipelines[env] if _jdbc_urls(p)]
     problems = []
     for pipeline in jdbc:
-        config = _parse(pipeline)
+        secret, connection = _credentials(_parse(pipeline))
         if pipeline.secret_arn is not None:
-            if config.source_secret_id != pipeline.secret_arn:
-                problems.append(f"{pipeline.name}: reads {config.source_secret_id!r}")
-        elif config.connection_name not in pipeline.connections:
-            problems.append(f"{pipeline.name}: no secret, connection {config.connection_name!r}")
-        if "password" in pipeline.run_arguments.get("--source", "").lower():
-            problems.append(f"{pipeline.name}: a password in the JDBC URL")
+            if secret != pipeline.secret_arn:
+                problems.append(f"{pipeline.name}: reads {secret!r}")
+        elif connection not in pipeline.connections:
+            problems.append(f"{pipeline.name}: no secret, connection {connection!r}")
+        for name, url in _jdbc_urls(pipeline).items():
+            if redact_url(url) != url:
+                problems.append(f"{pipeline.name}: a password in {name}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("env", sorted(ENVIRONMENTS))
+def test_every_jdbc_source_of_a_custom_pipeline_declares_with_its_scripts_arguments(pipelines, env):
+    problems = []
+    for pipeline in pipelines[env]:
+        if pipeline.script in PARSERS:
+            continue
+        parsed = _parse(pipeline)
+        for name in _jdbc_urls(pipeline):
+            source = name.removeprefix("--").removesuffix("_url")
+            try:
+                JdbcReference(**connection_arguments(parsed, source))
+            except (KeyError, ValueError) as error:
+                problems.append(f"{env}.{pipeline.name}.{source}: {error!r}")
     assert not problems, "\n".join(problems)
 
 
@@ -130,3 +166,8 @@ def test_dev_declares_a_jdbc_pipeline_with_a_secret_and_a_connection(pipelines):
         and p.connections
     ]
     assert jdbc, "dev declares no JDBC pipeline with secret_arn and connections"
+
+
+def test_dev_declares_a_custom_pipeline_reading_a_jdbc_source(pipelines):
+    custom = [p for p in pipelines["dev"] if p.script not in PARSERS and _jdbc_urls(p)]
+    assert custom, "dev declares no custom pipeline with a JDBC source"

@@ -26,6 +26,7 @@ from glue_incremental.custom.errors import (
     UndeclaredName,
     WrittenTwice,
 )
+from glue_incremental.custom.jdbc_arguments import jdbc_options, jdbc_reference, jdbc_table
 from glue_incremental.custom.job import CustomJob, incremental_job
 
 __all__ = [
@@ -45,5 +46,8 @@ __all__ = [
     "choice",
     "iceberg",
     "incremental_job",
+    "jdbc_options",
+    "jdbc_reference",
+    "jdbc_table",
     "parquet",
 ]

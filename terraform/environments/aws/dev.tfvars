@@ -65,6 +65,32 @@ pipelines = {
     }
   }
 
+  # A custom job on the same database (glue_scripts/label_payments.py): payments read by
+  # their watermark, labelled from the payment_methods lookup table read whole; the
+  # credentials, connection and network, and so the role's grants, as for the JDBC load.
+  payments_labelled = {
+    kind     = "custom"
+    schedule = "cron(45 6 * * ? *)"
+    script   = "label_payments"
+    sources = {
+      payments = { uri = "jdbc:postgresql://shop-db.dev.example.internal:5432/shop", table = "public.payments" }
+      methods  = { uri = "jdbc:postgresql://shop-db.dev.example.internal:5432/shop", table = "public.payment_methods" }
+    }
+    secret_arn  = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:gi-dev/shop-db-AbCdEf"
+    connections = ["gi-dev-shop-db"]
+    network     = { subnet_ids = ["subnet-0a1b2c3d4e5f60718"], security_group_ids = ["sg-0a1b2c3d4e5f60718"] }
+    target = {
+      path = "s3://example-gi-dev-lake/curated/payments_labelled/"
+      columns = [
+        { name = "payment_id", type = "bigint" },
+        { name = "method_id", type = "bigint" },
+        { name = "amount", type = "decimal(12,2)" },
+        { name = "updated_at", type = "timestamp" },
+        { name = "label", type = "string" },
+      ]
+    }
+  }
+
   # Runs when both loads SUCCEEDED; reads their targets and committed states.
   orders_enriched = {
     kind = "join"

@@ -121,6 +121,8 @@ variable "pipelines" {
     sources = optional(map(object({
       path              = optional(string)
       pipeline          = optional(string)
+      uri               = optional(string)
+      table             = optional(string)
       format            = optional(string)
       upstream_argument = optional(string)
     })), {})

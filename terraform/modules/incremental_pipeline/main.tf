@@ -66,12 +66,20 @@ locals {
   }
 
   custom_source_paths = {
-    for k, p in var.pipelines : k => { for name, s in p.sources : name => s.pipeline != null ? lookup(local.target_paths, s.pipeline, "") : s.path }
+    for k, p in var.pipelines : k => { for name, s in p.sources : name => s.pipeline != null ? lookup(local.target_paths, s.pipeline, "") : s.path if s.uri == null }
+  }
+
+  # A JDBC source arrives as the arguments glue_incremental.custom.jdbc_arguments declares;
+  # its credentials are the pipeline's (secret_arn / connections, passed by glue_job).
+  custom_jdbc_sources = {
+    for k, p in var.pipelines : k => { for name, s in p.sources : name => s if s.uri != null }
   }
 
   custom_arguments = {
     for k, p in var.pipelines : k => merge(
       { for name, path in local.custom_source_paths[k] : "--${name}_path" => path },
+      { for name, s in local.custom_jdbc_sources[k] : "--${name}_url" => s.uri },
+      { for name, s in local.custom_jdbc_sources[k] : "--${name}_table" => s.table },
       { for name, s in p.sources : "--${name}_format" => s.format if s.format != null },
       { for name, u in local.custom_source_upstreams[k] : "--${coalesce(p.sources[name].upstream_argument, "${name}_upstream_job")}" => lookup(local.job_names, u, u) },
     ) if p.kind == "custom"

@@ -102,7 +102,7 @@ variable "pipelines" {
     `path`), creating it on its first run, so the module registers no Parquet table for it (glue_job's `iceberg_target`).
     `arguments`: further job arguments (`--lookback`, `--partition_moves`, ...); `--upstream_jobs` and what this module derives are refused.
     `alarms`: overrides of the environment's alarm tuning.
-    JDBC loads (`source.uri` jdbc:...): `secret_arn` (a Secrets Manager secret with username/password; the role reads exactly it) and/or
+    JDBC pipelines (a load's `source.uri` or a custom source's `uri` jdbc:...): `secret_arn` (a Secrets Manager secret with username/password; the role reads exactly it) and/or
     `connections` (Glue connection names; the role may GetConnection exactly them); `network` (the connection's subnets and security groups)
     when the connection is in a VPC, which lets the role manage the run's network interfaces there.
     `size.execution_class` (STANDARD or FLEX) and `size.auto_scaling` (--enable-auto-scaling).
@@ -114,6 +114,9 @@ variable "pipelines" {
     keyed by name, each `{ path = "s3://..." }` or `{ pipeline = "<a parquet load or custom pipeline>" }` (+ `format`), become
     `--<name>_path` (and `--<name>_format`); a source naming a pipeline makes it an upstream (conditional trigger, read grant
     on its target and committed state) and passes its job name as `--<upstream_argument>` (default `<name>_upstream_job`).
+    A source `{ uri = "jdbc:...", table = "schema.table" }` reads a database table: `--<name>_url` and `--<name>_table`
+    (glue_incremental.custom's `jdbc_options`/`jdbc_table`/`jdbc_reference`); the pipeline's `secret_arn`, `connections` and
+    `network` then give its credentials and network path, and its role's grants, exactly as for a JDBC load.
     The role reads exactly the sources and writes exactly `target.path` (`--target_path`); `arguments` are the script's own.
   EOT
   # environments/aws repeats this type (and those of alarms, oncall_subscriptions and
@@ -189,6 +192,8 @@ variable "pipelines" {
     sources = optional(map(object({
       path              = optional(string)
       pipeline          = optional(string)
+      uri               = optional(string)
+      table             = optional(string)
       format            = optional(string)
       upstream_argument = optional(string)
     })), {})
@@ -220,8 +225,15 @@ variable "pipelines" {
   }
 
   validation {
-    condition     = alltrue(flatten([for p in values(var.pipelines) : [for name, s in p.sources : can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && (s.path == null) != (s.pipeline == null) && (s.path == null || can(regex("^s3://", s.path))) && (s.upstream_argument == null || s.pipeline != null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none"))]]))
-    error_message = "each custom source is keyed [a-z][a-z0-9_]* and is either { path = \"s3://...\" } or { pipeline = \"<pipeline>\" }, exactly one; upstream_argument needs pipeline; format is parquet, json, csv or iceberg; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for name, s in p.sources : "${k}.sources.${name}" if !(can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && (s.path == null) != (s.pipeline == null) && (s.path == null || can(regex("^s3://", s.path))) && (s.upstream_argument == null || s.pipeline != null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none")))]]))}."
+    condition     = alltrue(flatten([for p in values(var.pipelines) : [for name, s in p.sources : can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && length(compact([s.path, s.pipeline, s.uri])) == 1 && (s.path == null || can(regex("^s3://", s.path))) && (s.uri == null || can(regex("^jdbc:", s.uri))) && ((s.uri == null) == (s.table == null)) && (s.upstream_argument == null || s.pipeline != null) && (s.uri == null || s.format == null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none"))]]))
+    error_message = "each custom source is keyed [a-z][a-z0-9_]* and is exactly one of { path = \"s3://...\" }, { pipeline = \"<pipeline>\" } or { uri = \"jdbc:...\", table = \"schema.table\" } (table with uri only); upstream_argument needs pipeline; format (files only) is parquet, json, csv or iceberg; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for name, s in p.sources : "${k}.sources.${name}" if !(can(regex("^[a-z][a-z0-9_]{0,39}$", name)) && length(compact([s.path, s.pipeline, s.uri])) == 1 && (s.path == null || can(regex("^s3://", s.path))) && (s.uri == null || can(regex("^jdbc:", s.uri))) && ((s.uri == null) == (s.table == null)) && (s.upstream_argument == null || s.pipeline != null) && (s.uri == null || s.format == null) && contains(["parquet", "json", "csv", "iceberg", "none"], coalesce(s.format, "none")))]]))}."
+  }
+
+  # A source's arguments are --<name>_path, --<name>_url, ...: one named `target` would be
+  # silently replaced by the target's own --target_path.
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : !contains(keys(p.sources), "target")])
+    error_message = "a custom source cannot be named target (its --target_path is the pipeline's target); invalid: ${join(", ", [for k, p in var.pipelines : "${k}.sources.target" if contains(keys(p.sources), "target")])}."
   }
 
   validation {
@@ -259,14 +271,29 @@ variable "pipelines" {
     error_message = "source.notifications needs a load pipeline reading an s3:// source (S3 event notifications to SQS); invalid: ${join(", ", [for k, p in var.pipelines : k if try(p.source.notifications, false) && !(p.kind == "load" && try(startswith(p.source.uri, "s3://"), false))])}."
   }
 
+  # A pipeline reads JDBC when its load source or any of its custom sources is a jdbc: URI.
   validation {
-    condition     = alltrue([for p in values(var.pipelines) : (p.secret_arn == null && length(p.connections) == 0 && p.network == null) || (p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false))])
-    error_message = "secret_arn, connections and network belong to load pipelines reading a jdbc: source; invalid: ${join(", ", [for k, p in var.pipelines : k if !((p.secret_arn == null && length(p.connections) == 0 && p.network == null) || (p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)))])}."
+    condition     = alltrue([for p in values(var.pipelines) : (p.secret_arn == null && length(p.connections) == 0 && p.network == null) || ((p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || (p.kind == "custom" && anytrue([for s in values(p.sources) : s.uri != null])))])
+    error_message = "secret_arn, connections and network belong to pipelines reading a jdbc: source (a load's source.uri or a custom source's uri); invalid: ${join(", ", [for k, p in var.pipelines : k if !((p.secret_arn == null && length(p.connections) == 0 && p.network == null) || ((p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || (p.kind == "custom" && anytrue([for s in values(p.sources) : s.uri != null]))))])}."
   }
 
   validation {
-    condition     = alltrue([for p in values(var.pipelines) : !(p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || p.secret_arn != null || length(p.connections) > 0])
-    error_message = "a jdbc: source needs its credentials from secret_arn (Secrets Manager) or connections (a Glue connection), never in the URL or arguments; missing: ${join(", ", [for k, p in var.pipelines : k if p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false) && p.secret_arn == null && length(p.connections) == 0])}."
+    condition     = alltrue([for p in values(var.pipelines) : !((p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || (p.kind == "custom" && anytrue([for s in values(p.sources) : s.uri != null]))) || p.secret_arn != null || length(p.connections) > 0])
+    error_message = "a jdbc: source needs its credentials from secret_arn (Secrets Manager) or connections (a Glue connection), never in the URL or arguments; missing: ${join(", ", [for k, p in var.pipelines : k if((p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || (p.kind == "custom" && anytrue([for s in values(p.sources) : s.uri != null]))) && p.secret_arn == null && length(p.connections) == 0])}."
+  }
+
+  # Without a secret the job logs in through its connection (glue_job passes --connection_name
+  # only when there is exactly one): several connections would leave it no credentials.
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.secret_arn != null || length(p.connections) <= 1])
+    error_message = "a pipeline without secret_arn logs in through its one connection (--connection_name): with several connections give secret_arn; invalid: ${join(", ", [for k, p in var.pipelines : k if p.secret_arn == null && length(p.connections) > 1])}."
+  }
+
+  # A password in a URL is visible in GetJob, CloudTrail and Terraform state (the same
+  # forms glue_incremental.sources.jdbc.redact_url removes from its messages).
+  validation {
+    condition     = alltrue(flatten([for p in values(var.pipelines) : [for u in concat(p.kind == "load" ? [try(p.source.uri, "")] : [], [for s in values(p.sources) : s.uri if s.uri != null]) : !can(regex("(?i)(password|pwd)=|//[^/@:?;]*:[^/]*@|^jdbc:oracle:[a-z0-9]+:[^/@:]+/[^@]*@", u))]]))
+    error_message = "a jdbc: URI must not carry a password (it would be readable in GetJob, CloudTrail and Terraform state): give secret_arn or connections; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for u in concat(p.kind == "load" ? [try(p.source.uri, "")] : [], [for s in values(p.sources) : s.uri if s.uri != null]) : k if can(regex("(?i)(password|pwd)=|//[^/@:?;]*:[^/]*@|^jdbc:oracle:[a-z0-9]+:[^/@:]+/[^@]*@", u))]]))}."
   }
 
   validation {

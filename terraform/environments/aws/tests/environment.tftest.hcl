@@ -60,3 +60,21 @@ run "dev_aggregates_daily_revenue_when_orders_succeeds" {
     error_message = "dev runs the custom aggregation daily_revenue on the orders target, partitioned as orders is, started by the orders job's success."
   }
 }
+
+run "dev_labels_payments_with_a_custom_job_reading_the_shop_database_as_the_jdbc_load_does" {
+  command = plan
+
+  assert {
+    # try(): prod has no payments_labelled, and `||` does not short-circuit.
+    condition = (var.environment != "dev" || try(
+      output.platform.pipelines["payments_labelled"].script == "label_payments"
+      && output.platform.pipelines["payments_labelled"].arguments["--payments_url"] == var.pipelines["payments"].source.uri
+      && output.platform.pipelines["payments_labelled"].arguments["--payments_table"] == var.pipelines["payments"].source.table
+      && output.platform.pipelines["payments_labelled"].run_arguments["--source_secret_id"] == var.pipelines["payments"].secret_arn
+      && output.platform.pipelines["payments_labelled"].connections == var.pipelines["payments"].connections
+      && length(output.platform.pipelines["payments_labelled"].read_s3_uris) == 0,
+      false
+    ))
+    error_message = "dev runs the custom job payments_labelled on the shop database the payments load reads, with the same secret and connection, reading no S3 source."
+  }
+}

@@ -805,3 +805,279 @@ run "with_events_orchestration_a_dependent_starts_on_its_upstreams_success_and_h
     error_message = "The join must be started by the event chain when its upstreams succeed."
   }
 }
+
+run "a_custom_pipeline_reads_a_jdbc_table_with_exactly_its_secret_connection_and_network" {
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind     = "custom"
+        schedule = "cron(0 * * * ? *)"
+        script   = "label_payments"
+        sources = {
+          payments = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments" }
+          methods  = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payment_methods" }
+        }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        secret_arn  = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+        connections = ["gi-test-shop"]
+        network     = { subnet_ids = ["subnet-0123456789abcdef0"], security_group_ids = ["sg-0123456789abcdef0"] }
+      }
+    }
+  }
+
+  assert {
+    condition = (
+      output.pipelines["payments_labelled"].arguments["--payments_url"] == "jdbc:postgresql://db:5432/shop" &&
+      output.pipelines["payments_labelled"].arguments["--payments_table"] == "public.payments" &&
+      output.pipelines["payments_labelled"].arguments["--methods_table"] == "public.payment_methods" &&
+      !contains(keys(output.pipelines["payments_labelled"].arguments), "--payments_path")
+    )
+    error_message = "A custom JDBC source arrives as --<name>_url and --<name>_table, with no --<name>_path."
+  }
+
+  assert {
+    condition = (
+      module.job["payments_labelled"].default_arguments["--source_secret_id"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf" &&
+      !contains(keys(module.job["payments_labelled"].default_arguments), "--connection_name")
+    )
+    error_message = "The custom JDBC pipeline reads its credentials from its secret; the connection is its network path only."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["payments_labelled"].role_policy_json).Statement :
+    st.Sid == "ReadJdbcSecret" && flatten([st.Resource]) == ["arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"]])
+    error_message = "The custom JDBC pipeline's role must read exactly its secret."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["payments_labelled"].role_policy_json).Statement :
+    st.Sid == "ReadOwnConnections" && contains(flatten([st.Resource]), "arn:aws:glue:eu-west-1:123456789012:connection/gi-test-shop")])
+    error_message = "The custom JDBC pipeline's role must get exactly its connection."
+  }
+
+  assert {
+    condition = anytrue([for st in jsondecode(module.job["payments_labelled"].role_policy_json).Statement :
+    st.Sid == "CreateRunNetworkInterfaces" && contains(flatten([st.Resource]), "arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0123456789abcdef0")])
+    error_message = "The custom JDBC pipeline's role must be allowed the network interfaces of its VPC connection."
+  }
+
+  assert {
+    condition     = length(output.pipelines["payments_labelled"].read_s3_uris) == 0 && jsonencode(output.pipelines["payments_labelled"].write_s3_uris) == jsonencode(["s3://gi-test-lake/curated/payments_labelled/"])
+    error_message = "A custom pipeline reading only JDBC sources reads no S3 path and writes exactly its target."
+  }
+}
+
+run "a_custom_jdbc_pipeline_with_one_connection_logs_in_through_it" {
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments" }, methods = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payment_methods" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  assert {
+    condition     = module.job["payments_labelled"].default_arguments["--connection_name"] == "gi-test-shop" && !contains(keys(module.job["payments_labelled"].default_arguments), "--source_secret_id")
+    error_message = "Without a secret, the custom JDBC pipeline logs in through its one connection."
+  }
+
+  assert {
+    condition     = alltrue([for st in jsondecode(module.job["payments_labelled"].role_policy_json).Statement : !contains(["ReadJdbcSecret", "CreateRunNetworkInterfaces"], st.Sid)])
+    error_message = "Without secret_arn and network, the role gets no secret and no network permission."
+  }
+}
+
+run "rejects_a_custom_jdbc_source_without_credentials" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind     = "custom"
+        schedule = "cron(0 * * * ? *)"
+        script   = "label_payments"
+        sources  = { payments = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments" } }
+        target   = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_secret_on_a_custom_pipeline_without_a_jdbc_source" {
+  command = plan
+
+  variables {
+    pipelines = {
+      daily_revenue = {
+        kind       = "custom"
+        schedule   = "cron(0 * * * ? *)"
+        script     = "aggregate_daily_revenue"
+        sources    = { orders = { path = "s3://gi-test-lake/curated/orders/" } }
+        target     = { path = "s3://gi-test-lake/marts/daily_revenue/" }
+        secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_password_in_a_custom_jdbc_uri" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop?user=etl&password=hunter2", table = "public.payments" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_password_in_a_jdbc_load_uri" {
+  command = plan
+
+  variables {
+    pipelines = {
+      shop = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://etl:hunter2@db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_custom_jdbc_source_without_a_table" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_custom_source_with_both_a_jdbc_uri_and_a_path" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments", path = "s3://gi-test-lake/raw/payments/" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_file_format_on_a_custom_jdbc_source" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments", format = "parquet" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_custom_source_uri_that_is_not_jdbc" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "s3://gi-test-lake/raw/payments/", table = "public.payments" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_several_connections_without_a_secret" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop", "gi-test-shop-replica"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_custom_source_named_target" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { target = { uri = "jdbc:postgresql://db:5432/shop", table = "public.payments" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
