@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental import load_sources
+from glue_incremental.join.sides import plan_side, read_full
+from glue_incremental.predicates import filter_partitions
 from glue_incremental.runtime import IncrementalRun
 
+from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.joins import config_for, land, left_row
 from tests.harness.loads import FixedClock, json_files_config, write_json_file
 
 pytestmark = pytest.mark.spark
@@ -51,3 +55,109 @@ def test_a_file_source_plans_without_writing_and_reads_exactly_what_is_new(spark
     write_json_file(tmp_path / "source", [{"id": 2, "updated": 6}], mtime=T0 + 7200)
     _, found = planned(spark, store, config, "jr_2", T0 + 3 * 3600)
     assert found == {(2, 6)}
+
+
+# ------------------------------------------------------------------ the join's side operations
+#
+# A join side (``join.sides.SideSource``, one per side format) keeps the same contract and
+# adds the join-only operations: the partitions its new rows touch, and a read of exactly
+# the affected partitions, whole. Every implementation runs every behaviour below.
+
+
+class FileSide:
+    """A JSON-lines side in ``date=<p>`` directories, files landed at chosen times."""
+
+    def __init__(self, tmp_path):
+        self.config = config_for(tmp_path)
+        self.root = tmp_path / "left"
+        self.landed = 0
+
+    def add(self, partition: str, rows: list[tuple[int, str]]) -> None:
+        self.landed += 1
+        land(self.root, partition, [left_row(k, v, 0) for k, v in rows], T0 + self.landed * 100)
+
+    def fingerprint(self) -> list:
+        return sorted((str(p), p.stat().st_mtime) for p in self.root.rglob("*"))
+
+
+class IcebergSide:
+    """A table partitioned by ``date``, one snapshot per ``add``."""
+
+    def __init__(self, spark, tmp_path):
+        table = unique_table("side")
+        self.config = config_for(tmp_path, left_format="iceberg", left_path=table)
+        self.name = f"{self.config.side_target('left').catalog}.{table}"
+        self.spark = spark
+        spark.sql(
+            f"CREATE TABLE {self.name} (id BIGINT, value STRING, amount BIGINT, date STRING) "
+            "USING iceberg PARTITIONED BY (date)"
+        )
+
+    def add(self, partition: str, rows: list[tuple[int, str]]) -> None:
+        values = ", ".join(f"({k}, '{v}', 0, '{partition}')" for k, v in rows)
+        self.spark.sql(f"INSERT INTO {self.name} VALUES {values}")
+
+    def fingerprint(self) -> list:
+        return [tuple(r) for r in self.spark.sql(f"SELECT * FROM {self.name}.snapshots").collect()]
+
+
+@pytest.fixture(params=["files", pytest.param("iceberg", marks=requires_iceberg)])
+def side_world(request, spark, tmp_path):
+    return FileSide(tmp_path) if request.param == "files" else IcebergSide(spark, tmp_path)
+
+
+def planned_side(spark, store, world, run_id: str, now: float, *, commit: bool = False):
+    """Plan the left side in one run; with ``commit``, commit the state it leaves."""
+    run = IncrementalRun(
+        spark=spark,
+        job_name="side",
+        run_id=run_id,
+        store=store,
+        clock=FixedClock(now),
+        publish_metrics=False,
+    )
+    with run:
+        side = plan_side(run, world.config, "left")
+        if commit:
+            run.commit({"left": side.leaves((), 1, None).to_state()})
+    return side
+
+
+def side_rows(frame) -> set[tuple]:
+    return {tuple(r) for r in frame.select("date", "id", "value").collect()} if frame else set()
+
+
+def test_a_side_plans_without_writing_and_its_new_rows_name_the_touched_partitions(
+    spark, store, side_world
+):
+    side_world.add("2024-01-01", [(1, "a")])
+    side_world.add("2024-01-02", [(2, "b")])
+    before = side_world.fingerprint()
+
+    side = planned_side(spark, store, side_world, "jr_1", T0 + 3600, commit=True)
+
+    assert side_world.fingerprint() == before
+    assert side.has_schema and side.exists
+    assert side_rows(side.new_rows) == {("2024-01-01", 1, "a"), ("2024-01-02", 2, "b")}
+    assert side_rows(planned_side(spark, store, side_world, "jr_2", T0 + 7200).new_rows) == set()
+
+
+def test_a_side_reads_exactly_the_affected_partitions_whole(spark, store, side_world):
+    side_world.add("2024-01-01", [(1, "a")])
+    side_world.add("2024-01-02", [(2, "b")])
+    planned_side(spark, store, side_world, "jr_1", T0 + 3600, commit=True)
+    side_world.add("2024-01-01", [(3, "c")])
+
+    side = planned_side(spark, store, side_world, "jr_2", T0 + 3 * 3600)
+    whole = read_full(spark, side, [("2024-01-01",)], ("date",))
+    affected = filter_partitions(whole, [("2024-01-01",)], ("date",))
+
+    assert side_rows(side.new_rows) == {("2024-01-01", 3, "c")}
+    assert side_rows(affected) == {("2024-01-01", 1, "a"), ("2024-01-01", 3, "c")}
+
+
+def test_a_side_before_any_data_reads_nothing_and_has_no_schema_yet(spark, store, side_world):
+    side = planned_side(spark, store, side_world, "jr_1", T0 + 3600)
+
+    assert side.new_rows is None
+    assert not side.has_schema and not side.exists

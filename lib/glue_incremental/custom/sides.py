@@ -161,18 +161,7 @@ class PlannedSource:
         )
 
     def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]:
-        side = self.side
-        return dict(
-            JoinSideState(
-                published_at_ms=published_at_ms,
-                pending_partitions=tuple(self.pending),
-                upstream=side.upstream.state() if side.upstream else None,
-                files=side.next_files,
-                discovery=side.discovery_state,
-                iceberg_snapshot_id=side.iceberg_snapshot,
-                iceberg_table=output_table,
-            ).to_state()
-        )
+        return dict(self.side.leaves(self.pending, published_at_ms, output_table).to_state())
 
     def unchanged(self, state: dict[str, Any]) -> bool:
         planned = JoinSideState.from_state(state)

@@ -222,16 +222,7 @@ def _side_states(
     """The state each side commits: its bookmark, pending partitions, upstream, publish time."""
     table = target.state_table()
     return {
-        name: JoinSideState(
-            published_at_ms=published_at_ms,
-            pending_partitions=tuple(pending[name]),
-            upstream=side.upstream.state() if side.upstream else None,
-            files=side.next_files,
-            discovery=side.discovery_state,
-            iceberg_snapshot_id=side.iceberg_snapshot,
-            iceberg_table=table,
-        )
-        for name, side in sides.items()
+        name: side.leaves(pending[name], published_at_ms, table) for name, side in sides.items()
     }
 
 

@@ -1,22 +1,22 @@
 """One side of the join: what changed since its bookmark, and its full data for affected partitions.
 
-A file side is listed once and planned with its file bookmark (``sources.files``), bounded
-by the upstream's commit when it has one; an ``s3://`` side is listed by the S3 discovery
-rules instead (``join.s3_side``); an Iceberg side is read by snapshot (the changelog
-since the snapshot last consumed, or the whole table on a first run or after a rewind).
-Partition values stay strings, exactly as named in paths.
+Each side format has a ``SideSource`` (``SIDE_SOURCES``): ``FileSideSource`` lists a file
+side once and plans it with its file bookmark (``sources.files``), bounded by the
+upstream's commit when it has one, an ``s3://`` side by the S3 discovery rules instead
+(``join.s3_side``); ``IcebergSideSource`` reads a table by changelog
+(``sources.iceberg_changelog``). Partition values stay strings, exactly as named in paths.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from datetime import timedelta
+from typing import Any, Literal, Protocol, cast
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental import iceberg
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join import s3_side
 from glue_incremental.join.config import JoinJobConfig
@@ -31,7 +31,9 @@ from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files,
 from glue_incremental.partition_paths import literal, parse_name
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import files as file_source
-from glue_incremental.sources.discovery import DiscoveryState
+from glue_incremental.sources.discovery import Discovery, DiscoveryState
+from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
+from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.state import JoinSideState
 from glue_incremental.writer import partition_dir
@@ -76,6 +78,7 @@ class Side:
     upstream: Upstream | None
     unsettled: set[Partition]
     new_rows: DataFrame | None
+    source: SideSource  # what planned it, and reads its affected partitions
     iceberg_table: IcebergTarget | None = None
     iceberg_snapshot: int | None = None
     s3: s3_side.S3SidePlan | None = None  # an s3:// file side, planned by discovery
@@ -101,6 +104,21 @@ class Side:
     @property
     def discovery_state(self) -> DiscoveryState | None:
         return self.s3.found.next_state if self.s3 else None
+
+    def leaves(
+        self, pending: Sequence[Partition], published_at_ms: int, output_table: str | None
+    ) -> JoinSideState:
+        """The state this side commits: its bookmark or snapshot, the partitions left
+        ``pending``, its upstream's state and the publish time."""
+        return JoinSideState(
+            published_at_ms=published_at_ms,
+            pending_partitions=tuple(pending),
+            upstream=self.upstream.state() if self.upstream else None,
+            files=self.next_files,
+            discovery=self.discovery_state,
+            iceberg_snapshot_id=self.iceberg_snapshot,
+            iceberg_table=output_table,
+        )
 
     def plan_summary(self) -> dict[str, Any]:
         if self.s3 is None:
@@ -131,63 +149,216 @@ class Side:
         return s3_side.list_partitions(self.s3.lister, directories)
 
 
+class SideSource(Protocol):
+    """A join side's source: the side's increment since its slot's state, and its partitions.
+
+    ``plan`` is the ``Source`` steps for one side (``load_sources``): it reads the slot's
+    state (``JoinSideState``), writes nothing, and returns a ``Side`` holding the new rows
+    (lazily), the partitions they touch once counted, and the state the side leaves
+    (``Side.leaves``). ``read_partitions`` is the join-only operation: the side's whole
+    data of exactly the affected partitions, as of what this run consumes.
+    Invariants: ``docs/targets-and-sources.md``.
+    """
+
+    def plan(self, run: IncrementalRun, slot: str) -> Side: ...
+
+    def read_partitions(
+        self, spark: SparkSession, side: Side, affected: Sequence[Partition]
+    ) -> DataFrame: ...
+
+
+@dataclass(frozen=True)
+class FileSideSource:
+    """A file dataset side (``root``: a Hadoop path, or ``s3://`` listed by discovery rules),
+    new files by its file bookmark, bounded by its upstream's commit when it has one.
+    First run (or after a reset): every file is new."""
+
+    root: str
+    fmt: str
+    schema_text: str | None
+    columns: tuple[str, ...]
+    lookback: timedelta
+    discovery: Discovery
+    upstream_job: str | None = None
+
+    @classmethod
+    def of(cls, config: JoinJobConfig, name: str) -> FileSideSource:
+        return cls(
+            root=config.path(name),
+            fmt=config.format(name),
+            schema_text=config.schema(name),
+            columns=tuple(config.spec.partition_by),
+            lookback=config.lookback,
+            discovery=config.side_discovery,
+            upstream_job=config.upstream_jobs.get(name),
+        )
+
+    def plan(self, run: IncrementalRun, slot: str) -> Side:
+        """List, plan with the bookmark, read the new files (lazily)."""
+        spark, root, columns = run.spark, self.root, self.columns
+        previous = JoinSideState.from_state(run.previous(slot))
+        bookmark = (previous.files if previous else None) or file_source.FileBookmark.initial()
+        upstream = None
+        if self.upstream_job is not None:
+            seen = previous.upstream if previous else None
+            upstream = upstream_view(run.store, self.upstream_job, seen)
+        upper_ms = _upper_bound_ms(upstream, run.upper_bound(slot))
+        band = int(self.lookback.total_seconds() or file_source.DEFAULT_BAND_SECONDS)
+        run_start_ms = int(run.started_at * 1000)
+        s3 = None
+        if is_s3_uri(root):
+            s3 = s3_side.plan_s3_side(
+                root,
+                bookmark,
+                previous.discovery if previous else None,
+                self.discovery,
+                columns,
+                run_start_ms=run_start_ms,
+                band_seconds=band,
+                upper_bound_ms=upper_ms,
+                force_full_listing=run.starts_from_an_earlier_state(slot),
+            )
+            listing, plan = s3.listing, s3.found.plan
+            exists, pruned = s3.exists, s3.known_partitions
+        else:
+            listing, stats = _list(spark, root, bookmark.band_start_ms)
+            plan = file_source.plan_from_listing(
+                listing,
+                bookmark,
+                run_start_ms=run_start_ms,
+                band_seconds=band,
+                upper_bound_ms=upper_ms,
+                stats=stats,
+            )
+            exists, pruned = stats is not None, _pruned_partitions(stats, columns)
+        declared = _declared_schema(self.schema_text, columns)
+        return Side(
+            name=slot,
+            root=root,
+            fmt=self.fmt,
+            declared_schema=declared,
+            previous=previous,
+            band_start_ms=bookmark.band_start_ms,
+            exists=exists,
+            listing=listing,
+            pruned_partitions=pruned,
+            plan=plan,
+            upstream=upstream,
+            unsettled=unsettled(spark, root, listing, upper_ms, columns) if upstream else set(),
+            new_rows=self._read_new(spark, plan.files, declared),
+            source=self,
+            s3=s3,
+            upper_bound_ms=upper_ms,
+        )
+
+    def _read_new(
+        self,
+        spark: SparkSession,
+        files: Sequence[file_source.SourceFile],
+        declared: StructType | None,
+    ) -> DataFrame | None:
+        if not files:
+            return None
+        rows = file_source.read_files(
+            spark,
+            files,
+            root_uri=self.root,
+            source_format=cast(Literal["parquet", "json", "csv"], self.fmt),
+            schema=declared,
+            options=_read_options(self.fmt),
+        )
+        return partition_strings(rows, self.columns)
+
+    def read_partitions(
+        self, spark: SparkSession, side: Side, affected: Sequence[Partition]
+    ) -> DataFrame:
+        """The side's whole data of ``affected`` (lazily; the caller prunes to them).
+
+        Only the affected partitions' directories are listed and read, not the history;
+        the caller's partition filter still shows in the scan's PartitionFilters.
+        """
+        columns = self.columns
+        if not side.exists or not (side.listing or side.pruned_partitions):
+            # has_schema guarantees a declared schema here
+            return spark.createDataFrame([], side.declared_schema)
+        present = side.existing_partitions(columns)
+        root = side.root.rstrip("/")
+        paths = [f"{root}/{partition_dir(columns, as_text(p))}" for p in affected if p in present]
+        schema = side.declared_schema
+        if schema is None and (side.fmt != "parquet" or not paths):
+            schema = _sample_schema(spark, side, paths, columns)
+        if not paths:
+            return spark.createDataFrame([], schema)
+        reader = _reader(spark, side)
+        if schema is not None:
+            reader = reader.schema(schema)
+        return partition_strings(reader.load([literal(path) for path in paths]), columns)
+
+
+@dataclass(frozen=True)
+class IcebergSideSource:
+    """An Iceberg table side, read by changelog (``sources.iceberg_changelog``) since the
+    snapshot this side last consumed. Only committed snapshots exist, so no upstream rule
+    is needed. First run, or after the upstream was rolled back past that snapshot: the
+    whole table at its current snapshot."""
+
+    table: IcebergTarget
+    columns: tuple[str, ...]
+
+    @classmethod
+    def of(cls, config: JoinJobConfig, name: str) -> IcebergSideSource:
+        return cls(config.side_target(name), tuple(config.spec.partition_by))
+
+    def plan(self, run: IncrementalRun, slot: str) -> Side:
+        previous = JoinSideState.from_state(run.previous(slot))
+        consumed = previous.iceberg_snapshot_id if previous else None
+        changes = IcebergChangelogSource(self.table).plan(run.spark, consumed)
+        new_rows = None
+        if changes.rows is not None:
+            new_rows = partition_strings(changes.rows, self.columns)
+        return Side(
+            name=slot,
+            root=self.table.name,
+            fmt="iceberg",
+            declared_schema=None,
+            previous=previous,
+            band_start_ms=None,
+            exists=changes.end_snapshot is not None,
+            listing=[],
+            pruned_partitions=set(),
+            plan=IcebergPlan(changes.start_snapshot, changes.end_snapshot),
+            upstream=None,
+            unsettled=set(),
+            new_rows=new_rows,
+            source=self,
+            iceberg_table=self.table,
+            iceberg_snapshot=changes.end_snapshot,
+        )
+
+    def read_partitions(
+        self, spark: SparkSession, side: Side, affected: Sequence[Partition]
+    ) -> DataFrame:
+        """The table as of the snapshot this run consumes (lazily; the caller prunes it)."""
+        # has_schema guarantees a snapshot here
+        frame = IcebergChangelogSource(self.table).read_at(spark, side.iceberg_snapshot)
+        return partition_strings(cast(DataFrame, frame), self.columns)
+
+
+# One implementation per side format (``--left_format`` / ``--right_format``).
+SIDE_SOURCES: dict[str, Callable[[JoinJobConfig, str], SideSource]] = {
+    **dict.fromkeys(FILE_FORMATS, FileSideSource.of),
+    "iceberg": IcebergSideSource.of,
+}
+
+
+def side_source(config: JoinJobConfig, name: str) -> SideSource:
+    """The source of side ``name``, by its format."""
+    return SIDE_SOURCES[config.format(name)](config, name)
+
+
 def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
-    """Plan ``name``'s read: list, plan with its bookmark, read the new files (lazily)."""
-    if config.format(name) == "iceberg":
-        return plan_iceberg_side(run, config, name)
-    spark, root, columns = run.spark, config.path(name), config.spec.partition_by
-    previous = JoinSideState.from_state(run.previous(name))
-    bookmark = (previous.files if previous else None) or file_source.FileBookmark.initial()
-    upstream = None
-    if name in config.upstream_jobs:
-        seen = previous.upstream if previous else None
-        upstream = upstream_view(run.store, config.upstream_jobs[name], seen)
-    upper_ms = _upper_bound_ms(upstream, run.upper_bound(name))
-    band = int(config.lookback.total_seconds() or file_source.DEFAULT_BAND_SECONDS)
-    run_start_ms = int(run.started_at * 1000)
-    s3 = None
-    if is_s3_uri(root):
-        s3 = s3_side.plan_s3_side(
-            root,
-            bookmark,
-            previous.discovery if previous else None,
-            config.side_discovery,
-            columns,
-            run_start_ms=run_start_ms,
-            band_seconds=band,
-            upper_bound_ms=upper_ms,
-            force_full_listing=run.starts_from_an_earlier_state(name),
-        )
-        listing, plan, exists, pruned = s3.listing, s3.found.plan, s3.exists, s3.known_partitions
-    else:
-        listing, stats = _list(spark, root, bookmark.band_start_ms)
-        plan = file_source.plan_from_listing(
-            listing,
-            bookmark,
-            run_start_ms=run_start_ms,
-            band_seconds=band,
-            upper_bound_ms=upper_ms,
-            stats=stats,
-        )
-        exists, pruned = stats is not None, _pruned_partitions(stats, columns)
-    declared = _declared_schema(config.schema(name), columns)
-    return Side(
-        name=name,
-        root=root,
-        fmt=config.format(name),
-        declared_schema=declared,
-        previous=previous,
-        band_start_ms=bookmark.band_start_ms,
-        exists=exists,
-        listing=listing,
-        pruned_partitions=pruned,
-        plan=plan,
-        upstream=upstream,
-        unsettled=unsettled(spark, root, listing, upper_ms, columns) if upstream else set(),
-        new_rows=_read_new(spark, config, name, plan.files, declared),
-        s3=s3,
-        upper_bound_ms=upper_ms,
-    )
+    """Plan ``name``'s read against its slot ``name`` (``SideSource.plan``)."""
+    return side_source(config, name).plan(run, name)
 
 
 def _upper_bound_ms(upstream: Upstream | None, replay_to: Mapping[str, Any] | None) -> int | None:
@@ -233,69 +404,6 @@ def _declared_schema(schema_text: str | None, columns: Sequence[str]) -> StructT
     return string_partitions(cast(StructType, _parse_datatype_string(schema_text)), columns)
 
 
-def _read_new(
-    spark: SparkSession,
-    config: JoinJobConfig,
-    name: str,
-    files: Sequence[file_source.SourceFile],
-    declared: StructType | None,
-) -> DataFrame | None:
-    if not files:
-        return None
-    rows = file_source.read_files(
-        spark,
-        files,
-        root_uri=config.path(name),
-        # An Iceberg side never gets here: it is read by snapshot, not by files.
-        source_format=cast(Literal["parquet", "json", "csv"], config.format(name)),
-        schema=declared,
-        options=_read_options(config.format(name)),
-    )
-    return partition_strings(rows, config.spec.partition_by)
-
-
-def plan_iceberg_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
-    """An Iceberg side: the rows that changed since the snapshot this side last consumed.
-
-    Only committed snapshots exist, so no upstream rule is needed. First run: the whole
-    table at its current snapshot. Later: the changelog between the two snapshots
-    (inserted, deleted and updated rows, whose partitions are the affected ones). If the
-    consumed snapshot is no longer an ancestor (the upstream was rewound), the whole
-    table is read again.
-    """
-    spark = run.spark
-    previous = JoinSideState.from_state(run.previous(name))
-    target = config.side_target(name)
-    current = iceberg.current_snapshot(spark, target)
-    end = current.snapshot_id if current else None
-    start = previous.iceberg_snapshot_id if previous else None
-    new_rows = None
-    if end is not None and start != end:
-        if start is not None and iceberg.is_ancestor(spark, target, end, start):
-            new_rows = iceberg.changed_rows(spark, target, start, end)
-        else:
-            start = None
-            new_rows = iceberg.read_at(spark, target, end)
-        new_rows = partition_strings(cast(DataFrame, new_rows), config.spec.partition_by)
-    return Side(
-        name=name,
-        root=target.name,
-        fmt="iceberg",
-        declared_schema=None,
-        previous=previous,
-        band_start_ms=None,
-        exists=end is not None,
-        listing=[],
-        pruned_partitions=set(),
-        plan=IcebergPlan(start, end),
-        upstream=None,
-        unsettled=set(),
-        new_rows=new_rows,
-        iceberg_table=target,
-        iceberg_snapshot=end,
-    )
-
-
 def _read_options(fmt: str) -> dict[str, str]:
     return {"header": "true"} if fmt == "csv" else {}
 
@@ -303,30 +411,9 @@ def _read_options(fmt: str) -> dict[str, str]:
 def read_full(
     spark: SparkSession, side: Side, affected: Sequence[Partition], columns: Sequence[str]
 ) -> DataFrame:
-    """The side's whole dataset (lazily; the caller prunes it to ``affected``).
-
-    Only the affected partitions' directories are listed and read, not the history;
-    the caller's partition filter still shows in the scan's PartitionFilters.
-    """
-    if side.iceberg_table is not None:
-        # has_schema guarantees a snapshot here
-        frame = iceberg.read_at(spark, side.iceberg_table, side.iceberg_snapshot)
-        return partition_strings(cast(DataFrame, frame), columns)
-    if not side.exists or not (side.listing or side.pruned_partitions):
-        # has_schema guarantees a declared schema here
-        return spark.createDataFrame([], side.declared_schema)
-    present = side.existing_partitions(columns)
-    root = side.root.rstrip("/")
-    paths = [f"{root}/{partition_dir(columns, as_text(p))}" for p in affected if p in present]
-    schema = side.declared_schema
-    if schema is None and (side.fmt != "parquet" or not paths):
-        schema = _sample_schema(spark, side, paths, columns)
-    if not paths:
-        return spark.createDataFrame([], schema)
-    reader = _reader(spark, side)
-    if schema is not None:
-        reader = reader.schema(schema)
-    return partition_strings(reader.load([literal(path) for path in paths]), columns)
+    """The side's whole data of ``affected`` (lazily; the caller prunes it to ``affected``):
+    ``SideSource.read_partitions`` of the source that planned it (``columns`` are its own)."""
+    return side.source.read_partitions(spark, side, affected)
 
 
 def _reader(spark: SparkSession, side: Side) -> Any:

@@ -1,0 +1,61 @@
+"""An Iceberg table read by changelog: the rows that changed since the snapshot last consumed.
+
+Only committed snapshots exist, so a reader never sees half a write. First read (no
+snapshot consumed): the whole table at its current snapshot. Later: the changelog between
+the consumed snapshot and the current one (inserted, deleted and updated rows, each
+update as its old and new version). If the consumed snapshot is no longer an ancestor of
+the current one (the table was rolled back past it), the whole table is read again.
+Planning reads metadata only and writes nothing; the rows are read lazily.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from glue_incremental import iceberg
+from glue_incremental.iceberg import IcebergTarget
+
+
+@dataclass(frozen=True)
+class ChangelogPlan:
+    """One read of the table: from ``start_snapshot`` (None: the whole table) to
+    ``end_snapshot`` (the snapshot to consume and keep in the state; None: no snapshot yet).
+    ``rows`` is None when nothing changed."""
+
+    start_snapshot: int | None
+    end_snapshot: int | None
+    rows: DataFrame | None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "iceberg_start_snapshot": self.start_snapshot,
+            "iceberg_end_snapshot": self.end_snapshot,
+        }
+
+
+@dataclass(frozen=True)
+class IcebergChangelogSource:
+    """``table`` read by changelog since the snapshot a reader's state says it consumed."""
+
+    table: IcebergTarget
+
+    def plan(self, spark: Any, consumed_snapshot: int | None) -> ChangelogPlan:
+        """The changes after ``consumed_snapshot`` up to the current snapshot (see module)."""
+        current = iceberg.current_snapshot(spark, self.table)
+        end = current.snapshot_id if current else None
+        start = consumed_snapshot
+        rows = None
+        if end is not None and start != end:
+            if start is not None and iceberg.is_ancestor(spark, self.table, end, start):
+                rows = iceberg.changed_rows(spark, self.table, start, end)
+            else:
+                start = None
+                rows = iceberg.read_at(spark, self.table, end)
+        return ChangelogPlan(start, end, rows)
+
+    def read_at(self, spark: Any, snapshot: int | None) -> DataFrame | None:
+        """The whole table as of ``snapshot`` (None: no snapshot, nothing to read)."""
+        return iceberg.read_at(spark, self.table, snapshot)
