@@ -445,7 +445,8 @@ def bounded_batches(results: dict[str, Any]) -> list[dict[str, Any]]:
             "bounded_batches",
             targets[0],
             f"{share:.2f}x ({point['bounded']['seconds']:.1f}s in batches of "
-            f"{point['files_per_batch']} vs {point['unbounded']['seconds']:.1f}s)",
+            f"{point['files_per_batch']} files{_batch_rows(point)} vs "
+            f"{point['unbounded']['seconds']:.1f}s)",
             share is not None and share <= BATCHED_VS_UNBOUNDED_MAX,
             _batches_why(point) if share is not None and share > BATCHED_VS_UNBOUNDED_MAX else "",
         ),
@@ -456,6 +457,15 @@ def bounded_batches(results: dict[str, Any]) -> list[dict[str, Any]]:
             read == point["files"],
         ),
     ]
+
+
+def _batch_rows(point: dict[str, Any]) -> str:
+    """A batch's rows, when the point records the backfill's size."""
+    rows = point.get("rows")
+    if not rows:
+        return ""
+    batches = -(-point["files"] // point["files_per_batch"])
+    return f" / {rows // batches:,} rows, {rows:,} in all"
 
 
 def _batches_why(point: dict[str, Any]) -> str:
