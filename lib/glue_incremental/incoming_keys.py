@@ -3,8 +3,9 @@
 An upsert that can see keys move partition needs the partitions the incoming rows fall in
 and, for the key index lookup (``key_index.partitions_of``), the incoming keys as a list.
 Both come from one distinct of (key, partition values), collected when it holds at most
-``key_index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. A bigger run, a composite
-or non-listable key, or a null key gets None and the caller computes each as before.
+``key_index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. More pairs, or a null
+key, leave what is missing to the caller (computed as before, never collected twice); a
+composite or non-listable key is not surveyed.
 Each batch of a bounded backfill pays this once (``docs/bounded-batches.md``).
 """
 
@@ -25,16 +26,21 @@ PartitionValues = tuple[str | None, ...]
 
 @dataclass(frozen=True)
 class IncomingKeys:
-    """The incoming rows' distinct partition values (as strings) and keys."""
+    """The incoming rows' distinct partition values (as strings) and keys.
 
-    partitions: tuple[PartitionValues, ...]
-    keys: tuple[Any, ...]
+    ``partitions`` None: more (key, partition) pairs than ``MAX_LISTED_KEYS``, computed
+    apart. ``keys`` None: too many keys, or a null key, to list (the index is joined).
+    """
+
+    partitions: tuple[PartitionValues, ...] | None
+    keys: tuple[Any, ...] | None
 
 
 def survey(
     incoming: DataFrame, primary_key: Sequence[str], partition_by: Sequence[str]
 ) -> IncomingKeys | None:
-    """The partitions and keys of ``incoming`` in one job, or None (see the module's notes)."""
+    """The partitions and keys of ``incoming`` in one job, or None when the key cannot be
+    listed at all (composite, or of a type a literal filter cannot match exactly)."""
     if len(primary_key) != 1 or not partition_by:
         return None
     key = primary_key[0]
@@ -50,16 +56,17 @@ def survey(
         .limit(key_index.MAX_LISTED_KEYS + 1)
         .collect()
     )
-    if len(pairs) > key_index.MAX_LISTED_KEYS or any(pair["key"] is None for pair in pairs):
-        return None
+    if len(pairs) > key_index.MAX_LISTED_KEYS:
+        return IncomingKeys(partitions=None, keys=None)
     found = set()
     for pair in pairs:
         by_name = {key: None if pair["key"] is None else str(pair["key"])}
         by_name |= {name: pair[f"p{i}"] for i, name in enumerate(partitions)}
         found.add(tuple(by_name[name] for name in partition_by))
+    keys = {pair["key"] for pair in pairs}
     return IncomingKeys(
         partitions=tuple(sorted(found, key=_sort_key)),
-        keys=tuple(sorted({pair["key"] for pair in pairs})),
+        keys=None if None in keys else tuple(sorted(keys)),
     )
 
 

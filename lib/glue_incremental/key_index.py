@@ -187,17 +187,20 @@ def partitions_of(
     keys: DataFrame,
     layout: Layout,
     listed: Sequence[Any] | None = None,
+    *,
+    surveyed: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Partition values currently holding any of ``keys``.
 
     A run's keys, when few (``MAX_LISTED_KEYS``) and of one plain column, are
     collected and become a filter on the index read: Parquet skips the row
     groups whose key range holds none of them, and no shuffle runs. Otherwise
-    the index is joined with the keys (a null key matches a null). ``listed``: the keys,
-    already collected by the caller (``incoming_keys``), so they are not collected again.
+    the index is joined with the keys (a null key matches a null). ``surveyed``: the
+    caller already tried to list them (``incoming_keys``): ``listed`` holds them, or None
+    when they cannot be listed; they are not collected again.
     """
     entries = read_segments(spark, target_uri, segments, layout)
-    if listed is None:
+    if not surveyed:
         listed = _listed_keys(keys, layout)
     if listed is not None:
         return _partitions_of_listed(entries, listed, layout)

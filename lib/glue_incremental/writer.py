@@ -194,9 +194,8 @@ def upsert(
     if partition_by:
         detect = moves_possible(primary_key, partition_by, partition_moves)
         surveyed = incoming_keys.survey(incoming, primary_key, partition_by) if detect else None
-        touched = set(
-            surveyed.partitions if surveyed else _distinct_partitions(incoming, partition_by)
-        )
+        known = surveyed.partitions if surveyed else None
+        touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
         if detect:
             moved_from, index_plan = _partitions_holding(
                 spark, incoming, target_uri, primary_key, partition_by, surveyed
@@ -367,7 +366,9 @@ def _partitions_holding(
     segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
     if key_index.usable(segments, layout):
         listed = surveyed.keys if surveyed else None
-        found = key_index.partitions_of(spark, target_uri, segments, keys, layout, listed)
+        found = key_index.partitions_of(
+            spark, target_uri, segments, keys, layout, listed, surveyed=surveyed is not None
+        )
         return set(found), key_index.plan(segments, layout)
     everything = read_target(spark, target_uri, partition_by)
     assert everything is not None
