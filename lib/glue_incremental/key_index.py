@@ -46,7 +46,7 @@ MAX_SEGMENTS = 12
 # Up to this many keys per run, the lookup is a literal filter on the index (see partitions_of).
 MAX_LISTED_KEYS = 10_000
 # Key types whose collected values compare exactly as literals (no time-zone or precision shift).
-_LISTABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
+LISTABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
 
 
 @dataclass(frozen=True)
@@ -186,16 +186,22 @@ def partitions_of(
     segments: Sequence[Segment],
     keys: DataFrame,
     layout: Layout,
+    listed: Sequence[Any] | None = None,
+    *,
+    surveyed: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Partition values currently holding any of ``keys``.
 
     A run's keys, when few (``MAX_LISTED_KEYS``) and of one plain column, are
     collected and become a filter on the index read: Parquet skips the row
     groups whose key range holds none of them, and no shuffle runs. Otherwise
-    the index is joined with the keys (a null key matches a null).
+    the index is joined with the keys (a null key matches a null). ``surveyed``: the
+    caller already tried to list them (``incoming_keys``): ``listed`` holds them, or None
+    when they cannot be listed; they are not collected again.
     """
     entries = read_segments(spark, target_uri, segments, layout)
-    listed = _listed_keys(keys, layout)
+    if not surveyed:
+        listed = _listed_keys(keys, layout)
     if listed is not None:
         return _partitions_of_listed(entries, listed, layout)
     hits = having_keys(entries, keys, layout.primary_key, broadcast=True)
@@ -206,7 +212,7 @@ def partitions_of(
 
 def _listed_keys(keys: DataFrame, layout: Layout) -> list[Any] | None:
     """The keys as a list when a literal filter can find them exactly, else None."""
-    if len(layout.primary_key) != 1 or not isinstance(layout.key_types[0], _LISTABLE_TYPES):
+    if len(layout.primary_key) != 1 or not isinstance(layout.key_types[0], LISTABLE_TYPES):
         return None
     values = [row[0] for row in keys.limit(MAX_LISTED_KEYS + 1).collect()]
     if len(values) > MAX_LISTED_KEYS or any(value is None for value in values):
@@ -215,12 +221,12 @@ def _listed_keys(keys: DataFrame, layout: Layout) -> list[Any] | None:
 
 
 def _partitions_of_listed(
-    entries: DataFrame, listed: list[Any], layout: Layout
+    entries: DataFrame, listed: Sequence[Any], layout: Layout
 ) -> list[tuple[Any, ...]]:
     if not listed:
         return []
     key = layout.primary_key[0]
-    hits = entries.where(_col(key).isin(listed)).collect()
+    hits = entries.where(_col(key).isin(list(listed))).collect()
     latest: dict[Any, Any] = {}
     for hit in hits:
         if hit[key] not in latest or hit[GENERATION] > latest[hit[key]][GENERATION]:
@@ -278,21 +284,24 @@ def stage(
     *,
     target_uri: str,
     stage_uri: str,
+    cached: DataFrame | None = None,
 ) -> set[str]:
     """Write the plan's segments under ``<stage_uri>/_index/``; returns their relative dirs.
 
-    The new segment is the key and partition columns of the run's staged data
-    (read back from staging with a known schema, so the merge is not computed
-    twice and no footer is inferred).
+    The new segment is the key and partition columns of the run's staged data: taken
+    from ``cached`` (the staged rows, persisted, partition values as strings) when the
+    caller holds them, one task and no shuffle; else read back from staging with a known
+    schema, so the merge is not computed twice and no footer is inferred.
     """
     layout = index_plan.layout
-    staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
-    with few_listing_tasks(spark):  # not one listing task per staged partition
-        _write(
-            staged.parquet(literal(stage_uri)),
-            stage_uri,
-            segment_dir(index_plan.generation, layout),
-        )
+    relative = segment_dir(index_plan.generation, layout)
+    if cached is not None:
+        entries = [_col(f.name).cast(f.dataType).alias(f.name) for f in layout.entry_schema()]
+        _write(cached.select(*entries), stage_uri, relative, cached=True)
+    else:
+        staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
+        with few_listing_tasks(spark):  # not one listing task per staged partition
+            _write(staged.parquet(literal(stage_uri)), stage_uri, relative)
     written = {segment_dir(index_plan.generation, layout)}
     if index_plan.base is not None:
         _write(index_plan.base, stage_uri, segment_dir(1, layout))
@@ -306,11 +315,12 @@ def stage(
     return written
 
 
-def _write(rows: DataFrame, stage_uri: str, relative: str) -> None:
+def _write(rows: DataFrame, stage_uri: str, relative: str, cached: bool = False) -> None:
     # repartition, not coalesce: the read of many small files stays parallel; one sorted file.
+    # Rows already in memory need no parallel read: one task, no shuffle.
     columns = [_col(name) for name in rows.columns]
     (
-        rows.repartition(1)
+        (rows.coalesce(1) if cached else rows.repartition(1))
         .sortWithinPartitions(*columns)
         .write.mode("overwrite")
         .parquet(stage_uri.rstrip("/") + "/" + relative)

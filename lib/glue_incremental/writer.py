@@ -27,7 +27,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
 
-from glue_incremental import deletes, key_index, parquet_schema, publish, schema_conform, tombstones
+from glue_incremental import (
+    deletes,
+    incoming_keys,
+    key_index,
+    parquet_schema,
+    publish,
+    schema_conform,
+    tombstones,
+)
 from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
@@ -184,10 +192,13 @@ def upsert(
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
     if partition_by:
-        touched = set(_distinct_partitions(incoming, partition_by))
-        if moves_possible(primary_key, partition_by, partition_moves):
+        detect = moves_possible(primary_key, partition_by, partition_moves)
+        surveyed = incoming_keys.survey(incoming, primary_key, partition_by) if detect else None
+        known = surveyed.partitions if surveyed else None
+        touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
+        if detect:
             moved_from, index_plan = _partitions_holding(
-                spark, incoming, target_uri, primary_key, partition_by
+                spark, incoming, target_uri, primary_key, partition_by, surveyed
             )
             touched |= moved_from
         affected = sorted(touched, key=_sort_key)
@@ -342,6 +353,7 @@ def _partitions_holding(
     target_uri: str,
     primary_key: Sequence[str],
     partition_by: Sequence[str],
+    surveyed: incoming_keys.IncomingKeys | None = None,
 ) -> tuple[set[PartitionValues], key_index.IndexPlan]:
     """Partitions holding a version of an incoming key, and the index part of the publish.
 
@@ -353,7 +365,10 @@ def _partitions_holding(
     layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
     segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
     if key_index.usable(segments, layout):
-        found = key_index.partitions_of(spark, target_uri, segments, keys, layout)
+        listed = surveyed.keys if surveyed else None
+        found = key_index.partitions_of(
+            spark, target_uri, segments, keys, layout, listed, surveyed=surveyed is not None
+        )
         return set(found), key_index.plan(segments, layout)
     everything = read_target(spark, target_uri, partition_by)
     assert everything is not None
@@ -526,7 +541,6 @@ def replace_partitions(
         if partition_by:
             delivery_writer = delivery_writer.partitionBy(*partition_by)
         delivery_writer.parquet(_join(stage_uri, DELIVERY_DIR))
-        cached.unpersist()
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         # Every directory a reader sees, whatever layout wrote it: a full reload under a new
@@ -534,7 +548,9 @@ def replace_partitions(
         to_replace = staged | set(fs.data_dirs(target_uri))
     else:
         to_replace = {partition_dir(partition_by, values) for values in affected} | staged
-    index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan)
+    index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan, cached)
+    if cached is not None:
+        cached.unpersist()
     delivery_dirs = {_join(DELIVERY_DIR, relative) for relative in to_replace}
     delivery_root = _join(target_uri, DELIVERY_DIR)
     if affected is None and fs.exists(delivery_root):
@@ -564,6 +580,7 @@ def _stage_index(
     target_uri: str,
     stage_uri: str,
     index_plan: key_index.IndexPlan | None,
+    cached: DataFrame | None = None,
 ) -> set[str]:
     """Stage the plan's index segments: the index directories the publish replaces.
 
@@ -573,7 +590,9 @@ def _stage_index(
     live = {segment.relative for segment in key_index.live_segments(fs, target_uri)}
     if index_plan is None or not fs.has_data_files(stage_uri):
         return live
-    written = key_index.stage(spark, index_plan, target_uri=target_uri, stage_uri=stage_uri)
+    written = key_index.stage(
+        spark, index_plan, target_uri=target_uri, stage_uri=stage_uri, cached=cached
+    )
     return written | set(index_plan.replace)
 
 

@@ -1063,7 +1063,7 @@ def render(results: dict[str, Any], plots: Sequence[str] = ()) -> str:
         "only** (a shared 2-core machine).",
         "",
     ]
-    merged = meta.get("merged_runs") or []
+    merged = _current_merged_runs(meta.get("merged_runs") or [])
     if merged:
         out += [
             "Sections measured later by partial runs (`--merge-into`), each with its own "
@@ -1158,3 +1158,16 @@ def write(results: dict[str, Any], output: Path) -> None:
         (output / stale).unlink(missing_ok=True)
     plots = _plots(results, output)
     (output / "README.md").write_text(render(results, plots))
+
+
+def _current_merged_runs(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The merged runs whose sections are still in the results: a section measured again
+    by a later partial run is named with that run only."""
+    current: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for run in reversed(history):
+        sections = [name for name in run["sections"] if name not in seen]
+        seen.update(sections)
+        if sections:
+            current.append({**run, "sections": sections})
+    return current[::-1]

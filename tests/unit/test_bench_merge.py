@@ -39,3 +39,15 @@ def test_a_run_at_another_scale_is_refused_in_one_line():
     base = results("old", "2026-01-01", {})
     with pytest.raises(ScaleMismatch, match="cannot merge a smoke run into full results"):
         merge(base, results("new", "2026-02-01", {}, scale="smoke"), [])
+
+
+def test_a_section_measured_again_is_named_with_its_latest_partial_run_only():
+    from tests.benchmarks.report import _current_merged_runs
+
+    base = results("aaa", "t0", {"join": {"points": [1]}, "bounded_batches": {"points": [2]}})
+    once = merge(base, results("bbb", "t1", {"bounded_batches": {"points": [3]}}), ["join"])
+    twice = merge(once, results("ccc", "t2", {"bounded_batches": {"points": [4]}}), ["join"])
+    current = _current_merged_runs(twice["meta"]["merged_runs"])
+    assert [(run["git_commit"], run["sections"]) for run in current] == [
+        ("ccc", ["bounded_batches"])
+    ]
