@@ -13,7 +13,7 @@ ENV ?= local
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
-.PHONY: help setup test test-fast test-deep lint fmt demo demo-clean up down status bench bench-smoke deploy
+.PHONY: help setup test test-fast test-deep lint lint-checks fmt demo demo-clean up down status bench bench-smoke deploy
 
 # `make help` prints each target's `## ` line: one line per target, kept next to the target.
 help: ## this list
@@ -23,7 +23,9 @@ help: ## this list
 setup: ## check the prerequisites, then install everything else (idempotent)
 	@scripts/setup.sh
 
-lint: setup ## ruff, ruff format, mypy, terraform fmt, actionlint, shellcheck
+lint: setup lint-checks ## ruff, ruff format, mypy, terraform fmt, actionlint, shellcheck
+
+lint-checks:
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -36,8 +38,13 @@ fmt: setup ## format Python and Terraform in place
 	$(VENV)/bin/ruff check --fix .
 	terraform fmt -recursive terraform
 
-test: setup lint ## lint, then every test: unit, integration, terraform, end to end (~22 min)
-	$(PYTEST) tests --ignore=tests/benchmarks
+# Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
+test: setup ## lint, and every test: unit, integration, terraform, end to end (~20 min)
+	@mkdir -p build; $(MAKE) --no-print-directory lint-checks > build/lint.log 2>&1 & lint=$$!; \
+	$(PYTEST) tests --ignore=tests/benchmarks; tests=$$?; \
+	wait $$lint; linted=$$?; cat build/lint.log; \
+	if [ $$linted -ne 0 ]; then echo "make test: lint failed (its output is above)" >&2; fi; \
+	exit $$(( tests | linted ))
 
 test-fast: setup ## the tests without Terraform and end to end (minutes)
 	$(PYTEST) tests --ignore=tests/benchmarks -m "not terraform and not e2e"
