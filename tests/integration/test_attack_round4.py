@@ -30,6 +30,7 @@ from tests.harness.file_jobs import Job
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.joins import T0, assert_output, land, right_row, run_at
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
+from tests.integration import test_incremental_join_upstream as world
 
 LABEL_PAYMENTS = Path(__file__).resolve().parents[2] / "glue_scripts" / "label_payments.py"
 
@@ -357,3 +358,29 @@ def test_a_rewind_across_a_run_that_deleted_keys_then_a_rerun_equals_the_full_re
     assert table_rows(spark, config.iceberg_target.name, DELETE_COLUMNS) == reference.as_tuples(
         expected, DELETE_COLUMNS
     )
+
+
+# -- a file side whose upstream job rewinds ---------------------------------------------------
+
+
+@pytest.mark.spark
+def test_a_join_side_whose_upstream_rewinds_and_reruns_equals_a_full_recompute(
+    spark, tmp_path, store
+):
+    upstream, config = world.Upstream(spark, tmp_path / "right"), world.config_for(tmp_path)
+    left = world.land_left(tmp_path / "left", {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]})
+    upstream.publish("up_1", {"d1": [(1, "u1", "first")]})
+    upstream.commit("up_1")
+    upstream.publish("up_2", {"d2": [(2, "u2", "second")]})
+    upstream.commit("up_2")
+    world.run(spark, config, store, "jr_1")
+
+    # The upstream is rewound to up_1 (its Parquet output is kept): its commit time goes back.
+    store.rewind(world.UPSTREAM, "up_1", why="recompute")
+    world.run(spark, config, store, "jr_2")
+    world.assert_output(spark, config, left, upstream.committed)
+
+    upstream.publish("up_3", {"d2": [(2, "u3", "third")]})
+    upstream.commit("up_3")
+    world.run(spark, config, store, "jr_3")
+    world.assert_output(spark, config, left, upstream.committed)
