@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from glue_incremental.args import Option
+from glue_incremental.args import COMMON_OPTIONS, Option
 from glue_incremental.custom.declarations import JdbcReference, JdbcTable, check_name
+from glue_incremental.custom.errors import DeclarationError
 from glue_incremental.load_config import LOAD_OPTIONS
 
 # The generic load's own declarations: one help text, one meaning for both kinds of job.
@@ -37,7 +38,7 @@ def jdbc_options(*names: str) -> tuple[Option, ...]:
     credential options once."""
     options: list[Option] = []
     for name in names:
-        check_name(name)
+        _check_arguments_free(check_name(name))
         options += [
             Option(
                 url_argument(name), f"JDBC source `{name}`: its URL, no password.", required=True
@@ -45,6 +46,17 @@ def jdbc_options(*names: str) -> tuple[Option, ...]:
             Option(table_argument(name), f"JDBC source `{name}`: `[schema.]table`.", required=True),
         ]
     return (*options, *CREDENTIAL_OPTIONS)
+
+
+def _check_arguments_free(name: str) -> None:
+    """A source named ``watermarks`` would arrive as ``--watermarks_table``, the state table's
+    own argument: the run would look for its state in a table named like the source's."""
+    taken = {option.name for option in (*COMMON_OPTIONS, *CREDENTIAL_OPTIONS)}
+    for argument in (url_argument(name), table_argument(name)):
+        if argument in taken:
+            raise DeclarationError(
+                name, f"JDBC source {name!r}: its --{argument} is a common argument; rename it"
+            )
 
 
 def connection_arguments(args: Mapping[str, Any], name: str) -> dict[str, Any]:

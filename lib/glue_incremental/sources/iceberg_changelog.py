@@ -4,7 +4,9 @@ Only committed snapshots exist, so a reader never sees half a write. First read 
 snapshot consumed): the whole table at its current snapshot. Later: the changelog between
 the consumed snapshot and the current one (inserted, deleted and updated rows, each
 update as its old and new version). If the consumed snapshot is no longer an ancestor of
-the current one (the table was rolled back past it), the whole table is read again.
+the current one (the table was rolled back past it), the whole table is read again,
+together with the consumed snapshot's rows while that snapshot is still kept: the rows the
+rollback removed touch their partitions as deleted rows do in a changelog.
 Planning reads metadata only and writes nothing; the rows are read lazily.
 """
 
@@ -52,10 +54,24 @@ class IcebergChangelogSource:
             if start is not None and iceberg.is_ancestor(spark, self.table, end, start):
                 rows = iceberg.changed_rows(spark, self.table, start, end)
             else:
-                start = None
                 rows = iceberg.read_at(spark, self.table, end)
+                if start is not None and _kept(spark, self.table, start):
+                    undone = iceberg.read_at(spark, self.table, start)
+                    rows = _union(rows, undone)
+                start = None
         return ChangelogPlan(start, end, rows)
 
     def read_at(self, spark: Any, snapshot: int | None) -> DataFrame | None:
         """The whole table as of ``snapshot`` (None: no snapshot, nothing to read)."""
         return iceberg.read_at(spark, self.table, snapshot)
+
+
+def _kept(spark: Any, table: IcebergTarget, snapshot_id: int) -> bool:
+    """Whether the table still keeps ``snapshot_id`` (not expired), current lineage or not."""
+    return any(snapshot.snapshot_id == snapshot_id for snapshot in iceberg.snapshots(spark, table))
+
+
+def _union(rows: DataFrame | None, undone: DataFrame | None) -> DataFrame | None:
+    if rows is None or undone is None:
+        return rows if undone is None else undone
+    return rows.unionByName(undone, allowMissingColumns=True)

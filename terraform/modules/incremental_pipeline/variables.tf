@@ -236,6 +236,14 @@ variable "pipelines" {
     error_message = "a custom source cannot be named target (its --target_path is the pipeline's target); invalid: ${join(", ", [for k, p in var.pipelines : "${k}.sources.target" if contains(keys(p.sources), "target")])}."
   }
 
+  # The job takes a JDBC table as [catalog.][schema.]table, each part an identifier or a
+  # double-quoted name (glue_incremental.sources.jdbc.table_parts); anything else would be
+  # accepted here and fail only on the job's first run.
+  validation {
+    condition     = alltrue(flatten([for p in values(var.pipelines) : [for t in concat(p.kind == "load" ? [try(p.source.table, null)] : [], [for s in values(p.sources) : s.table]) : can(regex("^(?:[A-Za-z_][A-Za-z0-9_$]*|\"(?:[^\"]|\"\")+\")(?:\\.(?:[A-Za-z_][A-Za-z0-9_$]*|\"(?:[^\"]|\"\")+\")){0,2}$", t)) if t != null]]))
+    error_message = "a JDBC table is [catalog.][schema.]table, each part letters, digits, _ and $ (not starting with a digit) or double-quoted; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for t in concat(p.kind == "load" ? [try(p.source.table, null)] : [], [for s in values(p.sources) : s.table]) : "${k}: ${t}" if t != null && !can(regex("^(?:[A-Za-z_][A-Za-z0-9_$]*|\"(?:[^\"]|\"\")+\")(?:\\.(?:[A-Za-z_][A-Za-z0-9_$]*|\"(?:[^\"]|\"\")+\")){0,2}$", t))]]))}."
+  }
+
   validation {
     condition     = alltrue([for p in values(var.pipelines) : p.transform == null ? true : (p.kind != "custom" && can(regex("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", p.transform.function)) && can(regex("^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/)?[A-Za-z0-9._/+=-]+\\.(zip|whl)$", p.transform.package)))])
     error_message = "transform (load and join pipelines) needs function = \"package.module:function\" and package = a .zip or .whl (a file name deploy uploads under packages/, or an s3:// URI; no commas); invalid: ${join(", ", [for k, p in var.pipelines : k if !(p.transform == null ? true : (p.kind != "custom" && can(regex("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", p.transform.function)) && can(regex("^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/)?[A-Za-z0-9._/+=-]+\\.(zip|whl)$", p.transform.package))))])}."

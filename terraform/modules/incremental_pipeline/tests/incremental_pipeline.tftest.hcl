@@ -1081,3 +1081,60 @@ run "rejects_a_custom_source_named_target" {
 
   expect_failures = [var.pipelines]
 }
+
+run "rejects_a_custom_jdbc_table_the_job_cannot_parse" {
+  command = plan
+
+  variables {
+    pipelines = {
+      payments_labelled = {
+        kind        = "custom"
+        schedule    = "cron(0 * * * ? *)"
+        script      = "label_payments"
+        sources     = { payments = { uri = "jdbc:postgresql://db:5432/shop", table = "shop.public.payments.v2" } }
+        target      = { path = "s3://gi-test-lake/curated/payments_labelled/" }
+        connections = ["gi-test-shop"]
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_a_jdbc_load_table_that_is_a_query" {
+  command = plan
+
+  variables {
+    pipelines = {
+      shop = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "(select * from customers) c" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "accepts_quoted_and_three_part_jdbc_tables" {
+  command = plan
+
+  variables {
+    pipelines = {
+      shop = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "shop.\"Sales Schema\".customers$1" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+      }
+    }
+  }
+}
