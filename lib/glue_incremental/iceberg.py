@@ -283,6 +283,19 @@ def changed_rows(spark: Any, target: IcebergTarget, start_id: int, end_id: int) 
     Iceberg's changelog view (carried-over rows of copy-on-write rewrites removed), so a
     MERGE that rewrote a file shows only the rows it changed, each as its old and new version.
     """
+    return without_metadata(changelog_with_metadata(spark, target, start_id, end_id))
+
+
+def arrived_rows(changes: DataFrame) -> DataFrame:
+    """Of a changelog read with its metadata, the rows that arrived: inserts and the new
+    version of each update (a delete, or an update's old version, did not arrive)."""
+    return without_metadata(changes.where(F.col("_change_type").isin("INSERT", "UPDATE_AFTER")))
+
+
+def changelog_with_metadata(
+    spark: Any, target: IcebergTarget, start_id: int, end_id: int
+) -> DataFrame:
+    """``changed_rows`` with Iceberg's ``_change_type`` (and ordinal, snapshot) columns kept."""
     view = f"glue_incremental_changes_{os.getpid()}_{start_id}_{end_id}".replace("-", "_")
     spark.sql(
         f"CALL {target.catalog}.system.create_changelog_view("
@@ -290,7 +303,11 @@ def changed_rows(spark: Any, target: IcebergTarget, start_id: int, end_id: int) 
         f"options => map('start-snapshot-id', '{start_id}', 'end-snapshot-id', '{end_id}'), "
         f"changelog_view => '{view}')"
     )
-    changes = spark.table(view)
+    return spark.table(view)
+
+
+def without_metadata(changes: DataFrame) -> DataFrame:
+    """A changelog's rows without Iceberg's metadata columns."""
     metadata = [
         name
         for name in changes.columns

@@ -161,11 +161,6 @@ def custom_increment(spark, table: str, target: Path, run_id: str) -> list[tuple
 
 @pytest.mark.spark
 @requires_iceberg
-@pytest.mark.xfail(
-    strict=True,
-    reason="an Iceberg dataset's increment is its changelog without the change type: a "
-    "deleted row arrives as a row, and a job merging it by key keeps it",
-)
 def test_a_row_deleted_from_an_iceberg_dataset_is_not_in_a_custom_jobs_increment(
     spark, tmp_path, store
 ):

@@ -114,7 +114,7 @@ class PlannedSource:
 
     @property
     def new_rows(self) -> DataFrame | None:
-        return self.side.new_rows
+        return self.side.increment
 
     @property
     def late_files(self) -> int:

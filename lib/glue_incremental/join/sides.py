@@ -77,12 +77,19 @@ class Side:
     plan: Any  # a file_source.FileReadPlan, or an IcebergPlan
     upstream: Upstream | None
     unsettled: set[Partition]
-    new_rows: DataFrame | None
+    new_rows: DataFrame | None  # every changed row: what names the affected partitions
     source: SideSource  # what planned it, and reads its affected partitions
     iceberg_table: IcebergTarget | None = None
     iceberg_snapshot: int | None = None
     s3: s3_side.S3SidePlan | None = None  # an s3:// file side, planned by discovery
     upper_bound_ms: int | None = None
+    # The rows that arrived, when not all of new_rows did (an Iceberg changelog's deletes).
+    arrived_rows: DataFrame | None = None
+
+    @property
+    def increment(self) -> DataFrame | None:
+        """The rows that arrived since the side's state: new_rows without deletes."""
+        return self.arrived_rows if self.iceberg_table is not None else self.new_rows
 
     @property
     def has_schema(self) -> bool:
@@ -313,9 +320,11 @@ class IcebergSideSource:
         previous = JoinSideState.from_state(run.previous(slot))
         consumed = previous.iceberg_snapshot_id if previous else None
         changes = IcebergChangelogSource(self.table).plan(run.spark, consumed)
-        new_rows = None
+        new_rows = arrived = None
         if changes.rows is not None:
             new_rows = partition_strings(changes.rows, self.columns)
+        if changes.arrived is not None:
+            arrived = partition_strings(changes.arrived, self.columns)
         return Side(
             name=slot,
             root=self.table.name,
@@ -333,6 +342,7 @@ class IcebergSideSource:
             source=self,
             iceberg_table=self.table,
             iceberg_snapshot=changes.end_snapshot,
+            arrived_rows=arrived,
         )
 
     def read_partitions(

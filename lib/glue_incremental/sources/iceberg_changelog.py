@@ -30,6 +30,9 @@ class ChangelogPlan:
     start_snapshot: int | None
     end_snapshot: int | None
     rows: DataFrame | None
+    # Of ``rows``, those that arrived (no delete, no update's old version): a reader's
+    # increment. ``rows`` itself also names the partitions that deletes touched.
+    arrived: DataFrame | None = None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -49,17 +52,18 @@ class IcebergChangelogSource:
         current = iceberg.current_snapshot(spark, self.table)
         end = current.snapshot_id if current else None
         start = consumed_snapshot
-        rows = None
+        rows = arrived = None
         if end is not None and start != end:
             if start is not None and iceberg.is_ancestor(spark, self.table, end, start):
-                rows = iceberg.changed_rows(spark, self.table, start, end)
+                changes = iceberg.changelog_with_metadata(spark, self.table, start, end)
+                rows, arrived = iceberg.without_metadata(changes), iceberg.arrived_rows(changes)
             else:
-                rows = iceberg.read_at(spark, self.table, end)
+                rows = arrived = iceberg.read_at(spark, self.table, end)
                 if start is not None and _kept(spark, self.table, start):
                     undone = iceberg.read_at(spark, self.table, start)
                     rows = _union(rows, undone)
                 start = None
-        return ChangelogPlan(start, end, rows)
+        return ChangelogPlan(start, end, rows, arrived)
 
     def read_at(self, spark: Any, snapshot: int | None) -> DataFrame | None:
         """The whole table as of ``snapshot`` (None: no snapshot, nothing to read)."""
