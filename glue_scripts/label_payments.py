@@ -4,7 +4,10 @@ A custom job on the library's public API (``glue_incremental.custom``) with two 
 sources: ``payments`` read incrementally by ``updated_at`` (one state slot; first run:
 the whole table) and ``methods``, a small lookup table read whole on every run. Each run
 merges the new payments, with their method's ``label``, into a Parquet target by
-``payment_id``; its state commits on a clean exit only. Runs on AWS Glue and locally::
+``payment_id``; its state commits on a clean exit only. A payment is labelled as of the
+run that read it: a relabelled method reaches the payments that change afterwards, and
+every payment after ``watermarks reset`` (the next run reads and replaces all). Runs on
+AWS Glue and locally::
 
     python glue_scripts/label_payments.py --JOB_NAME payments_labelled \\
         --payments_url jdbc:postgresql://db:5432/shop --payments_table public.payments \\
