@@ -169,15 +169,13 @@ def with_gone_keys(
         # Kept for the rest of the run (the merge and publish act on it several times): once
         # ``found`` is released, an uncached anti-join would read the source's keys again per
         # action (six more full key reads at 1M keys, tests/benchmarks/bench_reconcile.py).
-        gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti").persist()
+        # A checkpoint, not ``persist``: Spark serves a persisted frame to any later query of
+        # the same plan, and the next batch's (or run's) reconcile is the same plan over a
+        # target and snapshot that changed: it got this reconcile's gone keys back.
+        gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti").localCheckpoint()
         counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
-        try:
-            counts.check(config.reconcile_max_fraction)
-        except ReconcileStopped:
-            gone_keys.unpersist()
-            raise
+        counts.check(config.reconcile_max_fraction)
         if not counts.gone:
-            gone_keys.unpersist()
             return rows, counts
         gone = stored.join(gone_keys, list(config.primary_key), "left_semi")
         if stamped:

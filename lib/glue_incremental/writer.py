@@ -448,14 +448,15 @@ def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[s
     Files written before a column was added lack it (``docs/schema-evolution.md``): the
     schema is the one the last publish recorded (``parquet_schema``), so no run reads the
     footers of partitions it does not touch. A target without a recorded schema falls
-    back to the files of one partition.
+    back to the files of one partition. A target whose every row was deleted has no data
+    file but keeps its recorded schema: a column only deleted rows carried stays.
     """
-    found = open_filesystem(spark, target_uri).first_data_file(target_uri)
-    if found is None:
-        return None
     recorded = parquet_schema.recorded(spark, target_uri)
     if recorded is not None:
         return recorded
+    found = open_filesystem(spark, target_uri).first_data_file(target_uri)
+    if found is None:
+        return None
     return _read_as_strings(spark, target_uri, [_parent(found)]).schema
 
 

@@ -117,12 +117,8 @@ def _rows(draw: Any, columns: tuple[str, ...], widened: bool) -> list[dict[str, 
 def change_histories(draw: Any, *, max_epochs: int = 3, max_steps: int = 4) -> list[Epoch]:
     """Epochs of landed files and runs; between epochs the declared schema changes: ``value``
     and ``discount`` appear or disappear, ``qty`` widens from int to bigint (never back).
-
-    Every delivery respects the one order soft deletes need (``docs/deletes.md``, "No
-    tombstones"): no version of a key older than a delete of that key delivered before it,
-    whether the delete was applied by an earlier run or by an earlier batch of the same run
-    (that shape is ``test_attack_deletes_batches.py``'s strict xfail). A drawn version that
-    would break it is raised to the delete's watermark (a tie, which the later delivery wins).
+    Versions come in any order: one older than a delete delivered before it loses to the
+    delete's tombstone (``docs/deletes.md``, "Tombstones").
     """
     epochs: list[Epoch] = []
     widened = False
@@ -139,26 +135,70 @@ def change_histories(draw: Any, *, max_epochs: int = 3, max_steps: int = 4) -> l
             steps.append(Run(draw(batch_files), draw(crash_at)))
         steps.append(Run(draw(batch_files), None))
         epochs.append(Epoch(columns, widened, steps))
-    return _in_delete_order(epochs)
+    return epochs
 
 
-def _in_delete_order(epochs: list[Epoch]) -> list[Epoch]:
-    newest_delete: dict[int, int] = {}
-    ordered = []
-    for epoch in epochs:
-        steps: list[Land | Run] = []
-        for step in epoch.steps:
-            if isinstance(step, Land):
-                raised: dict[tuple[int, int], dict[str, Any]] = {}
-                for row in step.rows:
-                    row = {**row, "updated": max(row["updated"], newest_delete.get(row["id"], 0))}
-                    raised.setdefault((row["id"], row["updated"]), row)
-                for row in raised.values():
-                    if row["op"] == "D":
-                        newest_delete[row["id"]] = max(
-                            newest_delete.get(row["id"], 0), row["updated"]
-                        )
-                step = Land(list(raised.values()))
-            steps.append(step)
-        ordered.append(Epoch(epoch.columns, epoch.widened, steps))
-    return ordered
+# -- snapshot histories: every delivery a full snapshot, keys gone between them, reconciles ---
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One file holding every row the source has now (``--file_snapshots``)."""
+
+    rows: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SnapshotRun:
+    """One run: batches of at most ``batch_files`` files (None: unbounded), a reconcile on
+    demand when ``reconcile``, crashing at its ``crash_at``-th hook point (None: none)."""
+
+    batch_files: int | None
+    crash_at: int | None
+    reconcile: bool
+
+
+@dataclass(frozen=True)
+class SnapshotHistory:
+    """Snapshots and runs of one job with ``--reconcile_every reconcile_every`` (0: never).
+    It ends with a run that commits, then a reconcile on demand: after it the target holds
+    exactly the newest snapshot's keys."""
+
+    reconcile_every: int
+    steps: list[Snapshot | SnapshotRun]
+
+
+@st.composite
+def _snapshot(draw: Any, last: dict[int, dict[str, Any]]) -> Snapshot:
+    """The source now: a non-empty subset of keys 1..5 (a key absent is gone, it may come
+    back). A key's watermark never moves back (a source row's update time), so a present key
+    keeps its row, or changes it (value, partition) at the same or a later watermark."""
+    keys = draw(st.sets(st.integers(1, 5), min_size=1, max_size=5))
+    rows = []
+    for key in sorted(keys):
+        before = last.get(key)
+        if before is not None and draw(st.booleans()):
+            row = before  # unchanged since the previous snapshot that had it
+        else:
+            updated = (before["updated"] if before else 1) + draw(st.integers(0, 3))
+            part = draw(st.sampled_from("ab"))
+            row = {"id": key, "part": part, "updated": updated, "value": f"v{key}.{len(last)}"}
+            row["value"] += f".{draw(st.integers(0, 9))}"
+        last[key] = row
+        rows.append(row)
+    return Snapshot(rows)
+
+
+@st.composite
+def snapshot_histories(draw: Any, *, max_steps: int = 5) -> SnapshotHistory:
+    """A first snapshot, then snapshots and runs (some crash, some reconcile on demand), then
+    a run that commits and a reconcile that commits."""
+    last: dict[int, dict[str, Any]] = {}
+    batch_files = st.sampled_from([None, 1, 2])
+    runs = st.builds(SnapshotRun, batch_files, st.none() | st.integers(1, 12), st.booleans())
+    steps: list[Snapshot | SnapshotRun] = [draw(_snapshot(last))]
+    for _ in range(draw(st.integers(0, max_steps))):
+        steps.append(draw(_snapshot(last)) if draw(st.booleans()) else draw(runs))
+    steps.append(SnapshotRun(draw(batch_files), None, False))
+    steps.append(SnapshotRun(draw(batch_files), None, True))
+    return SnapshotHistory(draw(st.integers(0, 3)), steps)

@@ -134,3 +134,14 @@ def full_refresh_with_changes(
     """
     loaded = as_loaded(list(deliveries), columns_of_epoch, columns)
     return without_deletes(latest_per_key(loaded, primary_key, watermark), is_delete)
+
+
+def latest_snapshot_merged(
+    snapshots: Sequence[Sequence[Mapping[str, Any]]], primary_key: Sequence[str], watermark: str
+) -> list[dict[str, Any]]:
+    """Hard deletes on a source of full snapshots, after a reconcile: the keys of the latest
+    snapshot, each with its latest version over every snapshot (watermark, then delivery)."""
+    delivered = [((index,), row) for index, rows in enumerate(snapshots) for row in rows]
+    latest = latest_per_key(delivered, primary_key, watermark)
+    present = [tuple(row[name] for name in primary_key) for row in snapshots[-1]]
+    return without_gone_keys(latest, present, primary_key)

@@ -7,9 +7,9 @@ hook point followed by more runs. After it the target equals an independent pure
 full refresh (``reference.full_refresh_with_changes``), with no key twice: Parquet on a
 local disk, Parquet on S3A (LocalStack) and Iceberg (the session's Hadoop catalog).
 
-The histories never deliver a version older than an earlier delete of its key
-(``histories.change_histories``): without tombstones that version comes back
-(``docs/deletes.md``), a limit the tests of deletes state on their own.
+Any order of versions is drawn: an older version of a key delivered after a delete of it
+(in a later run, or a later batch of the same run) loses to the delete's tombstone
+(``docs/deletes.md``, "Tombstones"), as it loses in the full refresh.
 """
 
 from __future__ import annotations

@@ -65,3 +65,48 @@ def test_the_key_read_of_a_parquet_snapshot_reads_only_the_key_columns(spark, tm
     plan = keys._jdf.queryExecution().executedPlan().toString()
     assert "ReadSchema: struct<id:bigint>" in plan
     assert sorted(row.id for row in keys.collect()) == [1, 2]
+
+
+def snapshot_row(key: int, part: str, updated: int) -> dict:
+    return row(key, part, updated, f"v{key}.{updated}")
+
+
+def test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds(
+    spark, tmp_path, store
+):
+    # Batch 1 reads snapshot 2: key 3 is gone, key 2's newer version wins (it stays for the
+    # next reconcile), key 4 arrives. Batch 2 reads snapshot 3: keys 2 and 4 are gone now;
+    # its reconcile must not be served batch 1's gone keys (the same Spark plan).
+    options = {**SNAPSHOTS, "reconcile_max_fraction": 1.0}
+    job = Job(spark, tmp_path, store, **options)
+    job.land([snapshot_row(1, "a", 1), snapshot_row(2, "a", 1), snapshot_row(3, "b", 1)])
+    job.run()
+    job.land([snapshot_row(1, "a", 1), snapshot_row(2, "a", 2), snapshot_row(4, "b", 2)])
+    job.land([snapshot_row(1, "a", 1)])
+
+    summary = job.run(**options, reconcile=True, max_batch_files=1)
+
+    assert target_rows(job) == [(1, "a", 1, "v1.1")]
+    assert summary["reconcile"] == {"target_keys": 3, "source_keys": 1, "gone_keys": 2}
+
+
+def test_a_key_gone_from_the_newest_snapshot_leaves_with_reconciles_every_second_batch(
+    spark, tmp_path, store
+):
+    options = {**SNAPSHOTS, "reconcile_max_fraction": 1.0, "reconcile_every": 2}
+    job = Job(spark, tmp_path, store, **options)
+    job.land([snapshot_row(1, "a", 1), snapshot_row(3, "a", 1), snapshot_row(4, "a", 1)])
+    job.land(
+        [
+            snapshot_row(2, "b", 2),
+            snapshot_row(3, "a", 1),
+            snapshot_row(4, "a", 1),
+            snapshot_row(5, "b", 2),
+        ]
+    )
+    job.land([snapshot_row(2, "b", 3), snapshot_row(3, "b", 2)])
+    job.run(**options, max_batch_files=1)
+
+    job.run(**options, max_batch_files=1, reconcile=True)
+
+    assert target_rows(job) == [(2, "b", 3, "v2.3"), (3, "b", 2, "v3.2")]

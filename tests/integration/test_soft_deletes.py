@@ -94,6 +94,24 @@ def test_a_delete_in_another_partition_than_the_stored_row_still_removes_it(spar
     assert summary["records_deleted"] == 1
 
 
+def test_a_column_only_deleted_rows_carried_stays_in_the_target(spark, tmp_path, store):
+    # Run 1 reads only a delete: no data file, but its columns are the target's (recorded
+    # beside the tombstone). Run 2's source no longer declares `discount`: it stays, null.
+    declared = "id bigint, part string, updated bigint, op string"
+    job = Job(
+        spark, tmp_path, store, delete_marker=OP_D, source_schema=f"{declared}, discount bigint"
+    )
+    job.land([{"id": 2, "part": "a", "updated": 9, "op": "D", "discount": 209}])
+    job.run()
+    job.land([{"id": 4, "part": "a", "updated": 3, "op": "U"}])
+
+    job.run(delete_marker=OP_D, source_schema=declared)
+
+    stored = spark.read.option("mergeSchema", "true").parquet(job.target.as_uri())
+    assert sorted(stored.columns) == ["discount", "id", "op", "part", "updated"]
+    assert [tuple(r) for r in stored.select("id", "discount").collect()] == [(4, None)]
+
+
 def test_the_marker_column_can_be_dropped_from_the_target(spark, tmp_path, store):
     job = Job(spark, tmp_path, store, delete_marker=OP_D, keep_delete_marker=False)
     job.land([row(1, "a", 10), row(2, "a", 10)])
