@@ -16,9 +16,9 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -128,3 +128,53 @@ def latest_kept(
 
 def _col(name: str) -> Column:
     return F.col(f"`{name}`")
+
+
+# -- the writer's use: merged with the incoming keys, then published with the data ----------
+
+
+def with_incoming_keys(
+    spark: SparkSession,
+    target_uri: str,
+    candidates: DataFrame,
+    incoming: DataFrame,
+    primary_key: Sequence[str],
+    deleted: str | None,
+    prefer: str,
+) -> tuple[DataFrame, DataFrame | None]:
+    """``candidates`` plus the tombstones of the incoming keys (a removed key's last version:
+    an older one read now loses to it as to a stored row), and the tombstones read."""
+    if deleted is None:
+        return candidates, None
+    old = read(spark, _join(target_uri, TOMBSTONE_DIR))
+    if old is None:
+        return candidates, None
+    buried = as_candidates(old, incoming, primary_key, deleted, incoming.columns)
+    return candidates.unionByName(buried.withColumn(prefer, F.lit(0))), old
+
+
+def to_publish(
+    old: DataFrame | None,
+    merged: DataFrame,
+    primary_key: Sequence[str],
+    order_by: str | None,
+    delivery: Sequence[str],
+    deleted: str | None,
+) -> DataFrame | Literal[False] | None:
+    """What ``replace_partitions`` does with the tombstones: a frame to publish, or False
+    (none: a full reload without deletes removes every tombstone)."""
+    if deleted is None:
+        return False
+    kept = kept_columns(primary_key, order_by, delivery)
+    return after_merge(old, merged, primary_key, kept, deleted)
+
+
+def stage(stage_uri: str, kept: DataFrame | Literal[False]) -> set[str]:
+    """Stage the tombstones the publish leaves (none: the directory is emptied)."""
+    if isinstance(kept, DataFrame):
+        kept.coalesce(1).write.mode("overwrite").parquet(_join(stage_uri, TOMBSTONE_DIR))
+    return {TOMBSTONE_DIR}
+
+
+def _join(root: str, relative: str) -> str:
+    return root.rstrip("/") + "/" + relative

@@ -40,6 +40,7 @@ from glue_incremental.args import validate_run_id
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
 from glue_incremental.partition_paths import dir_to_values, directory_name, literal
+from glue_incremental.tombstones import stage as stage_tombstones
 
 STAGING_DIR = publish.STAGING_DIR
 # Each stored row's delivery (key, partition, delivery columns), one directory per partition.
@@ -146,7 +147,7 @@ def upsert(
     if replace_all or not _data_exists(spark, target_uri):
         prefer = "__glue_incremental_incoming"
         # A target whose every row was deleted keeps its tombstones: the merge still sees them.
-        candidates, old_tombstones = _with_tombstones(
+        candidates, old_tombstones = tombstones.with_incoming_keys(
             spark,
             target_uri,
             incoming.withColumn(prefer, F.lit(1)),
@@ -163,7 +164,7 @@ def upsert(
             delivery=delivery,
             keep_delivery=True,
         )
-        kept_tombstones = _tombstones_after(
+        kept_tombstones = tombstones.to_publish(
             old_tombstones, merged, primary_key, order_by, delivery, deleted
         )
         if deleted is None and (
@@ -216,7 +217,7 @@ def upsert(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
         )
         candidates = stored.unionByName(candidates)
-    candidates, old_tombstones = _with_tombstones(
+    candidates, old_tombstones = tombstones.with_incoming_keys(
         spark, target_uri, candidates, incoming, primary_key, deleted, prefer
     )
     merged = merge_latest(
@@ -225,7 +226,7 @@ def upsert(
     removed = deletes.count_removed(merged, existing, primary_key, deleted)
     kept_tombstones = None
     if deleted is not None and tombstones.changed(old_tombstones, merged, primary_key, deleted):
-        kept_tombstones = _tombstones_after(
+        kept_tombstones = tombstones.to_publish(
             old_tombstones, merged, primary_key, order_by, delivery, deleted
         )
     result = replace_partitions(
@@ -242,42 +243,6 @@ def upsert(
         tombstones=kept_tombstones,
     )
     return replace(result, records_deleted=removed) if removed else result
-
-
-def _with_tombstones(
-    spark: SparkSession,
-    target_uri: str,
-    candidates: DataFrame,
-    incoming: DataFrame,
-    primary_key: Sequence[str],
-    deleted: str | None,
-    prefer: str,
-) -> tuple[DataFrame, DataFrame | None]:
-    """``candidates`` plus the tombstones of the incoming keys (a removed key's last version:
-    an older one read now loses to it as to a stored row), and the tombstones read."""
-    if deleted is None:
-        return candidates, None
-    old = tombstones.read(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
-    if old is None:
-        return candidates, None
-    buried = tombstones.as_candidates(old, incoming, primary_key, deleted, incoming.columns)
-    return candidates.unionByName(buried.withColumn(prefer, F.lit(0))), old
-
-
-def _tombstones_after(
-    old: DataFrame | None,
-    merged: DataFrame,
-    primary_key: Sequence[str],
-    order_by: str | None,
-    delivery: Sequence[str],
-    deleted: str | None,
-) -> DataFrame | Literal[False] | None:
-    """What ``replace_partitions`` does with the tombstones: a frame to publish, or False
-    (none: a full reload without deletes removes every tombstone)."""
-    if deleted is None:
-        return False
-    kept = tombstones.kept_columns(primary_key, order_by, delivery)
-    return tombstones.after_merge(old, merged, primary_key, kept, deleted)
 
 
 def match_columns(primary_key: Sequence[str], partition_by: Sequence[str]) -> list[str]:
@@ -558,7 +523,7 @@ def replace_partitions(
         delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
     replaced = to_replace | index_dirs | delivery_dirs
     if tombstones is not None:
-        replaced |= _stage_tombstones(stage_uri, tombstones)
+        replaced |= stage_tombstones(stage_uri, tombstones)
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
@@ -566,13 +531,6 @@ def replace_partitions(
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)
-
-
-def _stage_tombstones(stage_uri: str, kept: DataFrame | Literal[False]) -> set[str]:
-    """Stage the tombstones the publish leaves (none: the directory is emptied)."""
-    if isinstance(kept, DataFrame):
-        kept.coalesce(1).write.mode("overwrite").parquet(_join(stage_uri, tombstones.TOMBSTONE_DIR))
-    return {tombstones.TOMBSTONE_DIR}
 
 
 def _stage_index(
