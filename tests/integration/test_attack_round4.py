@@ -3,14 +3,9 @@ test is a behaviour that should hold, compared with a full recompute in plain Py
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import uuid
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import aws as aws_clients
 from glue_incremental import iceberg
 from glue_incremental.custom import (
     Dataset,
@@ -29,6 +24,7 @@ from tests.harness import reference
 from tests.harness.file_jobs import Job
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.joins import T0, assert_output, land, right_row, run_at
+from tests.harness.label_payments import shop_world
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
 from tests.integration import test_incremental_join_upstream as world
 
@@ -185,74 +181,11 @@ def test_a_jdbc_source_whose_argument_is_a_common_one_is_refused_when_declared()
         JobArguments((*jdbc_options("payments", "watermarks"),))
 
 
-PG_T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-
-
 @pytest.fixture
-def shop(spark, store, postgres, tmp_path):
+def shop(spark, store, postgres, tmp_path):  # after store: its reset clears the secrets
     """payments and payment_methods in PostgreSQL, and ``run(run_id)`` of label_payments on
     them as Terraform's custom kind calls it; ``output()`` the labelled target's rows."""
-    suffix = uuid.uuid4().hex[:8]
-    payments, methods = f"payments_{suffix}", f"payment_methods_{suffix}"
-    postgres.execute(
-        f"create table {payments} (payment_id bigint primary key, method_id bigint, "
-        "updated_at timestamptz)"
-    )
-    postgres.execute(f"create table {methods} (method_id bigint primary key, label text)")
-    postgres.execute(f"insert into {methods} values (1, 'card'), (2, 'transfer')")
-    secret = aws_clients.client("secretsmanager").create_secret(
-        Name=f"pg/{payments}",
-        SecretString=json.dumps({"username": postgres.user, "password": postgres.password}),
-    )["ARN"]
-    spec = importlib.util.spec_from_file_location("label_payments", LABEL_PAYMENTS)
-    assert spec and spec.loader
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    target = tmp_path / "labelled"
-
-    class Shop:
-        job = f"lp_{suffix}"
-
-        def pay(self, *rows: tuple[int, int, int]) -> None:
-            postgres.execute(
-                f"insert into {payments} values (%s, %s, %s) on conflict (payment_id) do "
-                "update set method_id = excluded.method_id, updated_at = excluded.updated_at",
-                [(key, method, PG_T0 + timedelta(minutes=m)) for key, method, m in rows],
-                many=True,
-            )
-
-        def relabel(self, method: int, label: str) -> None:
-            postgres.execute(
-                f"update {methods} set label = %s where method_id = %s", (label, method)
-            )
-
-        def labels(self) -> dict[int, str]:
-            rows = postgres.execute(f"select method_id, label from {methods}")
-            return dict(rows)
-
-        def full_recompute(self) -> list[tuple]:
-            labels = self.labels()
-            rows = postgres.execute(f"select payment_id, method_id from {payments}")
-            return sorted((key, labels.get(method)) for key, method in rows)
-
-        def run(self, run_id: str) -> dict:
-            argv = [
-                *(str(LABEL_PAYMENTS), "--JOB_NAME", f"lp_{suffix}", "--JOB_RUN_ID", run_id),
-                *("--payments_url", postgres.jdbc_url, "--payments_table", payments),
-                *("--methods_url", postgres.jdbc_url, "--methods_table", methods),
-                *("--source_secret_id", secret, "--target_path", target.as_uri()),
-            ]
-            return dict(script.main(argv, spark=spark))
-
-        def output(self) -> list[tuple]:
-            rows = spark.read.parquet(target.as_uri()).select("payment_id", "label").collect()
-            return sorted(tuple(row) for row in rows)
-
-    try:
-        yield Shop()
-    finally:
-        postgres.execute(f"drop table {payments}")
-        postgres.execute(f"drop table {methods}")
+    yield from shop_world(spark, postgres, tmp_path)
 
 
 @pytest.mark.spark
