@@ -57,6 +57,8 @@ class InvalidPartitionValue(PartitionError):
         )
 
 
+# The types a job may declare a partition column's values to hold (--partition_types).
+PARTITION_TYPES = ("string", "int", "bigint", "date")
 _INT_RE = re.compile(r"[+-]?\d+")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _INT_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}

@@ -7,16 +7,21 @@ table and the targets have none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
+from glue_incremental import catalog_schema
 from glue_incremental.args import ArgumentError
 from glue_incremental.custom.errors import DeclarationError
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.load_config import LoadConfig
 from glue_incremental.load_sources import jdbc_source
+from glue_incremental.partition_values import PARTITION_TYPES
+from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources import jdbc
+from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS
 from glue_incremental.targets.base import TargetOptions
 
@@ -41,6 +46,10 @@ class Dataset:
     Its increment is what arrived since the commit the job last made (first run: all of
     it). ``upstream_job``: the platform job writing it; then only what that job
     committed is read. ``schema``: a DDL string, needed to run before the first file.
+    ``lookback``: the file bookmark's band (0: the default band); ``full_listing_every``:
+    an ``s3://`` path's ordered listing lists everything every that many runs.
+    ``partition_types``: ``{column: type}`` (string, int, bigint, date); a partition value
+    the type cannot hold stops the run when planned, before anything is written.
     """
 
     path: str
@@ -49,6 +58,9 @@ class Dataset:
     schema: str | None = None
     upstream_job: str | None = None
     catalog: str = "glue_catalog"
+    lookback: timedelta = timedelta(0)
+    full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
+    partition_types: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.partition_by, str):
@@ -71,6 +83,22 @@ class Dataset:
                 f"dataset {self.path}: an Iceberg table shows only committed snapshots; "
                 "upstream_job is for file datasets",
             )
+        for column, kind in self.partition_types.items():
+            if column not in self.partition_by or kind not in PARTITION_TYPES:
+                raise DeclarationError(
+                    self.path,
+                    f"dataset {self.path}: partition_types {column}:{kind} needs a column of "
+                    f"partition_by and one of {', '.join(PARTITION_TYPES)}",
+                )
+        self.discovery  # noqa: B018 (full_listing_every checked now)
+
+    @property
+    def discovery(self) -> Discovery:
+        """How an ``s3://`` path finds its files (other paths keep the Hadoop listing)."""
+        try:
+            return Discovery("listing", self.full_listing_every)
+        except ValueError as error:
+            raise DeclarationError(self.path, f"dataset {self.path}: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -201,13 +229,20 @@ Source = Dataset | Reference | JdbcTable | JdbcReference
 class Output:
     """A target: a Parquet path (write-ahead publish) or an Iceberg table, partitioned by
     ``partition_by``. Written once per run, by key (``write``) or by partitions
-    (``replace_partitions``)."""
+    (``replace_partitions``).
+
+    ``schema_evolution`` (``add_columns``, ``rescue`` or ``fail``; None: written as
+    computed): what ``replace_partitions`` does when the rows' schema differs from the
+    target's (``docs/schema-evolution.md``). ``catalog_table``: a Parquet target's Glue
+    Data Catalog table, given the new columns after a commit."""
 
     format: Literal["parquet", "iceberg"] = "parquet"
     path: str = ""
     table: str | None = None
     partition_by: tuple[str, ...] = ()
     catalog: str = "glue_catalog"
+    schema_evolution: SchemaEvolution | None = None
+    catalog_table: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.partition_by, str):
@@ -216,6 +251,16 @@ class Output:
             raise DeclarationError("path", "a parquet output needs a path")
         if self.format == "iceberg" and not self.table:
             raise DeclarationError("table", "an iceberg output needs a table database.table")
+        if self.schema_evolution is not None and self.schema_evolution not in SCHEMA_EVOLUTIONS:
+            raise DeclarationError(
+                "schema_evolution",
+                f"output schema_evolution {self.schema_evolution!r} is not one of "
+                f"{', '.join(SCHEMA_EVOLUTIONS)}",
+            )
+        try:
+            catalog_schema.check_option(self.catalog_table, self.format)
+        except ArgumentError as error:
+            raise DeclarationError("catalog_table", str(error).splitlines()[0]) from None
 
     def options(self) -> TargetOptions:
         return TargetOptions(

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
+from glue_incremental import catalog_schema, schema_conform
 from glue_incremental import targets as target_types
 from glue_incremental.custom.arguments import JobArguments
 from glue_incremental.custom.declarations import (
@@ -37,11 +38,12 @@ from glue_incremental.custom.errors import (
     UndeclaredName,
     WrittenTwice,
 )
-from glue_incremental.custom.sides import Planned, PlannedSource, plan_source
+from glue_incremental.custom.sides import Planned, PlannedSource, plan_source, plan_sources
 from glue_incremental.custom.tables import plan_table
 from glue_incremental.hooks import hooks
 from glue_incremental.join.spec import Partition
 from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets import Target, UpsertSpec
 from glue_incremental.writer import WriteResult
 
@@ -79,18 +81,8 @@ def incremental_job(
     required, optional = arguments.split
     glue = GlueJob.from_argv(list(argv), required=required, optional=optional, spark=spark)
     job = CustomJob(values, dict(sources), dict(targets))
-    before = glue.spark.conf.get(_TYPE_INFERENCE)
-    # Partition values stay the strings in the paths (``hour=03`` is "03"), as in the join.
-    glue.spark.conf.set(_TYPE_INFERENCE, "false")
-    try:
-        with glue.run() as run:
-            job.start(run)
-            yield job
-            job.finish()
-    finally:
-        for planned in job._planned.values():
-            planned.release()
-        glue.spark.conf.set(_TYPE_INFERENCE, before)
+    with glue.run() as run, job.running(run):
+        yield job
 
 
 @dataclass
@@ -100,6 +92,11 @@ class CustomJob:
     args: dict[str, Any]
     sources: dict[str, Source]
     targets: dict[str, Output]
+    # The hook point reached once the output is durable, before the commit (the join's
+    # own name keeps its crash tests); the summary lists the partitions written, as the
+    # generic jobs' does, rather than counting them.
+    published_point: str = "custom.published"
+    list_partitions: bool = False
     _run: IncrementalRun | None = field(default=None, init=False)
     _built: dict[str, Target] = field(default_factory=dict, init=False)
     _planned: dict[str, Planned] = field(default_factory=dict, init=False)
@@ -107,6 +104,10 @@ class CustomJob:
     _staged: dict[str, Callable[[], WriteResult]] = field(default_factory=dict, init=False)
     _written: dict[str, WriteResult] = field(default_factory=dict, init=False)
     _settled: dict[str, dict[str, Any]] | None = field(default=None, init=False)
+    _described: dict[str, Any] = field(default_factory=dict, init=False)
+    _together: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
+    _waiting_for: list[str] = field(default_factory=list, init=False)
+    _schema_plans: dict[str, SchemaPlan] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         for name in [*self.sources, *self.targets]:
@@ -138,10 +139,31 @@ class CustomJob:
         or None when nothing arrived."""
         return self._plan(source).new_rows
 
-    def affected_partitions(self, source: str) -> list[Partition]:
+    def affected_partitions(self, *sources: str) -> list[Partition]:
         """The partitions (value tuples, in ``partition_by`` order, as strings) this run's
-        increment touches, plus those a previous run left pending."""
-        return list(self._plan(source, Dataset).affected)
+        increment touches, plus those a previous run left pending, minus those an
+        upstream has not settled. Several datasets (same ``partition_by``) are planned
+        together on first use: the union, minus what an upstream of any has not settled."""
+        if len(sources) > 1:
+            self._plan_together(sources)
+        return list(self._plan(sources[0], Dataset).affected)
+
+    def planned(self, source: str) -> PlannedSource:
+        """A dataset as planned for this run (its side, counts, affected and pending
+        partitions): what a script reports of it with ``describe``."""
+        return cast(PlannedSource, self._plan(source, Dataset))
+
+    def describe(self, **details: Any) -> None:
+        """The script's own account of the run: these keys go into the summary line (a dry
+        run's ``plan``) in place of the per-source ``sources`` breakdown."""
+        self._described.update(details)
+
+    def wait_for_schemas(self, *sources: str) -> bool:
+        """True when every dataset named has a schema (a file, or a declared one). If not,
+        the run waits: its clean exit writes and commits nothing, and the summary's
+        ``waiting_for`` names the datasets without one (a join cannot read a side before)."""
+        self._waiting_for = [name for name in sources if not self.planned(name).side.has_schema]
+        return not self._waiting_for
 
     def read_partitions(self, source: str, partitions: Sequence[Partition]) -> DataFrame:
         """Exactly ``partitions`` of ``source``, whole, as of the files this run consumes."""
@@ -158,6 +180,10 @@ class CustomJob:
         """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``.
         Published on a clean exit of the block, never if it raises."""
         built = self._target(target)
+        if self.targets[target].schema_evolution is not None:
+            raise DeclarationError(
+                target, f"target {target!r}: schema_evolution applies to replace_partitions"
+            )
         full = self._full_reload
         spec = UpsertSpec(primary_key=tuple(keys), order_by=order_by, replace_all=full)
         self._stage(target, lambda: built.upsert(self.run, rows, spec, self._settle).result)
@@ -173,12 +199,25 @@ class CustomJob:
         if affected == []:
             self._stage(target, lambda: WriteResult(0))
             return
-        self._stage(
-            target,
-            lambda: built.replace_partitions(self.run, rows, affected, self._settle).result,
-        )
+        self._stage(target, lambda: self._replace(target, built, rows, affected))
 
     # -- the run's lifecycle ----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def running(self, run: IncrementalRun) -> Iterator[CustomJob]:
+        """The script's block inside an entered ``run``: ``start``, then ``finish`` on a
+        clean exit (an exception publishes and commits nothing)."""
+        before = run.spark.conf.get(_TYPE_INFERENCE)
+        # Partition values stay the strings in the paths (``hour=03`` is "03"), as in the join.
+        run.spark.conf.set(_TYPE_INFERENCE, "false")
+        try:
+            self.start(run)
+            yield self
+            self.finish()
+        finally:
+            for planned in self._planned.values():
+                planned.release()
+            run.spark.conf.set(_TYPE_INFERENCE, before)
 
     def start(self, run: IncrementalRun) -> None:
         """Finish or undo what a crashed run left in each target, before anything is read."""
@@ -195,6 +234,16 @@ class CustomJob:
         if run.dry_run:
             run.record(records_read=0, records_written=0, plan=details)
             return
+        if self._waiting_for:
+            late = sum(p.late_files for p in self._planned.values())
+            run.record(
+                records_read=0,
+                records_written=0,
+                late_files_skipped=late,
+                waiting_for=self._waiting_for,
+                **details,
+            )
+            return
         read = [name for name, planned in self._planned.items() if planned.has_news]
         unwritten = [name for name in self.targets if name not in self._staged]
         if read and unwritten:
@@ -209,6 +258,10 @@ class CustomJob:
             run.commit(states)
         for name in self._written:
             self._built[name].after_commit(run, states)
+        for name, plan in self._schema_plans.items():
+            catalog_table = self.targets[name].catalog_table
+            if catalog_table and run.committed:
+                catalog_schema.sync_after_commit(run.details, catalog_table, plan.resolved)
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -223,6 +276,12 @@ class CustomJob:
         return [name for name, source in self.sources.items() if isinstance(source, kind)]
 
     def _plan(self, source: str, kind: type | tuple[type, ...] = _INCREMENTAL) -> Planned:
+        declared = self._declared(source, kind)
+        if source not in self._planned:
+            self._planned[source] = _PLANNERS[type(declared)](self.run, source, declared)
+        return self._planned[source]
+
+    def _declared(self, source: str, kind: type | tuple[type, ...]) -> Source:
         declared = self.sources.get(source)
         if declared is not None and not isinstance(declared, kind):
             wanted = _KIND_NAMES.get(kind, "source")
@@ -233,9 +292,7 @@ class CustomJob:
             )
         if not isinstance(declared, kind):
             raise UndeclaredName(_KIND_NAMES.get(kind, "source"), source, self._names(kind))
-        if source not in self._planned:
-            self._planned[source] = _PLANNERS[type(declared)](self.run, source, declared)
-        return self._planned[source]
+        return cast(Source, declared)
 
     def _target(self, name: str) -> Target:
         if name not in self._built:
@@ -248,6 +305,33 @@ class CustomJob:
         """Stage ``write``: ``finish`` runs it on a clean exit (never on a dry run)."""
         self._staged[name] = write
 
+    def _plan_together(self, sources: Sequence[str]) -> None:
+        """Plan ``sources`` as one (``plan_sources``), unless they already were."""
+        group = tuple(sources)
+        datasets = {name: cast(Dataset, self._declared(name, Dataset)) for name in group}
+        if all(self._together.get(name) == group for name in group):
+            return
+        if any(name in self._planned for name in group):
+            raise DeclarationError(
+                ",".join(sources),
+                f"datasets {', '.join(sources)}: plan them together with "
+                "affected_partitions(...) before any other use of one of them",
+            )
+        self._planned.update(plan_sources(self.run, datasets))
+        self._together.update(dict.fromkeys(group, group))
+
+    def _replace(
+        self, name: str, built: Target, rows: DataFrame, affected: list[Partition] | None
+    ) -> WriteResult:
+        """A staged ``replace_partitions``: the schema evolved first when declared."""
+        output = self.targets[name]
+        if output.schema_evolution is not None:
+            rows, plan = schema_conform.evolve_output(
+                self.run, built, rows, output.schema_evolution, output.partition_by
+            )
+            self._schema_plans[name] = plan
+        return built.replace_partitions(self.run, rows, affected, self._settle).result
+
     def _settle(self) -> dict[str, Any]:
         """Called by a publish once its output is durable: the states to commit."""
         return self._settle_states()
@@ -255,7 +339,7 @@ class CustomJob:
     def _settle_states(self) -> dict[str, dict[str, Any]]:
         run = self.run
         published_at_ms = int(run.clock() * 1000)
-        hooks.point("custom.published", run_id=run.run_id)
+        hooks.point(self.published_point, run_id=run.run_id)
         for planned in self._planned.values():
             planned.recheck_upstream(run)
         tables = [t.state_table() for t in self._built.values() if t.state_table()]
@@ -267,6 +351,8 @@ class CustomJob:
         return self._settled
 
     def _details(self) -> dict[str, Any]:
+        if self._described:
+            return dict(self._described)
         return {
             "sources": {name: planned.details() for name, planned in self._planned.items()},
         }
@@ -275,13 +361,16 @@ class CustomJob:
         marks = [p.high_mark_ms for p in self._planned.values()]
         known = [mark for mark in marks if mark is not None]
         results = self._written.values()
+        written = [p for r in results for p in r.partitions_written]
+        removed = [p for r in results for p in r.partitions_removed]
         self.run.record(
             records_read=sum(p.records_read for p in self._planned.values()),
             records_written=sum(r.records_written for r in results),
             watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
             late_files_skipped=sum(p.late_files for p in self._planned.values()),
-            partitions_written=sum(len(r.partitions_written) for r in results),
-            partitions_removed=sum(len(r.partitions_removed) for r in results),
+            partitions_written=written if self.list_partitions else len(written),
+            partitions_removed=removed if self.list_partitions else len(removed),
             targets_written=sorted(self._written),
+            schema_changes=[c for plan in self._schema_plans.values() for c in plan.describe()],
             **details,
         )

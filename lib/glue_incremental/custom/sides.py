@@ -2,26 +2,31 @@
 commit, the partitions it touches and a read of exactly those partitions, whole.
 
 The join's side planning is reused unchanged through ``SideConfig``, the few questions
-``join.sides`` asks of a job's configuration, answered for one dataset.
+``join.sides`` asks of a job's configuration, answered for one dataset. Several datasets
+planned together (``plan_sources``: the join's two sides) share their affected partitions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from pyspark.sql import DataFrame
 
 from glue_incremental.custom.declarations import Dataset
-from glue_incremental.custom.errors import NoSchemaYet
+from glue_incremental.custom.errors import DeclarationError, NoSchemaYet
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.config import JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
-from glue_incremental.join.spec import Partition
+from glue_incremental.join.spec import Partition, declared_types
 from glue_incremental.join.upstream import recheck_upstream
-from glue_incremental.predicates import filter_partitions, normalise_partitions, partition_counts
+from glue_incremental.predicates import (
+    filter_partitions,
+    normalise_partitions,
+    partition_counts,
+    validate_partition_values,
+)
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources.discovery import Discovery
 from glue_incremental.state import JoinSideState
@@ -38,8 +43,14 @@ class SideConfig:
 
     name: str
     dataset: Dataset
-    lookback: timedelta = timedelta(0)
-    side_discovery: Discovery = field(default_factory=Discovery)
+
+    @property
+    def lookback(self) -> Any:
+        return self.dataset.lookback
+
+    @property
+    def side_discovery(self) -> Discovery:
+        return self.dataset.discovery
 
     @property
     def spec(self) -> _Spec:
@@ -169,19 +180,58 @@ class PlannedSource:
 
 
 def plan_source(run: IncrementalRun, name: str, dataset: Dataset) -> PlannedSource:
-    """List and plan ``dataset`` against its slot ``name``; count its new rows per partition.
+    """List and plan ``dataset`` against its slot ``name`` (``plan_sources`` of one)."""
+    return plan_sources(run, {name: dataset})[name]
 
-    First run (or a reset, or bookmarks disabled): every file is new. Partitions left
-    pending by the last run are recomputed too; those an upstream has not settled wait."""
-    config = cast(JoinJobConfig, SideConfig(name, dataset))
-    side = plan_side(run, config, name)
-    columns = dataset.partition_by
-    counts: Mapping[Partition, int] = {}
-    if side.new_rows is not None:
-        counts = partition_counts(side.new_rows, columns=columns, names=[name])[name]
-    pending_before = list(side.previous.pending_partitions) if side.previous else []
-    candidates = normalise_partitions([*counts, *pending_before], columns)
-    side.cover(candidates, columns)
-    affected = [p for p in candidates if p not in side.unsettled]
-    pending = [p for p in candidates if p in side.unsettled]
-    return PlannedSource(name, dataset, side, counts, affected, pending)
+
+def plan_sources(run: IncrementalRun, datasets: Mapping[str, Dataset]) -> dict[str, PlannedSource]:
+    """List and plan each dataset against its slot; count their new rows per partition
+    (one Spark action for all).
+
+    First run (or a reset, or bookmarks disabled): every file is new. The affected
+    partitions, shared by all of them, are those any increment touches plus those any
+    left pending last run, minus those an upstream of ANY of them has not settled; each
+    keeps its own unsettled ones pending (recomputed once its upstream has committed).
+    The datasets share ``partition_by``; declared ``partition_types`` are checked here."""
+    columns = _common_columns(datasets)
+    sides = {
+        name: plan_side(run, cast(JoinJobConfig, SideConfig(name, dataset)), name)
+        for name, dataset in datasets.items()
+    }
+    new = {name: side.new_rows for name, side in sides.items() if side.new_rows is not None}
+    counts = partition_counts(*new.values(), columns=columns, names=list(new)) if new else {}
+    touched = normalise_partitions((p for c in counts.values() for p in c), columns)
+    types = {column: kind for d in datasets.values() for column, kind in d.partition_types.items()}
+    if types:
+        validate_partition_values(touched, columns, declared_types(types, columns))
+    pending_before = [
+        values
+        for side in sides.values()
+        if side.previous
+        for values in side.previous.pending_partitions
+    ]
+    candidates = normalise_partitions([*touched, *pending_before], columns)
+    for side in sides.values():
+        side.cover(candidates, columns)  # S3 sides: what an ordered listing left out
+    affected = [p for p in candidates if not any(p in s.unsettled for s in sides.values())]
+    return {
+        name: PlannedSource(
+            name,
+            dataset,
+            sides[name],
+            counts.get(name, {}),
+            affected,
+            [p for p in candidates if p in sides[name].unsettled],
+        )
+        for name, dataset in datasets.items()
+    }
+
+
+def _common_columns(datasets: Mapping[str, Dataset]) -> tuple[str, ...]:
+    partitionings = {dataset.partition_by for dataset in datasets.values()}
+    if len(partitionings) != 1:
+        names = ", ".join(f"{n} by {','.join(d.partition_by)}" for n, d in datasets.items())
+        raise DeclarationError(
+            ",".join(datasets), f"datasets planned together share partition_by: {names}"
+        )
+    return partitionings.pop()

@@ -25,6 +25,7 @@ from glue_incremental.args import (
 )
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
+from glue_incremental.partition_values import PARTITION_TYPES
 from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
@@ -36,8 +37,6 @@ from glue_incremental.transforms import TRANSFORM_OPTION, TransformSpec
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")
 TARGET_FORMATS = tuple(TARGET_FACTORIES)  # one per ``targets.Target`` implementation
-# --partition_types: the values a partition column may hold (checked before writing).
-PARTITION_TYPES = ("string", "int", "bigint", "date")
 
 _SIDE_FORMAT_HELP = (
     "`parquet`, `json`, `csv` (header row) or `iceberg` (the path is a table `database.table`, "

@@ -1,44 +1,28 @@
-"""The join job: plan both sides, recompute the affected partitions, publish, commit both sides.
+"""The join job: a script on the custom-job API (``glue_incremental.custom``).
 
-A run replaces exactly the partitions either side changed (plus those left pending), then
-commits both sides' bookmarks in one transaction. Before both sides have data nothing is
-written or committed. A half-done publish a crashed run left is finished or undone first.
-One run: ``docs/incremental-join.md``.
+Two declared datasets (``left``, ``right``: their state slots) planned together, one
+declared output. A run replaces exactly the partitions either side changed (plus those
+left pending), then commits both sides' bookmarks in one transaction. Before both sides
+have data nothing is written or committed. A half-done publish a crashed run left is
+finished or undone first. One run: ``docs/incremental-join.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 
-from glue_incremental import catalog_schema, schema_conform, targets, transforms, writer
+from glue_incremental import transforms
+from glue_incremental.custom import job as custom
+from glue_incremental.custom.declarations import Dataset, Output
 from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
-from glue_incremental.join.sides import Side, plan_side, read_full
-from glue_incremental.join.spec import (
-    SIDES,
-    JoinSpec,
-    Partition,
-    declared_types,
-    join_partitions,
-    validate_sides,
-)
-from glue_incremental.join.upstream import recheck_upstream
-from glue_incremental.predicates import (
-    filter_partitions,
-    normalise_partitions,
-    partition_counts,
-    validate_partition_values,
-)
+from glue_incremental.join.spec import SIDES, JoinSpec, Partition, join_partitions, validate_sides
 from glue_incremental.runtime import GlueJob, IncrementalRun
-from glue_incremental.state import JoinSideState, JoinSideStateDict
-from glue_incremental.targets import Target
 
-_TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
+OUTPUT = "output"
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
@@ -57,206 +41,91 @@ def run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
     finished or undone first, before anything is read; for an Iceberg output, a
     snapshot whose DynamoDB commit a crash prevented rolls the state forward.
     """
-    spark = run.spark
     if config.transform is not None:
         config.transform.load()  # a transform that does not import stops the run before any read
-    before = spark.conf.get(_TYPE_INFERENCE)
-    # Partition values stay strings, exactly as named in paths: a directory
-    # ``hour=03`` is the partition "03" on both sides and in the output.
-    spark.conf.set(_TYPE_INFERENCE, "false")
-    try:
-        target = targets.build(config.target_options)
-        target.recover(run)
-        _run_join(run, config, target)
-    finally:
-        spark.conf.set(_TYPE_INFERENCE, before)
+    job = custom.CustomJob(
+        {},
+        sources=dict(_datasets(config)),
+        targets={OUTPUT: _output(config)},
+        published_point="join.published",
+        list_partitions=True,
+    )
+    with job.running(run):
+        _join(job, config)
 
 
-@dataclass(frozen=True)
-class _Work:
-    """This run's partitions: counted new rows, what to recompute, what stays pending."""
-
-    counts: Mapping[str, Mapping[Partition, int]]
-    affected: list[Partition]
-    pending: Mapping[str, list[Partition]]
-    full_reload: bool
-
-    @property
-    def records_read(self) -> int:
-        return sum(sum(c.values()) for c in self.counts.values())
+def _join(job: custom.CustomJob, config: JoinJobConfig) -> None:
+    """The script: the affected partitions of both sides, read whole, joined, replaced."""
+    affected = job.affected_partitions(*SIDES)
+    job.describe(**_details(job, affected))
+    if job.dry_run or not job.wait_for_schemas(*SIDES) or not affected:
+        return
+    joined = _join_affected(job, affected, config.spec)
+    joined = cast(DataFrame, transforms.apply(config.transform, joined, _contract(config)))
+    job.replace_partitions(OUTPUT, joined, affected)
 
 
-def _work(run: IncrementalRun, config: JoinJobConfig, sides: Mapping[str, Side]) -> _Work:
-    """Touched partitions plus those left pending, minus those an upstream has not settled."""
-    columns = config.spec.partition_by
-    new = {name: side.new_rows for name, side in sides.items() if side.new_rows is not None}
-    counts = partition_counts(*new.values(), columns=columns, names=list(new)) if new else {}
-    touched = normalise_partitions((p for c in counts.values() for p in c), columns)
-    if config.partition_types:
-        validate_partition_values(touched, columns, declared_types(config.partition_types, columns))
-    pending_before = [
-        values
-        for side in sides.values()
-        if side.previous
-        for values in side.previous.pending_partitions
-    ]
-    candidates = normalise_partitions([*touched, *pending_before], columns)
-    for side in sides.values():
-        side.cover(candidates, columns)  # S3 sides: what an ordered listing left out
-    affected = [p for p in candidates if not any(p in s.unsettled for s in sides.values())]
-    pending = {name: [p for p in candidates if p in side.unsettled] for name, side in sides.items()}
-    full_reload = not run.bookmark.reads_state and not any(pending.values())
-    return _Work(counts, affected, pending, full_reload)
-
-
-def _details(sides: Mapping[str, Side], work: _Work) -> dict[str, Any]:
-    """What the run summary says of the plan (also the whole summary of a dry run)."""
+def _datasets(config: JoinJobConfig) -> Mapping[str, Dataset]:
+    """Each side as a declared dataset; its slot is the side's name."""
     return {
-        "affected_partitions": len(work.affected),
-        "pending_partitions": {name: [list(p) for p in ps] for name, ps in work.pending.items()},
-        "files_read": {name: len(side.plan.files) for name, side in sides.items()},
-        "records_read_by_side": {name: sum(c.values()) for name, c in work.counts.items()},
-        "file_plans": {name: side.plan_summary() for name, side in sides.items()},
+        side: Dataset(
+            config.path(side),
+            partition_by=tuple(config.spec.partition_by),
+            format=cast(Any, config.format(side)),
+            schema=config.schema(side),
+            # An Iceberg side shows only committed snapshots: its upstream is not needed.
+            upstream_job=None
+            if config.format(side) == "iceberg"
+            else config.upstream_jobs.get(side),
+            catalog=config.iceberg_catalog,
+            lookback=config.lookback,
+            full_listing_every=config.full_listing_every,
+            partition_types=config.partition_types,
+        )
+        for side in SIDES
+    }
+
+
+def _output(config: JoinJobConfig) -> Output:
+    return Output(
+        cast(Any, config.target_format),
+        path=config.target_path,
+        table=config.target_table,
+        partition_by=tuple(config.spec.partition_by),
+        catalog=config.iceberg_catalog,
+        schema_evolution=config.schema_evolution,
+        catalog_table=config.catalog_table,
+    )
+
+
+def _details(job: custom.CustomJob, affected: Sequence[Partition]) -> dict[str, Any]:
+    """What the run summary says of the plan (also the whole summary of a dry run)."""
+    planned = {name: job.planned(name) for name in SIDES}
+    return {
+        "affected_partitions": len(affected),
+        "pending_partitions": {name: [list(p) for p in s.pending] for name, s in planned.items()},
+        "files_read": {name: len(s.side.plan.files) for name, s in planned.items()},
+        "records_read_by_side": {
+            name: s.records_read for name, s in planned.items() if s.side.new_rows is not None
+        },
+        "file_plans": {name: s.side.plan_summary() for name, s in planned.items()},
         "upstream_runs_consumed": {
-            name: side.upstream.runs_consumed for name, side in sides.items() if side.upstream
+            name: s.side.upstream.runs_consumed for name, s in planned.items() if s.side.upstream
         },
     }
 
 
-def _run_join(run: IncrementalRun, config: JoinJobConfig, target: Target) -> None:
-    spark = run.spark
-    target.mark_start(run)
-    sides = {name: plan_side(run, config, name) for name in SIDES}
-    work = _work(run, config, sides)
-    details = _details(sides, work)
-    late = sum(side.plan.late_file_count for side in sides.values())
-    if run.dry_run:
-        run.record(records_read=0, records_written=0, plan=details)
-        return
-    waiting = [name for name, side in sides.items() if not side.has_schema]
-    if waiting:
-        run.record(
-            records_read=0,
-            records_written=0,
-            late_files_skipped=late,
-            waiting_for=waiting,
-            **details,
-        )
-        return
-    joined = _join_affected(spark, sides, work.affected, config.spec) if work.affected else None
-    joined = transforms.apply(config.transform, joined, _contract(config))
-    settled: dict[str, JoinSideState] = {}
-
-    def settle() -> dict[str, JoinSideStateDict]:
-        """The output is durable (or carries these states): recheck upstreams, fix the states."""
-        published_at_ms = int(run.clock() * 1000)
-        hooks.point("join.published", run_id=run.run_id)
-        _recheck_upstreams(spark, sides, work.affected, config.spec.partition_by)
-        settled.update(_side_states(target, sides, work.pending, published_at_ms))
-        return {name: state.to_state() for name, state in settled.items()}
-
-    result = writer.WriteResult(0)
-    schema_plan = None
-    if joined is None:
-        settle()
-    else:
-        affected = None if work.full_reload else work.affected
-        joined, schema_plan = schema_conform.evolve_output(
-            run, target, joined, config.schema_evolution, config.spec.partition_by
-        )
-        details = {**details, "schema_changes": schema_plan.describe()}
-        result = target.replace_partitions(run, joined, affected, settle).result
-    _commit(run, sides, settled, wrote=joined is not None)
-    target.after_commit(run, {name: state.to_state() for name, state in settled.items()})
-    if config.catalog_table and schema_plan is not None and run.committed:
-        catalog_schema.sync_after_commit(run.details, config.catalog_table, schema_plan.resolved)
-    _record(run, sides, work, result, late, details)
-
-
 def _join_affected(
-    spark: SparkSession, sides: Mapping[str, Side], affected: Sequence[Partition], spec: JoinSpec
+    job: custom.CustomJob, affected: Sequence[Partition], spec: JoinSpec
 ) -> DataFrame:
     """Both sides' full data of the affected partitions, joined (lazily)."""
-    columns = spec.partition_by
-    full = {name: read_full(spark, side, affected, columns) for name, side in sides.items()}
-    validate_sides(full["left"], full["right"], spec)
-    filtered = {name: filter_partitions(frame, affected, columns) for name, frame in full.items()}
-    joined = join_partitions(filtered["left"], filtered["right"], spec)
-    hooks.point("join.joined", **filtered, joined=joined, affected=list(affected))
+    sides = {name: job.read_partitions(name, affected) for name in SIDES}
+    validate_sides(sides["left"], sides["right"], spec)
+    joined = join_partitions(sides["left"], sides["right"], spec)
+    hooks.point("join.joined", **sides, joined=joined, affected=list(affected))
     return joined
 
 
 def _contract(config: JoinJobConfig) -> transforms.Contract:
     keep = (*config.spec.partition_by, *config.spec.join_keys)
     return transforms.Contract(keep, config.target_path, config.target_table)
-
-
-def _recheck_upstreams(
-    spark: SparkSession,
-    sides: Mapping[str, Side],
-    affected: Sequence[Partition],
-    columns: Sequence[str],
-) -> None:
-    if not affected:
-        return
-    for side in sides.values():
-        if side.upstream is not None:
-            recheck_upstream(
-                spark,
-                side.name,
-                side.root,
-                side.band_start_ms,
-                side.upstream,
-                affected,
-                columns,
-                listing=side.listing_of(affected, columns),
-            )
-
-
-def _side_states(
-    target: Target,
-    sides: Mapping[str, Side],
-    pending: Mapping[str, list[Partition]],
-    published_at_ms: int,
-) -> dict[str, JoinSideState]:
-    """The state each side commits: its bookmark, pending partitions, upstream, publish time."""
-    table = target.state_table()
-    return {
-        name: side.leaves(pending[name], published_at_ms, table) for name, side in sides.items()
-    }
-
-
-def _commit(
-    run: IncrementalRun,
-    sides: Mapping[str, Side],
-    states: Mapping[str, JoinSideState],
-    *,
-    wrote: bool,
-) -> None:
-    """Commit both sides at once, unless nothing but the publish time would change."""
-    unchanged = all(
-        states[name].same_apart_from_publish_time(side.previous) for name, side in sides.items()
-    )
-    if wrote or not unchanged:
-        run.commit({name: state.to_state() for name, state in states.items()})
-
-
-def _record(
-    run: IncrementalRun,
-    sides: Mapping[str, Side],
-    work: _Work,
-    result: writer.WriteResult,
-    late: int,
-    details: Mapping[str, Any],
-) -> None:
-    high_marks = [s.plan.next_bookmark.high_mark_ms for s in sides.values()]
-    known = [mark for mark in high_marks if mark is not None]
-    run.record(
-        records_read=work.records_read,
-        records_written=result.records_written,
-        watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
-        late_files_skipped=late,
-        partitions_written=result.partitions_written,
-        partitions_removed=result.partitions_removed,
-        **details,
-    )
