@@ -75,7 +75,15 @@ def test_a_bad_argument_of_the_aggregation_script_is_named(argv, named):
         (lambda: Dataset("s3://l/o", ()), "partition_by names at least one column"),
         (lambda: Dataset("s3://l/o", ("day",), "xml"), "format 'xml'"),  # type: ignore[arg-type]
         (lambda: Dataset("db.t", ("day",), "iceberg", upstream_job="j"), "upstream_job"),
+        (lambda: Dataset("s3://l/o", ("day",), partition_types={"hour": "int"}), "hour:int"),
+        (lambda: Dataset("s3://l/o", ("day",), partition_types={"day": "time"}), "day:time"),
+        (lambda: Dataset("s3://l/o", ("day",), full_listing_every=0), "full_listing_every"),
         (lambda: Output("parquet"), "a parquet output needs a path"),
+        (
+            lambda: Output("parquet", path="p", schema_evolution="widen"),  # type: ignore[arg-type]
+            "schema_evolution 'widen'",
+        ),
+        (lambda: Output("iceberg", table="db.t", catalog_table="db.t"), "Parquet target"),
         (lambda: Output("iceberg"), "an iceberg output needs a table"),
         (lambda: check_name("Orders"), "not lower_snake_case"),
         (lambda: JdbcTable(URL, "t", primary_key=("id",)), "watermark_column names"),
