@@ -6,7 +6,8 @@ increments (one state slot per dataset), writes each declared target once. A wri
 staged when called and published (write-ahead, in call order) only on a clean exit, just
 before every slot read commits in ONE fenced transaction; the metrics and the summary line
 follow. An exception (or a bad script: an undeclared name, news read but not written)
-publishes and commits nothing. Dry run: plans, writes nothing.
+publishes and commits nothing. Dry run: plans, writes nothing. ``CustomJob.running`` is
+the same block inside a run the caller entered: the generic join is a script on it.
 Design and example: ``docs/custom-jobs.md``.
 """
 
@@ -139,14 +140,14 @@ class CustomJob:
         or None when nothing arrived."""
         return self._plan(source).new_rows
 
-    def affected_partitions(self, *sources: str) -> list[Partition]:
+    def affected_partitions(self, source: str, *more: str) -> list[Partition]:
         """The partitions (value tuples, in ``partition_by`` order, as strings) this run's
         increment touches, plus those a previous run left pending, minus those an
         upstream has not settled. Several datasets (same ``partition_by``) are planned
         together on first use: the union, minus what an upstream of any has not settled."""
-        if len(sources) > 1:
-            self._plan_together(sources)
-        return list(self._plan(sources[0], Dataset).affected)
+        if more:
+            self._plan_together((source, *more))
+        return list(self._plan(source, Dataset).affected)
 
     def planned(self, source: str) -> PlannedSource:
         """A dataset as planned for this run (its side, counts, affected and pending
