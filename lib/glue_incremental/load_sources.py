@@ -20,14 +20,7 @@ from glue_incremental import batches, credentials, cursors
 from glue_incremental.args import ArgumentError
 from glue_incremental.load_config import LoadConfig, SchemaError
 from glue_incremental.runtime import IncrementalRun
-from glue_incremental.sources import (
-    bulk,
-    file_dataset,
-    files,
-    jdbc,
-    partition_types,
-    snapshots,
-)
+from glue_incremental.sources import bulk, file_dataset, files, jdbc, partition_types, snapshots
 from glue_incremental.state import LoadState
 from glue_incremental.watermarks import DEFAULT_SLOT
 
