@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
@@ -19,9 +18,9 @@ from pyspark.sql.types import StructType, _parse_datatype_string
 
 from glue_incremental import batches, credentials, cursors
 from glue_incremental.args import ArgumentError
-from glue_incremental.load_config import DEFAULT_FILE_BAND, LoadConfig, SchemaError
+from glue_incremental.load_config import LoadConfig, SchemaError
 from glue_incremental.runtime import IncrementalRun
-from glue_incremental.sources import bulk, discovery, files, jdbc, partition_types, snapshots
+from glue_incremental.sources import bulk, file_dataset, files, jdbc, partition_types, snapshots
 from glue_incremental.state import LoadState
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -225,9 +224,17 @@ jdbc_source = _jdbc_source  # the table and its resolved credentials (custom job
 @dataclass(frozen=True)
 class FileDatasetSource:
     """``--source`` a directory of files: new files by the file bookmark, found by listing,
-    ordered S3 listing or S3 notifications (``--discovery``)."""
+    ordered S3 listing or S3 notifications (``--discovery``), as ``sources.file_dataset``
+    plans them; this adds bounded batches, the delivery columns and the kept partition types."""
 
     config: LoadConfig
+
+    @property
+    def dataset(self) -> file_dataset.FileDataset:
+        config = self.config
+        return file_dataset.FileDataset(
+            config.source, config.file_discovery, file_dataset.band_seconds(config.lookback)
+        )
 
     def plan(
         self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
@@ -238,32 +245,25 @@ class FileDatasetSource:
         if limits.bounds_a_batch:
             previous = LoadState.from_state(run.previous())
             cut = batches.file_batches(
-                found.plan.files, limits, after_ms=_file_bookmark(previous).high_mark_ms
+                found.files, limits, after_ms=_file_bookmark(previous).high_mark_ms
             )
             if len(cut) > 1:
                 # Planned again up to the batch's end: the bookmark then says exactly that.
-                discovery.release_notifications(self.config.file_discovery, found.receipts)
+                found.release()
                 found = self._discover(run, cut[0].last_modified_ms)
         return self._plan(run, found, cut, limits)
 
-    def _discover(self, run: IncrementalRun, end_ms: int | None) -> discovery.DiscoveredPlan:
-        config = self.config
+    def _discover(self, run: IncrementalRun, end_ms: int | None) -> file_dataset.FileDatasetPlan:
         previous = LoadState.from_state(run.previous())
         upper_state = LoadState.from_state(run.upper_bound())
-        band = config.lookback if config.lookback > timedelta(0) else DEFAULT_FILE_BAND
         upper_ms = _file_bookmark(upper_state).high_mark_ms if upper_state else None
         if end_ms is not None:
             upper_ms = end_ms if upper_ms is None else min(upper_ms, end_ms)
-        return discovery.plan_discovered_read(
+        return self.dataset.plan(
             run.spark,
-            config.source,
             _file_bookmark(previous),
-            previous.discovery
-            if previous and previous.discovery is not None
-            else discovery.DiscoveryState(),
-            config.file_discovery,
+            previous.discovery if previous else None,
             run_start_ms=int(run.started_at * 1000),
-            band_seconds=int(band.total_seconds()),
             upper_bound_ms=upper_ms,
             force_full_listing=run.starts_from_an_earlier_state(),
         )
@@ -271,14 +271,14 @@ class FileDatasetSource:
     def _plan(
         self,
         run: IncrementalRun,
-        found: discovery.DiscoveredPlan,
+        found: file_dataset.FileDatasetPlan,
         cut: list[batches.FileBatch],
         limits: batches.BatchLimits,
     ) -> SourcePlan:
         config = self.config
         declared = declared_schema(config)
         previous = LoadState.from_state(run.previous())
-        plan = found.plan
+        plan = found.file_plan
         kept_types = previous.partition_types if previous else None
         types: dict[str, str] = dict(kept_types or {})
 
@@ -301,16 +301,6 @@ class FileDatasetSource:
                 "*", *[F.col(column).alias(name) for name, column in DELIVERY_SOURCES.items()]
             )
 
-        def release() -> None:
-            discovery.release_notifications(config.file_discovery, found.receipts)
-
-        def after_commit(run: IncrementalRun) -> None:
-            if found.receipts and run.bookmark.commits:
-                # Only now: the state that makes these messages no-ops is committed.
-                discovery.delete_notifications(config.file_discovery, found.receipts)
-            else:
-                release()
-
         preview = cut[: limits.max_batches or batches.PREVIEW_BATCHES]
         return SourcePlan(
             summary={
@@ -329,8 +319,9 @@ class FileDatasetSource:
             delivery=FILE_DELIVERY,
             late_files=plan.late_file_count,
             file_high_mark_ms=plan.next_bookmark.high_mark_ms,
-            after_commit=after_commit,
-            release=release,
+            # Notifications are deleted only once the state that makes them no-ops is committed.
+            after_commit=lambda run: found.after_commit(run.bookmark.commits),
+            release=found.release,
             partition_types=lambda: dict(types),
             more=len(cut) > 1,
         )

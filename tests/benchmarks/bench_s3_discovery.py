@@ -21,8 +21,8 @@ from typing import Any
 
 import boto3
 from glue_incremental import aws
-from glue_incremental.join.s3_side import plan_s3_side
 from glue_incremental.sources.discovery import Discovery, plan_discovered_read
+from glue_incremental.sources.file_dataset import FileDataset
 
 from tests.benchmarks.common import RequestCounter, Timer, median, quiet
 
@@ -171,14 +171,11 @@ def _join_side(
     """One side of the join planned on this source as an incremental join run plans it."""
     bookmark, state = previous
     with counter.measure() as sent:
-        side = plan_s3_side(
-            root,
+        side = FileDataset(root, discovery, BAND_SECONDS, absent_is_empty=True).plan(
+            None,
             bookmark,
             state,
-            discovery,
-            ("dt",),
             run_start_ms=int(time.time() * 1000),
-            band_seconds=BAND_SECONDS,
             upper_bound_ms=None,
             s3_client=counter.client,
         )

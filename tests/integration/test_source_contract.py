@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental import load_sources
-from glue_incremental.join.sides import plan_side, read_full
+from glue_incremental.join.sides import FileSideSource, plan_side, read_full
 from glue_incremental.predicates import filter_partitions
 from glue_incremental.runtime import IncrementalRun
+from glue_incremental.sources.listing import SourceNotFound
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.joins import config_for, land, left_row
@@ -55,6 +56,58 @@ def test_a_file_source_plans_without_writing_and_reads_exactly_what_is_new(spark
     write_json_file(tmp_path / "source", [{"id": 2, "updated": 6}], mtime=T0 + 7200)
     _, found = planned(spark, store, config, "jr_2", T0 + 3 * 3600)
     assert found == {(2, 6)}
+
+
+# ------------------------------------------------------------ one file dataset for both users
+#
+# The load's ``FileDatasetSource`` and a join's ``FileSideSource`` plan with the same
+# ``sources.file_dataset.FileDataset``: its contract runs once for each user, on the
+# dataset that user builds from its own configuration.
+
+
+def dataset_of(user: str, tmp_path):
+    root = (tmp_path / "files").as_uri()
+    if user == "load":
+        return load_sources.FileDatasetSource(json_files_config(tmp_path, source=root)).dataset
+    return FileSideSource.of(config_for(tmp_path, left_path=root), "left").dataset
+
+
+def names(plan) -> list[str]:
+    return [source.uri.rsplit("/", 1)[1] for source in plan.files]
+
+
+@pytest.mark.parametrize("user", ["load", "join side"])
+def test_a_file_dataset_plans_its_new_files_and_the_states_it_leaves_read_nothing_again(
+    spark, tmp_path, user
+):
+    dataset = dataset_of(user, tmp_path)
+    first = write_json_file(tmp_path / "files", [{"id": 1}], mtime=T0)
+    later = write_json_file(tmp_path / "files", [{"id": 2}], mtime=T0 + 60)
+    before = sorted((p.name, p.stat().st_mtime) for p in tmp_path.rglob("*"))
+
+    plan = dataset.plan(
+        spark, None, None, run_start_ms=(T0 + 3600) * 1000, upper_bound_ms=T0 * 1000
+    )
+
+    assert names(plan) == [first.name]  # ``later`` is past the upper bound: left for later
+    assert sorted((p.name, p.stat().st_mtime) for p in tmp_path.rglob("*")) == before
+    again = dataset.plan(
+        spark, plan.next_bookmark, plan.next_state, run_start_ms=(T0 + 7200) * 1000
+    )
+    assert names(again) == [later.name]
+    settled = dataset.plan(
+        spark, again.next_bookmark, again.next_state, run_start_ms=(T0 + 9000) * 1000
+    )
+    assert names(settled) == [] and settled.late_files == 0
+
+
+def test_a_load_of_an_absent_root_fails_and_a_join_side_of_it_is_empty(spark, tmp_path):
+    with pytest.raises(SourceNotFound):
+        dataset_of("load", tmp_path).plan(spark, None, None, run_start_ms=T0 * 1000)
+
+    side = dataset_of("join side", tmp_path).plan(spark, None, None, run_start_ms=T0 * 1000)
+
+    assert not side.exists and names(side) == [] and side.listing == ()
 
 
 # ------------------------------------------------------------------ the join's side operations

@@ -1,9 +1,9 @@
 """One side of the join: what changed since its bookmark, and its full data for affected partitions.
 
-Each side format has a ``SideSource`` (``SIDE_SOURCES``): ``FileSideSource`` lists a file
-side once and plans it with its file bookmark (``sources.files``), bounded by the
-upstream's commit when it has one, an ``s3://`` side by the S3 discovery rules instead
-(``join.s3_side``); ``IcebergSideSource`` reads a table by changelog
+Each side format has a ``SideSource`` (``SIDE_SOURCES``): ``FileSideSource`` plans a file
+side as the load plans a file dataset (``sources.file_dataset``: listed once, an ``s3://``
+side by the S3 discovery rules, planned with its file bookmark), bounded by the upstream's
+commit when it has one; ``IcebergSideSource`` reads a table by changelog
 (``sources.iceberg_changelog``). Partition values stay strings, exactly as named in paths.
 """
 
@@ -28,13 +28,13 @@ from glue_incremental.join.spec import (
     string_partitions,
 )
 from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files, upstream_view
-from glue_incremental.partition_paths import literal, parse_name
+from glue_incremental.partition_paths import literal
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources import files as file_source
 from glue_incremental.sources.discovery import Discovery, DiscoveryState
+from glue_incremental.sources.file_dataset import FileDataset, FileDatasetPlan, band_seconds
 from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
-from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.state import JoinSideState
 from glue_incremental.writer import partition_dir
 
@@ -81,7 +81,7 @@ class Side:
     source: SideSource  # what planned it, and reads its affected partitions
     iceberg_table: IcebergTarget | None = None
     iceberg_snapshot: int | None = None
-    s3: s3_side.S3SidePlan | None = None  # an s3:// file side, planned by discovery
+    files_plan: FileDatasetPlan | None = None  # a file side's plan (``sources.file_dataset``)
     upper_bound_ms: int | None = None
     # The rows that arrived, when not all of new_rows did (an Iceberg changelog's deletes).
     arrived_rows: DataFrame | None = None
@@ -109,8 +109,15 @@ class Side:
         return None if self.iceberg_table is not None else self.plan.next_bookmark
 
     @property
+    def s3(self) -> FileDatasetPlan | None:
+        """An ``s3://`` side's plan: listed by the discovery rules, its lister kept to list
+        partitions later (the side's request count includes them)."""
+        planned = self.files_plan
+        return planned if planned is not None and planned.lister is not None else None
+
+    @property
     def discovery_state(self) -> DiscoveryState | None:
-        return self.s3.found.next_state if self.s3 else None
+        return self.s3.next_state if self.s3 else None
 
     def leaves(
         self, pending: Sequence[Partition], published_at_ms: int, output_table: str | None
@@ -128,19 +135,21 @@ class Side:
         )
 
     def plan_summary(self) -> dict[str, Any]:
-        if self.s3 is None:
+        s3 = self.s3
+        if s3 is None or s3.lister is None:
             return dict(self.plan.summary())
-        return {**self.s3.found.summary(), "listing_requests": self.s3.lister.requests}
+        return {**s3.summary(), "listing_requests": s3.lister.requests}
 
     def cover(self, partitions: Iterable[Partition], columns: Sequence[str]) -> None:
         """Lists those of ``partitions`` an ordered S3 run left unlisted: whether they exist
         (to read them whole) and whether an upstream wrote there after its commit."""
-        if self.s3 is None:
+        s3 = self.s3
+        if s3 is None or s3.lister is None:
             return
-        missing = s3_side.unlisted(self.s3.found.listed_after, partitions, columns)
+        missing = s3_side.unlisted(s3.found.listed_after, partitions, columns)
         if not missing:
             return
-        found = s3_side.list_partitions(self.s3.lister, missing)
+        found = s3_side.list_partitions(s3.lister, missing)
         known = {source.uri for source in self.listing}
         self.listing.extend(source for source in found if source.uri not in known)
         present = {partition_of(source, columns) for source in found}
@@ -150,10 +159,11 @@ class Side:
 
     def listing_of(self, partitions: Sequence[Partition], columns: Sequence[str]) -> list | None:
         """An S3 side's files in ``partitions`` (None elsewhere: the caller lists the side)."""
-        if self.s3 is None:
+        s3 = self.s3
+        if s3 is None or s3.lister is None:
             return None
         directories = [partition_dir(columns, as_text(p)) for p in partitions]
-        return s3_side.list_partitions(self.s3.lister, directories)
+        return s3_side.list_partitions(s3.lister, directories)
 
 
 class SideSource(Protocol):
@@ -200,6 +210,13 @@ class FileSideSource:
             upstream_job=config.upstream_jobs.get(name),
         )
 
+    @property
+    def dataset(self) -> FileDataset:
+        """The side's files as a file dataset; a root with no file yet is an empty side."""
+        return FileDataset(
+            self.root, self.discovery, band_seconds(self.lookback), absent_is_empty=True
+        )
+
     def plan(self, run: IncrementalRun, slot: str) -> Side:
         """List, plan with the bookmark, read the new files (lazily)."""
         spark, root, columns = run.spark, self.root, self.columns
@@ -210,34 +227,17 @@ class FileSideSource:
             seen = previous.upstream if previous else None
             upstream = upstream_view(run.store, self.upstream_job, seen)
         upper_ms = _upper_bound_ms(upstream, run.upper_bound(slot))
-        band = int(self.lookback.total_seconds() or file_source.DEFAULT_BAND_SECONDS)
-        run_start_ms = int(run.started_at * 1000)
-        s3 = None
-        if is_s3_uri(root):
-            s3 = s3_side.plan_s3_side(
-                root,
-                bookmark,
-                previous.discovery if previous else None,
-                self.discovery,
-                columns,
-                run_start_ms=run_start_ms,
-                band_seconds=band,
-                upper_bound_ms=upper_ms,
-                force_full_listing=run.starts_from_an_earlier_state(slot),
-            )
-            listing, plan = s3.listing, s3.found.plan
-            exists, pruned = s3.exists, s3.known_partitions
-        else:
-            listing, stats = _list(spark, root, bookmark.band_start_ms)
-            plan = file_source.plan_from_listing(
-                listing,
-                bookmark,
-                run_start_ms=run_start_ms,
-                band_seconds=band,
-                upper_bound_ms=upper_ms,
-                stats=stats,
-            )
-            exists, pruned = stats is not None, _pruned_partitions(stats, columns)
+        found = self.dataset.plan(
+            spark,
+            bookmark,
+            previous.discovery if previous else None,
+            run_start_ms=int(run.started_at * 1000),
+            upper_bound_ms=upper_ms,
+            force_full_listing=run.starts_from_an_earlier_state(slot),
+        )
+        listing, plan, exists = list(found.listing), found.file_plan, found.exists
+        # Partitions that hold files this run did not list: they exist unless deleted since.
+        pruned = {partition_of(pairs, columns) for pairs in found.unlisted_partitions}
         declared = _declared_schema(self.schema_text, columns)
         return Side(
             name=slot,
@@ -254,7 +254,7 @@ class FileSideSource:
             unsettled=unsettled(spark, root, listing, upper_ms, columns) if upstream else set(),
             new_rows=self._read_new(spark, plan.files, declared),
             source=self,
-            s3=s3,
+            files_plan=found,
             upper_bound_ms=upper_ms,
         )
 
@@ -380,32 +380,6 @@ def _upper_bound_ms(upstream: Upstream | None, replay_to: Mapping[str, Any] | No
         if to_mark is not None:
             upper_ms = to_mark if upper_ms is None else min(upper_ms, to_mark)
     return upper_ms
-
-
-def _list(
-    spark: SparkSession, root: str, band_start_ms: int | None
-) -> tuple[list[file_source.SourceFile], file_source.ListingStats | None]:
-    """The side's listing; no stats when the side's root does not exist (yet)."""
-    try:
-        return file_source.list_source_files(spark, root, modified_after_ms=band_start_ms)
-    except file_source.SourceNotFound:
-        return [], None
-
-
-def _pruned_partitions(
-    stats: file_source.ListingStats | None, columns: Sequence[str]
-) -> set[Partition]:
-    if stats is None:
-        return set()
-    return {
-        partition_of(_dir_partition(stats.root_uri, uri), columns)
-        for uri in stats.pruned_directories
-    }
-
-
-def _dir_partition(root: str, uri: str) -> tuple[tuple[str, str], ...]:
-    relative = uri[len(root.rstrip("/")) :] if uri.startswith(root.rstrip("/")) else uri
-    return tuple(pair for part in relative.strip("/").split("/") for pair in parse_name(part))
 
 
 def _declared_schema(schema_text: str | None, columns: Sequence[str]) -> StructType | None:
