@@ -183,7 +183,9 @@ def with_gone_keys(
         if stamped:
             gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
         gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
-        return rows.unionByName(gone), counts
+        # Read now: the target's files as the run found them may be gone by the upsert (a
+        # widened column rewrites every partition first, ``Target.evolve``).
+        return rows.unionByName(gone.localCheckpoint()), counts
     finally:
         found.unpersist()
 

@@ -4,8 +4,11 @@ each test is a behaviour that should hold, compared with a full refresh in plain
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from glue_incremental.deletes import DeleteMarker
 from glue_incremental.errors import GlueIncrementalError
@@ -319,4 +322,59 @@ def test_a_reconcile_of_an_empty_string_partition_keeps_its_keys(spark, tmp_path
     summary = job.run(reconcile=True, **SNAPSHOTS)
 
     assert sorted(r[0] for r in spark_rows(spark, job)) == [1, 2]
+    assert summary["reconcile"]["gone_keys"] == 1
+
+
+def land_parquet(job: Job, rows: list[dict], types: dict[str, str], name: str) -> None:
+    """One Parquet file of ``rows`` with the given Arrow ``types``, landed like ``Job.land``."""
+    job.clock.now += 10
+    source = job.tmp / "source"
+    source.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema([(column, types.get(column, "string")) for column in rows[0]])
+    path = source / name
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    os.utime(path, (job.clock.now, job.clock.now))
+
+
+@pytest.mark.parametrize("widened", ["amount", "id"])
+def test_a_backfill_whose_later_batch_widens_an_int_to_a_bigint(spark, tmp_path, store, widened):
+    narrow = {"id": "int64", "updated": "int64", "amount": "int64", widened: "int32"}
+    wide = {**narrow, widened: "int64"}
+    job = Job(spark, tmp_path, store, source_format="parquet")
+    land_parquet(
+        job,
+        [{**row(1, "a", 1, "v1"), "amount": 5}, {**row(2, "b", 1, "w1"), "amount": 6}],
+        narrow,
+        "f1.parquet",
+    )
+    land_parquet(job, [{**row(1, "b", 2, "v2"), "amount": 2**40}], wide, "f2.parquet")
+    land_parquet(
+        job,
+        [{**row(2, "a", 3, "w3"), "amount": 7}, {**row(1, "a", 3, "v3"), "amount": 8}],
+        wide,
+        "f3.parquet",
+    )
+
+    job.run(source_format="parquet", max_batch_files=1)
+
+    columns = [*COLUMNS, "amount"]
+    seen = sorted(tuple(r) for r in read_parquet(spark, job.config.target_path, columns).collect())
+    assert seen == [(1, "a", 3, "v3", 8), (2, "a", 3, "w3", 7)]
+
+
+def test_a_reconcile_in_the_run_that_widens_a_column_removes_the_gone_keys(spark, tmp_path, store):
+    narrow = {"id": "int64", "updated": "int64", "amount": "int32"}
+    wide = {**narrow, "amount": "int64"}
+    options = {**SNAPSHOTS, "source_format": "parquet"}
+    job = Job(spark, tmp_path, store, **options)
+    first = [{**row(k, "ab"[k % 2], 1, f"v{k}"), "amount": k} for k in range(1, 4)]
+    land_parquet(job, first, narrow, "s1.parquet")
+    job.run()
+    land_parquet(job, [{**first[0], "amount": 2**40, "updated": 2}, first[1]], wide, "s2.parquet")
+
+    summary = job.run(reconcile=True, **options)
+
+    columns = [*COLUMNS, "amount"]
+    seen = sorted(tuple(r) for r in read_parquet(spark, job.config.target_path, columns).collect())
+    assert seen == [(1, "b", 2, "v1", 2**40), (2, "a", 1, "v2", 2)]
     assert summary["reconcile"]["gone_keys"] == 1
