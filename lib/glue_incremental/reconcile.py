@@ -15,7 +15,9 @@ Design: ``docs/deletes.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import functools
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -172,18 +174,33 @@ def with_gone_keys(
         # A checkpoint, not ``persist``: Spark serves a persisted frame to any later query of
         # the same plan, and the next batch's (or run's) reconcile is the same plan over a
         # target and snapshot that changed: it got this reconcile's gone keys back.
-        gone_keys = stored_keys.join(found, list(config.primary_key), "left_anti").localCheckpoint()
+        gone_keys = _by_key(stored_keys, found, config.primary_key, "left_anti").localCheckpoint()
         counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
         counts.check(config.reconcile_max_fraction)
         if not counts.gone:
             return rows, counts
-        gone = stored.join(gone_keys, list(config.primary_key), "left_semi")
+        gone = _by_key(stored, gone_keys, config.primary_key, "left_semi")
         if stamped:
             gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
         gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
-        return rows.unionByName(gone), counts
+        # Read now: the target's files as the run found them may be gone by the upsert (a
+        # widened column rewrites every partition first, ``Target.evolve``).
+        return rows.unionByName(gone.localCheckpoint()), counts
     finally:
         found.unpersist()
+
+
+def _by_key(rows: DataFrame, keys: DataFrame, primary_key: Sequence[str], how: str) -> DataFrame:
+    """``rows`` joined (semi or anti) with ``keys``, a null equal to a null: the merge groups a
+    null key as one key, so a null key the source still has is not gone."""
+    aliases = [f"__glue_incremental_reconcile_key_{index}" for index in range(len(primary_key))]
+    wanted = keys.select(
+        *[F.col(f"`{k}`").alias(a) for k, a in zip(primary_key, aliases, strict=True)]
+    )
+    same = [
+        F.col(f"`{k}`").eqNullSafe(wanted[a]) for k, a in zip(primary_key, aliases, strict=True)
+    ]
+    return rows.join(wanted, functools.reduce(operator.and_, same), how)
 
 
 def _typed(stored: DataFrame, rows: DataFrame, name: str) -> Any:
