@@ -30,6 +30,7 @@ from glue_incremental import (
     catalog_schema,
     cursors,
     deletes,
+    key_range,
     load_batches,
     load_sources,
     reconcile,
@@ -220,7 +221,13 @@ def _load_rows(
                 published = target.upsert(
                     run,
                     merging,
-                    _upsert_spec(run, config, delivery, deleted=deletes.DELETED in merging.columns),
+                    _upsert_spec(
+                        run,
+                        config,
+                        delivery,
+                        deleted=deletes.DELETED in merging.columns,
+                        keys=stats.keys if merging is rows else None,  # gone keys: outside it
+                    ),
                     lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
                 )
         finally:
@@ -269,7 +276,7 @@ def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
 def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursors.BatchStats:
     """The batch's counts (its first action: a declared schema's misfit surfaces here)."""
     try:
-        return cursors.batch_stats(rows, config.watermark_column, limit)
+        return cursors.batch_stats(rows, config.watermark_column, limit, config.primary_key)
     except Exception as error:
         if config.source_schema is None or "FAILFAST" not in str(error):
             raise
@@ -331,7 +338,12 @@ def _bound_text(value: Any) -> str:
 
 
 def _upsert_spec(
-    run: IncrementalRun, config: LoadConfig, delivery: Sequence[str], *, deleted: bool = False
+    run: IncrementalRun,
+    config: LoadConfig,
+    delivery: Sequence[str],
+    *,
+    deleted: bool = False,
+    keys: key_range.KeyRange | None = None,
 ) -> targets.UpsertSpec:
     """First run, reset or bookmarks disabled: the rows replace the whole target."""
     return targets.UpsertSpec(
@@ -341,6 +353,7 @@ def _upsert_spec(
         partition_moves=config.partition_moves,
         delivery=delivery,
         deleted=deletes.DELETED if deleted else None,
+        incoming_range=keys,
     )
 
 
