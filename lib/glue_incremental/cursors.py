@@ -36,6 +36,7 @@ def batch_stats(
     watermark_column: str,
     cursor_limit: datetime,
     primary_key: Sequence[str] = (),
+    partition_by: Sequence[str] = (),
 ) -> BatchStats:
     """Counts and the next cursor: the greatest watermark not after ``cursor_limit``.
 
@@ -43,7 +44,8 @@ def batch_stats(
     but do not move the cursor, so they are re-read (and counted in
     ``FutureWatermarkRows``) until their time comes instead of pushing the
     cursor past every row still to arrive. Only time watermarks have a limit.
-    ``primary_key``: the same job also finds the batch's key range (``key_range``).
+    ``primary_key``: the same job also finds the batch's key range (``key_range``), and
+    its distinct ``partition_by`` values.
     """
     column = F.col(f"`{watermark_column}`")
     data_type = rows.schema[watermark_column].dataType
@@ -59,7 +61,7 @@ def batch_stats(
         F.max(bounded).alias("max"),
         F.sum(column.isNull().cast("int")).alias("nulls"),
         F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
-        *key_range.aggregates(rows.schema, primary_key),
+        *key_range.aggregates(rows.schema, primary_key, partition_by),
     ).first()
     assert stats is not None  # a global aggregate always has one row
     return BatchStats(

@@ -29,11 +29,8 @@ from glue_incremental.hadoop_fs import HadoopFileSystem
 
 # Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).
 COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
-_LOW, _HIGH, _NULLS = (
-    "__glue_incremental_key_low",
-    "__glue_incremental_key_high",
-    "__glue_incremental_key_nulls",
-)
+_LOW, _HIGH = "__glue_incremental_key_low", "__glue_incremental_key_high"
+_NULLS, _PARTITIONS = "__glue_incremental_key_nulls", "__glue_incremental_partitions"
 # (low, high) per row group with a non-null key; None: a file whose statistics say nothing.
 _footer_ranges: dict[str, list[tuple[Any, Any]] | None] = {}
 _MAX_CACHED_FILES = 4096
@@ -41,30 +38,47 @@ _MAX_CACHED_FILES = 4096
 
 @dataclass(frozen=True)
 class KeyRange:
-    """The least and greatest incoming key (None when every key is null) and the null count."""
+    """The least and greatest incoming key (None when every key is null), the null count and,
+    when asked for, the rows' distinct partition values as strings (the partitions they fall in).
+    """
 
     low: Any
     high: Any
     nulls: int
+    partitions: tuple[tuple[str | None, ...], ...] | None = None
 
 
-def aggregates(schema: StructType, primary_key: Sequence[str]) -> list[Column]:
-    """Columns to add to the batch's aggregate, or none when the key cannot be compared."""
+def aggregates(
+    schema: StructType, primary_key: Sequence[str], partition_by: Sequence[str] = ()
+) -> list[Column]:
+    """Columns to add to the batch's aggregate, or none when the key cannot be compared.
+    ``partition_by``: the distinct partition values too (a later batch's merge needs them)."""
     if len(primary_key) != 1 or not isinstance(schema[primary_key[0]].dataType, COMPARABLE_TYPES):
         return []
     key = F.col(f"`{primary_key[0]}`")
-    return [
+    columns = [
         F.min(key).alias(_LOW),
         F.max(key).alias(_HIGH),
         F.sum(key.isNull().cast("int")).alias(_NULLS),
     ]
+    if partition_by:
+        values = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
+        columns.append(F.collect_set(F.struct(*values)).alias(_PARTITIONS))
+    return columns
 
 
 def from_aggregate(row: Row) -> KeyRange | None:
     """The range the ``aggregates`` columns computed (None when there were none)."""
-    if _LOW not in row.asDict():
+    found = row.asDict()
+    if _LOW not in found:
         return None
-    return KeyRange(row[_LOW], row[_HIGH], int(row[_NULLS] or 0))
+    partitions = found.get(_PARTITIONS)
+    return KeyRange(
+        row[_LOW],
+        row[_HIGH],
+        int(row[_NULLS] or 0),
+        None if partitions is None else tuple(tuple(values) for values in partitions),
+    )
 
 
 def index_plan_if_new(

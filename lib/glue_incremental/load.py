@@ -195,7 +195,7 @@ def _load_rows(
         )
         rows = rows.persist()
         try:
-            stats = _batch_stats(rows, config, cursor_limit)
+            stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
             records_read, nulls, future = stats.rows, stats.nulls, stats.future
             if nulls and config.null_watermarks == "fail":
                 raise SchemaError(
@@ -273,10 +273,16 @@ def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
     return {"target_format": config.target_format, **where}
 
 
-def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursors.BatchStats:
-    """The batch's counts (its first action: a declared schema's misfit surfaces here)."""
+def _batch_stats(
+    rows: DataFrame, config: LoadConfig, limit: datetime, *, merges: bool = False
+) -> cursors.BatchStats:
+    """The batch's counts (its first action: a declared schema's misfit surfaces here);
+    a batch that ``merges`` with the target also gets its partitions for the merge."""
     try:
-        return cursors.batch_stats(rows, config.watermark_column, limit, config.primary_key)
+        partitions = config.partition_by if merges else ()
+        return cursors.batch_stats(
+            rows, config.watermark_column, limit, config.primary_key, partitions
+        )
     except Exception as error:
         if config.source_schema is None or "FAILFAST" not in str(error):
             raise

@@ -204,6 +204,8 @@ def upsert(
             detect = index_plan is None
         surveyed = incoming_keys.survey(incoming, primary_key, partition_by) if detect else None
         known = surveyed.partitions if surveyed else None
+        if index_plan is not None and incoming_range and incoming_range.partitions is not None:
+            known = incoming_range.partitions  # counted with the keys: no second pass
         touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
         if detect:
             moved_from, index_plan = _partitions_holding(
