@@ -472,9 +472,9 @@ def _batches_why(point: dict[str, Any]) -> str:
     """A batched backfill's extra time, per batch, and the fixed work each batch repeats.
 
     The first batch is a first load, as the unbounded run. A later batch repeats a first
-    load's jobs (listing, counts, the publish's writes) and adds the distinct of its
-    partitions; the key index lookup (a join past ``MAX_LISTED_KEYS`` keys) runs only when
-    its keys may be stored (``key_range``): a backfill's new keys skip it."""
+    load's jobs (listing, counts with its key range and partitions, the publish's writes);
+    the key index lookup (a join past ``MAX_LISTED_KEYS`` keys) runs only when its keys may
+    be stored (``key_range``): a backfill's new keys skip it."""
     from glue_incremental.key_index import MAX_LISTED_KEYS
 
     unbounded, bounded = point["unbounded"], point["bounded"]
@@ -483,7 +483,7 @@ def _batches_why(point: dict[str, Any]) -> str:
     later_jobs = (bounded["spark_jobs"] - unbounded["spark_jobs"]) / max(1, batches - 1)
     rows = bounded["records_read"] // batches
     lookup = "a join" if rows > MAX_LISTED_KEYS else "a literal filter"
-    # A first load's jobs plus the partitions' distinct (2 jobs): no lookup ran.
+    # A first load's jobs (plus at most a distinct of its partitions): no lookup ran.
     skipped = later_jobs <= unbounded["spark_jobs"] + 2.5
     work = (
         "the key index lookup skipped: its keys lie outside the index's key range"
@@ -495,8 +495,8 @@ def _batches_why(point: dict[str, Any]) -> str:
         f"each of the {batches} batches is a whole read-merge-publish-commit: "
         f"{bounded['spark_jobs']} Spark jobs against {unbounded['spark_jobs']}; the first "
         f"batch is a first load like the unbounded run, each later one runs ~{later_jobs:.0f} "
-        f"jobs (a first load's listing, counts and writes of data, deliveries and index "
-        f"segment, plus the distinct of its partitions; {work}) and {ddb:.0f} DynamoDB "
+        f"jobs (a first load's: listing, counts with its key range and partitions, writes of "
+        f"data, deliveries and index segment; {work}) and {ddb:.0f} DynamoDB "
         f"requests (state, lease check, commit); that fixed cost, {extra:.1f}s per batch, "
         f"mostly the driver planning and scheduling each batch's jobs, is not amortized by "
         f"{rows:,} rows per batch"
