@@ -8,6 +8,7 @@ they are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
+from glue_incremental import key_range
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
 
@@ -26,15 +28,24 @@ class BatchStats:
     nulls: int
     future: int
     max_cursor: Any
+    keys: key_range.KeyRange | None = None
 
 
-def batch_stats(rows: DataFrame, watermark_column: str, cursor_limit: datetime) -> BatchStats:
+def batch_stats(
+    rows: DataFrame,
+    watermark_column: str,
+    cursor_limit: datetime,
+    primary_key: Sequence[str] = (),
+    partition_by: Sequence[str] = (),
+) -> BatchStats:
     """Counts and the next cursor: the greatest watermark not after ``cursor_limit``.
 
     Rows dated after the limit (run start + ``--max_future_skew``) are loaded
     but do not move the cursor, so they are re-read (and counted in
     ``FutureWatermarkRows``) until their time comes instead of pushing the
     cursor past every row still to arrive. Only time watermarks have a limit.
+    ``primary_key``: the same job also finds the batch's key range (``key_range``), and
+    its distinct ``partition_by`` values.
     """
     column = F.col(f"`{watermark_column}`")
     data_type = rows.schema[watermark_column].dataType
@@ -50,6 +61,7 @@ def batch_stats(rows: DataFrame, watermark_column: str, cursor_limit: datetime) 
         F.max(bounded).alias("max"),
         F.sum(column.isNull().cast("int")).alias("nulls"),
         F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
+        *key_range.aggregates(rows.schema, primary_key, partition_by),
     ).first()
     assert stats is not None  # a global aggregate always has one row
     return BatchStats(
@@ -57,6 +69,7 @@ def batch_stats(rows: DataFrame, watermark_column: str, cursor_limit: datetime) 
         nulls=int(stats["nulls"] or 0),
         future=int(stats["future"] or 0),
         max_cursor=to_cursor(stats["max"], data_type),
+        keys=key_range.from_aggregate(stats),
     )
 
 

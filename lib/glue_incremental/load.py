@@ -30,6 +30,7 @@ from glue_incremental import (
     catalog_schema,
     cursors,
     deletes,
+    key_range,
     load_batches,
     load_sources,
     reconcile,
@@ -194,7 +195,7 @@ def _load_rows(
         )
         rows = rows.persist()
         try:
-            stats = _batch_stats(rows, config, cursor_limit)
+            stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
             records_read, nulls, future = stats.rows, stats.nulls, stats.future
             if nulls and config.null_watermarks == "fail":
                 raise SchemaError(
@@ -220,7 +221,13 @@ def _load_rows(
                 published = target.upsert(
                     run,
                     merging,
-                    _upsert_spec(run, config, delivery, deleted=deletes.DELETED in merging.columns),
+                    _upsert_spec(
+                        run,
+                        config,
+                        delivery,
+                        deleted=deletes.DELETED in merging.columns,
+                        keys=stats.keys if merging is rows else None,  # gone keys: outside it
+                    ),
                     lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
                 )
         finally:
@@ -266,10 +273,16 @@ def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
     return {"target_format": config.target_format, **where}
 
 
-def _batch_stats(rows: DataFrame, config: LoadConfig, limit: datetime) -> cursors.BatchStats:
-    """The batch's counts (its first action: a declared schema's misfit surfaces here)."""
+def _batch_stats(
+    rows: DataFrame, config: LoadConfig, limit: datetime, *, merges: bool = False
+) -> cursors.BatchStats:
+    """The batch's counts (its first action: a declared schema's misfit surfaces here);
+    a batch that ``merges`` with the target also gets its partitions for the merge."""
     try:
-        return cursors.batch_stats(rows, config.watermark_column, limit)
+        partitions = config.partition_by if merges else ()
+        return cursors.batch_stats(
+            rows, config.watermark_column, limit, config.primary_key, partitions
+        )
     except Exception as error:
         if config.source_schema is None or "FAILFAST" not in str(error):
             raise
@@ -331,7 +344,12 @@ def _bound_text(value: Any) -> str:
 
 
 def _upsert_spec(
-    run: IncrementalRun, config: LoadConfig, delivery: Sequence[str], *, deleted: bool = False
+    run: IncrementalRun,
+    config: LoadConfig,
+    delivery: Sequence[str],
+    *,
+    deleted: bool = False,
+    keys: key_range.KeyRange | None = None,
 ) -> targets.UpsertSpec:
     """First run, reset or bookmarks disabled: the rows replace the whole target."""
     return targets.UpsertSpec(
@@ -341,6 +359,7 @@ def _upsert_spec(
         partition_moves=config.partition_moves,
         delivery=delivery,
         deleted=deletes.DELETED if deleted else None,
+        incoming_range=keys,
     )
 
 

@@ -31,6 +31,7 @@ from glue_incremental import (
     deletes,
     incoming_keys,
     key_index,
+    key_range,
     parquet_schema,
     publish,
     schema_conform,
@@ -114,6 +115,7 @@ def upsert(
     before_publish: Callable[[], None] | None = None,
     delivery: Sequence[str] = (),
     deleted: str | None = None,
+    incoming_range: key_range.KeyRange | None = None,
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
@@ -132,7 +134,8 @@ def upsert(
     part of the primary key (a different partition value is a different key),
     or the caller declares ``partition_moves="ignore"`` (partition values never
     change for a key; a violation would leave the old version behind; the
-    index is then dropped, and rebuilt by the next ``detect`` run).
+    index is then dropped, and rebuilt by the next ``detect`` run), or the
+    ``incoming_range`` of keys lies outside every key the index stores (``key_range``).
 
     Ties are broken as ``merge_latest`` says: the incoming row beats the
     target's, then the later ``delivery`` (columns of ``rows``, dropped before
@@ -194,8 +197,15 @@ def upsert(
     index_plan: key_index.IndexPlan | None = None
     if partition_by:
         detect = moves_possible(primary_key, partition_by, partition_moves)
+        if detect:  # no incoming key can be stored (``key_range``): nothing to look up
+            keys = (incoming.schema, primary_key, partition_by, incoming_range)
+            fs = open_filesystem(spark, target_uri)
+            index_plan = key_range.index_plan_if_new(spark, fs, target_uri, *keys)
+            detect = index_plan is None
         surveyed = incoming_keys.survey(incoming, primary_key, partition_by) if detect else None
         known = surveyed.partitions if surveyed else None
+        if index_plan is not None and incoming_range and incoming_range.partitions is not None:
+            known = incoming_range.partitions  # counted with the keys: no second pass
         touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
         if detect:
             moved_from, index_plan = _partitions_holding(

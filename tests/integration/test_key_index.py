@@ -55,6 +55,30 @@ def test_a_key_moving_partition_twice_leaves_each_old_partition(
     job.assert_equals_full_refresh()
 
 
+def test_keys_outside_every_indexed_key_range_skip_the_lookup(spark, tmp_path, store, monkeypatch):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y")])
+    job.run()
+    looked_up: list[object] = []
+    real_partitions_of = key_index.partitions_of
+    monkeypatch.setattr(
+        key_index,
+        "partitions_of",
+        lambda *args, **kwargs: looked_up.append(args) or real_partitions_of(*args, **kwargs),
+    )
+    job.land([row(10, "a", 20, "new"), row(11, "c", 20, "new too")])
+
+    new_keys = job.run()
+
+    assert looked_up == []  # the index's footers hold keys 1..2 only: none of 10..11 is stored
+    assert sorted(p["part"] for p in new_keys["partitions_written"]) == ["a", "c"]
+    job.land([row(2, "c", 30, "moved")])
+    moved = job.run()
+    assert len(looked_up) == 1  # key 2 is in the indexed range: looked up, found in b
+    assert moved["partitions_removed"] == [{"part": "b"}]
+    job.assert_equals_full_refresh()
+
+
 def test_a_lost_index_is_rebuilt_from_the_target(spark, tmp_path, store):
     job = Job(spark, tmp_path, store)
     job.land([row(1, "a", 10, "x"), row(2, "b", 10, "y")])

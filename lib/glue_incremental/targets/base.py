@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import DataFrame
 
+from glue_incremental.key_range import KeyRange
 from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.writer import PartitionMoves, PartitionValues, WriteResult
 
@@ -51,6 +52,8 @@ class UpsertSpec:
     delivery: Sequence[str] = ()
     # A boolean column of the rows, true for a delete (``deletes``); never written.
     deleted: str | None = None
+    # The rows' key range, when known: a target may skip looking up keys it cannot hold.
+    incoming_range: KeyRange | None = None
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ class ParquetTarget:
             before_publish=run.guard,
             delivery=spec.delivery,
             deleted=spec.deleted,
+            incoming_range=spec.incoming_range,
         )
         hidden = (*spec.delivery, *([spec.deleted] if spec.deleted else []))
         self._record_schema(run, rows.schema, hidden)
