@@ -181,7 +181,11 @@ def with_gone_keys(
         if stamped:
             gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
         gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
-        return rows.unionByName(gone), counts
+        # Read now, while the target has the schema ``stored`` was planned on: the run may
+        # evolve it before the merge (``Target.evolve``), and Iceberg refuses to run a plan
+        # of the older schema after a widening ("Cannot project long to ... IntegerType").
+        # At most --reconcile_max_fraction of the target's rows.
+        return rows.unionByName(gone.localCheckpoint()), counts
     finally:
         found.unpersist()
 
