@@ -187,7 +187,9 @@ class SnapshotHistory:
     steps: list[Snapshot | SnapshotRun]
 
 
-def snapshot_row(key: int, part: str, updated: int, qty: int, text: str, columns) -> dict:
+def snapshot_row(
+    key: int, part: str, updated: int, qty: int, text: str, columns: tuple[str, ...]
+) -> dict[str, Any]:
     """A snapshot's row of ``key`` carrying exactly the declared ``columns`` (``value`` is
     ``text``; ``discount`` follows the key and watermark, so a row re-delivered unchanged
     under a schema that gained it has it, and one that lost it has it no more)."""
