@@ -83,13 +83,14 @@ def test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_eq
     target = a_target(kind, spark, tmp, request)
     options = {"file_snapshots": True, "reconcile_max_fraction": 1.0, **target.options}
     job = Job(spark, tmp, store, job_name=f"snap-{tmp.name}", **options)
-    snapshots, loaded, crashes = [], set(), 0
+    snapshots, loaded, crashes, changes = [], set(), 0, 0
     schema, read_widened = "", False
     for step in history.steps:
         if isinstance(step, Snapshot):
             job.land(step.rows)
             snapshots.append(step.rows)
             loaded.update(step.declared())
+            changes += bool(schema) and schema != step.source_schema()
             schema, read_widened = step.source_schema(), read_widened or step.widened
             continue
         hook = CrashAtStep(step.crash_at) if step.crash_at else None
@@ -105,6 +106,7 @@ def test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_eq
         except Crash:
             crashes += 1
     event(f"runs that crashed: {min(crashes, 2)}{'+' if crashes > 2 else ''}")
+    event(f"schema changes: {min(changes, 2)}{'+' if changes > 2 else ''}")
     if history is EVERY_CHANGE:
         assert crashes == 1, "the example's crash point was not reached"
 
