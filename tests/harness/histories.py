@@ -242,7 +242,7 @@ def snapshot_histories(draw: Any, *, max_steps: int = 5) -> SnapshotHistory:
         if not draw(st.booleans()):
             steps.append(draw(runs))
             continue
-        if draw(st.integers(0, 2)) == 0:  # the source's schema changes
+        if draw(st.booleans()):  # the source's schema changes
             changed = _columns(draw), widened or draw(st.booleans())
             if changed != (columns, widened):
                 steps.append(SnapshotRun(draw(batch_files), None, draw(st.booleans())))

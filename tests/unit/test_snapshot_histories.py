@@ -54,7 +54,7 @@ def test_one_history_can_add_a_column_drop_a_column_and_widen_the_quantity():
         snapshot_histories(),
         every_change,
         settings=settings(
-            phases=[Phase.generate], database=None, derandomize=True, max_examples=2000
+            phases=[Phase.generate], database=None, derandomize=True, max_examples=1000
         ),
     )  # not shrunk: any such history will do
     assert every_change(found)
