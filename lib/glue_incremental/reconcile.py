@@ -183,8 +183,10 @@ def with_gone_keys(
         if stamped:
             gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
         gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
-        # Read now: the target's files as the run found them may be gone by the upsert (a
-        # widened column rewrites every partition first, ``Target.evolve``).
+        # Read now, before the run evolves the target (``Target.evolve``): a widened column
+        # rewrites every Parquet partition (the files the plan names are gone) and Iceberg
+        # refuses a plan of the older schema ("Cannot project long to ... IntegerType").
+        # At most --reconcile_max_fraction of the target's rows.
         return rows.unionByName(gone.localCheckpoint()), counts
     finally:
         found.unpersist()

@@ -48,6 +48,18 @@ OPTIONAL_COLUMNS = ("value", "discount")
 INT_MAX = 2**31 - 1
 
 
+def declared_schema(columns: tuple[str, ...], widened: bool, *, with_marker: bool) -> str:
+    """``--source_schema``: the base columns (``op``, the delete marker, when ``with_marker``),
+    ``qty`` int or bigint once ``widened``, then ``columns`` of ``OPTIONAL_COLUMNS``."""
+    extra = {"value": "value string", "discount": "discount bigint"}
+    return ", ".join(
+        ["id bigint", "part string", "updated bigint"]
+        + (["op string"] if with_marker else [])
+        + ["qty bigint" if widened else "qty int"]
+        + [extra[name] for name in columns]
+    )
+
+
 @dataclass(frozen=True)
 class Land:
     """One JSON-lines file landed in the source."""
@@ -75,12 +87,7 @@ class Epoch:
     steps: list[Land | Run]
 
     def source_schema(self) -> str:
-        qty = "qty bigint" if self.widened else "qty int"
-        extra = {"value": "value string", "discount": "discount bigint"}
-        return ", ".join(
-            ["id bigint", "part string", "updated bigint", "op string", qty]
-            + [extra[name] for name in self.columns]
-        )
+        return declared_schema(self.columns, self.widened, with_marker=True)
 
     def declared(self) -> list[str]:
         return ["id", "part", "updated", "op", "qty", *self.columns]
@@ -143,9 +150,19 @@ def change_histories(draw: Any, *, max_epochs: int = 3, max_steps: int = 4) -> l
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One file holding every row the source has now (``--file_snapshots``)."""
+    """One file holding every row the source has now (``--file_snapshots``), its columns
+    declared as ``id, part, updated, qty`` (bigint once ``widened``) plus ``columns`` (of
+    ``OPTIONAL_COLUMNS``): a row has exactly those columns."""
 
     rows: list[dict[str, Any]]
+    columns: tuple[str, ...] = ()
+    widened: bool = False
+
+    def source_schema(self) -> str:
+        return declared_schema(self.columns, self.widened, with_marker=False)
+
+    def declared(self) -> list[str]:
+        return ["id", "part", "updated", "qty", *self.columns]
 
 
 @dataclass(frozen=True)
@@ -161,44 +178,76 @@ class SnapshotRun:
 @dataclass(frozen=True)
 class SnapshotHistory:
     """Snapshots and runs of one job with ``--reconcile_every reconcile_every`` (0: never).
-    It ends with a run that commits, then a reconcile on demand: after it the target holds
-    exactly the newest snapshot's keys."""
+    A run reads under the declared schema of the newest snapshot before it; a run that
+    commits comes before a snapshot of another schema, so every snapshot is read under its
+    own. It ends with a run that commits, then a reconcile on demand: after it the target
+    holds exactly the newest snapshot's keys."""
 
     reconcile_every: int
     steps: list[Snapshot | SnapshotRun]
 
 
+def snapshot_row(
+    key: int, part: str, updated: int, qty: int, text: str, columns: tuple[str, ...]
+) -> dict[str, Any]:
+    """A snapshot's row of ``key`` carrying exactly the declared ``columns`` (``value`` is
+    ``text``; ``discount`` follows the key and watermark, so a row re-delivered unchanged
+    under a schema that gained it has it, and one that lost it has it no more)."""
+    row: dict[str, Any] = {"id": key, "part": part, "updated": updated, "qty": qty}
+    row.update({"value": text} if "value" in columns else {})
+    row.update({"discount": key * 100 + updated} if "discount" in columns else {})
+    return row
+
+
 @st.composite
-def _snapshot(draw: Any, last: dict[int, dict[str, Any]]) -> Snapshot:
+def _snapshot(
+    draw: Any, last: dict[int, dict[str, Any]], columns: tuple[str, ...], widened: bool
+) -> Snapshot:
     """The source now: a non-empty subset of keys 1..5 (a key absent is gone, it may come
     back). A key's watermark never moves back (a source row's update time), so a present key
-    keeps its row, or changes it (value, partition) at the same or a later watermark."""
+    keeps its row, or changes it (value, quantity, partition) at the same or a later
+    watermark. A row kept unchanged carries the snapshot's columns: one that appeared is
+    there, one that disappeared is not."""
     keys = draw(st.sets(st.integers(1, 5), min_size=1, max_size=5))
+    qty = st.integers(0, 9) | (st.just(INT_MAX + 7) if widened else st.nothing())
     rows = []
     for key in sorted(keys):
         before = last.get(key)
-        if before is not None and draw(st.booleans()):
-            row = before  # unchanged since the previous snapshot that had it
-        else:
+        if before is None or not draw(st.booleans()):
             updated = (before["updated"] if before else 1) + draw(st.integers(0, 3))
-            part = draw(st.sampled_from("ab"))
-            row = {"id": key, "part": part, "updated": updated, "value": f"v{key}.{len(last)}"}
-            row["value"] += f".{draw(st.integers(0, 9))}"
-        last[key] = row
-        rows.append(row)
-    return Snapshot(rows)
+            text = f"v{key}.{len(last)}.{draw(st.integers(0, 9))}"
+            before = {"part": draw(st.sampled_from("ab")), "updated": updated, "text": text}
+            before["qty"] = draw(qty)
+            last[key] = before
+        rows.append(snapshot_row(key, **before, columns=columns))
+    return Snapshot(rows, columns, widened)
+
+
+def _columns(draw: Any) -> tuple[str, ...]:
+    return tuple(name for name in OPTIONAL_COLUMNS if draw(st.booleans()))
 
 
 @st.composite
 def snapshot_histories(draw: Any, *, max_steps: int = 5) -> SnapshotHistory:
     """A first snapshot, then snapshots and runs (some crash, some reconcile on demand), then
-    a run that commits and a reconcile that commits."""
+    a run that commits and a reconcile that commits. Between snapshots the declared schema
+    may change: ``value`` and ``discount`` appear or disappear, ``qty`` widens from int to
+    bigint (never back); a run that commits reads the older snapshots first."""
     last: dict[int, dict[str, Any]] = {}
     batch_files = st.sampled_from([None, 1, 2])
     runs = st.builds(SnapshotRun, batch_files, st.none() | st.integers(1, 12), st.booleans())
-    steps: list[Snapshot | SnapshotRun] = [draw(_snapshot(last))]
+    columns, widened = _columns(draw), False
+    steps: list[Snapshot | SnapshotRun] = [draw(_snapshot(last, columns, widened))]
     for _ in range(draw(st.integers(0, max_steps))):
-        steps.append(draw(_snapshot(last)) if draw(st.booleans()) else draw(runs))
+        if not draw(st.booleans()):
+            steps.append(draw(runs))
+            continue
+        if draw(st.booleans()):  # the source's schema changes
+            changed = _columns(draw), widened or draw(st.booleans())
+            if changed != (columns, widened):
+                steps.append(SnapshotRun(draw(batch_files), None, draw(st.booleans())))
+                columns, widened = changed
+        steps.append(draw(_snapshot(last, columns, widened)))
     steps.append(SnapshotRun(draw(batch_files), None, False))
     steps.append(SnapshotRun(draw(batch_files), None, True))
     return SnapshotHistory(draw(st.integers(0, 3)), steps)

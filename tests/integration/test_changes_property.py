@@ -14,13 +14,10 @@ Any order of versions is drawn: an older version of a key delivered after a dele
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import iceberg
 from glue_incremental.deletes import DeleteMarker
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import event, example, given, settings
@@ -30,59 +27,14 @@ from tests.harness import reference
 from tests.harness.deep import IN_DEEP_RUN
 from tests.harness.faults import Crash, CrashAtStep
 from tests.harness.histories import Epoch, Land, Run, change_histories
-from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
-from tests.harness.targets import LocalTarget, S3Target
+from tests.harness.property_targets import TARGETS, a_target
 
 pytestmark = pytest.mark.spark
 
 OP_D = DeleteMarker("op", ("D",))
 BASE_COLUMNS = ["id", "op", "part", "qty", "updated"]
 T0 = 1_700_000_000.0
-
-
-class ParquetAt:
-    """A Parquet target at ``uri``; rows as a listing reader sees them (pyarrow, not the
-    library), columns and types as a schema-merging Spark reader sees them."""
-
-    def __init__(self, spark: Any, uri: str, files: LocalTarget | S3Target) -> None:
-        self.spark, self.options, self.files = spark, {"target_path": uri}, files
-
-    def rows(self, columns: Sequence[str]) -> list[dict[str, Any]]:
-        return self.files.rows(columns)
-
-    def dtypes(self) -> dict[str, str]:
-        frame = self.spark.read.option("mergeSchema", "true").parquet(self.files.uri)
-        return dict(frame.dtypes)
-
-
-class IcebergAt:
-    def __init__(self, spark: Any, table: str) -> None:
-        self.spark = spark
-        self.options = {"target_format": "iceberg", "target_table": table, "target_path": ""}
-        self.name = iceberg.IcebergTarget(table).name
-
-    def rows(self, columns: Sequence[str]) -> list[dict[str, Any]]:
-        return [row.asDict() for row in self.spark.table(self.name).select(*columns).collect()]
-
-    def dtypes(self) -> dict[str, str]:
-        return dict(self.spark.table(self.name).dtypes)
-
-
-def a_target(kind: str, spark: Any, tmp: Path, request: Any) -> ParquetAt | IcebergAt:
-    if kind == "iceberg":
-        return IcebergAt(spark, unique_table("changes"))
-    if kind == "parquet_s3a":
-        uri = f"{request.getfixturevalue('s3_root')}/{uuid.uuid4().hex[:8]}/target"
-        return ParquetAt(spark, uri, S3Target(uri))
-    return ParquetAt(spark, (tmp / "target").as_uri(), LocalTarget(tmp / "target"))
-
-
-TARGETS = [
-    "parquet_local",
-    pytest.param("parquet_s3a", marks=pytest.mark.s3),
-    pytest.param("iceberg", marks=requires_iceberg),
-]
 
 
 def _rows(columns: tuple[str, ...], *versions: tuple) -> Land:

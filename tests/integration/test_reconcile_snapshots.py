@@ -12,10 +12,13 @@ from glue_incremental.sources import snapshots
 
 from tests.harness import reference
 from tests.harness.file_jobs import COLUMNS, Job, row
+from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.property_targets import IcebergAt
 
 pytestmark = pytest.mark.spark
 
 SNAPSHOTS = {"file_snapshots": True, "reconcile_max_fraction": 0.5}
+SCHEMA = "id bigint, part string, updated bigint, value string"
 
 
 def target_rows(job: Job) -> list[tuple]:
@@ -110,3 +113,22 @@ def test_a_key_gone_from_the_newest_snapshot_leaves_with_reconciles_every_second
     job.run(**options, max_batch_files=1, reconcile=True)
 
     assert target_rows(job) == [(2, "b", 3, "v2.3"), (3, "b", 2, "v3.2")]
+
+
+@requires_iceberg
+def test_a_reconcile_on_iceberg_in_the_run_that_widens_a_column_removes_the_gone_keys(
+    spark, tmp_path, store
+):
+    # The reconcile reads the stored rows before the run widens `qty` (an Iceberg schema
+    # change): the gone key's delete must still be read after it, as the wider type.
+    table = IcebergAt(spark, unique_table("reconcile"))
+    options = {**SNAPSHOTS, "reconcile_max_fraction": 1.0, **table.options}
+    job = Job(spark, tmp_path, store, **options)
+    job.land([{**snapshot_row(1, "a", 1), "qty": 1}, {**snapshot_row(2, "a", 1), "qty": 2}])
+    job.run(**options, source_schema=f"{SCHEMA}, qty int")
+    job.land([{**snapshot_row(1, "a", 2), "qty": 2**31 + 7}])  # key 2 is gone
+
+    job.run(**options, source_schema=f"{SCHEMA}, qty bigint", reconcile=True)
+
+    assert table.rows(["id", "qty"]) == [{"id": 1, "qty": 2**31 + 7}]
+    assert table.dtypes()["qty"] == "bigint"
