@@ -30,7 +30,7 @@ os.environ.setdefault("GOGC", "400")
 
 settings.register_profile(
     "quick",
-    max_examples=int(os.environ.get("HYPOTHESIS_QUICK_EXAMPLES", "8")),
+    max_examples=int(os.environ.get("HYPOTHESIS_QUICK_EXAMPLES", "6")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,
