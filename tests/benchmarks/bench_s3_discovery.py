@@ -113,7 +113,6 @@ def _wait_for_messages(sqs: Any, url: str, count: int, timeout: float = 60.0) ->
 def _plan(root: str, previous: Any, discovery: Discovery, s3: Any, sqs: Any) -> Any:
     bookmark, state = previous
     return plan_discovered_read(
-        None,
         root,
         bookmark,
         state,

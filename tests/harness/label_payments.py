@@ -4,14 +4,11 @@ Terraform's custom kind calls it (``--<name>_url``, ``--<name>_table``, ``--sour
 from __future__ import annotations
 
 import importlib.util
-import json
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-from glue_incremental import aws as aws_clients
 
 LABEL_PAYMENTS = Path(__file__).resolve().parents[2] / "glue_scripts" / "label_payments.py"
 
@@ -29,10 +26,7 @@ def shop_world(spark: Any, postgres: Any, tmp_path: Path) -> Iterator[Any]:
     )
     postgres.execute(f"create table {methods} (method_id bigint primary key, label text)")
     postgres.execute(f"insert into {methods} values (1, 'card'), (2, 'transfer')")
-    secret = aws_clients.client("secretsmanager").create_secret(
-        Name=f"pg/{payments}",
-        SecretString=json.dumps({"username": postgres.user, "password": postgres.password}),
-    )["ARN"]
+    secret = postgres.credentials_secret(f"pg/{payments}")
     spec = importlib.util.spec_from_file_location("label_payments", LABEL_PAYMENTS)
     assert spec and spec.loader
     script = importlib.util.module_from_spec(spec)

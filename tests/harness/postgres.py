@@ -53,6 +53,18 @@ class Postgres:
     def jdbc_url(self) -> str:
         return f"jdbc:postgresql://{self.host}:{self.port}/{self.database}"
 
+    def credentials_secret(self, name: str) -> str:
+        """A Secrets Manager secret (on the local stack) holding this server's user and
+        password, as a JDBC source's ``--source_secret_id`` reads them; returns its ARN."""
+        import json
+
+        from glue_incremental import aws as aws_clients
+
+        return aws_clients.client("secretsmanager").create_secret(
+            Name=name,
+            SecretString=json.dumps({"username": self.user, "password": self.password}),
+        )["ARN"]
+
     def connect(self):
         import pg8000.dbapi
 

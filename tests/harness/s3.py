@@ -99,7 +99,6 @@ def plan_listing(
     newest object): (the plan, the next bookmark, the next discovery state)."""
     start = after_last_write() if run_start is None else run_start
     found = plan_discovered_read(
-        None,
         root,
         bookmark,
         state,

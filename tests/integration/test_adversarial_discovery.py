@@ -66,7 +66,6 @@ class NotifiedSource:
 
     def _plan(self) -> discovery.DiscoveredPlan:
         return plan_discovered_read(
-            None,
             self.uri,
             self.bookmark,
             self.state,

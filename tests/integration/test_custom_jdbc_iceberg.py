@@ -5,12 +5,10 @@ back with the state, as for the generic jobs."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental import aws as aws_clients
 from glue_incremental import iceberg
 from glue_incremental.custom import DeclarationError, JdbcReference, JdbcTable, incremental_job
 from glue_incremental.custom import iceberg as iceberg_output
@@ -39,10 +37,7 @@ def world(spark, store, postgres):
         parts = f"parts_{uuid.uuid4().hex[:8]}"
         postgres.execute(f"create table {parts} (part text primary key, label text)")
         postgres.execute(f"insert into {parts} values ('a', 'alpha'), ('b', 'beta')")
-        secret = aws_clients.client("secretsmanager").create_secret(
-            Name=f"pg/{orders}",
-            SecretString=json.dumps({"username": postgres.user, "password": postgres.password}),
-        )["ARN"]
+        secret = postgres.credentials_secret(f"pg/{orders}")
         try:
             yield World(spark, postgres, orders, parts, secret)
         finally:

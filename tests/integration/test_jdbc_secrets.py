@@ -66,15 +66,10 @@ def everything_shown(capfd, caplog, summary) -> str:
 def test_credentials_from_a_secrets_manager_secret_load_and_are_never_shown(
     spark, postgres, table, tmp_path, store, capfd, caplog
 ):
-    secret = aws_clients.client("secretsmanager").create_secret(
-        Name=f"pg/{table}",
-        SecretString=json.dumps({"username": postgres.user, "password": postgres.password}),
-    )
+    secret = postgres.credentials_secret(f"pg/{table}")
     quiet_wire_debug(caplog)
 
-    summary = load.main(
-        argv(postgres, table, tmp_path, "--source_secret_id", secret["ARN"]), spark=spark
-    )
+    summary = load.main(argv(postgres, table, tmp_path, "--source_secret_id", secret), spark=spark)
 
     assert summary["status"] == "SUCCEEDED" and summary["records_read"] == 1
     assert postgres.password not in everything_shown(capfd, caplog, summary)

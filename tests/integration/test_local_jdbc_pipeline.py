@@ -13,7 +13,6 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
-from glue_incremental import aws as aws_clients
 from glue_incremental import load
 
 from tests.harness.environments import planned_pipelines
@@ -42,20 +41,15 @@ def payments(postgres):
 def test_the_local_jdbc_pipeline_loads_with_its_secret_from_secrets_manager(
     spark, postgres, payments, s3_bucket, store, tmp_path
 ):
-    secret = aws_clients.client("secretsmanager").create_secret(
-        Name=f"gi-local/{payments}",
-        SecretString=json.dumps({"username": postgres.user, "password": postgres.password}),
-    )
-    jdbc_source = json.dumps(
-        {"uri": postgres.jdbc_url, "table": payments, "secret_arn": secret["ARN"]}
-    )
+    secret = postgres.credentials_secret(f"gi-local/{payments}")
+    jdbc_source = json.dumps({"uri": postgres.jdbc_url, "table": payments, "secret_arn": secret})
     planned = planned_pipelines(
         "local",
         tmp_path,
         (f"-var=jdbc_source={jdbc_source}", f"-var=data_bucket_name={s3_bucket}"),
     )
     pipeline = next(p for p in planned if p.name == "payments")
-    assert pipeline.run_arguments["--source_secret_id"] == secret["ARN"]
+    assert pipeline.run_arguments["--source_secret_id"] == secret
     assert postgres.password not in json.dumps(pipeline.run_arguments)
 
     summary = load.main(pipeline.argv(), spark=spark)

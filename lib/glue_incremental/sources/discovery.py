@@ -8,8 +8,8 @@
 
 Every ``full_listing_every``-th run (and the first) lists everything and reads
 what ordered runs provably could not have listed (``files_found_by_full_listing``);
-events that never came are found the same way. Other schemes keep
-``files.plan_file_read`` (directory-time pruning). State: ``DiscoveryState``,
+events that never came are found the same way. S3 roots only: ``file_dataset.FileDataset``
+lists other schemes through Hadoop (directory-time pruning). State: ``DiscoveryState``,
 next to the file bookmark. Design notes: ``docs/file-bookmarks.md``.
 """
 
@@ -26,7 +26,6 @@ from glue_incremental.sources.listing import ListingStats, SourceFile
 from glue_incremental.sources.s3_listing import (
     S3Listing,
     S3Root,
-    is_s3_uri,
     relative_directory,
     relative_key,
 )
@@ -156,7 +155,6 @@ class DiscoveredPlan:
 
 
 def plan_discovered_read(
-    spark: Any,
     root_uri: str,
     bookmark: FileBookmark | None,
     state: DiscoveryState | None,
@@ -176,16 +174,6 @@ def plan_discovered_read(
     """
     bookmark = bookmark or FileBookmark.initial()
     state = state or DiscoveryState()
-    if not is_s3_uri(root_uri):
-        plan = files.plan_file_read(
-            spark,
-            root_uri,
-            bookmark,
-            run_start_ms=run_start_ms,
-            band_seconds=band_seconds,
-            upper_bound_ms=upper_bound_ms,
-        )
-        return DiscoveredPlan(plan, state, "hadoop")
     root = S3Root.parse(root_uri)
     lister = S3Listing(root, s3_client)
     candidates = notifications.Candidates((), ())

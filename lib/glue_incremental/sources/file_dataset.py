@@ -124,7 +124,6 @@ class FileDataset:
         lister = S3Listing(S3Root.parse(self.root), s3_client)
         try:
             found = discovery.plan_discovered_read(
-                None,
                 self.root,
                 bookmark,
                 state,
