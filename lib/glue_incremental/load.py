@@ -1,18 +1,17 @@
 """The incremental load job: a JDBC table or a file dataset into a Parquet or Iceberg target.
 
-First run (no state, a reset, or ``job-bookmark-disable``): everything is read
-and the target is replaced as a whole. Later runs read only what changed: JDBC
-rows with ``watermark_column >= previous - lookback`` (inclusive, pushed down;
-rows read again merge by key), or files through the file bookmark
-(``sources.files``, ``sources.discovery`` on S3).
+First run (no state, a reset, or ``job-bookmark-disable``): everything is read and the
+target is replaced as a whole. Later runs read only what changed: JDBC rows with
+``watermark_column >= previous - lookback`` (inclusive, pushed down; rows read again
+merge by key), or files through the file bookmark (``sources.files``, ``sources.discovery``).
 
-Rows merge into the target by ``--primary_key``, keeping the greatest
-``--watermark_column``; only partitions that receive rows are rewritten, and a
-key whose partition changed leaves its old one (``key_index``). Null
-watermarks are counted and, by ``--null_watermarks``, read on every run
-(``load``) or stop the run before anything is written (``fail``). The source
-(``load_sources``) and the target (``targets``) are interfaces: this module never asks
-their format. Options: ``load_config``; ``docs/targets-and-sources.md``.
+Rows merge by ``--primary_key``, keeping the greatest ``--watermark_column``; only
+partitions that receive rows are rewritten, a key whose partition changed leaves its old
+one (``key_index``). Null watermarks are counted and, by ``--null_watermarks``, read on
+every run or stop the run before anything is written. Each run, or bounded batch, is one
+``custom.CustomJob`` block: its slot the plan (``custom.loads.PlannedLoad``), its write
+the merge, its commit the one transaction. Source and target are interfaces: this module
+never asks their format. Options: ``load_config``; ``docs/custom-jobs.md``.
 """
 
 from __future__ import annotations
