@@ -1,18 +1,17 @@
 """The incremental load job: a JDBC table or a file dataset into a Parquet or Iceberg target.
 
-First run (no state, a reset, or ``job-bookmark-disable``): everything is read
-and the target is replaced as a whole. Later runs read only what changed: JDBC
-rows with ``watermark_column >= previous - lookback`` (inclusive, pushed down;
-rows read again merge by key), or files through the file bookmark
-(``sources.files``, ``sources.discovery`` on S3).
+First run (no state, a reset, or ``job-bookmark-disable``): everything is read and the
+target is replaced as a whole. Later runs read only what changed: JDBC rows with
+``watermark_column >= previous - lookback`` (inclusive, pushed down; rows read again
+merge by key), or files through the file bookmark (``sources.files``, ``sources.discovery``).
 
-Rows merge into the target by ``--primary_key``, keeping the greatest
-``--watermark_column``; only partitions that receive rows are rewritten, and a
-key whose partition changed leaves its old one (``key_index``). Null
-watermarks are counted and, by ``--null_watermarks``, read on every run
-(``load``) or stop the run before anything is written (``fail``). The source
-(``load_sources``) and the target (``targets``) are interfaces: this module never asks
-their format. Options: ``load_config``; ``docs/targets-and-sources.md``.
+Rows merge by ``--primary_key``, keeping the greatest ``--watermark_column``; only
+partitions that receive rows are rewritten, a key whose partition changed leaves its old
+one (``key_index``). Null watermarks are counted and, by ``--null_watermarks``, read on
+every run or stop the run before anything is written. Each run, or bounded batch, is one
+``custom.CustomJob`` block: its slot the plan (``custom.loads.PlannedLoad``), its write
+the merge, its commit the one transaction. Source and target are interfaces: this module
+never asks their format. Options: ``load_config``; ``docs/custom-jobs.md``.
 """
 
 from __future__ import annotations
@@ -21,16 +20,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from glue_incremental import (
-    catalog_schema,
     cursors,
     deletes,
-    key_range,
     load_batches,
     load_sources,
     reconcile,
@@ -38,9 +35,10 @@ from glue_incremental import (
     schema_evolution,
     targets,
     transforms,
-    writer,
 )
-from glue_incremental.digest import state_bytes
+from glue_incremental.custom.declarations import Output
+from glue_incremental.custom.job import CustomJob
+from glue_incremental.custom.loads import LOAD_CONVENTIONS, PlannedLoad
 from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
     LOAD_OPTIONS,
@@ -57,14 +55,13 @@ from glue_incremental.load_config import (  # noqa: F401 (re-exported: the job's
 from glue_incremental.load_sources import SourcePlan, require_columns
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.state import (
-    LoadState,
-    LoadStateDict,
     check_same_layout,
-    stored_without_times,
     target_layout,
 )
-from glue_incremental.targets import Published, Target
+from glue_incremental.targets import Target
 from glue_incremental.watermarks import DEFAULT_SLOT
+
+OUTPUT = "output"  # the block's one target
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
@@ -104,14 +101,38 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
 
 
 def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: SourcePlan) -> None:
-    """Read one plan (a run, or one batch of it), merge it and commit."""
-    try:
+    """One plan (a run, or one batch of it) as one custom-job block: read, merge, commit.
+
+    The block's slot ``DEFAULT_SLOT`` is the plan (``PlannedLoad``); its write is the merge
+    by key and its commit ``CustomJob``'s. An exception publishes and commits nothing and
+    leaves the source as it found it."""
+    job = CustomJob(
+        {},
+        sources={},
+        targets={OUTPUT: _output(config)},
+        published_point=None,
+        list_partitions=True,
+        conventions=LOAD_CONVENTIONS,
+        prebuilt={OUTPUT: target},
+    )
+    planned = PlannedLoad(plan, run.previous(), plan.carried)
+    job.adopt(DEFAULT_SLOT, planned)
+    with job.running(run, recover=False):  # recovered once, before the first batch
         rows = transforms.apply(config.transform, plan.read(), _contract(config, plan))
-        _load_rows(run, config, target, rows, plan)
-    except BaseException:
-        plan.release()  # a run that will not commit leaves the source as it found it
-        raise
-    plan.after_commit(run)
+        _load_rows(job, config, target, rows, planned)
+        job.describe(**plan.details)  # the summary's plan details, as the source gives them
+
+
+def _output(config: LoadConfig) -> Output:
+    """The load's target as a declared output (the target itself is built with its options)."""
+    return Output(
+        cast(Any, config.target_format),
+        path=config.target_path,
+        table=config.target_table,
+        partition_by=tuple(config.partition_by),
+        catalog=config.iceberg_catalog,
+        catalog_table=config.catalog_table,
+    )
 
 
 def _contract(config: LoadConfig, plan: SourcePlan) -> transforms.Contract:
@@ -122,23 +143,25 @@ def _contract(config: LoadConfig, plan: SourcePlan) -> transforms.Contract:
     return transforms.Contract(keep, config.target_path, config.target_table)
 
 
-# -- merge and commit -------------------------------------------------------------------------
+# -- merge ------------------------------------------------------------------------------------
 
 
 def _load_rows(
-    run: IncrementalRun,
+    job: CustomJob,
     config: LoadConfig,
     target: Target,
     rows: DataFrame | None,
-    plan: SourcePlan,
+    planned: PlannedLoad,
 ) -> None:
-    """Merge ``rows`` into the target, then commit the next state.
+    """Conform ``rows``, count them and stage their merge into the target (the block
+    commits the slot after it).
 
     A source that ``rereads`` (JDBC: from ``reread_from``, the read's lower bound) may
     return versions already loaded, so only versions the target does not hold count as
     new (``RecordsNew``). File sources read only files not loaded before, so every row
     they read is new.
     """
+    run, plan = job.run, planned.plan
     delivery = plan.delivery
     layout = target_layout(
         config.partition_by,
@@ -154,14 +177,7 @@ def _load_rows(
         layout=layout,
         partition_types=plan.partition_types() or None,
     )
-    previous_cursor = carried.cursor
     target_schema = target.schema(run)
-    target.mark_start(run)
-    records_read = nulls = future = 0
-    records_new: int | None = None
-    schema_plan = schema_evolution.SchemaPlan((), target_schema)
-    published: Published | None = None
-    new_cursor = previous_cursor
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     full_reload = not run.bookmark.reads_state or run.previous() is None
     if rows is not None:
@@ -169,7 +185,7 @@ def _load_rows(
     hidden = (*delivery, deletes.DELETED)  # merge-only columns, never compared or written
     runs_since = (run.previous() or {}).get("runs_since_reconcile")
     reconciles = not full_reload and reconcile.due(config, runs_since, on_demand=config.reconcile)
-    carried = replace(
+    planned.carried = replace(
         carried,
         runs_since_reconcile=reconcile.runs_since_after(config, runs_since, reconciled=reconciles),
     )
@@ -178,92 +194,57 @@ def _load_rows(
     if rows is None and reconciles and target_schema is not None:  # no new file: still reconcile
         types = {name: load_sources.DELIVERY_TYPES[name] for name in delivery}
         rows = reconcile.nothing_read(run.spark, target_schema, types)
-    if rows is not None:
-        source_rows = rows.drop(*hidden)
-        require_columns(source_rows.columns, config, "source " + config.source)
-        schema_plan = schema_evolution.plan(
-            source_rows.schema,
-            target_schema,
-            config.schema_evolution,
-            partition_by=config.partition_by,
-        )
-        rows = schema_conform.conform(
-            rows,
-            schema_plan,
-            partition_by=config.partition_by,
-            delivery=[name for name in hidden if name in rows.columns],
-        )
-        rows = rows.persist()
-        try:
-            stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
-            records_read, nulls, future = stats.rows, stats.nulls, stats.future
-            if nulls and config.null_watermarks == "fail":
-                raise SchemaError(
-                    config.watermark_column,
-                    f"{nulls} source rows have a null {config.watermark_column!r}; "
-                    "nothing was written (--null_watermarks fail)",
-                )
-            new_cursor = cursors.max_cursor(previous_cursor, stats.max_cursor)
-            if plan.rereads and records_read and target_schema is not None:
-                records_new = _count_new_versions(
-                    rows.drop(*hidden), config, plan.reread_from, target.read_as_of_start(run)
-                )  # a target read before the change: aligned to the batch there
-            state = _next_state(new_cursor, run, carried)
-            run.store.check_fits(str(run.state_name), run.run_id, state)
-            merging = rows
-            if reconciles:
-                merging, found = reconcile.with_gone_keys(
-                    run, config, target, rows, lambda: load_sources.source_keys(run, config)
-                )
-                run.details["reconcile"] = found.as_details()
-            if records_read or full_reload or reconciles:
-                target.evolve(run, schema_plan)
-                published = target.upsert(
-                    run,
-                    merging,
-                    _upsert_spec(
-                        run,
-                        config,
-                        delivery,
-                        deleted=deletes.DELETED in merging.columns,
-                        keys=stats.keys if merging is rows else None,  # gone keys: outside it
-                    ),
-                    lambda: {DEFAULT_SLOT: _next_state(new_cursor, run, carried)},
-                )
-        finally:
-            rows.unpersist()
-    committed = (
-        published.states[DEFAULT_SLOT]
-        if published
-        # No new version: the state records what the output was left at (a rewind restores it).
-        else {**_next_state(new_cursor, run, carried), **target.unpublished_state()}
+    if rows is None:
+        return
+    source_rows = rows.drop(*hidden)
+    require_columns(source_rows.columns, config, "source " + config.source)
+    schema_plan = schema_evolution.plan(
+        source_rows.schema,
+        target_schema,
+        config.schema_evolution,
+        partition_by=config.partition_by,
     )
-    changed = records_read > 0 or carried.without_times() != stored_without_times(run.previous())
-    changed = changed or bool(published and published.result.records_deleted)  # a reconcile
-    if changed:
-        run.commit({DEFAULT_SLOT: committed})
-    target.after_commit(run, {DEFAULT_SLOT: committed})
-    if config.catalog_table and published and run.committed:
-        catalog_schema.sync_after_commit(run.details, config.catalog_table, schema_plan.resolved)
-    result = published.result if published else writer.WriteResult(0)
-    watermark_time = cursors.as_time(new_cursor)
-    if watermark_time is None and plan.file_high_mark_ms:
-        watermark_time = datetime.fromtimestamp(plan.file_high_mark_ms / 1000, UTC)
-    run.record(
-        records_read=records_read,
-        records_new=records_new,
-        records_written=result.records_written,
-        records_deleted=result.records_deleted,
-        watermark_time=watermark_time,
-        late_files_skipped=plan.late_files,
-        null_watermark_rows=nulls,
-        future_watermark_rows=future,
-        state_bytes=state_bytes(committed),
-        partitions_written=result.partitions_written,
-        partitions_removed=result.partitions_removed,
-        schema_changes=schema_plan.describe() if published else [],
-        **plan.details,
+    rows = schema_conform.conform(
+        rows,
+        schema_plan,
+        partition_by=config.partition_by,
+        delivery=[name for name in hidden if name in rows.columns],
     )
+    planned.rows = rows = rows.persist()  # unpersisted when the block ends
+    stats = planned.stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
+    if stats.nulls and config.null_watermarks == "fail":
+        raise SchemaError(
+            config.watermark_column,
+            f"{stats.nulls} source rows have a null {config.watermark_column!r}; "
+            "nothing was written (--null_watermarks fail)",
+        )
+    if plan.rereads and stats.rows and target_schema is not None:
+        planned.records_new = _count_new_versions(
+            rows.drop(*hidden), config, plan.reread_from, target.read_as_of_start(run)
+        )  # a target read before the change: aligned to the batch there
+    state = planned.state(int(run.clock() * 1000), None)
+    run.store.check_fits(str(run.state_name), run.run_id, state)
+    merging = rows
+    if reconciles:
+        merging, found = reconcile.with_gone_keys(
+            run, config, target, rows, lambda: load_sources.source_keys(run, config)
+        )
+        run.details["reconcile"] = found.as_details()
+    if stats.rows or full_reload or reconciles:
+        job.write(
+            OUTPUT,
+            merging,
+            keys=config.primary_key,
+            order_by=config.watermark_column,
+            partition_moves=config.partition_moves,
+            delivery=delivery,
+            deleted=deletes.DELETED if deletes.DELETED in merging.columns else None,
+            incoming_range=stats.keys if merging is rows else None,  # gone keys: outside it
+            schema=schema_plan,
+            replace_all=full_reload,
+            # A reconcile or an empty reload that changed nothing commits nothing by itself.
+            commit_unchanged=False,
+        )
 
 
 def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
@@ -291,10 +272,6 @@ def _batch_stats(
             f"a source value does not fit --source_schema ({config.source_schema}); "
             "nothing was written",
         ) from error
-
-
-def _next_state(cursor: Any, run: IncrementalRun, carried: LoadState) -> LoadStateDict:
-    return replace(carried, cursor=cursor, published_at_ms=int(run.clock() * 1000)).to_state()
 
 
 def _count_new_versions(
@@ -341,26 +318,6 @@ def _bound_text(value: Any) -> str:
         moment = value.astimezone(UTC) if value.tzinfo else value
         return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
     return str(value)
-
-
-def _upsert_spec(
-    run: IncrementalRun,
-    config: LoadConfig,
-    delivery: Sequence[str],
-    *,
-    deleted: bool = False,
-    keys: key_range.KeyRange | None = None,
-) -> targets.UpsertSpec:
-    """First run, reset or bookmarks disabled: the rows replace the whole target."""
-    return targets.UpsertSpec(
-        primary_key=config.primary_key,
-        order_by=config.watermark_column,
-        replace_all=not run.bookmark.reads_state or run.previous() is None,
-        partition_moves=config.partition_moves,
-        delivery=delivery,
-        deleted=deletes.DELETED if deleted else None,
-        incoming_range=keys,
-    )
 
 
 def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:

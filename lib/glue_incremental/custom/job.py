@@ -7,7 +7,8 @@ staged when called and published (write-ahead, in call order) only on a clean ex
 before every slot read commits in ONE fenced transaction; the metrics and the summary line
 follow. An exception (or a bad script: an undeclared name, news read but not written)
 publishes and commits nothing. Dry run: plans, writes nothing. ``CustomJob.running`` is
-the same block inside a run the caller entered: the generic join is a script on it.
+the same block inside a run the caller entered: the generic join is a script on it, and
+the generic load runs each batch as one block (``Conventions``: where the load differs).
 Design and example: ``docs/custom-jobs.md``.
 """
 
@@ -16,7 +17,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, cast
 
 from pyspark.sql import DataFrame
@@ -43,10 +43,11 @@ from glue_incremental.custom.sides import Planned, PlannedSource, plan_source, p
 from glue_incremental.custom.tables import plan_table
 from glue_incremental.hooks import hooks
 from glue_incremental.join.spec import Partition
+from glue_incremental.key_range import KeyRange
 from glue_incremental.runtime import GlueJob, IncrementalRun
 from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets import Target, UpsertSpec
-from glue_incremental.writer import WriteResult
+from glue_incremental.writer import PartitionMoves, WriteResult
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 
@@ -86,6 +87,25 @@ def incremental_job(
         yield job
 
 
+@dataclass(frozen=True)
+class Conventions:
+    """How a job on ``CustomJob`` settles and reports where the generic load has always
+    differed from a custom script (the defaults: a custom script's and the join's)."""
+
+    # Partition values read as the strings in the paths (``hour=03`` is "03").
+    string_partitions: bool = True
+    # The summary lists ``targets_written``.
+    names_targets: bool = True
+    # The lease is read once more before each staged write (the publish checks it too).
+    guards_each_write: bool = True
+    # A commit without a new version records where each target was left
+    # (``Target.unpublished_state``: a rewind restores it), and every target's
+    # after-commit maintenance runs, written or not.
+    settles_unwritten: bool = False
+    # The counts are recorded after the commit (a failed commit leaves them unrecorded).
+    records_after_commit: bool = False
+
+
 @dataclass
 class CustomJob:
     """What a custom script calls: read increments and references, write declared targets."""
@@ -96,8 +116,11 @@ class CustomJob:
     # The hook point reached once the output is durable, before the commit (the join's
     # own name keeps its crash tests); the summary lists the partitions written, as the
     # generic jobs' does, rather than counting them.
-    published_point: str = "custom.published"
+    published_point: str | None = "custom.published"
     list_partitions: bool = False
+    conventions: Conventions = field(default_factory=Conventions)
+    # Targets the caller built (the load builds its own once per run, with its options).
+    prebuilt: Mapping[str, Target] = field(default_factory=dict)
     _run: IncrementalRun | None = field(default=None, init=False)
     _built: dict[str, Target] = field(default_factory=dict, init=False)
     _planned: dict[str, Planned] = field(default_factory=dict, init=False)
@@ -105,7 +128,8 @@ class CustomJob:
     _staged: dict[str, Callable[[], WriteResult]] = field(default_factory=dict, init=False)
     _written: dict[str, WriteResult] = field(default_factory=dict, init=False)
     _settled: dict[str, dict[str, Any]] | None = field(default=None, init=False)
-    _described: dict[str, Any] = field(default_factory=dict, init=False)
+    _described: dict[str, Any] | None = field(default=None, init=False)
+    _commit_unchanged: dict[str, bool] = field(default_factory=dict, init=False)
     _together: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
     _waiting_for: list[str] = field(default_factory=list, init=False)
     _schema_plans: dict[str, SchemaPlan] = field(default_factory=dict, init=False)
@@ -113,7 +137,10 @@ class CustomJob:
     def __post_init__(self) -> None:
         for name in [*self.sources, *self.targets]:
             check_name(name)
-        self._built = {name: target_types.build(o.options()) for name, o in self.targets.items()}
+        self._built = {
+            name: self.prebuilt[name] if name in self.prebuilt else target_types.build(o.options())
+            for name, o in self.targets.items()
+        }
 
     # -- what the script uses ---------------------------------------------------------------------
 
@@ -157,7 +184,16 @@ class CustomJob:
     def describe(self, **details: Any) -> None:
         """The script's own account of the run: these keys go into the summary line (a dry
         run's ``plan``) in place of the per-source ``sources`` breakdown."""
-        self._described.update(details)
+        self._described = {**(self._described or {}), **details}
+
+    def adopt(self, source: str, planned: Planned) -> Planned:
+        """A source the script planned itself (the load: one batch of its own source); its
+        slot ``source`` commits ``planned.state`` with the others, as a declared one's."""
+        check_name(source)
+        if source in self.sources or source in self._planned:
+            raise DeclarationError(source, f"source {source!r} is already declared or planned")
+        self._planned[source] = planned
+        return planned
 
     def wait_for_schemas(self, *sources: str) -> bool:
         """True when every dataset named has a schema (a file, or a declared one). If not,
@@ -177,17 +213,49 @@ class CustomJob:
             raise UndeclaredName("reference", source, self._names(_WHOLE))
         return cast(DataFrame, reference.read(self.spark))
 
-    def write(self, target: str, rows: DataFrame, *, keys: Sequence[str], order_by: str) -> None:
+    def write(
+        self,
+        target: str,
+        rows: DataFrame,
+        *,
+        keys: Sequence[str],
+        order_by: str,
+        partition_moves: PartitionMoves = "detect",
+        delivery: Sequence[str] = (),
+        deleted: str | None = None,
+        incoming_range: KeyRange | None = None,
+        schema: SchemaPlan | None = None,
+        replace_all: bool | None = None,
+        commit_unchanged: bool = True,
+    ) -> None:
         """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``.
-        Published on a clean exit of the block, never if it raises."""
+        Published on a clean exit of the block, never if it raises. Options (the load's):
+        ``docs/custom-jobs.md``."""
         built = self._target(target)
         if self.targets[target].schema_evolution is not None:
             raise DeclarationError(
                 target, f"target {target!r}: schema_evolution applies to replace_partitions"
             )
-        full = self._full_reload
-        spec = UpsertSpec(primary_key=tuple(keys), order_by=order_by, replace_all=full)
-        self._stage(target, lambda: built.upsert(self.run, rows, spec, self._settle).result)
+        spec = UpsertSpec(
+            primary_key=tuple(keys),
+            order_by=order_by,
+            replace_all=self._full_reload if replace_all is None else replace_all,
+            partition_moves=partition_moves,
+            delivery=tuple(delivery),
+            deleted=deleted,
+            incoming_range=incoming_range,
+        )
+
+        def upsert() -> WriteResult:
+            if schema is not None:
+                built.evolve(self.run, schema)
+            result = built.upsert(self.run, rows, spec, self._settle).result
+            if schema is not None:
+                self._schema_plans[target] = schema
+            return result
+
+        self._commit_unchanged[target] = commit_unchanged
+        self._stage(target, upsert)
 
     def replace_partitions(
         self, target: str, rows: DataFrame, partitions: Sequence[Partition]
@@ -205,26 +273,30 @@ class CustomJob:
     # -- the run's lifecycle ----------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def running(self, run: IncrementalRun) -> Iterator[CustomJob]:
+    def running(self, run: IncrementalRun, *, recover: bool = True) -> Iterator[CustomJob]:
         """The script's block inside an entered ``run``: ``start``, then ``finish`` on a
-        clean exit (an exception publishes and commits nothing)."""
-        before = run.spark.conf.get(_TYPE_INFERENCE)
-        # Partition values stay the strings in the paths (``hour=03`` is "03"), as in the join.
-        run.spark.conf.set(_TYPE_INFERENCE, "false")
+        clean exit (an exception publishes and commits nothing). ``recover=False``: the
+        caller recovered the targets already (the load, once before its first batch)."""
+        strings = self.conventions.string_partitions
+        before = run.spark.conf.get(_TYPE_INFERENCE) if strings else None
+        if strings:  # partition values stay the strings in the paths, as in the join
+            run.spark.conf.set(_TYPE_INFERENCE, "false")
         try:
-            self.start(run)
+            self.start(run, recover=recover)
             yield self
             self.finish()
         finally:
             for planned in self._planned.values():
                 planned.release()
-            run.spark.conf.set(_TYPE_INFERENCE, before)
+            if strings:
+                run.spark.conf.set(_TYPE_INFERENCE, before)
 
-    def start(self, run: IncrementalRun) -> None:
+    def start(self, run: IncrementalRun, *, recover: bool = True) -> None:
         """Finish or undo what a crashed run left in each target, before anything is read."""
         self._run = run
         for target in self._built.values():
-            target.recover(run)
+            if recover:
+                target.recover(run)
             target.mark_start(run)
 
     def finish(self) -> None:
@@ -249,20 +321,32 @@ class CustomJob:
         unwritten = [name for name in self.targets if name not in self._staged]
         if read and unwritten:
             raise NothingWritten(read, unwritten)
+        conventions = self.conventions
         for name, write in self._staged.items():
-            run.guard()
+            if conventions.guards_each_write:
+                run.guard()
             self._written[name] = write()
         states = self._settled if self._settled is not None else self._settle_states()
-        self._record(details)  # before the commit: nothing after it may fail the run
-        wrote = bool(self._written)
+        if conventions.settles_unwritten:
+            states = self._with_unwritten(states)
+        if not conventions.records_after_commit:
+            self._record(details, states)  # before the commit: nothing after it may fail the run
+        wrote = any(
+            self._commit_unchanged.get(name, True) or result.records_deleted
+            for name, result in self._written.items()
+        )
         if wrote or not all(self._planned[name].unchanged(s) for name, s in states.items()):
             run.commit(states)
-        for name in self._written:
+        for name in self._built if conventions.settles_unwritten else self._written:
             self._built[name].after_commit(run, states)
         for name, plan in self._schema_plans.items():
             catalog_table = self.targets[name].catalog_table
             if catalog_table and run.committed:
                 catalog_schema.sync_after_commit(run.details, catalog_table, plan.resolved)
+        if conventions.records_after_commit:
+            self._record(details, states)
+        for planned in self._planned.values():
+            planned.after_commit(run)
 
     # -- internals --------------------------------------------------------------------------------
 
@@ -340,7 +424,8 @@ class CustomJob:
     def _settle_states(self) -> dict[str, dict[str, Any]]:
         run = self.run
         published_at_ms = int(run.clock() * 1000)
-        hooks.point(self.published_point, run_id=run.run_id)
+        if self.published_point is not None:
+            hooks.point(self.published_point, run_id=run.run_id)
         for planned in self._planned.values():
             planned.recheck_upstream(run)
         tables = [t.state_table() for t in self._built.values() if t.state_table()]
@@ -351,27 +436,45 @@ class CustomJob:
         }
         return self._settled
 
+    def _with_unwritten(self, states: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each slot's state with where every target not written this run was left."""
+        left: dict[str, Any] = {}
+        for name, target in self._built.items():
+            if name not in self._written:
+                left.update(target.unpublished_state())
+        return {slot: {**state, **left} for slot, state in states.items()}
+
     def _details(self) -> dict[str, Any]:
-        if self._described:
+        if self._described is not None:
             return dict(self._described)
         return {
             "sources": {name: planned.details() for name, planned in self._planned.items()},
         }
 
-    def _record(self, details: Mapping[str, Any]) -> None:
-        marks = [p.high_mark_ms for p in self._planned.values()]
-        known = [mark for mark in marks if mark is not None]
+    def _record(self, details: Mapping[str, Any], states: Mapping[str, dict[str, Any]]) -> None:
+        """The run's counts; each source adds its own figures (the load's ``RecordsNew``,
+        null and future watermark rows, state bytes) for the state its slot commits."""
+        times = [p.watermark_time for p in self._planned.values()]
+        known = [time for time in times if time is not None]
         results = self._written.values()
         written = [p for r in results for p in r.partitions_written]
         removed = [p for r in results for p in r.partitions_removed]
+        figures: dict[str, Any] = {}
+        for name, planned in self._planned.items():
+            figures.update(planned.figures(states.get(name, {})))
+        names: dict[str, Any] = (
+            {"targets_written": sorted(self._written)} if self.conventions.names_targets else {}
+        )
         self.run.record(
             records_read=sum(p.records_read for p in self._planned.values()),
             records_written=sum(r.records_written for r in results),
-            watermark_time=datetime.fromtimestamp(min(known) / 1000, UTC) if known else None,
+            records_deleted=sum(r.records_deleted for r in results),
+            watermark_time=min(known) if known else None,
             late_files_skipped=sum(p.late_files for p in self._planned.values()),
             partitions_written=written if self.list_partitions else len(written),
             partitions_removed=removed if self.list_partitions else len(removed),
-            targets_written=sorted(self._written),
+            **names,
             schema_changes=[c for plan in self._schema_plans.values() for c in plan.describe()],
+            **figures,
             **details,
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from pyspark.sql import DataFrame
@@ -91,10 +92,21 @@ class Planned(Protocol):
     def late_files(self) -> int: ...
     @property
     def high_mark_ms(self) -> int | None: ...
+    @property
+    def watermark_time(self) -> datetime | None:
+        """How far the data read reaches (the metric ``WatermarkLag`` is measured from it)."""
+
     def details(self) -> dict[str, Any]: ...
+    def figures(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The source's own counts for ``IncrementalRun.record``, given the state its slot
+        commits (the load's ``records_new``, ``state_bytes``...); none by default."""
+
     def recheck_upstream(self, run: IncrementalRun) -> None: ...
     def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]: ...
     def unchanged(self, state: dict[str, Any]) -> bool: ...
+    def after_commit(self, run: IncrementalRun) -> None:
+        """Once the block finished cleanly (committed or not): the source's own follow-up."""
+
     def release(self) -> None:
         """Free what the plan cached, once the run has ended (committed or not)."""
 
@@ -134,6 +146,16 @@ class PlannedSource:
     @property
     def high_mark_ms(self) -> int | None:
         return self.side.plan.next_bookmark.high_mark_ms
+
+    @property
+    def watermark_time(self) -> datetime | None:
+        return _as_time(self.high_mark_ms)
+
+    def figures(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def after_commit(self, run: IncrementalRun) -> None:
+        return None
 
     def details(self) -> dict[str, Any]:
         return {
@@ -235,3 +257,8 @@ def _common_columns(datasets: Mapping[str, Dataset]) -> tuple[str, ...]:
             ",".join(datasets), f"datasets planned together share partition_by: {names}"
         )
     return partitionings.pop()
+
+
+def _as_time(high_mark_ms: int | None) -> datetime | None:
+    """A high mark in epoch milliseconds as a time (None: nothing read yet)."""
+    return None if high_mark_ms is None else datetime.fromtimestamp(high_mark_ms / 1000, UTC)

@@ -60,6 +60,11 @@ class PlannedTable:
         return int(when.timestamp() * 1000) if when else None
 
     @property
+    def watermark_time(self) -> datetime | None:
+        mark = self.high_mark_ms  # whole milliseconds, as the join's sides
+        return None if mark is None else datetime.fromtimestamp(mark / 1000, UTC)
+
+    @property
     def cursor(self) -> Any:
         found = self.stats.max_cursor if self.stats else None
         return cursors.max_cursor(self.plan.carried.cursor, found)
@@ -67,7 +72,13 @@ class PlannedTable:
     def details(self) -> dict[str, Any]:
         return {"records_read": self.records_read, **self.plan.details}
 
+    def figures(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
     def recheck_upstream(self, run: IncrementalRun) -> None:
+        return None
+
+    def after_commit(self, run: IncrementalRun) -> None:
         return None
 
     def release(self) -> None:
