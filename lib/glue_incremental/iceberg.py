@@ -420,7 +420,7 @@ def publish_upsert(
         buried = None
         if deleted is not None and old_tombstones is not None:
             buried = tombstones.as_candidates(
-                old_tombstones, incoming, primary_key, deleted, incoming.columns
+                old_tombstones, incoming, primary_key, deleted, incoming.columns, delivery
             )
         merged = resolve_upserts(
             incoming,
@@ -456,6 +456,7 @@ def publish_upsert(
             primary_key,
             deleted,
             replace_all=replace_all,
+            delivery=delivery,
         )
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)

@@ -8,6 +8,11 @@ in a later run; a newer version brings the key back and removes its tombstone
 (``after_merge``). Parquet keeps them under ``<target>/_tombstones/`` in the publish's
 write-ahead intent (``writer``); Iceberg in ``<table>__tombstone`` (``iceberg``). First run
 (or a full reload): the tombstones are the deletes among the rows read, nothing older.
+A reconcile's tombstone of a file-snapshot source (``mark_gone``) also keeps the removed
+row (``REMOVED_ROW``): a version from a later delivery than the snapshot that lacked the key
+brings the key back whatever its watermark, with the greatest version ever seen, as a full
+refresh of the snapshots has it. A tombstone without the row (a soft delete's, or one written
+before it was kept) ranks as a delete by its version, as before.
 Nothing bounds their number yet: one per key ever deleted and not back. ``docs/deletes.md``.
 """
 
@@ -20,13 +25,24 @@ from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.key_index import having_keys
 from glue_incremental.schema_conform import with_columns_of
 
 TOMBSTONE_DIR = "_tombstones"
+# A reconcile's tombstone: the removed row's values as JSON (null in any other tombstone).
+REMOVED_ROW = "__glue_incremental_removed_row"
+# Appended to a reconcile's delete's file name: NUL sorts below every character and no file
+# name holds one, so the delete ranks exactly as its snapshot's delivery does.
+GONE_MARK = "\x00gone"
+_RESTORED = "__glue_incremental_restored"
+# Microseconds kept (Spark's JSON default keeps milliseconds).
+_JSON_OPTIONS = {
+    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+}
 
 
 def kept_columns(
@@ -43,17 +59,108 @@ def as_candidates(
     primary_key: Sequence[str],
     deleted: str,
     columns: Sequence[str],
+    delivery: Sequence[str] = (),
 ) -> DataFrame:
     """The tombstones of ``incoming``'s keys as merge candidates with ``columns`` (those of
-    ``incoming``): deletes whose other values are null."""
+    ``incoming``): deletes whose other values are null.
+
+    A reconcile's tombstone (one with ``REMOVED_ROW``) is the removed row instead: still a
+    delete while no version of its key comes from a later ``delivery`` than the snapshot
+    that lacked it; with one, a live version (delivered with that snapshot), so the merge
+    keeps the greater of it and the versions read.
+    """
     keys = incoming.select(*[_col(key) for key in primary_key]).distinct()
     hits = having_keys(tombstones, keys, primary_key)
     present = [name for name in columns if name in hits.columns and name != deleted]
-    typed = with_columns_of(hits, incoming.schema, present)
+    keeps_rows = REMOVED_ROW in hits.columns and bool(delivery) and set(delivery) <= set(columns)
+    schema, wanted = incoming.schema, present
+    if keeps_rows:
+        hidden = {deleted, *delivery, *primary_key}
+        row_type = StructType([incoming.schema[name] for name in columns if name not in hidden])
+        restored = F.from_json(_col(REMOVED_ROW), row_type, _JSON_OPTIONS)
+        hits = hits.withColumn(_RESTORED, restored)
+        schema = StructType([*incoming.schema.fields, StructField(_RESTORED, row_type)])
+        wanted = [*present, _RESTORED]
+    typed = with_columns_of(hits, schema, wanted)
     missing = [name for name in columns if name not in present and name != deleted]
     for name in missing:
         typed = typed.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
+    if keeps_rows:
+        return _with_removed_rows(typed, incoming, primary_key, deleted, columns, delivery)
     return typed.withColumn(deleted, F.lit(True)).select(*[_col(name) for name in columns])
+
+
+def _with_removed_rows(
+    typed: DataFrame,
+    incoming: DataFrame,
+    primary_key: Sequence[str],
+    deleted: str,
+    columns: Sequence[str],
+    delivery: Sequence[str],
+) -> DataFrame:
+    """``as_candidates``' tombstones (with ``_RESTORED``: the removed row, or null) ranked
+    against the latest delivery of their key among ``incoming``: see there."""
+    latest = "__glue_incremental_latest_delivery"
+    aliases = [f"__glue_incremental_read_key_{index}" for index in range(len(primary_key))]
+    read = incoming.groupBy(
+        *[_col(key).alias(alias) for key, alias in zip(primary_key, aliases, strict=True)]
+    ).agg(F.max(F.struct(*[_col(name) for name in delivery])).alias(latest))
+    same = functools.reduce(
+        operator.and_,
+        [
+            _col(key).eqNullSafe(F.col(alias))
+            for key, alias in zip(primary_key, aliases, strict=True)
+        ],
+    )
+    rows = typed.join(read, same, "left")
+    gone = F.col(_RESTORED).isNotNull()
+    back = gone & _later(
+        [F.col(latest)[name] for name in delivery], [_col(name) for name in delivery]
+    )
+    out: list[Column] = []
+    for name in columns:
+        if name == deleted:
+            out.append((~back).alias(name))
+        elif name in primary_key:
+            out.append(_col(name))
+        elif name in delivery:
+            kept = _col(name)
+            if isinstance(incoming.schema[name].dataType, StringType):
+                kept = F.when(back, F.substring_index(kept, GONE_MARK[0], 1)).otherwise(kept)
+            out.append(kept.alias(name))
+        else:
+            out.append(F.when(gone, F.col(_RESTORED)[name]).otherwise(_col(name)).alias(name))
+    return rows.select(*out)
+
+
+def _later(left: Sequence[Column], right: Sequence[Column]) -> Column:
+    """Whether ``left`` comes after ``right`` compared in turn (a null is never later)."""
+    result = F.lit(False)
+    for one, other in reversed(list(zip(left, right, strict=True))):
+        result = F.coalesce(one > other, F.lit(False)) | (one.eqNullSafe(other) & result)
+    return result
+
+
+def mark_gone(rows: DataFrame, delivery: Sequence[str]) -> DataFrame:
+    """A reconcile's deletes (stamped with the snapshot lacking their keys): ``GONE_MARK`` on
+    the file name, so their tombstones keep the removed row (``entries``)."""
+    names = [name for name in delivery if isinstance(rows.schema[name].dataType, StringType)]
+    if not names:
+        return rows
+    return rows.withColumn(names[-1], F.concat(_col(names[-1]), F.lit(GONE_MARK)))
+
+
+def entries(
+    merged: DataFrame, kept: Sequence[str], deleted: str, delivery: Sequence[str] = ()
+) -> DataFrame:
+    """``merged``'s ``kept`` columns, ``REMOVED_ROW`` (a reconcile's delete: its values as JSON,
+    else null) and ``deleted``: what a tombstone stores of each winner."""
+    names = [name for name in delivery if isinstance(merged.schema[name].dataType, StringType)]
+    values = [name for name in merged.columns if name not in {deleted, *delivery}]
+    row = F.to_json(F.struct(*[_col(name) for name in values]), _JSON_OPTIONS)
+    gone = _col(names[-1]).endswith(GONE_MARK) if names else F.lit(False)
+    removed = F.when(F.coalesce(gone, F.lit(False)), row).otherwise(F.lit(None).cast("string"))
+    return merged.select(*[_col(name) for name in kept], removed.alias(REMOVED_ROW), _col(deleted))
 
 
 def after_merge(
@@ -62,10 +169,11 @@ def after_merge(
     primary_key: Sequence[str],
     kept: Sequence[str],
     deleted: str,
+    delivery: Sequence[str] = (),
 ) -> DataFrame:
     """The tombstones after a merge whose winners are ``merged`` (one row per key it decided):
     every winner that is a delete, and the old tombstones of the keys it did not decide."""
-    new = merged.where(F.col(deleted)).select(*[_col(name) for name in kept])
+    new = entries(merged, kept, deleted, delivery).where(F.col(deleted)).drop(deleted)
     if old is None:
         return new
     decided = merged.select(*[_col(key) for key in primary_key])
@@ -81,7 +189,7 @@ def after_merge(
         ],
     )
     rest = old.join(renamed, same, "left_anti")
-    return new.unionByName(with_columns_of(rest, new.schema, list(kept)))
+    return new.unionByName(with_columns_of(rest, new.schema, [*kept, REMOVED_ROW]))
 
 
 def changed(
@@ -141,6 +249,7 @@ def with_incoming_keys(
     primary_key: Sequence[str],
     deleted: str | None,
     prefer: str,
+    delivery: Sequence[str] = (),
 ) -> tuple[DataFrame, DataFrame | None]:
     """``candidates`` plus the tombstones of the incoming keys (a removed key's last version:
     an older one read now loses to it as to a stored row), and the tombstones read."""
@@ -149,7 +258,7 @@ def with_incoming_keys(
     old = read(spark, _join(target_uri, TOMBSTONE_DIR))
     if old is None:
         return candidates, None
-    buried = as_candidates(old, incoming, primary_key, deleted, incoming.columns)
+    buried = as_candidates(old, incoming, primary_key, deleted, incoming.columns, delivery)
     return candidates.unionByName(buried.withColumn(prefer, F.lit(0))), old
 
 
@@ -166,7 +275,7 @@ def to_publish(
     if deleted is None:
         return False
     kept = kept_columns(primary_key, order_by, delivery)
-    return after_merge(old, merged, primary_key, kept, deleted)
+    return after_merge(old, merged, primary_key, kept, deleted, delivery)
 
 
 def stage(stage_uri: str, kept: DataFrame | Literal[False]) -> set[str]:

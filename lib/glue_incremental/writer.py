@@ -158,6 +158,7 @@ def upsert(
             primary_key,
             None if replace_all else deleted,
             prefer,
+            delivery,
         )
         merged = merge_latest(
             candidates,
@@ -228,7 +229,7 @@ def upsert(
         )
         candidates = stored.unionByName(candidates)
     candidates, old_tombstones = tombstones.with_incoming_keys(
-        spark, target_uri, candidates, incoming, primary_key, deleted, prefer
+        spark, target_uri, candidates, incoming, primary_key, deleted, prefer, delivery
     )
     merged = merge_latest(
         candidates, primary_key, order_by, prefer=prefer, delivery=delivery, keep_delivery=True
