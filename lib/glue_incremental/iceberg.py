@@ -138,6 +138,7 @@ def resolve_upserts(
         prefer=prefer,
         delivery=delivery,
         keep_delivery=keep_delivery,
+        deleted=deleted,
     )
 
 

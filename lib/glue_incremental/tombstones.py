@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.window import Window
 
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.key_index import having_keys
@@ -38,6 +39,8 @@ REMOVED_ROW = "__glue_incremental_removed_row"
 # name holds one, so the delete ranks exactly as its snapshot's delivery does.
 GONE_MARK = "\x00gone"
 _RESTORED = "__glue_incremental_restored"
+# The merge's per-key column of a key a reconcile removed: ``absent_versions``.
+GONE_AT = "__glue_incremental_gone_at"
 # Microseconds kept (Spark's JSON default keeps milliseconds).
 _JSON_OPTIONS = {
     "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
@@ -62,13 +65,9 @@ def as_candidates(
     delivery: Sequence[str] = (),
 ) -> DataFrame:
     """The tombstones of ``incoming``'s keys as merge candidates with ``columns`` (those of
-    ``incoming``): deletes whose other values are null.
-
-    A reconcile's tombstone (one with ``REMOVED_ROW``) is the removed row instead: still a
-    delete while no version of its key comes from a later ``delivery`` than the snapshot
-    that lacked it; with one, a live version (delivered with that snapshot), so the merge
-    keeps the greater of it and the versions read.
-    """
+    ``incoming``): deletes whose other values are null, or, for a reconcile's tombstone (with
+    ``REMOVED_ROW``), the removed row's values, which the merge ranks as ``absent_versions``
+    says."""
     keys = incoming.select(*[_col(key) for key in primary_key]).distinct()
     hits = having_keys(tombstones, keys, primary_key)
     present = [name for name in columns if name in hits.columns and name != deleted]
@@ -85,52 +84,63 @@ def as_candidates(
     missing = [name for name in columns if name not in present and name != deleted]
     for name in missing:
         typed = typed.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
-    if keeps_rows:
-        return _with_removed_rows(typed, incoming, primary_key, deleted, columns, delivery)
-    return typed.withColumn(deleted, F.lit(True)).select(*[_col(name) for name in columns])
-
-
-def _with_removed_rows(
-    typed: DataFrame,
-    incoming: DataFrame,
-    primary_key: Sequence[str],
-    deleted: str,
-    columns: Sequence[str],
-    delivery: Sequence[str],
-) -> DataFrame:
-    """``as_candidates``' tombstones (with ``_RESTORED``: the removed row, or null) ranked
-    against the latest delivery of their key among ``incoming``: see there."""
-    latest = "__glue_incremental_latest_delivery"
-    aliases = [f"__glue_incremental_read_key_{index}" for index in range(len(primary_key))]
-    read = incoming.groupBy(
-        *[_col(key).alias(alias) for key, alias in zip(primary_key, aliases, strict=True)]
-    ).agg(F.max(F.struct(*[_col(name) for name in delivery])).alias(latest))
-    same = functools.reduce(
-        operator.and_,
-        [
-            _col(key).eqNullSafe(F.col(alias))
-            for key, alias in zip(primary_key, aliases, strict=True)
-        ],
-    )
-    rows = typed.join(read, same, "left")
-    gone = F.col(_RESTORED).isNotNull()
-    back = gone & _later(
-        [F.col(latest)[name] for name in delivery], [_col(name) for name in delivery]
-    )
     out: list[Column] = []
     for name in columns:
         if name == deleted:
-            out.append((~back).alias(name))
-        elif name in primary_key:
-            out.append(_col(name))
-        elif name in delivery:
-            kept = _col(name)
-            if isinstance(incoming.schema[name].dataType, StringType):
-                kept = F.when(back, F.substring_index(kept, GONE_MARK[0], 1)).otherwise(kept)
-            out.append(kept.alias(name))
+            out.append(F.lit(True).alias(name))
+        elif keeps_rows and name not in primary_key and name not in delivery:
+            restored_value = F.col(_RESTORED)[name]
+            out.append(F.coalesce(restored_value, _col(name)).alias(name))
         else:
-            out.append(F.when(gone, F.col(_RESTORED)[name]).otherwise(_col(name)).alias(name))
-    return rows.select(*out)
+            out.append(_col(name))
+    return typed.select(*out)
+
+
+def absent_versions(
+    candidates: DataFrame, primary_key: Sequence[str], delivery: Sequence[str], deleted: str
+) -> DataFrame:
+    """The merge's candidates with each reconcile's delete of a snapshot source (the gone row
+    just made, or a tombstone's: ``mark_gone``) turned into what it is, the removed row as a
+    version of an unknown (earliest) delivery, and ``GONE_AT``: for each such key, the
+    delivery of the snapshot that lacked it, unless a candidate comes from a later delivery
+    (a newer snapshot has the key: it is back). ``still_gone`` applies it to the winners."""
+    names = _file_names(candidates, delivery)
+    if not names:
+        return candidates
+    absent = F.coalesce(F.col(deleted) & _col(names[-1]).endswith(GONE_MARK), F.lit(False))
+    stamp = F.struct(*[_col(name) for name in delivery])
+    same_key = Window.partitionBy(*[_col(key) for key in primary_key])
+    gone_at = F.max(F.when(absent, stamp)).over(same_key)
+    latest = F.max(F.when(~absent, stamp)).over(same_key)
+    back = _later([latest[name] for name in delivery], [gone_at[name] for name in delivery])
+    out: list[Column] = []
+    for name in candidates.columns:
+        if name == deleted:
+            out.append(F.when(absent, F.lit(False)).otherwise(_col(name)).alias(name))
+        elif name in delivery:
+            unknown = F.lit(None).cast(candidates.schema[name].dataType)
+            out.append(F.when(absent, unknown).otherwise(_col(name)).alias(name))
+        else:
+            out.append(_col(name))
+    return candidates.select(*out, F.when(~back, gone_at).alias(GONE_AT))
+
+
+def still_gone(merged: DataFrame, delivery: Sequence[str], deleted: str) -> DataFrame:
+    """``absent_versions``' winners: a key no later delivery brought back stays removed, its
+    tombstone the greatest version seen (a soft delete that won stays one); without
+    ``GONE_AT``."""
+    if GONE_AT not in merged.columns:
+        return merged
+    gone = F.col(GONE_AT).isNotNull() & ~F.col(deleted)
+    out: list[Column] = []
+    for name in merged.columns:
+        if name == deleted:
+            out.append((F.col(deleted) | gone).alias(name))
+        elif name in delivery:
+            out.append(F.when(gone, F.col(GONE_AT)[name]).otherwise(_col(name)).alias(name))
+        elif name != GONE_AT:
+            out.append(_col(name))
+    return merged.select(*out)
 
 
 def _later(left: Sequence[Column], right: Sequence[Column]) -> Column:
@@ -141,10 +151,19 @@ def _later(left: Sequence[Column], right: Sequence[Column]) -> Column:
     return result
 
 
+def _file_names(frame: DataFrame, delivery: Sequence[str]) -> list[str]:
+    """The text ``delivery`` columns of ``frame`` (the file name: ``GONE_MARK``'s place)."""
+    return [
+        name
+        for name in delivery
+        if name in frame.columns and isinstance(frame.schema[name].dataType, StringType)
+    ]
+
+
 def mark_gone(rows: DataFrame, delivery: Sequence[str]) -> DataFrame:
     """A reconcile's deletes (stamped with the snapshot lacking their keys): ``GONE_MARK`` on
     the file name, so their tombstones keep the removed row (``entries``)."""
-    names = [name for name in delivery if isinstance(rows.schema[name].dataType, StringType)]
+    names = _file_names(rows, delivery)
     if not names:
         return rows
     return rows.withColumn(names[-1], F.concat(_col(names[-1]), F.lit(GONE_MARK)))
@@ -155,7 +174,7 @@ def entries(
 ) -> DataFrame:
     """``merged``'s ``kept`` columns, ``REMOVED_ROW`` (a reconcile's delete: its values as JSON,
     else null) and ``deleted``: what a tombstone stores of each winner."""
-    names = [name for name in delivery if isinstance(merged.schema[name].dataType, StringType)]
+    names = _file_names(merged, delivery)
     values = [name for name in merged.columns if name not in {deleted, *delivery}]
     row = F.to_json(F.struct(*[_col(name) for name in values]), _JSON_OPTIONS)
     gone = _col(names[-1]).endswith(GONE_MARK) if names else F.lit(False)
