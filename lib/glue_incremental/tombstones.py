@@ -8,11 +8,13 @@ in a later run; a newer version brings the key back and removes its tombstone
 (``after_merge``). Parquet keeps them under ``<target>/_tombstones/`` in the publish's
 write-ahead intent (``writer``); Iceberg in ``<table>__tombstone`` (``iceberg``). First run
 (or a full reload): the tombstones are the deletes among the rows read, nothing older.
-A reconcile's tombstone of a file-snapshot source (``mark_gone``) also keeps the removed
-row (``REMOVED_ROW``): a version from a later delivery than the snapshot that lacked the key
-brings the key back whatever its watermark, with the greatest version ever seen, as a full
-refresh of the snapshots has it. A tombstone without the row (a soft delete's, or one written
-before it was kept) ranks as a delete by its version, as before.
+A reconcile's delete of a file-snapshot source (``mark_gone``) is an absence, not a
+version: its tombstone keeps the removed row (``REMOVED_ROW``), and the merge
+(``absent_versions``, ``still_gone``) keeps the key out, holding the greatest version seen,
+until a version comes from a later delivery than the snapshot that lacked the key; then the
+key is back with that greatest version, whatever the watermark of the one that brought it, as
+a full refresh of the snapshots has it. A tombstone without the row (a soft delete's, or one
+written before it was kept) ranks as a delete by its version, as before.
 Nothing bounds their number yet: one per key ever deleted and not back. ``docs/deletes.md``.
 """
 
