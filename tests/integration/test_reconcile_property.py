@@ -72,6 +72,18 @@ EVERY_CHANGE = SnapshotHistory(
 )
 
 
+def _restored_older(before: list[list[dict]], rows: list[dict]) -> int:
+    """Keys gone from the last snapshot that ``rows`` bring back with an older watermark."""
+    latest: dict[int, int] = {}
+    for row in (row for rows in before for row in rows):
+        latest[row["id"]] = max(latest.get(row["id"], row["updated"]), row["updated"])
+    last = {row["id"] for row in before[-1]} if before else set()
+    older = [
+        row for row in rows if row["id"] not in last and row["updated"] < latest.get(row["id"], 0)
+    ]
+    return len(older)
+
+
 @settings(max_examples=settings.default.max_examples if IN_DEEP_RUN else 1, deadline=None)
 @given(history=snapshot_histories(max_steps=5 if IN_DEEP_RUN else 3))
 @example(history=EVERY_CHANGE)
@@ -83,10 +95,11 @@ def test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_eq
     target = a_target(kind, spark, tmp, request)
     options = {"file_snapshots": True, "reconcile_max_fraction": 1.0, **target.options}
     job = Job(spark, tmp, store, job_name=f"snap-{tmp.name}", **options)
-    snapshots, loaded, crashes, changes = [], set(), 0, 0
+    snapshots, loaded, crashes, changes, restores = [], set(), 0, 0, 0
     schema, read_widened = "", False
     for step in history.steps:
         if isinstance(step, Snapshot):
+            restores += _restored_older(snapshots, step.rows)
             job.land(step.rows)
             snapshots.append(step.rows)
             loaded.update(step.declared())
@@ -107,6 +120,7 @@ def test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_eq
             crashes += 1
     event(f"runs that crashed: {min(crashes, 2)}{'+' if crashes > 2 else ''}")
     event(f"schema changes: {min(changes, 2)}{'+' if changes > 2 else ''}")
+    event(f"keys back with an older watermark: {min(restores, 1)}{'+' if restores > 1 else ''}")
     if history is EVERY_CHANGE:
         assert crashes == 1, "the example's crash point was not reached"
 
