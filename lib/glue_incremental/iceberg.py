@@ -420,9 +420,10 @@ def publish_upsert(
             )
         buried = None
         if deleted is not None and old_tombstones is not None:
+            # Read now: the side table changes before the MERGE, which must not re-read it.
             buried = tombstones.as_candidates(
                 old_tombstones, incoming, primary_key, deleted, incoming.columns, delivery
-            )
+            ).localCheckpoint()
         merged = resolve_upserts(
             incoming,
             existing,

@@ -47,11 +47,13 @@ def _snapshot(columns: tuple[str, ...], widened: bool, *rows: tuple) -> Snapshot
 # one-file batch after the publish, before the DynamoDB commit (a reconcile every second
 # run); then `value` disappears, `discount` appears and `qty` widens: keys 1 and 4
 # re-delivered unchanged lose `value` and gain `discount`, key 3 takes a bigint quantity,
-# key 2 comes back, and key 1 leaves at the closing reconcile.
+# key 2 comes back restored from an older copy (watermark 3, older than the 5 it left at: it
+# returns as it left, with `value` and a widened quantity), and key 1 leaves at the closing
+# reconcile.
 EVERY_CHANGE = SnapshotHistory(
     2,
     [
-        _snapshot(V, False, (1, "a", 1, 1, "x"), (2, "a", 1, 2, "x"), (3, "b", 1, 3, "x")),
+        _snapshot(V, False, (1, "a", 1, 1, "x"), (2, "a", 5, 2, "x"), (3, "b", 1, 3, "x")),
         SnapshotRun(None, None, False),
         _snapshot(V, False, (1, "a", 1, 1, "x"), (3, "a", 2, 3, "y")),
         _snapshot(V, False, (1, "a", 1, 1, "x"), (3, "a", 2, 3, "y"), (4, "b", 1, 4, "w")),
