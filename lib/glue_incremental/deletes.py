@@ -168,10 +168,21 @@ def check_roles(
             )
 
 
-def mark(rows: DataFrame, marker: DeleteMarker | None, *, keep_marker: bool) -> DataFrame:
-    """``rows`` with the ``DELETED`` column (and without the marker unless ``keep_marker``)."""
+def mark(
+    rows: DataFrame,
+    marker: DeleteMarker | None,
+    *,
+    keep_marker: bool,
+    reads_tombstones: bool = False,
+) -> DataFrame:
+    """``rows`` with the ``DELETED`` column (and without the marker unless ``keep_marker``).
+
+    ``reads_tombstones`` (a source of full snapshots, whose reconciles leave tombstones): the
+    column even without a marker, all false, so every merge, reconciling or not, ranks the
+    rows read against the tombstones of their keys (``tombstones.as_candidates``).
+    """
     if marker is None:
-        return rows
+        return rows.withColumn(DELETED, F.lit(False)) if reads_tombstones else rows
     marked = rows.withColumn(DELETED, marker.predicate(rows))
     return marked if keep_marker else marked.drop(marker.column)
 

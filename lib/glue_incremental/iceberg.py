@@ -138,6 +138,7 @@ def resolve_upserts(
         prefer=prefer,
         delivery=delivery,
         keep_delivery=keep_delivery,
+        deleted=deleted,
     )
 
 
@@ -419,9 +420,10 @@ def publish_upsert(
             )
         buried = None
         if deleted is not None and old_tombstones is not None:
+            # Read now: the side table changes before the MERGE, which must not re-read it.
             buried = tombstones.as_candidates(
-                old_tombstones, incoming, primary_key, deleted, incoming.columns
-            )
+                old_tombstones, incoming, primary_key, deleted, incoming.columns, delivery
+            ).localCheckpoint()
         merged = resolve_upserts(
             incoming,
             existing,
@@ -456,6 +458,7 @@ def publish_upsert(
             primary_key,
             deleted,
             replace_all=replace_all,
+            delivery=delivery,
         )
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)

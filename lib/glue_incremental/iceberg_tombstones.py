@@ -1,7 +1,9 @@
 """An Iceberg target's tombstones (``tombstones``), in a side table readers never query.
 
 ``<database>.<table>__tombstone`` holds, for each key removed by a delete and not back,
-its last version: the primary key, the watermark and the delivery columns. A merge with
+its last version: the primary key, the watermark and the delivery columns (a reconcile's
+also the removed row, ``tombstones.REMOVED_ROW``; a side table written before it gains the
+column on its next change). A merge with
 deletes on reads the tombstones of its keys as stored deletes, then updates the table
 before the run's snapshot, as ``iceberg_deliveries`` does: a crash in between leaves the
 tombstones of a run that did not commit, which are the very ones its rerun writes again
@@ -17,6 +19,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from glue_incremental import iceberg, tombstones
 
@@ -44,6 +47,7 @@ def record(
     deleted: str | None,
     *,
     replace_all: bool,
+    delivery: Sequence[str] = (),
 ) -> None:
     """Keep the tombstones ``merged`` (one winner per key, with ``deleted``) leaves: a full
     reload replaces them all (none without deletes); an upsert adds, moves or removes the
@@ -53,20 +57,28 @@ def record(
         if replace_all and old is not None:
             spark.sql(f"DELETE FROM {side.quoted}")
         return
-    entries = merged.select(*[F.col(f"`{name}`") for name in [*kept, deleted]])
+    entries = tombstones.entries(merged, kept, deleted, delivery)
     if replace_all:
-        iceberg.create_table(spark, side, entries.drop(deleted).schema, ())
+        _create_or_extend(spark, side, entries.drop(deleted).schema)
         entries.where(F.col(deleted)).drop(deleted).writeTo(side.name).overwrite(F.lit(True))
         return
     if not tombstones.changed(old, merged, primary_key, deleted):
         return
-    iceberg.create_table(spark, side, entries.drop(deleted).schema, ())
+    _create_or_extend(spark, side, entries.drop(deleted).schema)
     view = f"glue_incremental_tombstones_{os.getpid()}"
     entries.createOrReplaceTempView(view)
     try:
-        spark.sql(_merge_statement(side.quoted, view, kept, primary_key, deleted))
+        stored = [*kept, tombstones.REMOVED_ROW]
+        spark.sql(_merge_statement(side.quoted, view, stored, primary_key, deleted))
     finally:
         spark.catalog.dropTempView(view)
+
+
+def _create_or_extend(spark: Any, side: iceberg.IcebergTarget, schema: StructType) -> None:
+    """The side table, created, or given ``REMOVED_ROW`` if an earlier version made it."""
+    iceberg.create_table(spark, side, schema, ())
+    if tombstones.REMOVED_ROW not in spark.table(side.name).columns:
+        spark.sql(f"ALTER TABLE {side.quoted} ADD COLUMN `{tombstones.REMOVED_ROW}` string")
 
 
 def _merge_statement(

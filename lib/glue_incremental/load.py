@@ -181,7 +181,12 @@ def _load_rows(
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     full_reload = not run.bookmark.reads_state or run.previous() is None
     if rows is not None:
-        rows = deletes.mark(rows, config.delete_marker, keep_marker=config.keep_delete_marker)
+        rows = deletes.mark(
+            rows,
+            config.delete_marker,
+            keep_marker=config.keep_delete_marker,
+            reads_tombstones=config.file_snapshots,
+        )
     hidden = (*delivery, deletes.DELETED)  # merge-only columns, never compared or written
     runs_since = (run.previous() or {}).get("runs_since_reconcile")
     reconciles = not full_reload and reconcile.due(config, runs_since, on_demand=config.reconcile)

@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from glue_incremental import deletes
+from glue_incremental import deletes, tombstones
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.run_summary import JsonValue
@@ -153,7 +153,9 @@ def with_gone_keys(
     wins as the row just read does; a newer version of the key read by this run still wins
     (the key came back, or was deleted after the read: the next reconcile decides). Delivery
     columns ``source_keys`` returns (a snapshot's) are the delete's delivery: it is delivered
-    with the snapshot that lacks the key, after any stored row's.
+    with the snapshot that lacks the key, after any stored row's; its tombstone keeps the
+    removed row (``tombstones.mark_gone``), so a later snapshot that has the key again
+    brings it back, whatever the watermark it has there.
     """
     if deletes.DELETED not in rows.columns:
         rows = rows.withColumn(deletes.DELETED, F.lit(False))
@@ -182,6 +184,7 @@ def with_gone_keys(
         gone = _by_key(stored, gone_keys, config.primary_key, "left_semi")
         if stamped:
             gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
+            gone = tombstones.mark_gone(gone, stamped)
         gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
         # Read now, before the run evolves the target (``Target.evolve``): a widened column
         # rewrites every Parquet partition (the files the plan names are gone) and Iceberg

@@ -67,6 +67,7 @@ def merge_latest(
     prefer: str | None = None,
     delivery: Sequence[str] = (),
     keep_delivery: bool = False,
+    deleted: str | None = None,
 ) -> DataFrame:
     """Keep one row per primary key: the one with the greatest ``order_by``.
 
@@ -78,10 +79,13 @@ def merge_latest(
     with no delivery to compare, as for JDBC, the source's current row wins),
     then the greater xxhash64 of the row's values (so two runs seeing the same
     candidates keep the same one). ``prefer`` is dropped from the result, and
-    ``delivery`` columns too unless ``keep_delivery``.
+    ``delivery`` columns too unless ``keep_delivery``. ``deleted``: a reconcile's delete of a
+    snapshot source ranks as ``tombstones.absent_versions`` says.
     """
     if not primary_key:
         raise ValueError("merge_latest needs a primary key")
+    if deleted is not None:
+        df = tombstones.absent_versions(df, primary_key, delivery, deleted)
     dropped = {prefer, *delivery}
     data_columns = [name for name in df.columns if name not in dropped]
     ordering: list[Column] = []
@@ -90,12 +94,14 @@ def merge_latest(
     ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
     if prefer:
         ordering.append(F.col(prefer).desc())
-    ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in data_columns]).desc())
+    hashed = [name for name in data_columns if name != tombstones.GONE_AT]
+    ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in hashed]).desc())
     window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
     rank = "__glue_incremental_rank"
     ranked = df.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1)
     kept = [*data_columns, *(delivery if keep_delivery else ())]
-    return ranked.select(*[F.col(f"`{name}`") for name in kept])
+    merged = ranked.select(*[F.col(f"`{name}`") for name in kept])
+    return merged if deleted is None else tombstones.still_gone(merged, delivery, deleted)
 
 
 PartitionMoves = Literal["detect", "ignore"]
@@ -158,6 +164,7 @@ def upsert(
             primary_key,
             None if replace_all else deleted,
             prefer,
+            delivery,
         )
         merged = merge_latest(
             candidates,
@@ -166,6 +173,7 @@ def upsert(
             prefer=prefer,
             delivery=delivery,
             keep_delivery=True,
+            deleted=deleted,
         )
         kept_tombstones = tombstones.to_publish(
             old_tombstones, merged, primary_key, order_by, delivery, deleted
@@ -228,10 +236,16 @@ def upsert(
         )
         candidates = stored.unionByName(candidates)
     candidates, old_tombstones = tombstones.with_incoming_keys(
-        spark, target_uri, candidates, incoming, primary_key, deleted, prefer
+        spark, target_uri, candidates, incoming, primary_key, deleted, prefer, delivery
     )
     merged = merge_latest(
-        candidates, primary_key, order_by, prefer=prefer, delivery=delivery, keep_delivery=True
+        candidates,
+        primary_key,
+        order_by,
+        prefer=prefer,
+        delivery=delivery,
+        keep_delivery=True,
+        deleted=deleted,
     )
     removed = deletes.count_removed(merged, existing, primary_key, deleted)
     kept_tombstones = None

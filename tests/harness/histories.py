@@ -201,19 +201,31 @@ def snapshot_row(
 
 @st.composite
 def _snapshot(
-    draw: Any, last: dict[int, dict[str, Any]], columns: tuple[str, ...], widened: bool
+    draw: Any,
+    last: dict[int, dict[str, Any]],
+    columns: tuple[str, ...],
+    widened: bool,
+    previous: frozenset[int] = frozenset(),
 ) -> Snapshot:
     """The source now: a non-empty subset of keys 1..5 (a key absent is gone, it may come
-    back). A key's watermark never moves back (a source row's update time), so a present key
-    keeps its row, or changes it (value, quantity, partition) at the same or a later
-    watermark. A row kept unchanged carries the snapshot's columns: one that appeared is
-    there, one that disappeared is not."""
+    back). A present key keeps its row, or changes it (value, quantity, partition) at the
+    same or a later watermark (a source row's update time); a key gone from the
+    ``previous`` snapshot may come back restored from an older copy: an older watermark
+    than its last one, in either partition. A row kept unchanged carries the snapshot's
+    columns: one that appeared is there, one that disappeared is not."""
     keys = draw(st.sets(st.integers(1, 5), min_size=1, max_size=5))
     qty = st.integers(0, 9) | (st.just(INT_MAX + 7) if widened else st.nothing())
     rows = []
     for key in sorted(keys):
         before = last.get(key)
-        if before is None or not draw(st.booleans()):
+        gone = before is not None and key not in previous and before["updated"] > 1
+        if gone and draw(st.booleans()):
+            assert before is not None
+            older = draw(st.integers(1, before["updated"] - 1))
+            part = draw(st.sampled_from("ab"))
+            before = {**before, "part": part, "updated": older, "text": f"r{key}.{len(last)}"}
+            last[key] = before
+        elif before is None or not draw(st.booleans()):
             updated = (before["updated"] if before else 1) + draw(st.integers(0, 3))
             text = f"v{key}.{len(last)}.{draw(st.integers(0, 9))}"
             before = {"part": draw(st.sampled_from("ab")), "updated": updated, "text": text}
@@ -238,6 +250,7 @@ def snapshot_histories(draw: Any, *, max_steps: int = 5) -> SnapshotHistory:
     runs = st.builds(SnapshotRun, batch_files, st.none() | st.integers(1, 12), st.booleans())
     columns, widened = _columns(draw), False
     steps: list[Snapshot | SnapshotRun] = [draw(_snapshot(last, columns, widened))]
+    previous = frozenset(row["id"] for row in steps[0].rows)
     for _ in range(draw(st.integers(0, max_steps))):
         if not draw(st.booleans()):
             steps.append(draw(runs))
@@ -247,7 +260,9 @@ def snapshot_histories(draw: Any, *, max_steps: int = 5) -> SnapshotHistory:
             if changed != (columns, widened):
                 steps.append(SnapshotRun(draw(batch_files), None, draw(st.booleans())))
                 columns, widened = changed
-        steps.append(draw(_snapshot(last, columns, widened)))
+        snapshot = draw(_snapshot(last, columns, widened, previous))
+        steps.append(snapshot)
+        previous = frozenset(row["id"] for row in snapshot.rows)
     steps.append(SnapshotRun(draw(batch_files), None, False))
     steps.append(SnapshotRun(draw(batch_files), None, True))
     return SnapshotHistory(draw(st.integers(0, 3)), steps)

@@ -82,7 +82,13 @@ def visible_rows(target: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def as_tuples(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> list[tuple]:
-    return sorted(tuple(row.get(name) for name in columns) for row in rows)
+    """Rows as sorted tuples of ``columns`` (a null sorts first: a key's greatest version may
+    come from a delivery that lacked a column others carry)."""
+    return sorted((tuple(row.get(name) for name in columns) for row in rows), key=_nulls_first)
+
+
+def _nulls_first(values: tuple) -> tuple:
+    return tuple((False, 0) if value is None else (True, value) for value in values)
 
 
 def without_deletes(

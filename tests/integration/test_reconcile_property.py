@@ -47,11 +47,13 @@ def _snapshot(columns: tuple[str, ...], widened: bool, *rows: tuple) -> Snapshot
 # one-file batch after the publish, before the DynamoDB commit (a reconcile every second
 # run); then `value` disappears, `discount` appears and `qty` widens: keys 1 and 4
 # re-delivered unchanged lose `value` and gain `discount`, key 3 takes a bigint quantity,
-# key 2 comes back, and key 1 leaves at the closing reconcile.
+# key 2 comes back restored from an older copy (watermark 3, older than the 5 it left at: it
+# returns as it left, with `value` and a widened quantity), and key 1 leaves at the closing
+# reconcile.
 EVERY_CHANGE = SnapshotHistory(
     2,
     [
-        _snapshot(V, False, (1, "a", 1, 1, "x"), (2, "a", 1, 2, "x"), (3, "b", 1, 3, "x")),
+        _snapshot(V, False, (1, "a", 1, 1, "x"), (2, "a", 5, 2, "x"), (3, "b", 1, 3, "x")),
         SnapshotRun(None, None, False),
         _snapshot(V, False, (1, "a", 1, 1, "x"), (3, "a", 2, 3, "y")),
         _snapshot(V, False, (1, "a", 1, 1, "x"), (3, "a", 2, 3, "y"), (4, "b", 1, 4, "w")),
@@ -72,6 +74,18 @@ EVERY_CHANGE = SnapshotHistory(
 )
 
 
+def _restored_older(before: list[list[dict]], rows: list[dict]) -> int:
+    """Keys gone from the last snapshot that ``rows`` bring back with an older watermark."""
+    latest: dict[int, int] = {}
+    for row in (row for rows in before for row in rows):
+        latest[row["id"]] = max(latest.get(row["id"], row["updated"]), row["updated"])
+    last = {row["id"] for row in before[-1]} if before else set()
+    older = [
+        row for row in rows if row["id"] not in last and row["updated"] < latest.get(row["id"], 0)
+    ]
+    return len(older)
+
+
 @settings(max_examples=settings.default.max_examples if IN_DEEP_RUN else 1, deadline=None)
 @given(history=snapshot_histories(max_steps=5 if IN_DEEP_RUN else 3))
 @example(history=EVERY_CHANGE)
@@ -83,10 +97,11 @@ def test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_eq
     target = a_target(kind, spark, tmp, request)
     options = {"file_snapshots": True, "reconcile_max_fraction": 1.0, **target.options}
     job = Job(spark, tmp, store, job_name=f"snap-{tmp.name}", **options)
-    snapshots, loaded, crashes, changes = [], set(), 0, 0
+    snapshots, loaded, crashes, changes, restores = [], set(), 0, 0, 0
     schema, read_widened = "", False
     for step in history.steps:
         if isinstance(step, Snapshot):
+            restores += _restored_older(snapshots, step.rows)
             job.land(step.rows)
             snapshots.append(step.rows)
             loaded.update(step.declared())
@@ -107,6 +122,7 @@ def test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_eq
             crashes += 1
     event(f"runs that crashed: {min(crashes, 2)}{'+' if crashes > 2 else ''}")
     event(f"schema changes: {min(changes, 2)}{'+' if changes > 2 else ''}")
+    event(f"keys back with an older watermark: {min(restores, 1)}{'+' if restores > 1 else ''}")
     if history is EVERY_CHANGE:
         assert crashes == 1, "the example's crash point was not reached"
 

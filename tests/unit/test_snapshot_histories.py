@@ -58,3 +58,34 @@ def test_one_history_can_add_a_column_drop_a_column_and_widen_the_quantity():
         ),
     )  # not shrunk: any such history will do
     assert every_change(found)
+
+
+def test_a_key_gone_from_a_snapshot_can_come_back_with_an_older_watermark():
+    def restored_older(history: SnapshotHistory) -> bool:
+        seen: dict[int, int] = {}
+        previous: set[int] = set()
+        for snapshot in _snapshots(history):
+            for row in snapshot.rows:
+                if row["id"] not in previous and row["updated"] < seen.get(row["id"], 0):
+                    return True
+                seen[row["id"]] = max(seen.get(row["id"], 0), row["updated"])
+            previous = {row["id"] for row in snapshot.rows}
+        return False
+
+    found = find(
+        snapshot_histories(),
+        restored_older,
+        settings=settings(
+            phases=[Phase.generate], database=None, derandomize=True, max_examples=1000
+        ),
+    )
+    assert restored_older(found)
+
+
+@given(history=snapshot_histories())
+def test_a_present_key_never_moves_its_watermark_back(history):
+    previous: dict[int, int] = {}
+    for snapshot in _snapshots(history):
+        for row in snapshot.rows:
+            assert row["updated"] >= previous.get(row["id"], row["updated"])
+        previous = {row["id"]: row["updated"] for row in snapshot.rows}

@@ -63,3 +63,89 @@ def test_an_older_version_after_a_delete_loses_to_its_tombstone_and_a_newer_one_
     assert latest_kept([older], delete, ORDER) == delete
     assert latest_kept([newer], delete, ORDER) == newer
     assert latest_kept([tie], {**delete, "delivery": None}, ORDER) == tie  # read beats stored
+
+
+# -- a reconcile's delete of a snapshot source: an absence, not a version ---------------------
+
+UNKNOWN = -1  # the removed row's delivery as the merge ranks it: earliest
+
+
+def reconcile_in_batches(
+    snapshots: Sequence[Sequence[Mapping[str, Any]]], events: Sequence[tuple[str, int]]
+) -> list[dict[str, Any]]:
+    """The incremental rule (``tombstones.absent_versions``): each batch reads the next files
+        (in delivery order), reconciling against the newest snapshot landed; a removed key stays
+        out holding its greatest version until a version from a later delivery than the snapshot
+        that lacked it is read. ``events``: ``("land", 0)``, or a batch of at most ``files``
+    files, ``("batch", files)`` or ``("reconcile", files)``."""
+    stored: dict[int, Mapping[str, Any]] = {}
+    gone: dict[int, tuple[Mapping[str, Any], int]] = {}  # key: (greatest version, gone at)
+    landed = read = 0
+    for event, files in events:
+        if event == "land":
+            landed += 1
+            continue
+        end = min(landed, read + files)
+        batch = [row for rows in snapshots[read:end] for row in rows]
+        read = end
+        newest = {row["id"] for row in snapshots[landed - 1]}
+        absent = {key: landed - 1 for key in stored if key not in newest and event == "reconcile"}
+        for key in {row["id"] for row in batch} | set(absent):
+            versions = [row for row in batch if row["id"] == key]
+            removed, gone_at = gone.pop(key, (None, None))
+            kept = stored.pop(key, None)
+            if key in absent:
+                removed, gone_at = kept, absent[key]
+            candidates = [*versions, *([kept] if kept else [])]
+            if removed is not None:
+                candidates.append({**removed, "delivery": UNKNOWN})
+            winner = latest_kept(candidates, None, ORDER)
+            assert winner is not None
+            back = gone_at is None or any(row["delivery"] > gone_at for row in versions)
+            if back:
+                stored[key] = winner
+            else:
+                gone[key] = (winner, gone_at)
+    return sorted((dict(row) for row in stored.values()), key=str)
+
+
+SNAPSHOTS = st.lists(
+    st.lists(st.tuples(st.integers(1, 3), st.integers(0, 4)), min_size=1, max_size=3),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(SNAPSHOTS, st.lists(st.integers(1, 3), max_size=6), st.randoms(use_true_random=False))
+def test_property_snapshots_reconciled_in_batches_end_where_the_full_refresh_does(
+    drawn, sizes, random
+):
+    snapshots = [
+        list(
+            {
+                key: {"id": key, "updated": updated, "delivery": number, "value": f"{number}.{key}"}
+                for key, updated in rows
+            }.values()
+        )
+        for number, rows in enumerate(drawn)
+    ]
+    events: list[tuple[str, int]] = []
+    landed = 0
+    for size in sizes:  # batches between landings, reading files landed so far
+        while landed < len(snapshots) and (landed == 0 or random.random() < 0.5):
+            events.append(("land", 0))
+            landed += 1
+        events.append((random.choice(["batch", "reconcile"]), size))
+    events += [("land", 0)] * (len(snapshots) - landed)
+    events += [("batch", len(snapshots)), ("reconcile", 0)]  # the rest, a closing reconcile
+
+    expected = reference.latest_snapshot_merged(
+        [[{k: v for k, v in row.items() if k != "delivery"} for row in rows] for rows in snapshots],
+        ["id"],
+        "updated",
+    )
+    seen = [
+        {k: v for k, v in row.items() if k != "delivery"}
+        for row in reconcile_in_batches(snapshots, events)
+    ]
+    assert sorted(seen, key=str) == sorted(expected, key=str)
