@@ -81,9 +81,15 @@ def _point(
     source = FileSource(root / "source", ctx.scale.files_per_directory, rows_per_file)
     source.write_history(files, time.time())
     per_batch = max(1, -(-files // batches))
-    unbounded = run_ours(ctx, "bench_unbounded", source, root / "unbounded")
+    # Each point's runs under their own job names: their own states, their own first loads.
+    unbounded = run_ours(ctx, f"bench_unbounded_{root.name}", source, root / "unbounded")
     bounded = run_ours(
-        ctx, "bench_bounded", source, root / "bounded", "--max_batch_files", str(per_batch)
+        ctx,
+        f"bench_bounded_{root.name}",
+        source,
+        root / "bounded",
+        "--max_batch_files",
+        str(per_batch),
     )
     batch_count = -(-files // per_batch)
     fixed = (bounded["seconds"] - unbounded["seconds"]) / max(1, batch_count - 1)
