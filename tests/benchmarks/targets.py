@@ -449,7 +449,7 @@ def bounded_batches(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"judged at {_per_batch_rows(point):,} rows per batch, the largest point: a backfill "
             f"is bounded because it is big; the {_per_batch_rows(others[0]):,}-row batches pay "
             "the same fixed cost per batch against a tenth of the work"
-            + (f". {why}" if why else "")
+            + (f". {why[:1].upper()}{why[1:]}" if why else "")
         )
     measured = "; ".join(
         [
@@ -505,7 +505,7 @@ def _batches_why(point: dict[str, Any]) -> str:
 
     unbounded, bounded = point["unbounded"], point["bounded"]
     batches = -(-point["files"] // point["files_per_batch"])
-    extra = (bounded["seconds"] - unbounded["seconds"]) / batches
+    extra = (bounded["seconds"] - unbounded["seconds"]) / max(1, batches - 1)
     later_jobs = (bounded["spark_jobs"] - unbounded["spark_jobs"]) / max(1, batches - 1)
     rows = bounded["records_read"] // batches
     lookup = "a join" if rows > MAX_LISTED_KEYS else "a literal filter"
@@ -521,8 +521,9 @@ def _batches_why(point: dict[str, Any]) -> str:
         f"each of the {batches} batches is a whole read-merge-publish-commit: "
         f"{bounded['spark_jobs']} Spark jobs against {unbounded['spark_jobs']}; the first "
         f"batch is a first load like the unbounded run, each later one runs ~{later_jobs:.0f} "
-        f"jobs (a first load's: listing, counts with its key range and partitions, writes of "
-        f"data, deliveries and index segment; {work}) and {ddb:.0f} DynamoDB "
+        f"jobs (a first load's: one aggregate for its counts, key range and partitions; "
+        f"the merge's shuffle, its cached result, the shuffle by partition and the write of "
+        f"the data; the deliveries; the index segment; {work}) and {ddb:.0f} DynamoDB "
         f"requests (state, lease check, commit); that fixed cost, {extra:.1f}s per batch, "
         f"mostly the driver planning and scheduling each batch's jobs, is not amortized by "
         f"{rows:,} rows per batch"
