@@ -9,6 +9,7 @@ they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -20,6 +21,9 @@ from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 from glue_incremental import key_range
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.sources.bulk import session_conf
+
+ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,8 @@ def batch_stats(
     ``FutureWatermarkRows``) until their time comes instead of pushing the
     cursor past every row still to arrive. Only time watermarks have a limit.
     ``primary_key``: the same job also finds the batch's key range (``key_range``), and
-    its distinct ``partition_by`` values.
+    its distinct ``partition_by`` values. A persisted ``rows`` is counted in one Spark job
+    (``one_job_over_cache``).
     """
     column = F.col(f"`{watermark_column}`")
     data_type = rows.schema[watermark_column].dataType
@@ -56,13 +61,15 @@ def batch_stats(
     else:
         is_future = column > limit
         bounded = F.when(~is_future, column)
-    stats = rows.agg(
+    aggregate = rows.agg(
         F.count(F.lit(1)).alias("n"),
         F.max(bounded).alias("max"),
         F.sum(column.isNull().cast("int")).alias("nulls"),
         F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
         *key_range.aggregates(rows.schema, primary_key, partition_by),
-    ).first()
+    )
+    with one_job_over_cache(rows):
+        stats = aggregate.first()
     assert stats is not None  # a global aggregate always has one row
     return BatchStats(
         rows=int(stats["n"]),
@@ -71,6 +78,21 @@ def batch_stats(
         max_cursor=to_cursor(stats["max"], data_type),
         keys=key_range.from_aggregate(stats),
     )
+
+
+def one_job_over_cache(rows: DataFrame) -> AbstractContextManager[None]:
+    """A block where a global aggregate of ``rows``, when persisted, runs as one Spark job.
+
+    Adaptive execution runs a persisted frame's first read as a job of its own (a table
+    cache stage) before the aggregate's two (its shuffle, then its result): three jobs per
+    batch. Over a persisted frame it has nothing else to adapt: the cached plan was fixed
+    when it was persisted, and a global aggregate ends in one task. So the block runs it
+    without adaptive execution: one job, which also fills the cache. An unpersisted frame
+    (its plan may hold joins adaptive execution sizes) is left as it is.
+    """
+    if not rows.storageLevel.useMemory and not rows.storageLevel.useDisk:
+        return nullcontext()
+    return session_conf(rows.sparkSession, {ADAPTIVE_EXECUTION: "false"})
 
 
 def limit_literal(limit: datetime, data_type: Any) -> Any:

@@ -787,12 +787,14 @@ def _batches_section(section: dict[str, Any], out: list[str], summary: list[list
     rows = [
         [
             _fmt_int(p["files"]),
+            _fmt_int(p.get("rows")),
             label,
             _fmt_int(p["files_per_batch"] if label == "bounded" else None),
             _fmt_seconds(p[label]["seconds"]),
             _fmt_int(p[label]["files_read"]),
             _fmt_int(p[label].get("spark_jobs")),
             _fmt_int(p[label].get("dynamodb_requests")),
+            _fmt_seconds(p.get("fixed_seconds_per_batch") if label == "bounded" else None),
         ]
         for p in section["points"]
         for label in ("unbounded", "bounded")
@@ -800,12 +802,14 @@ def _batches_section(section: dict[str, Any], out: list[str], summary: list[list
     out += _table(
         [
             "files",
+            "rows",
             "run",
             "files per batch",
             "wall s",
             "files read",
             "Spark jobs",
             "DynamoDB requests",
+            "fixed s per batch",
         ],
         rows,
     )

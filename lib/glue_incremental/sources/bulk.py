@@ -8,7 +8,9 @@ looks each one up in a listing job of ``min(paths, parallelism)`` tasks, and
 ``parallelism`` defaults to 10,000: a first run over 20,000 files started
 10,000 tasks just to stat files already listed. The lookups are capped here at
 a few tasks per core, which keeps them parallel (S3 ``HEAD`` requests) and
-drops the per-task overhead. The files read are exactly the same.
+drops the per-task overhead. Up to ``LOCAL_LOOKUPS_ON_DRIVER`` local (``file:``) files
+are looked up by the driver instead: a local stat costs microseconds, the listing job
+a batch's tenth of a second. The files read are exactly the same.
 """
 
 from __future__ import annotations
@@ -17,10 +19,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
+from glue_incremental import local_files
 from glue_incremental.sources import files
 
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
+LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 TASKS_PER_CORE = 4
+# Local files looked up by the driver, not a listing job: as fast up to 5,000 (measured on
+# 2 cores: 100 files 0.3 s against a job's 2.5 s under load; 5,000 the same either way).
+LOCAL_LOOKUPS_ON_DRIVER = 5_000
 
 
 @contextmanager
@@ -39,10 +46,16 @@ def session_conf(spark: Any, values: Mapping[str, str]) -> Iterator[None]:
                 spark.conf.set(name, value)
 
 
-def few_listing_tasks(spark: Any) -> Any:
-    """A block where Spark's parallel file lookups and listings take a few tasks per core."""
+def few_listing_tasks(spark: Any, listed: Sequence[files.SourceFile] = ()) -> Any:
+    """A block where Spark's parallel file lookups and listings take a few tasks per core,
+    and where ``listed`` local files, up to ``LOCAL_LOOKUPS_ON_DRIVER``, take none."""
     tasks = max(1, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)
-    return session_conf(spark, {LISTING_PARALLELISM: str(tasks)})
+    values = {LISTING_PARALLELISM: str(tasks)}
+    if 0 < len(listed) <= LOCAL_LOOKUPS_ON_DRIVER and all(
+        local_files.is_local(source.uri) for source in listed
+    ):
+        values[LISTING_THRESHOLD] = str(len(listed))
+    return session_conf(spark, values)
 
 
 def read_listed_files(
@@ -61,7 +74,7 @@ def read_listed_files(
     becoming a null.
     """
     options = {"mode": "FAILFAST"} if schema is not None and source_format != "parquet" else None
-    with few_listing_tasks(spark):
+    with few_listing_tasks(spark, listed):
         return files.read_files(
             spark,
             listed,
