@@ -4,6 +4,7 @@ test is a behaviour that should hold, compared with a full recompute in plain Py
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 
 import pytest
@@ -371,3 +372,35 @@ def test_a_side_appearing_after_two_runs_with_dry_runs_and_a_crash_at_published_
     joins.land(left_root, "d3", [joins.left_row(3, "c", 3)], t0 + 150)
     joins.run_at(spark, config, store, job_name=name, run_id="jr_5", now=t0 + 200)
     joins.assert_output(spark, config, left, right, "full")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="replace_partitions rows outside the named partitions silently replace those",
+)
+def test_rows_outside_the_partitions_named_to_replace_are_refused_and_lose_nothing(
+    spark, store, tmp_path, capsys
+):
+    world = World(tmp_path, "outside")
+    world.land("2024-01-01", [(1, 10), (2, 5)], age=300)
+
+    def sums(job) -> None:
+        days = job.affected_partitions("orders")
+        job.replace_partitions("daily", daily_sums(job, days), days)
+
+    run_script(script(world, spark, sums), ["x.py", "--JOB_NAME", world.job])
+    world.land("2024-01-02", [(1, 7)], age=200)
+
+    def with_yesterday(job) -> None:
+        days = job.affected_partitions("orders")  # 2024-01-02
+        today = daily_sums(job, days)
+        yesterday = today.withColumn("day", F.date_format(F.date_sub("day", 1), "yyyy-MM-dd"))
+        job.replace_partitions("daily", today.unionByName(yesterday), days)
+
+    capsys.readouterr()
+    with contextlib.suppress(SystemExit):
+        run_script(script(world, spark, with_yesterday), ["x.py", "--JOB_NAME", world.job])
+
+    assert ("2024-01-01", 2, 5) in world.output(spark, DAILY), "a customer's day was lost"
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
