@@ -404,3 +404,26 @@ def test_rows_outside_the_partitions_named_to_replace_are_refused_and_lose_nothi
     assert ("2024-01-01", 2, 5) in world.output(spark, DAILY), "a customer's day was lost"
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1, err
+
+
+def test_a_join_side_whose_root_vanishes_waits_and_once_restored_equals_the_full_recompute(
+    spark, store, tmp_path
+):
+    config = joins.config_for(tmp_path, "inner")
+    name, t0 = "vanishes", joins.T0
+    left_root, right_root = tmp_path / "left", tmp_path / "right"
+    left = [("d1", 1, "a", 1)]
+    right = [("d1", 1, "r", "x"), ("d1", 2, "r", "y")]
+    joins.land(left_root, "d1", [joins.left_row(1, "a", 1)], t0 - 100)
+    joins.land(right_root, "d1", [joins.right_row(1, "r", "x")], t0 - 100)
+    joins.land(right_root, "d1", [joins.right_row(2, "r", "y")], t0 - 100)
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_1", now=t0)
+    shutil.move(right_root, tmp_path / "right.moved")
+    left.append(("d1", 2, "b", 2))
+    joins.land(left_root, "d1", [joins.left_row(2, "b", 2)], t0 + 10)
+
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_2", now=t0 + 60)
+    shutil.move(tmp_path / "right.moved", right_root)  # restored as it was: nothing new
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_3", now=t0 + 120)
+
+    joins.assert_output(spark, config, left, right, "inner")
