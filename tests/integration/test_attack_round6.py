@@ -119,10 +119,6 @@ def test_affected_partitions_of_one_dataset_then_of_two_is_one_line_writing_noth
     assert store.get_watermark(world.job, "orders") is None and world.output(spark, DAILY) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="affected_partitions(b, a) after affected_partitions(a, b) says to plan them together",
-)
 def test_affected_partitions_of_two_datasets_asked_again_in_the_other_order_is_the_same(
     spark, store, tmp_path
 ):
@@ -137,6 +133,24 @@ def test_affected_partitions_of_two_datasets_asked_again_in_the_other_order_is_t
     run_script(two_datasets(world, spark, body), ["x.py", "--JOB_NAME", world.job])
 
     assert world.output(spark, DAILY) == [("2024-01-01", 1, 10)]
+
+
+def test_wait_for_schemas_before_planning_two_datasets_together_is_one_line_writing_nothing(
+    spark, store, tmp_path, capsys
+):
+    world = World(tmp_path, "waits_first")
+    world.land("2024-01-01", [(1, 10)])
+    (tmp_path / "refunds" / "day=2024-01-01").mkdir(parents=True)
+    (tmp_path / "refunds" / "day=2024-01-01" / "r.json").write_text('{"customer_id": 1}\n')
+
+    def body(job) -> None:
+        if job.wait_for_schemas("orders", "refunds"):
+            job.affected_partitions("orders", "refunds")
+
+    err = one_line_error(capsys, two_datasets(world, spark, body), world.job)
+
+    assert "plan them together" in err
+    assert store.get_watermark(world.job, "orders") is None and world.output(spark, DAILY) == []
 
 
 def test_wait_for_schemas_in_a_script_commits_nothing_until_the_dataset_has_a_file(

@@ -310,8 +310,8 @@ class CustomJob:
         """Plan ``sources`` as one (``plan_sources``), unless they already were."""
         group = tuple(sources)
         datasets = {name: cast(Dataset, self._declared(name, Dataset)) for name in group}
-        if all(self._together.get(name) == group for name in group):
-            return
+        if all(set(self._together.get(name, ())) == set(group) for name in group):
+            return  # planned together already, whatever order they are named in
         if any(name in self._planned for name in group):
             raise DeclarationError(
                 ",".join(sources),
