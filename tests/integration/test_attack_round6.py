@@ -193,6 +193,37 @@ def test_a_script_that_reads_an_increment_and_writes_nothing_is_one_line_committ
     assert store.get_watermark(world.job, "orders") is None
 
 
+def _writes_by_a_key_it_lacks(job) -> None:
+    days = job.affected_partitions("orders")
+    job.write("daily", daily_sums(job, days), keys=["order_id"], order_by="revenue")
+
+
+def _replaces_rows_without_the_partition_column(job) -> None:
+    days = job.affected_partitions("orders")
+    job.replace_partitions("daily", daily_sums(job, days).drop("day"), days)
+
+
+@pytest.mark.parametrize(
+    ("body", "column"),
+    [(_writes_by_a_key_it_lacks, "order_id"), (_replaces_rows_without_the_partition_column, "day")],
+    ids=["key_not_in_rows", "partition_column_not_in_rows"],
+)
+def test_a_write_naming_a_column_its_rows_lack_fails_first_line_naming_it_writing_nothing(
+    spark, store, tmp_path, capsys, body, column
+):
+    world = World(tmp_path, "lacks_column")
+    world.land("2024-01-01", [(1, 10)])
+    capsys.readouterr()
+
+    with pytest.raises(SystemExit):
+        run_script(script(world, spark, body), ["x.py", "--JOB_NAME", world.job])
+
+    err = capsys.readouterr().err
+    assert store.get_watermark(world.job, "orders") is None and world.output(spark, DAILY) == []
+    # Spark's own error (its traceback follows): the first line names the column.
+    assert err.startswith("error: ") and f"`{column}`" in err.splitlines()[0], err
+
+
 def test_a_script_writing_a_target_twice_is_one_line_publishing_nothing(
     spark, store, tmp_path, capsys
 ):
