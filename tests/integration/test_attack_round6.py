@@ -224,6 +224,28 @@ def test_a_write_naming_a_column_its_rows_lack_fails_first_line_naming_it_writin
     assert err.startswith("error: ") and f"`{column}`" in err.splitlines()[0], err
 
 
+def test_a_script_describing_a_key_the_summary_sets_is_one_line_publishing_nothing(
+    spark, store, tmp_path, capsys
+):
+    world = World(tmp_path, "describes")
+    world.land("2024-01-01", [(1, 10)])
+
+    def body(job) -> None:
+        days = job.affected_partitions("orders")
+        job.describe(records_read=job.planned("orders").records_read, days=len(days))
+        job.replace_partitions("daily", daily_sums(job, days), days)
+
+    capsys.readouterr()
+    with contextlib.suppress(SystemExit):
+        run_script(script(world, spark, body), ["x.py", "--JOB_NAME", world.job])
+
+    committed = store.get_watermark(world.job, "orders") is not None
+    published = world.output(spark, DAILY) != []
+    assert committed == published, "the output was published but its state never committed"
+    err = capsys.readouterr().err
+    assert err.startswith("error: describe(records_read=...)") and err.count("\n") == 1, err
+
+
 def test_a_script_writing_a_target_twice_is_one_line_publishing_nothing(
     spark, store, tmp_path, capsys
 ):

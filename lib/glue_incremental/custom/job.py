@@ -57,6 +57,19 @@ _PLANNERS: dict[type, Callable[[IncrementalRun, str, Any], Planned]] = {
 }
 _INCREMENTAL = tuple(_PLANNERS)
 _WHOLE = (Reference, JdbcReference)
+# The summary line's own keys (``run_summary``, ``CustomJob._record``): a ``describe`` naming
+# one would replace a count or a status, or fail the run between the publish and the commit.
+SUMMARY_KEYS = frozenset(
+    (
+        *("job_name", "state_name", "run_id", "status", "bookmark_option", "dry_run"),
+        *("old_watermark", "new_watermark", "committed", "duration_seconds", "error"),
+        *("release", "records_read", "records_new", "records_written", "records_deleted"),
+        *("late_files_skipped", "null_watermark_rows", "future_watermark_rows", "batches"),
+        *("state_bytes", "schema_changes", "watermark_time", "watermark_lag_seconds"),
+        *("partitions_written", "partitions_removed", "targets_written", "waiting_for"),
+        *("plan", "metrics_published"),
+    )
+)
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
 _KIND_NAMES: dict[Any, str] = {
     Dataset: "partitioned Dataset",
@@ -156,7 +169,15 @@ class CustomJob:
 
     def describe(self, **details: Any) -> None:
         """The script's own account of the run: these keys go into the summary line (a dry
-        run's ``plan``) in place of the per-source ``sources`` breakdown."""
+        run's ``plan``) in place of the per-source ``sources`` breakdown. A key the summary
+        line sets itself (``SUMMARY_KEYS``: ``records_read``, ``committed``, ...) is refused."""
+        taken = sorted(SUMMARY_KEYS.intersection(details))
+        if taken:
+            raise DeclarationError(
+                taken[0],
+                f"describe({', '.join(taken)}=...): the run summary sets these keys itself; "
+                "give the script's own figures other names",
+            )
         self._described.update(details)
 
     def wait_for_schemas(self, *sources: str) -> bool:
