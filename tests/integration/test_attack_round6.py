@@ -5,6 +5,7 @@ test is a behaviour that should hold, compared with a full recompute in plain Py
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 
 import pytest
@@ -13,6 +14,7 @@ from glue_incremental.custom import Dataset, incremental_job, parquet
 from glue_incremental.join import run_join
 from glue_incremental.runtime import BookmarkControl, IncrementalRun, run_script
 from glue_incremental.sources.listing import SourceNotFound
+from glue_incremental.watermarks import WatermarkItemTooLarge
 from pyspark.sql import functions as F
 
 from tests.harness import joins, reference
@@ -494,3 +496,25 @@ def test_a_join_side_whose_root_vanishes_waits_and_once_restored_equals_the_full
     joins.run_at(spark, config, store, job_name=name, run_id="jr_3", now=t0 + 120)
 
     joins.assert_output(spark, config, left, right, "inner")
+
+
+def test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_nothing(
+    spark, store, tmp_path
+):
+    config = joins.config_for(tmp_path, "left")
+    joins.land(tmp_path / "left", "d1", [joins.left_row(1, "a", 1)], joins.T0 - 100)
+    # Deep directories of long names: a file bookmark entry of ~2.9 kB per directory, 150 of
+    # them over DynamoDB's 400 kB item.
+    levels = "/".join(f"{chr(97 + level)}={'n' * 240}" for level in range(12))
+    for number in range(150):
+        directory = tmp_path / "right" / "date=d1" / levels / f"z={number}"
+        directory.mkdir(parents=True)
+        path = directory / "f.json"
+        path.write_text('{"id": 1, "value": "r", "label": "x"}\n')
+        os.utime(path, (joins.T0 - 5000, joins.T0 - 5000))
+
+    with pytest.raises(WatermarkItemTooLarge, match="409600-byte item limit"):
+        joins.run_at(spark, config, store, job_name="too_big", run_id="jr_1", now=joins.T0)
+
+    assert store.get_watermark("too_big", "left") is None
+    assert joins.read_output(spark, config.target_path) is None, "published, never committed"

@@ -270,6 +270,7 @@ class CustomJob:
         unwritten = [name for name in self.targets if name not in self._staged]
         if read and unwritten:
             raise NothingWritten(read, unwritten)
+        self._check_states_fit()
         for name, write in self._staged.items():
             run.guard()
             self._written[name] = write()
@@ -364,13 +365,23 @@ class CustomJob:
         hooks.point(self.published_point, run_id=run.run_id)
         for planned in self._planned.values():
             planned.recheck_upstream(run)
+        self._settled = self._states(published_at_ms)
+        return self._settled
+
+    def _states(self, published_at_ms: int) -> dict[str, dict[str, Any]]:
         tables = [t.state_table() for t in self._built.values() if t.state_table()]
         output_table = tables[0] if len(tables) == 1 else None
-        self._settled = {
+        return {
             name: planned.state(published_at_ms, output_table)
             for name, planned in self._planned.items()
         }
-        return self._settled
+
+    def _check_states_fit(self) -> None:
+        """Before any publish: a state the store could never commit (over DynamoDB's item
+        limit) stops the run here, with nothing written, as the load's ``check_fits`` does."""
+        run = self.run
+        for name, state in self._states(int(run.clock() * 1000)).items():
+            run.store.check_fits(str(run.state_name), run.run_id, state, slot=name)
 
     def _details(self) -> dict[str, Any]:
         if self._described:
