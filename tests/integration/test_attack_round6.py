@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 from glue_incremental.args import BookmarkOption
-from glue_incremental.custom import Dataset, incremental_job, parquet
+from glue_incremental.custom import Dataset, Reference, incremental_job, parquet
 from glue_incremental.join import run_join
 from glue_incremental.runtime import BookmarkControl, IncrementalRun, run_script
 from glue_incremental.sources.listing import SourceNotFound
@@ -518,3 +518,28 @@ def test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_noth
 
     assert store.get_watermark("too_big", "left") is None
     assert joins.read_output(spark, config.target_path) is None, "published, never committed"
+
+
+def test_a_script_reading_only_a_reference_table_publishes_and_succeeds_every_run(
+    spark, store, tmp_path
+):
+    world = World(tmp_path, "reference_only")
+    (tmp_path / "totals").mkdir()
+    (tmp_path / "totals" / "t.json").write_text(
+        '{"day": "2024-01-01", "customer_id": 1, "revenue": 10}\n'
+    )
+
+    def main(argv):
+        with incremental_job(
+            argv,
+            sources={"totals": Reference((tmp_path / "totals").as_uri(), "json")},
+            targets={"daily": parquet(world.target.as_uri(), "day")},
+            spark=spark,
+        ) as job:
+            totals = job.read_whole("totals")
+            job.write("daily", totals, keys=["day", "customer_id"], order_by="revenue")
+
+    for number in (1, 2):
+        run_script(main, ["x.py", "--JOB_NAME", world.job, "--JOB_RUN_ID", f"jr_{number}"])
+
+    assert world.output(spark, DAILY) == [("2024-01-01", 1, 10)]

@@ -277,7 +277,9 @@ class CustomJob:
         states = self._settled if self._settled is not None else self._settle_states()
         self._record(details)  # before the commit: nothing after it may fail the run
         wrote = bool(self._written)
-        if wrote or not all(self._planned[name].unchanged(s) for name, s in states.items()):
+        # A job reading only whole tables has no slot: nothing to commit after its publish.
+        changed = not all(self._planned[name].unchanged(s) for name, s in states.items())
+        if states and (wrote or changed):
             run.commit(states)
         for name in self._written:
             self._built[name].after_commit(run, states)
