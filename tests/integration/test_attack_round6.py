@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 
 import pytest
 from glue_incremental.args import BookmarkOption
@@ -543,3 +544,23 @@ def test_a_script_reading_only_a_reference_table_publishes_and_succeeds_every_ru
         run_script(main, ["x.py", "--JOB_NAME", world.job, "--JOB_RUN_ID", f"jr_{number}"])
 
     assert world.output(spark, DAILY) == [("2024-01-01", 1, 10)]
+
+
+def test_a_script_calling_sys_exit_inside_its_block_exits_non_zero_committing_nothing(
+    spark, store, tmp_path, capsys
+):
+    world = World(tmp_path, "sys_exit")
+    world.land("2024-01-01", [(1, 10)])
+
+    def body(job) -> None:
+        job.affected_partitions("orders")
+        sys.exit(0)  # "nothing to do today", before writing what it read
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        run_script(script(world, spark, body), ["x.py", "--JOB_NAME", world.job])
+
+    assert exit_.value.code not in (0, None), "Glue would mark the run SUCCEEDED"
+    err = capsys.readouterr().err
+    assert err.startswith("error: the script called sys.exit(0)") and err.count("\n") == 1, err
+    assert store.get_watermark(world.job, "orders") is None and world.output(spark, DAILY) == []

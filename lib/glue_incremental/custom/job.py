@@ -36,6 +36,7 @@ from glue_incremental.custom.declarations import (
 from glue_incremental.custom.errors import (
     DeclarationError,
     NothingWritten,
+    ScriptExited,
     UndeclaredName,
     WrittenTwice,
 )
@@ -234,7 +235,10 @@ class CustomJob:
         run.spark.conf.set(_TYPE_INFERENCE, "false")
         try:
             self.start(run)
-            yield self
+            try:
+                yield self
+            except SystemExit as exit_:  # else Glue sees exit 0 for a run that committed nothing
+                raise ScriptExited(exit_.code) from None
             self.finish()
         finally:
             for planned in self._planned.values():
