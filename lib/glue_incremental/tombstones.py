@@ -9,12 +9,9 @@ in a later run; a newer version brings the key back and removes its tombstone
 write-ahead intent (``writer``); Iceberg in ``<table>__tombstone`` (``iceberg``). First run
 (or a full reload): the tombstones are the deletes among the rows read, nothing older.
 A reconcile's delete of a file-snapshot source (``mark_gone``) is an absence, not a
-version: its tombstone keeps the removed row (``REMOVED_ROW``), and the merge
-(``absent_versions``, ``still_gone``) keeps the key out, holding the greatest version seen,
-until a version comes from a later delivery than the snapshot that lacked the key; then the
-key is back with that greatest version, whatever the watermark of the one that brought it, as
-a full refresh of the snapshots has it. A tombstone without the row (a soft delete's, or one
-written before it was kept) ranks as a delete by its version, as before.
+version: its tombstone keeps the removed row (``REMOVED_ROW``); the key is back, with the
+greatest version seen, once a later delivery than the snapshot that lacked it has it
+(``absent_versions``, ``still_gone``). Rules: ``docs/deletes.md``.
 Nothing bounds their number yet: one per key ever deleted and not back. ``docs/deletes.md``.
 """
 

@@ -153,6 +153,14 @@ def upsert(
     recover(spark, target_uri)
     incoming = partition_values_as_strings(rows, partition_by)
     data_columns = [name for name in incoming.columns if name not in delivery]
+    latest = functools.partial(
+        merge_latest,
+        primary_key=primary_key,
+        order_by=order_by,
+        delivery=delivery,
+        keep_delivery=True,
+        deleted=deleted,
+    )
     if replace_all or not _data_exists(spark, target_uri):
         prefer = "__glue_incremental_incoming"
         # A target whose every row was deleted keeps its tombstones: the merge still sees them.
@@ -166,15 +174,7 @@ def upsert(
             prefer,
             delivery,
         )
-        merged = merge_latest(
-            candidates,
-            primary_key,
-            order_by,
-            prefer=prefer,
-            delivery=delivery,
-            keep_delivery=True,
-            deleted=deleted,
-        )
+        merged = latest(candidates, prefer=prefer)
         kept_tombstones = tombstones.to_publish(
             old_tombstones, merged, primary_key, order_by, delivery, deleted
         )
@@ -238,15 +238,7 @@ def upsert(
     candidates, old_tombstones = tombstones.with_incoming_keys(
         spark, target_uri, candidates, incoming, primary_key, deleted, prefer, delivery
     )
-    merged = merge_latest(
-        candidates,
-        primary_key,
-        order_by,
-        prefer=prefer,
-        delivery=delivery,
-        keep_delivery=True,
-        deleted=deleted,
-    )
+    merged = latest(candidates, prefer=prefer)
     removed = deletes.count_removed(merged, existing, primary_key, deleted)
     kept_tombstones = None
     if deleted is not None and tombstones.changed(old_tombstones, merged, primary_key, deleted):

@@ -23,6 +23,7 @@ from glue_incremental.custom.errors import (
     DeclarationError,
     NoSchemaYet,
     NothingWritten,
+    ScriptExited,
     UndeclaredName,
     WrittenTwice,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "Option",
     "Output",
     "Reference",
+    "ScriptExited",
     "UndeclaredName",
     "WrittenTwice",
     "choice",

@@ -60,3 +60,14 @@ class NoSchemaYet(GlueIncrementalError, LookupError):
             f"source {name!r} has no files yet and declares no schema: declare "
             "Dataset(schema='column type, ...') so a run before its first file reads empty"
         )
+
+
+class ScriptExited(GlueIncrementalError, RuntimeError):
+    """The script called ``sys.exit`` inside its block: the run ends failed, not half done."""
+
+    def __init__(self, code: object) -> None:
+        self.code = code
+        super().__init__(
+            f"the script called sys.exit({code!r}) inside its incremental_job block; nothing "
+            "was written or committed (return from the block to end the run)"
+        )

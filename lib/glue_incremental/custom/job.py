@@ -36,6 +36,7 @@ from glue_incremental.custom.declarations import (
 from glue_incremental.custom.errors import (
     DeclarationError,
     NothingWritten,
+    ScriptExited,
     UndeclaredName,
     WrittenTwice,
 )
@@ -58,6 +59,19 @@ _PLANNERS: dict[type, Callable[[IncrementalRun, str, Any], Planned]] = {
 }
 _INCREMENTAL = tuple(_PLANNERS)
 _WHOLE = (Reference, JdbcReference)
+# The summary line's own keys (``run_summary``, ``CustomJob._record``): a ``describe`` naming
+# one would replace a count or a status, or fail the run between the publish and the commit.
+SUMMARY_KEYS = frozenset(
+    (
+        *("job_name", "state_name", "run_id", "status", "bookmark_option", "dry_run"),
+        *("old_watermark", "new_watermark", "committed", "duration_seconds", "error"),
+        *("release", "records_read", "records_new", "records_written", "records_deleted"),
+        *("late_files_skipped", "null_watermark_rows", "future_watermark_rows", "batches"),
+        *("state_bytes", "schema_changes", "watermark_time", "watermark_lag_seconds"),
+        *("partitions_written", "partitions_removed", "targets_written", "waiting_for"),
+        *("plan", "metrics_published"),
+    )
+)
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
 _KIND_NAMES: dict[Any, str] = {
     Dataset: "partitioned Dataset",
@@ -183,7 +197,15 @@ class CustomJob:
 
     def describe(self, **details: Any) -> None:
         """The script's own account of the run: these keys go into the summary line (a dry
-        run's ``plan``) in place of the per-source ``sources`` breakdown."""
+        run's ``plan``) in place of the per-source ``sources`` breakdown. A key the summary
+        line sets itself (``SUMMARY_KEYS``: ``records_read``, ``committed``, ...) is refused."""
+        taken = sorted(SUMMARY_KEYS.intersection(details))
+        if taken:
+            raise DeclarationError(
+                taken[0],
+                f"describe({', '.join(taken)}=...): the run summary sets these keys itself; "
+                "give the script's own figures other names",
+            )
         self._described = {**(self._described or {}), **details}
 
     def adopt(self, source: str, planned: Planned) -> Planned:
@@ -283,7 +305,10 @@ class CustomJob:
             run.spark.conf.set(_TYPE_INFERENCE, "false")
         try:
             self.start(run, recover=recover)
-            yield self
+            try:
+                yield self
+            except SystemExit as exit_:  # else Glue sees exit 0 for a run that committed nothing
+                raise ScriptExited(exit_.code) from None
             self.finish()
         finally:
             for planned in self._planned.values():
@@ -322,6 +347,7 @@ class CustomJob:
         if read and unwritten:
             raise NothingWritten(read, unwritten)
         conventions = self.conventions
+        self._check_states_fit()
         for name, write in self._staged.items():
             if conventions.guards_each_write:
                 run.guard()
@@ -335,7 +361,9 @@ class CustomJob:
             self._commit_unchanged.get(name, True) or result.records_deleted
             for name, result in self._written.items()
         )
-        if wrote or not all(self._planned[name].unchanged(s) for name, s in states.items()):
+        # A job reading only whole tables has no slot: nothing to commit after its publish.
+        changed = not all(self._planned[name].unchanged(s) for name, s in states.items())
+        if states and (wrote or changed):
             run.commit(states)
         for name in self._built if conventions.settles_unwritten else self._written:
             self._built[name].after_commit(run, states)
@@ -394,8 +422,8 @@ class CustomJob:
         """Plan ``sources`` as one (``plan_sources``), unless they already were."""
         group = tuple(sources)
         datasets = {name: cast(Dataset, self._declared(name, Dataset)) for name in group}
-        if all(self._together.get(name) == group for name in group):
-            return
+        if all(set(self._together.get(name, ())) == set(group) for name in group):
+            return  # planned together already, whatever order they are named in
         if any(name in self._planned for name in group):
             raise DeclarationError(
                 ",".join(sources),
@@ -428,13 +456,23 @@ class CustomJob:
             hooks.point(self.published_point, run_id=run.run_id)
         for planned in self._planned.values():
             planned.recheck_upstream(run)
+        self._settled = self._states(published_at_ms)
+        return self._settled
+
+    def _states(self, published_at_ms: int) -> dict[str, dict[str, Any]]:
         tables = [t.state_table() for t in self._built.values() if t.state_table()]
         output_table = tables[0] if len(tables) == 1 else None
-        self._settled = {
+        return {
             name: planned.state(published_at_ms, output_table)
             for name, planned in self._planned.items()
         }
-        return self._settled
+
+    def _check_states_fit(self) -> None:
+        """Before any publish: a state the store could never commit (over DynamoDB's item
+        limit) stops the run here, with nothing written, as the load's ``check_fits`` does."""
+        run = self.run
+        for name, state in self._states(int(run.clock() * 1000)).items():
+            run.store.check_fits(str(run.state_name), run.run_id, state, slot=name)
 
     def _with_unwritten(self, states: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Each slot's state with where every target not written this run was left."""
