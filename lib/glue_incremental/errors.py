@@ -9,7 +9,7 @@ still do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class GlueIncrementalError(Exception):
@@ -48,3 +48,15 @@ class NoSnapshotOfRun(GlueIncrementalError, LookupError):
     def __init__(self, table: str, run_id: str) -> None:
         self.table, self.run_id = table, run_id
         super().__init__(f"Iceberg table {table} has no snapshot of run {run_id!r}")
+
+
+class RowsOutsidePartitions(GlueIncrementalError, ValueError):
+    """Rows given to replace exactly some partitions fall in others (``directories``)."""
+
+    def __init__(self, directories: Sequence[str]) -> None:
+        self.directories = list(directories)
+        more = f" and {len(directories) - 3} more" if len(directories) > 3 else ""
+        super().__init__(
+            f"rows outside the partitions named to replace: {', '.join(directories[:3])}{more}; "
+            "nothing was written (a script's rows must stay within the partitions it names)"
+        )

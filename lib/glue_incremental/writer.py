@@ -38,6 +38,7 @@ from glue_incremental import (
     tombstones,
 )
 from glue_incremental.args import validate_run_id
+from glue_incremental.errors import RowsOutsidePartitions
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.hooks import hooks
 from glue_incremental.partition_paths import dir_to_values, directory_name, literal
@@ -476,11 +477,12 @@ def replace_partitions(
     delivery: Sequence[str] = (),
     primary_key: Sequence[str] = (),
     tombstones: DataFrame | Literal[False] | None = None,
+    only_named: bool = False,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
     ``rows`` must only contain rows of affected partitions (partition columns
-    are cast to strings here). ``affected`` None means every partition: the
+    are cast to strings here; ``only_named``: others are refused, nothing written). ``affected`` None means every partition: the
     target is replaced as a whole (full reload), including partitions that no
     longer have rows and directories of another layout. Partitions not listed
     stay byte-identical. Publishing follows ``publish`` (write-ahead intent); a crashed publish is finished or
@@ -529,7 +531,11 @@ def replace_partitions(
         # --partition_by leaves only the new layout.
         to_replace = staged | set(fs.data_dirs(target_uri))
     else:
-        to_replace = {partition_dir(partition_by, values) for values in affected} | staged
+        named = {partition_dir(partition_by, values) for values in affected}
+        if only_named and not staged <= named:  # else they would replace partitions not named
+            fs.delete_tree(publish.run_prefix(target_uri, run_id))
+            raise RowsOutsidePartitions(sorted(staged - named))
+        to_replace = named | staged
     index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan, cached)
     if cached is not None:
         cached.unpersist()

@@ -110,10 +110,9 @@ DEEP_ONLY: dict[str, str] = {
     # across runs of one session here; the batches of one run keep their own test.
     "tests/integration/test_reconcile_snapshots.py::test_a_key_gone_from_the_newest_snapshot_leaves_with_reconciles_every_second_batch": "tests/integration/test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds",
     # Round-6 attacks that held: each repeats a guarantee a make-test test already guards.
-    # Known gaps, not guarantees (strict xfails, docs/custom-jobs.md): make test-deep reports
-    # them; the writes they concern keep their tests in make test.
+    # A known gap, not a guarantee (a strict xfail, docs/custom-jobs.md): make test-deep
+    # reports it; the writes it concerns keep their tests in make test.
     f"{_ROUND6}::test_a_second_target_whose_rows_fail_leaves_the_first_target_unpublished": f"{_ROUND6}::test_a_script_writing_a_target_twice_is_one_line_publishing_nothing",
-    f"{_ROUND6}::test_rows_outside_the_partitions_named_to_replace_are_refused_and_lose_nothing": "tests/integration/test_custom_jobs.py::test_property_the_aggregation_equals_a_plain_python_recompute",
     f"{_ROUND6}::test_the_least_and_greatest_stored_key_moving_partition_stay_in_one_place": "tests/integration/test_adversarial_index.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
     f"{_ROUND6}::test_a_side_appearing_after_two_runs_with_dry_runs_and_a_crash_at_published_between": "tests/integration/test_incremental_join.py::test_property_every_run_equals_a_full_recompute",
     f"{_ROUND6}::test_a_file_dated_in_the_future_neither_blocks_nor_hides_the_files_landing_before_its_time": "tests/unit/test_file_bookmarks.py::test_a_file_modified_after_the_run_start_waits_for_the_next_run",

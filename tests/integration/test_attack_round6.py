@@ -444,10 +444,6 @@ def test_a_side_appearing_after_two_runs_with_dry_runs_and_a_crash_at_published_
     joins.assert_output(spark, config, left, right, "full")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replace_partitions rows outside the named partitions silently replace those",
-)
 def test_rows_outside_the_partitions_named_to_replace_are_refused_and_lose_nothing(
     spark, store, tmp_path, capsys
 ):

@@ -124,6 +124,7 @@ class ParquetTarget:
             affected=affected,
             run_id=run.run_id,
             before_publish=run.guard,
+            only_named=True,
         )
         self._record_schema(run, rows.schema)
         return Published(result, settle())
