@@ -12,6 +12,7 @@ The summary's counts are the run's totals; ``batches`` counts the batches commit
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,28 +42,31 @@ def limits_for(run: IncrementalRun, config: LoadConfig) -> BatchLimits:
 
 @dataclass
 class BatchTotals:
-    """The run's counts over its batches (nulls are re-read by each batch: the largest;
-    partitions written or removed: each once)."""
+    """The run's counts over its batches (partitions written or removed: each once; schema
+    changes: each once). Null-watermark and future rows: a source that ``rereads`` (JDBC)
+    reads them again in each batch (after the cursor, which they never move): the largest;
+    a file source reads each file once: the sum."""
 
     counts: RunCounts = field(default_factory=RunCounts)
     summed: dict[str, Any] = field(default_factory=dict)
     batches: int = 0
 
-    def add(self, counts: RunCounts | None, details: dict[str, Any]) -> None:
+    def add(self, counts: RunCounts | None, details: dict[str, Any], *, rereads: bool) -> None:
         self.batches += 1
         done = counts or RunCounts()
         total = self.counts
+        again: Callable[[int, int], int] = max if rereads else operator.add
         self.counts = RunCounts(
             records_read=total.records_read + done.records_read,
             records_written=total.records_written + done.records_written,
             records_new=total.records_new + done.records_new,
             watermark_time=done.watermark_time or total.watermark_time,
             late_files_skipped=total.late_files_skipped + done.late_files_skipped,
-            null_watermark_rows=max(total.null_watermark_rows, done.null_watermark_rows),
-            future_watermark_rows=done.future_watermark_rows,
+            null_watermark_rows=again(total.null_watermark_rows, done.null_watermark_rows),
+            future_watermark_rows=again(total.future_watermark_rows, done.future_watermark_rows),
             state_bytes=done.state_bytes,
             records_deleted=total.records_deleted + done.records_deleted,
-            schema_changes=(*total.schema_changes, *done.schema_changes),
+            schema_changes=tuple(dict.fromkeys((*total.schema_changes, *done.schema_changes))),
         )
         for name in SUMMED_DETAILS:
             value = details.get(name)
@@ -110,7 +114,7 @@ def run_batches(
         plan = source.plan(run, limits)
         started_from = read_position(run.previous())
         load(plan)
-        totals.add(run.counts, run.details)
+        totals.add(run.counts, run.details, rereads=plan.rereads)
         if not plan.more:
             break
         if not limits.allows_another(totals.batches):
