@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from glue_incremental.deletes import DeleteMarker
+from glue_incremental.load_config import SchemaError
 from glue_incremental.sources import bulk, files
 from glue_incremental.sources.listing import SourceFile
 from glue_incremental.transforms import TransformSpec
@@ -377,11 +378,6 @@ def test_batches_emptied_by_the_transform_or_holding_only_null_watermarks_keys_o
     assert summary["batches"] == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a JSON batch whose every row has a null watermark infers it as string: a "
-    "SchemaChangeError (string vs bigint) stops this and every later run",
-)
 def test_a_batch_whose_every_row_has_a_null_watermark_loads_as_one_unbatched_run_does(
     spark, tmp_path, store
 ):
@@ -399,6 +395,11 @@ def test_a_batch_whose_every_row_has_a_null_watermark_loads_as_one_unbatched_run
 
     delivered = [((index,), r) for index, rows in enumerate(landed) for r in rows]
     expected = reference.latest_per_key(delivered, ("id",), "updated")
+    assert target_rows(job) == reference.as_tuples(expected, COLUMNS)
+    job.land([row(4, "b", None, "z")])
+    with pytest.raises(SchemaError, match="have a null 'updated'") as refused:
+        job.run(max_batch_files=1, null_watermarks="fail")
+    assert "\n" not in str(refused.value)
     assert target_rows(job) == reference.as_tuples(expected, COLUMNS)
 
 
