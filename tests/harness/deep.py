@@ -139,6 +139,7 @@ DEEP_ONLY: dict[str, str] = {
     f"{_ROUND7}::test_odd_names_symlinks_empty_and_gz_files_of_a_later_run_are_each_read_once": _DRIVER_LOOKUPS,
     f"{_ROUND7}::test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_file_once": _DRIVER_LOOKUPS,
     f"{_ROUND7}::test_a_file_deleted_between_the_listing_and_the_read_fails_the_run_then_the_rerun_loads": _DRIVER_LOOKUPS,
+    f"{_ROUND7}::test_an_s3_object_whose_key_holds_a_colon_is_read": "tests/integration/test_s3.py::test_a_load_on_s3_reads_only_new_objects_and_replaces_their_partitions",
     f"{_ROUND7}::test_batches_emptied_by_the_transform_or_holding_only_null_watermarks_keys_or_odd_partitions": "tests/integration/test_adversarial_index.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
     f"{_ROUND7}::test_a_batched_file_runs_summary_counts_the_future_and_null_rows_of_every_batch": "tests/unit/test_batch_totals.py::test_a_file_sources_null_and_future_rows_are_the_sum_of_its_batches",
     f"{_ROUND7}::test_a_column_rescued_in_every_batch_is_one_schema_change_of_the_run": "tests/unit/test_batch_totals.py::test_a_column_rescued_in_every_batch_is_one_schema_change",

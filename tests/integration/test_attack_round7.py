@@ -16,9 +16,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental import iceberg_tombstones, tombstones
+from glue_incremental import aws, iceberg_tombstones, tombstones
 from glue_incremental.deletes import DeleteMarker
 from glue_incremental.iceberg import IcebergTarget
+from glue_incremental.load import LoadConfig
 from glue_incremental.load_config import SchemaError
 from glue_incremental.sources import bulk, files
 from glue_incremental.sources.listing import SourceFile
@@ -31,6 +32,8 @@ from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
 from tests.harness.property_targets import IcebergAt
+from tests.harness.s3 import after_last_write
+from tests.harness.s3 import split_uri as s3_split_uri
 
 pytestmark = pytest.mark.spark
 
@@ -311,8 +314,8 @@ def test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_f
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a local source file named with a colon fails every run with Hadoop's "
-    "'Relative path in absolute URI' (its checksum file's name), not one line naming it",
+    reason="a local (file:) source file named with a colon fails every run with Hadoop's "
+    "'Relative path in absolute URI' (its checksum file's name; on S3A it is read)",
 )
 def test_a_local_source_file_whose_name_holds_a_colon_is_read(spark, tmp_path, store):
     job = Job(spark, tmp_path, store)
@@ -669,3 +672,43 @@ def test_a_key_removed_by_a_runs_first_batch_and_back_in_a_snapshot_landing_befo
 
     assert summary["batches"] == 3
     assert target_rows(job) == snapshots_reference([*snapshots, restored])
+
+
+@pytest.mark.s3
+def test_an_s3_object_whose_key_holds_a_colon_is_read(spark, s3_root, store):
+    bucket, prefix = s3_split_uri(f"{s3_root}/source/")
+    body = json.dumps(row(1, "a", 1, "iso")) + "\n"
+    aws.client("s3").put_object(Bucket=bucket, Key=f"{prefix}2024-01-01T00:00:00.json", Body=body)
+    config = LoadConfig(
+        source=f"{s3_root}/source/",
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=f"{s3_root}/target/",
+        partition_by=("part",),
+    )
+
+    run_load_at(
+        spark,
+        config,
+        job_name="colon",
+        run_id="jr_1",
+        clock=FixedClock(after_last_write()),
+        store=store,
+    )
+
+    seen = read_parquet(spark, config.target_path, COLUMNS).collect()
+    assert [tuple(r) for r in seen] == [(1, "a", 1, "iso")]
+
+
+def test_a_symlink_loop_in_the_source_fails_in_one_line_writing_nothing(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 1, "x")])
+    (tmp_path / "source" / "loop").symlink_to(tmp_path / "source", target_is_directory=True)
+
+    with pytest.raises(Exception) as failed:
+        job.run()
+
+    first = str(failed.value).splitlines()[0]
+    assert "loop" in first and len(first) < 500, first
+    assert not (job.target / "part=a").exists()
