@@ -391,11 +391,12 @@ def test_a_batch_whose_every_row_has_a_null_watermark_loads_as_one_unbatched_run
     spark, tmp_path, store
 ):
     # JSON infers a column null in every row of a read as text: alone in its batch, the file
-    # must not read as a type change of `updated` (bigint in the target).
+    # must not read as a type change of `updated` (bigint in the target), nor of `id`.
     job = Job(spark, tmp_path, store, max_batch_files=1)
     landed = [
         [row(1, "a", 1, "x"), row(2, "b", 1, "x")],
         [row(1, "a", None, "y"), row(3, "a", None, "y")],
+        [row(None, "b", 2, "no key")],
     ]
     for rows in landed:
         job.land(rows)
