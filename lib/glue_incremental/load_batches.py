@@ -6,7 +6,8 @@ lease before the next is read, so a crash after batch k keeps k batches and the 
 continues from there; a run that reaches ``--max_batches_per_run`` ends SUCCEEDED with
 the backlog left to the next run. Batching needs a run that commits (bookmarks enabled):
 a paused or disabled run, which never moves the state, reads in one batch as before.
-The summary's counts are the run's totals; ``batches`` counts the batches committed.
+The summary's counts are the run's totals; ``batches`` counts the batches committed (a run
+failing in a later batch reports those it committed).
 """
 
 from __future__ import annotations
@@ -110,18 +111,22 @@ def run_batches(
         return
     totals = BatchTotals()
     limit_reached = False
-    while True:
-        plan = source.plan(run, limits)
-        started_from = read_position(run.previous())
-        load(plan)
-        totals.add(run.counts, run.details, rereads=plan.rereads)
-        if not plan.more:
-            break
-        if not limits.allows_another(totals.batches):
-            limit_reached = True
-            break
-        hooks.point("batch.next", run_id=run.run_id, batch=totals.batches + 1)
-        run.continue_from_commit()
-        if read_position(run.previous()) == started_from:
-            break  # no progress (rows past --max_future_skew, say): the next run goes on
-    totals.record(run, limit_reached=limit_reached)
+    try:
+        while True:
+            plan = source.plan(run, limits)
+            started_from = read_position(run.previous())
+            load(plan)
+            totals.add(run.counts, run.details, rereads=plan.rereads)
+            if not plan.more:
+                break
+            if not limits.allows_another(totals.batches):
+                limit_reached = True
+                break
+            hooks.point("batch.next", run_id=run.run_id, batch=totals.batches + 1)
+            run.continue_from_commit()
+            if read_position(run.previous()) == started_from:
+                break  # no progress (rows past --max_future_skew, say): the next run goes on
+    finally:
+        # A run failing in a later batch reports the batches it committed, not the last one's.
+        if totals.batches:
+            totals.record(run, limit_reached=limit_reached)

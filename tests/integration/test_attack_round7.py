@@ -713,3 +713,23 @@ def test_a_symlink_loop_in_the_source_fails_in_one_line_writing_nothing(spark, t
     first = str(failed.value).splitlines()[0]
     assert "loop" in first and len(first) < 500, first
     assert not (job.target / "part=a").exists()
+
+
+def test_a_batched_run_failing_in_its_second_batch_reports_the_one_it_committed(
+    spark, tmp_path, store, capsys
+):
+    declared = "id bigint, part string, updated bigint, value string"
+    options = {"max_batch_files": 1, "null_watermarks": "fail", "source_schema": declared}
+    job = Job(spark, tmp_path, store, **options)
+    job.land([row(1, "a", 1, "x"), row(2, "a", 1, "x")])
+    job.land([row(4, "b", None, "undated")])
+    capsys.readouterr()
+
+    with pytest.raises(SchemaError):
+        job.run(**options)
+
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (summary["status"], summary["committed"]) == ("FAILED", True)
+    committed = store.get_watermark("orders")["watermarks"]["files"]["band_fingerprints"]
+    assert len(committed) == 1  # the first batch
+    assert (summary["batches"], summary["records_read"], summary["files_read"]) == (1, 2, 1)
