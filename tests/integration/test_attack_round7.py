@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from glue_incremental import aws, iceberg_tombstones, tombstones
 from glue_incremental.deletes import DeleteMarker
+from glue_incremental.errors import first_line
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.load import LoadConfig
 from glue_incremental.load_config import SchemaError
@@ -733,3 +734,25 @@ def test_a_batched_run_failing_in_its_second_batch_reports_the_one_it_committed(
     committed = store.get_watermark("orders")["watermarks"]["files"]["band_fingerprints"]
     assert len(committed) == 1  # the first batch
     assert (summary["batches"], summary["records_read"], summary["files_read"]) == (1, 2, 1)
+
+
+def test_a_file_deleted_after_the_read_is_planned_fails_first_line_naming_it(
+    spark, tmp_path, store, monkeypatch
+):
+    declared = "id bigint, part string, updated bigint, value string"
+    job = Job(spark, tmp_path, store, source_schema=declared)
+    job.land([row(1, "a", 1, "x")], name="vanishing.json")
+    read = files.read_files
+
+    def read_then_delete(*args, **kwargs):
+        frame = read(*args, **kwargs)  # planned (the path checked), read lazily
+        (tmp_path / "source" / "vanishing.json").unlink()
+        return frame
+
+    monkeypatch.setattr(files, "read_files", read_then_delete)
+    with pytest.raises(Exception) as failed:
+        job.run(source_schema=declared)
+
+    first = first_line(failed.value)  # what run_script prints, and the summary's error
+    assert "vanishing.json" in first and "does not exist" in first, first
+    assert store.get_watermark("orders") is None
