@@ -145,6 +145,9 @@ DEEP_ONLY: dict[str, str] = {
     f"{_ROUND7}::test_a_column_rescued_in_every_batch_is_one_schema_change_of_the_run": "tests/unit/test_batch_totals.py::test_a_column_rescued_in_every_batch_is_one_schema_change",
     f"{_ROUND7}::test_a_dry_run_between_runs_of_a_spread_backfill_lists_what_is_left_and_changes_nothing": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
     f"{_ROUND7}::test_a_spread_jdbc_backfill_with_a_column_added_and_a_delete_between_its_runs": f"{_BATCHES}::test_jdbc_batches_bounded_by_rows_never_split_a_watermark_value",
+    # A known gap (a strict xfail): a reset's backfill spread over runs replaces the target
+    # with its first batch; spread backfills without a reset keep their test in make test.
+    f"{_ROUND7}::test_a_reset_backfill_spread_over_runs_never_shows_readers_fewer_rows_than_before": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
     # The benchmarks at tiny scales: `make bench` itself, not a guarantee of the platform.
     "tests/integration/test_bench_smoke.py": "make bench-smoke",
 }

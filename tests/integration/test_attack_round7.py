@@ -756,3 +756,24 @@ def test_a_file_deleted_after_the_read_is_planned_fails_first_line_naming_it(
     first = first_line(failed.value)  # what run_script prints, and the summary's error
     assert "vanishing.json" in first and "does not exist" in first, first
     assert store.get_watermark("orders") is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a reset's bounded backfill replaces the target with its first batch: between the "
+    "runs of the spread backfill readers miss every row of the later batches",
+)
+def test_a_reset_backfill_spread_over_runs_never_shows_readers_fewer_rows_than_before(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 1, "x"), row(2, "b", 1, "x")])
+    job.land([row(3, "a", 1, "x"), row(4, "b", 1, "x")])
+    job.run()
+    before = target_rows(job)
+    store.reset("orders", why="reload everything")
+
+    summary = job.run(max_batch_files=1, max_batches_per_run=1)
+
+    assert summary["batch_limit_reached"] is True
+    assert target_rows(job) == before  # the source still has every row: none may vanish
