@@ -16,6 +16,26 @@ class GlueIncrementalError(Exception):
     """Base class of the library's domain errors."""
 
 
+def first_line(error: BaseException) -> str:
+    """The line on-call reads of ``error``: the first line of its message. An error raised in
+    the JVM (py4j's ``Py4JJavaError``) says only "An error occurred while calling
+    o173.collectToPython." there: its deepest Java cause's first line names what failed
+    instead (a source file gone since its read was planned, say)."""
+    java = getattr(error, "java_exception", None)
+    if java is not None:
+        try:
+            cause = java
+            while cause.getCause() is not None:
+                cause = cause.getCause()
+            text = str(cause.toString()).strip()
+        except Exception:  # the JVM gone: the Python message is all there is
+            text = ""
+        if text:
+            return text.splitlines()[0]
+    text = str(error)
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 # The prefix of the columns the library adds to a read (delivery order, delete flags):
 # never the user's, so never listed in an error.
 INTERNAL_PREFIX = "__glue_incremental_"

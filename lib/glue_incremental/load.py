@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from glue_incremental import (
     cursors,
     deletes,
+    inferred_nulls,
     load_batches,
     load_sources,
     reconcile,
@@ -201,6 +202,8 @@ def _load_rows(
         rows = reconcile.nothing_read(run.spark, target_schema, types)
     if rows is None:
         return
+    if not config.is_jdbc and config.source_format == "json" and config.source_schema is None:
+        rows = inferred_nulls.as_stored(rows, target_schema, partition_by=config.partition_by)
     source_rows = rows.drop(*hidden)
     require_columns(source_rows.columns, config, "source " + config.source)
     schema_plan = schema_evolution.plan(

@@ -6,12 +6,14 @@ lease before the next is read, so a crash after batch k keeps k batches and the 
 continues from there; a run that reaches ``--max_batches_per_run`` ends SUCCEEDED with
 the backlog left to the next run. Batching needs a run that commits (bookmarks enabled):
 a paused or disabled run, which never moves the state, reads in one batch as before.
-The summary's counts are the run's totals; ``batches`` counts the batches committed.
+The summary's counts are the run's totals; ``batches`` counts the batches committed (a run
+failing in a later batch reports those it committed).
 """
 
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,28 +43,31 @@ def limits_for(run: IncrementalRun, config: LoadConfig) -> BatchLimits:
 
 @dataclass
 class BatchTotals:
-    """The run's counts over its batches (nulls are re-read by each batch: the largest;
-    partitions written or removed: each once)."""
+    """The run's counts over its batches (partitions written or removed: each once; schema
+    changes: each once). Null-watermark and future rows: a source that ``rereads`` (JDBC)
+    reads them again in each batch (after the cursor, which they never move): the largest;
+    a file source reads each file once: the sum."""
 
     counts: RunCounts = field(default_factory=RunCounts)
     summed: dict[str, Any] = field(default_factory=dict)
     batches: int = 0
 
-    def add(self, counts: RunCounts | None, details: dict[str, Any]) -> None:
+    def add(self, counts: RunCounts | None, details: dict[str, Any], *, rereads: bool) -> None:
         self.batches += 1
         done = counts or RunCounts()
         total = self.counts
+        again: Callable[[int, int], int] = max if rereads else operator.add
         self.counts = RunCounts(
             records_read=total.records_read + done.records_read,
             records_written=total.records_written + done.records_written,
             records_new=total.records_new + done.records_new,
             watermark_time=done.watermark_time or total.watermark_time,
             late_files_skipped=total.late_files_skipped + done.late_files_skipped,
-            null_watermark_rows=max(total.null_watermark_rows, done.null_watermark_rows),
-            future_watermark_rows=done.future_watermark_rows,
+            null_watermark_rows=again(total.null_watermark_rows, done.null_watermark_rows),
+            future_watermark_rows=again(total.future_watermark_rows, done.future_watermark_rows),
             state_bytes=done.state_bytes,
             records_deleted=total.records_deleted + done.records_deleted,
-            schema_changes=(*total.schema_changes, *done.schema_changes),
+            schema_changes=tuple(dict.fromkeys((*total.schema_changes, *done.schema_changes))),
         )
         for name in SUMMED_DETAILS:
             value = details.get(name)
@@ -106,18 +111,22 @@ def run_batches(
         return
     totals = BatchTotals()
     limit_reached = False
-    while True:
-        plan = source.plan(run, limits)
-        started_from = read_position(run.previous())
-        load(plan)
-        totals.add(run.counts, run.details)
-        if not plan.more:
-            break
-        if not limits.allows_another(totals.batches):
-            limit_reached = True
-            break
-        hooks.point("batch.next", run_id=run.run_id, batch=totals.batches + 1)
-        run.continue_from_commit()
-        if read_position(run.previous()) == started_from:
-            break  # no progress (rows past --max_future_skew, say): the next run goes on
-    totals.record(run, limit_reached=limit_reached)
+    try:
+        while True:
+            plan = source.plan(run, limits)
+            started_from = read_position(run.previous())
+            load(plan)
+            totals.add(run.counts, run.details, rereads=plan.rereads)
+            if not plan.more:
+                break
+            if not limits.allows_another(totals.batches):
+                limit_reached = True
+                break
+            hooks.point("batch.next", run_id=run.run_id, batch=totals.batches + 1)
+            run.continue_from_commit()
+            if read_position(run.previous()) == started_from:
+                break  # no progress (rows past --max_future_skew, say): the next run goes on
+    finally:
+        # A run failing in a later batch reports the batches it committed, not the last one's.
+        if totals.batches:
+            totals.record(run, limit_reached=limit_reached)

@@ -35,7 +35,7 @@ from glue_incremental.args import (
     validate_run_id,
 )
 from glue_incremental.digest import state_digest
-from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.errors import GlueIncrementalError, first_line
 from glue_incremental.hooks import HookHandler, HookPoints, hooks  # noqa: F401 (runtime.hooks)
 from glue_incremental.run_summary import JsonValue, RunCounts, RunSummary, jsonable
 from glue_incremental.spark import apply_required_conf, local_spark_session
@@ -227,7 +227,7 @@ class IncrementalRun:
             else:
                 self._log_summary(
                     "FAILED",
-                    error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                    error=f"{type(exc).__name__}: {first_line(exc) if str(exc) else ''}",
                 )
         finally:
             if self.lease is not None:
@@ -460,7 +460,7 @@ def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None 
     try:
         main(list(argv if argv is not None else sys.argv))
     except Exception as error:  # the process boundary: one line for on-call, then the trace
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        message = first_line(error)
         print(f"error: {message}", file=sys.stderr, flush=True)
         if not isinstance(error, GlueIncrementalError):
             traceback.print_exc()

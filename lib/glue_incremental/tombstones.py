@@ -24,7 +24,13 @@ from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import (
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 from pyspark.sql.window import Window
 
 from glue_incremental.hadoop_fs import HadoopFileSystem
@@ -75,8 +81,7 @@ def as_candidates(
     if keeps_rows:
         hidden = {deleted, *delivery, *primary_key}
         row_type = StructType([incoming.schema[name] for name in columns if name not in hidden])
-        restored = F.from_json(_col(REMOVED_ROW), row_type, _JSON_OPTIONS)
-        hits = hits.withColumn(_RESTORED, restored)
+        hits = hits.withColumn(_RESTORED, _restored_row(_col(REMOVED_ROW), row_type))
         schema = StructType([*incoming.schema.fields, StructField(_RESTORED, row_type)])
         wanted = [*present, _RESTORED]
     typed = with_columns_of(hits, schema, wanted)
@@ -93,6 +98,25 @@ def as_candidates(
         else:
             out.append(_col(name))
     return typed.select(*out)
+
+
+def _restored_row(text: Column, row_type: StructType) -> Column:
+    """A removed row's JSON as ``row_type``. A timestamp column may have been a date when the
+    row was removed (a widening since): its text is parsed by a cast, not by the format."""
+    parsed = F.from_json(text, row_type, _JSON_OPTIONS)
+    times = [
+        f.name for f in row_type.fields if isinstance(f.dataType, TimestampType | TimestampNTZType)
+    ]
+    if not times:
+        return parsed
+    texts = F.from_json(text, StructType([StructField(name, StringType()) for name in times]))
+    fields = [
+        F.coalesce(parsed[f.name], texts[f.name].cast(f.dataType)).alias(f.name)
+        if f.name in times
+        else parsed[f.name].alias(f.name)
+        for f in row_type.fields
+    ]
+    return F.when(text.isNotNull(), F.struct(*fields))
 
 
 def absent_versions(

@@ -27,6 +27,8 @@ _CHANGES = "tests/integration/test_changes_property.py::test_property_any_mix_of
 _RECONCILES = "tests/integration/test_reconcile_property.py::test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_equal_the_reference"
 
 _ROUND6 = "tests/integration/test_attack_round6.py"
+_ROUND7 = "tests/integration/test_attack_round7.py"
+_DRIVER_LOOKUPS = "tests/integration/test_batch_spark_jobs.py::test_more_local_files_than_sparks_listing_threshold_are_read_once_each_without_a_job"
 
 _SNAPSHOT_RECONCILE = "tests/integration/test_reconcile_snapshots.py::test_a_reconcile_removes_the_keys_the_newest_snapshot_lacks"
 
@@ -120,6 +122,32 @@ DEEP_ONLY: dict[str, str] = {
     f"{_ROUND6}::test_a_bounded_batch_ending_among_files_of_one_modification_time_reads_each_file_once": "tests/unit/test_batches.py::test_files_sharing_a_modification_time_are_never_split",
     f"{_ROUND6}::test_a_join_side_whose_root_vanishes_waits_and_once_restored_equals_the_full_recompute": "tests/integration/test_source_contract.py::test_a_load_of_an_absent_root_fails_and_a_join_side_of_it_is_empty",
     f"{_ROUND6}::test_a_load_whose_source_root_disappeared_fails_in_one_line_committing_nothing": "tests/integration/test_source_contract.py::test_a_load_of_an_absent_root_fails_and_a_join_side_of_it_is_empty",
+    # Round-7 attacks that held (and one known gap): each repeats a guarantee a make-test test
+    # guards. The reconcile's absence rule (a removed key back from a newer snapshot) is
+    # guarded by the snapshot property on a local disk, which removes, restores, crashes and
+    # changes columns; the removed row's JSON round trip by the date-widening test.
+    f"{_ROUND7}::test_a_key_removed_back_removed_and_back_again_ends_as_the_full_refresh_each_time": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_soft_deletes_of_a_key_a_reconcile_removed_rank_against_the_removed_row": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_a_key_removed_while_a_column_existed_comes_back_with_it_after_the_column_went": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_tombstones_of_the_previous_release_next_to_new_ones_bring_keys_back_as_documented": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_a_crash_at_every_step_of_the_run_that_brings_a_removed_key_back_then_a_rerun": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_on_iceberg_a_key_removed_back_soft_deleted_and_back_again_ends_as_the_full_refresh": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_on_iceberg_a_tombstone_table_of_the_previous_release_gains_the_removed_row_and_serves": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_a_restored_row_keeps_winning_a_tie_against_a_late_older_snapshot": f"{_RECONCILES}[parquet_local]",
+    f"{_ROUND7}::test_a_removed_row_of_every_parquet_type_comes_back_value_for_value": f"{_ROUND7}::test_a_key_removed_before_a_date_widened_to_a_timestamp_comes_back_with_its_date",
+    f"{_ROUND7}::test_a_key_removed_by_a_runs_first_batch_and_back_in_a_snapshot_landing_before_its_next": "tests/integration/test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds",
+    f"{_ROUND7}::test_odd_names_symlinks_empty_and_gz_files_of_a_later_run_are_each_read_once": _DRIVER_LOOKUPS,
+    f"{_ROUND7}::test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_file_once": _DRIVER_LOOKUPS,
+    f"{_ROUND7}::test_a_file_deleted_between_the_listing_and_the_read_fails_the_run_then_the_rerun_loads": _DRIVER_LOOKUPS,
+    f"{_ROUND7}::test_an_s3_object_whose_key_holds_a_colon_is_read": "tests/integration/test_s3.py::test_a_load_on_s3_reads_only_new_objects_and_replaces_their_partitions",
+    f"{_ROUND7}::test_batches_emptied_by_the_transform_or_holding_only_null_watermarks_keys_or_odd_partitions": "tests/integration/test_adversarial_index.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
+    f"{_ROUND7}::test_a_batched_file_runs_summary_counts_the_future_and_null_rows_of_every_batch": "tests/unit/test_batch_totals.py::test_a_file_sources_null_and_future_rows_are_the_sum_of_its_batches",
+    f"{_ROUND7}::test_a_column_rescued_in_every_batch_is_one_schema_change_of_the_run": "tests/unit/test_batch_totals.py::test_a_column_rescued_in_every_batch_is_one_schema_change",
+    f"{_ROUND7}::test_a_dry_run_between_runs_of_a_spread_backfill_lists_what_is_left_and_changes_nothing": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
+    f"{_ROUND7}::test_a_spread_jdbc_backfill_with_a_column_added_and_a_delete_between_its_runs": f"{_BATCHES}::test_jdbc_batches_bounded_by_rows_never_split_a_watermark_value",
+    # A known gap (a strict xfail): a reset's backfill spread over runs replaces the target
+    # with its first batch; spread backfills without a reset keep their test in make test.
+    f"{_ROUND7}::test_a_reset_backfill_spread_over_runs_never_shows_readers_fewer_rows_than_before": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
     # The benchmarks at tiny scales: `make bench` itself, not a guarantee of the platform.
     "tests/integration/test_bench_smoke.py": "make bench-smoke",
 }

@@ -64,3 +64,8 @@ def shifts_key(rows: DataFrame) -> DataFrame:
 def drops_op(rows: DataFrame) -> DataFrame:
     """Drops the column a job's ``--delete_marker op=D`` reads (not a protected column)."""
     return rows.drop("op")
+
+
+def drops_marked_rows(rows: DataFrame) -> DataFrame:
+    """Keeps the rows whose ``value`` is not ``drop``: a whole file of them is an empty batch."""
+    return rows.where(F.col("value").isNull() | (F.col("value") != "drop"))

@@ -9,7 +9,7 @@ import pkgutil
 import glue_incremental
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.errors import GlueIncrementalError, InvalidName
+from glue_incremental.errors import GlueIncrementalError, InvalidName, first_line
 from glue_incremental.runtime import run_script
 from glue_incremental.watermarks import Watermarks
 from glue_incremental_tools import cli
@@ -81,3 +81,36 @@ def test_a_script_prints_one_line_first_and_a_traceback_only_for_a_bug(
     err = capsys.readouterr().err
     assert exited.value.code == 1 and err.startswith("error: ")
     assert ("Traceback" in err) is traceback_shown
+
+
+class _Java:
+    """A py4j Java throwable's two methods ``first_line`` calls."""
+
+    def __init__(self, text: str, cause: _Java | None = None) -> None:
+        self.text, self.cause = text, cause
+
+    def getCause(self) -> _Java | None:
+        return self.cause
+
+    def toString(self) -> str:
+        return self.text
+
+
+class _JvmError(Exception):
+    """Like py4j's ``Py4JJavaError``: a useless message, the Java exception beside it."""
+
+    def __init__(self, java: _Java) -> None:
+        super().__init__("An error occurred while calling o173.collectToPython.\n: trace")
+        self.java_exception = java
+
+
+def test_an_error_raised_in_the_jvm_reads_as_its_deepest_causes_first_line():
+    gone = _Java("java.io.FileNotFoundException: File file:/s/a.json does not exist\nhint")
+    error = _JvmError(_Java("org.apache.spark.SparkException: Job aborted", gone))
+
+    assert first_line(error) == "java.io.FileNotFoundException: File file:/s/a.json does not exist"
+
+
+def test_a_python_error_reads_as_its_first_line_or_its_type():
+    assert first_line(ValueError("bad value\nsecond")) == "bad value"
+    assert first_line(KeyError()) == "KeyError"
