@@ -387,7 +387,8 @@ def _sort_key(values: PartitionValues) -> tuple:
 
 def partition_values_as_strings(df: DataFrame, partition_by: Sequence[str]) -> DataFrame:
     """Cast partition columns to strings: the form Spark writes into directory names."""
-    if all(isinstance(df.schema[name].dataType, StringType) for name in partition_by):
+    types = {field.name: field.dataType for field in df.schema.fields}
+    if all(isinstance(types.get(name), StringType) for name in partition_by):
         return df  # already strings (or unpartitioned): no new plan to analyse
     return df.select(
         *[
