@@ -8,6 +8,7 @@ so the writer and Spark agree on what the target holds.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,15 @@ from pyspark.sql import SparkSession
 
 from glue_incremental import local_files
 from glue_incremental.partition_paths import is_hidden
+
+
+@functools.lru_cache(maxsize=64)
+def jvm_class(jvm: Any, name: str) -> Any:
+    """The JVM class ``name``, looked up once per JVM (each package step is a py4j call)."""
+    found = jvm
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
 
 
 class HadoopFileSystem:
@@ -27,7 +37,7 @@ class HadoopFileSystem:
         assert jvm is not None, "a SparkSession whose JVM is gone"
         self._jvm = jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
-        self._Path = jvm.org.apache.hadoop.fs.Path
+        self._Path = jvm_class(jvm, "org.apache.hadoop.fs.Path")
         self._fs = self._Path(uri).getFileSystem(self._conf)
         self._made_dirs: set[str] = set()
         # file: listings and sizes in Python (``local_files``): no py4j calls per entry.
@@ -89,7 +99,7 @@ class HadoopFileSystem:
             return None
         stream = self._fs.open(path)
         try:
-            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+            return bytes(jvm_class(self._jvm, "org.apache.commons.io.IOUtils").toByteArray(stream))
         finally:
             stream.close()
 

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
 
 from glue_incremental import key_index
-from glue_incremental.hadoop_fs import HadoopFileSystem
+from glue_incremental.hadoop_fs import HadoopFileSystem, jvm_class
 
 # Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).
 COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
@@ -120,9 +120,10 @@ def _stored_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, 
 def _read_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, Any]] | None:
     jvm: Any = spark._jvm
     conf = spark._jsc.hadoopConfiguration()
-    parquet = jvm.org.apache.parquet.hadoop
-    reader = parquet.ParquetFileReader.open(
-        parquet.util.HadoopInputFile.fromPath(jvm.org.apache.hadoop.fs.Path(path), conf)
+    hadoop_path = jvm_class(jvm, "org.apache.hadoop.fs.Path")(path)
+    input_file = jvm_class(jvm, "org.apache.parquet.hadoop.util.HadoopInputFile")
+    reader = jvm_class(jvm, "org.apache.parquet.hadoop.ParquetFileReader").open(
+        input_file.fromPath(hadoop_path, conf)
     )
     try:
         blocks = list(reader.getFooter().getBlocks())

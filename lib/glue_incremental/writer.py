@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 from pyspark.sql.window import Window
@@ -35,6 +35,7 @@ from glue_incremental import (
     parquet_schema,
     publish,
     schema_conform,
+    staged_writes,
     tombstones,
 )
 from glue_incremental.args import validate_run_id
@@ -386,6 +387,9 @@ def _sort_key(values: PartitionValues) -> tuple:
 
 def partition_values_as_strings(df: DataFrame, partition_by: Sequence[str]) -> DataFrame:
     """Cast partition columns to strings: the form Spark writes into directory names."""
+    types = {field.name: field.dataType for field in df.schema.fields}
+    if all(isinstance(types.get(name), StringType) for name in partition_by):
+        return df  # already strings (or unpartitioned): no new plan to analyse
     return df.select(
         *[
             F.col(f"`{name}`").cast(StringType()).alias(name)
@@ -504,27 +508,7 @@ def replace_partitions(
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
-    written_rows = Observation()
-    if partition_by:
-        # A partition's rows to one writer task: one file per partition, not one per task
-        # and partition (4x fewer files to publish and to read). The task count is explicit
-        # so AQE cannot coalesce a small shuffle into one task writing every partition alone.
-        tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-        rows = rows.repartition(tasks, *[F.col(f"`{name}`") for name in partition_by])
-    data = rows.drop(*delivery)
-    writer = data.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    writer.parquet(stage_uri)
-    records = int(written_rows.get["rows"])  # counted while writing: no second read
-    if cached is not None:
-        kept = cached.select(
-            *[F.col(f"`{n}`") for n in [*match_columns(primary_key, partition_by), *delivery]]
-        )
-        delivery_writer = kept.write.mode("overwrite")
-        if partition_by:
-            delivery_writer = delivery_writer.partitionBy(*partition_by)
-        delivery_writer.parquet(_join(stage_uri, DELIVERY_DIR))
+    records = staged_writes.stage_data(spark, rows.drop(*delivery), stage_uri, partition_by)
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         # Every directory a reader sees, whatever layout wrote it: a full reload under a new
@@ -536,7 +520,21 @@ def replace_partitions(
             fs.delete_tree(publish.run_prefix(target_uri, run_id))
             raise RowsOutsidePartitions(sorted(staged - named))
         to_replace = named | staged
-    index_dirs = _stage_index(spark, fs, target_uri, stage_uri, index_plan, cached)
+    # The data write cached the rows: the side files read them back at once, side by side.
+    side: list[Callable[[], Any]] = [
+        functools.partial(_stage_index, spark, fs, target_uri, stage_uri, index_plan, cached)
+    ]
+    if cached is not None:
+        kept = [*match_columns(primary_key, partition_by), *delivery]
+        deliveries = _join(stage_uri, DELIVERY_DIR)
+        side.append(
+            functools.partial(
+                staged_writes.stage_deliveries, cached, deliveries, kept, partition_by
+            )
+        )
+    if tombstones is not None:
+        side.append(functools.partial(stage_tombstones, stage_uri, tombstones))
+    index_dirs, *others = staged_writes.side_by_side(side)
     if cached is not None:
         cached.unpersist()
     delivery_dirs = {_join(DELIVERY_DIR, relative) for relative in to_replace}
@@ -545,7 +543,7 @@ def replace_partitions(
         delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
     replaced = to_replace | index_dirs | delivery_dirs
     if tombstones is not None:
-        replaced |= stage_tombstones(stage_uri, tombstones)
+        replaced |= others[-1]
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()

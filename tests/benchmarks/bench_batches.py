@@ -8,10 +8,10 @@ backfill's total time within 1.2x of the unbounded run.
 
 A backfill is bounded because its data is too big for one run, so at full scale the files
 hold ``BACKFILL_ROWS_PER_FILE`` rows (25,000 rows per batch, 250,000 in all; section 1's
-5 rows per file would make each batch 500 rows, a size nobody bounds). A second full-scale
-point holds ``BIG_BACKFILL_ROWS_PER_FILE`` rows per file (250,000 rows per batch, 2.5
-million in all, the same ten batches): the per-batch fixed cost is the same, the work it
-is set against ten times larger. Each point reports the per-batch fixed cost,
+5 rows per file would make each batch 500 rows, a size nobody bounds). Further full-scale
+points hold ``BIG_BACKFILL_ROWS_PER_FILE`` rows per file each (250,000 and 1,000,000 rows
+per batch, the same ten batches): the per-batch fixed cost is the same, the work it is set
+against larger. Each point reports the per-batch fixed cost,
 ``(bounded - unbounded) / (batches - 1)`` (the unbounded run is one batch). A warm-up load
 of other files runs first, untimed, so neither timed run pays the JVM's warm-up.
 """
@@ -27,7 +27,7 @@ from tests.benchmarks.common import Context, ratio
 
 BATCHES = 10
 BACKFILL_ROWS_PER_FILE = 250
-BIG_BACKFILL_ROWS_PER_FILE = 2_500
+BIG_BACKFILL_ROWS_PER_FILE = (2_500, 10_000)
 WARM_UP_FILES = 20
 # Below full scale a batch's fixed cost is all there is to measure: few batches keep it short.
 SMALL_SCALE_BATCHES = 3
@@ -44,9 +44,10 @@ def run(ctx: Context) -> dict[str, Any]:
     batches = BATCHES if full else SMALL_SCALE_BATCHES
     points = [_point(ctx, root / "backfill", files, rows_per_file, batches)]
     if full:
-        points.append(
-            _point(ctx, root / "big_backfill", files, BIG_BACKFILL_ROWS_PER_FILE, batches)
-        )
+        points += [
+            _point(ctx, root / f"big_backfill_{rows}", files, rows, batches)
+            for rows in BIG_BACKFILL_ROWS_PER_FILE
+        ]
     first = points[0]
     per_batch = first["files_per_batch"]
     return {
@@ -55,12 +56,11 @@ def run(ctx: Context) -> dict[str, Any]:
             f"{first['source_bytes'] / 2**20:.0f} MiB of JSON): one unbounded run, then the same "
             f"backfill in batches of {per_batch} files ({per_batch * rows_per_file:,} rows per "
             "batch)"
-            + (
-                f"; then the same with {BIG_BACKFILL_ROWS_PER_FILE:,} rows per file "
-                f"({points[1]['rows']:,} rows, {points[1]['source_bytes'] / 2**20:.0f} MiB, "
-                f"{per_batch * BIG_BACKFILL_ROWS_PER_FILE:,} rows per batch)"
-                if len(points) > 1
-                else ""
+            + "".join(
+                f"; then the same with {p['rows_per_file']:,} rows per file ({p['rows']:,} rows, "
+                f"{p['source_bytes'] / 2**20:.0f} MiB, {per_batch * p['rows_per_file']:,} rows "
+                "per batch)"
+                for p in points[1:]
             )
         ),
         "method": (

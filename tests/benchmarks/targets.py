@@ -438,17 +438,28 @@ def bounded_batches(results: dict[str, Any]) -> list[dict[str, Any]]:
     if points is None:
         return _unavailable(results, "bounded_batches", targets)
     # Judged at the largest batches: a backfill is bounded because it is big (the smaller
-    # point's batches pay the same fixed cost against a tenth of the work).
+    # points' batches pay the same fixed cost per batch against less work).
     point = max(points, key=lambda candidate: candidate.get("rows") or 0)
-    others = [other for other in points if other is not point]
+    others = sorted(
+        (other for other in points if other is not point), key=_per_batch_rows, reverse=True
+    )
     share = point["ratio"]
     met = share is not None and share <= BATCHED_VS_UNBOUNDED_MAX
     why = _batches_why(point) if share is not None and not met else ""
     if others:
+        smaller = " and ".join(f"{_per_batch_rows(other):,}" for other in others)
+        missed = [o for o in others if (o["ratio"] or 0) > BATCHED_VS_UNBOUNDED_MAX]
         why = (
             f"judged at {_per_batch_rows(point):,} rows per batch, the largest point: a backfill "
-            f"is bounded because it is big; the {_per_batch_rows(others[0]):,}-row batches pay "
-            "the same fixed cost per batch against a tenth of the work"
+            f"is bounded because it is big; the {smaller}-row batches pay the same fixed cost "
+            "per batch against less work"
+            + (
+                " ("
+                + ", ".join(f"{_per_batch_rows(o):,} rows" for o in missed)
+                + f": over {BATCHED_VS_UNBOUNDED_MAX}x)"
+                if missed
+                else ""
+            )
             + (f". {why[:1].upper()}{why[1:]}" if why else "")
         )
     measured = "; ".join(

@@ -21,6 +21,7 @@ from py4j.protocol import Py4JJavaError
 
 from glue_incremental import local_files
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.hadoop_fs import jvm_class
 from glue_incremental.partition_paths import is_hidden, parse_name
 
 FINGERPRINT_HEX_CHARS = 16
@@ -124,7 +125,7 @@ def list_source_files(
     """
     jvm = spark._jvm
     try:
-        path = jvm.org.apache.hadoop.fs.Path(root_uri)
+        path = jvm_class(jvm, "org.apache.hadoop.fs.Path")(root_uri)
         fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
         path = fs.makeQualified(path)
     except Py4JJavaError as error:
