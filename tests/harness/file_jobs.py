@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental import key_index
+from glue_incremental.deletes import DeleteMarker
 from glue_incremental.load import LoadConfig
 from pyspark.testing import assertDataFrameEqual
 
@@ -34,6 +35,17 @@ def row(key: int, part: str, updated: int, value: str) -> dict:
 
 
 T0 = 1_700_000_000.0
+# A delete marker (CDC's op = 'D') and snapshot options the delete and reconcile tests share.
+OP_D = DeleteMarker("op", ("D",))
+SNAPSHOTS = {"file_snapshots": True, "reconcile_max_fraction": 1.0}
+
+
+def target_rows(job: Job, columns: list[str] = COLUMNS) -> list[tuple]:
+    """What a reader of the job's target sees, as sorted tuples; a key seen twice fails."""
+    seen = reference.visible_rows(job.target, columns)
+    keys = [r["id"] for r in seen]
+    assert len(keys) == len(set(keys)), f"a key is there twice: {sorted(keys)}"
+    return reference.as_tuples(seen, columns)
 
 
 class Job:

@@ -10,13 +10,12 @@ import pytest
 from glue_incremental.deletes import DeleteMarker
 
 from tests.harness import reference
-from tests.harness.file_jobs import Job
+from tests.harness.file_jobs import OP_D, Job, target_rows
 from tests.harness.loads import write_json_file
 
 pytestmark = pytest.mark.spark
 
 COLUMNS = ["id", "op", "part", "updated", "value"]
-OP_D = DeleteMarker("op", ("D",))
 
 
 def row(key: int, updated: int, op: str = "U", part: str = "a") -> dict:
@@ -27,10 +26,6 @@ def row(key: int, updated: int, op: str = "U", part: str = "a") -> dict:
         "value": f"v{key}.{updated}.{op}",
         "op": op,
     }
-
-
-def target_rows(job: Job) -> list[tuple]:
-    return reference.as_tuples(reference.visible_rows(job.target, COLUMNS), COLUMNS)
 
 
 def full_refresh(job: Job) -> list[tuple]:
@@ -53,14 +48,14 @@ def test_a_late_older_version_in_a_later_batch_of_one_run_does_not_undo_a_delete
     unbounded = Job(spark, tmp_path / "unbounded", store, delete_marker=OP_D)
     land_all(unbounded, history)
     unbounded.run()
-    assert target_rows(unbounded) == full_refresh(unbounded)
+    assert target_rows(unbounded, COLUMNS) == full_refresh(unbounded)
     store.reset("orders", why="the same history again, batched")
 
     batched = Job(spark, tmp_path / "batched", store, delete_marker=OP_D, max_batch_files=1)
     land_all(batched, history)
     batched.run()
 
-    assert target_rows(batched) == full_refresh(batched)  # key 1 stays deleted (tombstone)
+    assert target_rows(batched, COLUMNS) == full_refresh(batched)  # key 1 stays deleted (tombstone)
 
 
 def test_ties_between_deletes_and_inserts_follow_delivery_across_batches(spark, tmp_path, store):
@@ -80,8 +75,8 @@ def test_ties_between_deletes_and_inserts_follow_delivery_across_batches(spark, 
     summary = job.run()
 
     assert summary["batches"] == 4
-    assert target_rows(job) == full_refresh(job)
-    assert sorted(r[0] for r in target_rows(job)) == [1, 2]
+    assert target_rows(job, COLUMNS) == full_refresh(job)
+    assert sorted(r[0] for r in target_rows(job, COLUMNS)) == [1, 2]
 
 
 def test_a_boolean_marker_that_is_null_in_every_row_read_so_far_is_no_delete(

@@ -10,25 +10,17 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental.deletes import DeleteMarker
 from glue_incremental.reconcile import KeyCounts, ReconcileStopped
 from glue_incremental.schema_evolution import SchemaChangeError
 
 from tests.harness import reference
 from tests.harness.faults import Crash, CrashAtStep
-from tests.harness.file_jobs import COLUMNS, Job, row
+from tests.harness.file_jobs import COLUMNS, OP_D, SNAPSHOTS, Job, row, target_rows
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, partition_file_snapshot, read_parquet, run_load_at
 
 pytestmark = pytest.mark.spark
-
-OP_D = DeleteMarker("op", ("D",))
-SNAPSHOTS = {"file_snapshots": True, "reconcile_max_fraction": 1.0}
-
-
-def target_rows(job: Job, columns=COLUMNS) -> list[tuple]:
-    return reference.as_tuples(reference.visible_rows(job.target, columns), columns)
 
 
 def deleted_row(key: int, part: str, updated: int) -> dict:

@@ -17,7 +17,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from glue_incremental import aws, iceberg_tombstones, tombstones
-from glue_incremental.deletes import DeleteMarker
 from glue_incremental.errors import first_line
 from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.load import LoadConfig
@@ -28,7 +27,7 @@ from glue_incremental.transforms import TransformSpec
 
 from tests.harness import reference
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points, on_point
-from tests.harness.file_jobs import COLUMNS, T0, Job, config_for, row
+from tests.harness.file_jobs import COLUMNS, OP_D, SNAPSHOTS, T0, Job, config_for, row, target_rows
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
@@ -37,16 +36,6 @@ from tests.harness.s3 import after_last_write
 from tests.harness.s3 import split_uri as s3_split_uri
 
 pytestmark = pytest.mark.spark
-
-OP_D = DeleteMarker("op", ("D",))
-SNAPSHOTS = {"file_snapshots": True, "reconcile_max_fraction": 1.0}
-
-
-def target_rows(job: Job, columns=COLUMNS) -> list[tuple]:
-    seen = reference.visible_rows(job.target, columns)
-    keys = [r["id"] for r in seen]
-    assert len(keys) == len(set(keys)), f"a key is there twice: {sorted(keys)}"
-    return reference.as_tuples(seen, columns)
 
 
 def snapshots_reference(snapshots: list[list[dict]], columns=COLUMNS) -> list[tuple]:

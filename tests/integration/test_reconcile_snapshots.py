@@ -11,7 +11,7 @@ from glue_incremental.reconcile import ReconcileStopped
 from glue_incremental.sources import snapshots
 
 from tests.harness import reference
-from tests.harness.file_jobs import COLUMNS, Job, row
+from tests.harness.file_jobs import COLUMNS, Job, row, target_rows
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.property_targets import IcebergAt
 
@@ -19,10 +19,6 @@ pytestmark = pytest.mark.spark
 
 SNAPSHOTS = {"file_snapshots": True, "reconcile_max_fraction": 0.5}
 SCHEMA = "id bigint, part string, updated bigint, value string"
-
-
-def target_rows(job: Job) -> list[tuple]:
-    return reference.as_tuples(reference.visible_rows(job.target, COLUMNS), COLUMNS)
 
 
 def test_a_reconcile_removes_the_keys_the_newest_snapshot_lacks(spark, tmp_path, store):
