@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame
 
 from glue_incremental import cursors
 from glue_incremental.custom.job import Conventions
+from glue_incremental.custom.tables import OneFrameRead
 from glue_incremental.digest import state_bytes
 from glue_incremental.join.spec import Partition
 from glue_incremental.load_sources import SourcePlan
@@ -36,7 +37,7 @@ LOAD_CONVENTIONS = Conventions(
 
 
 @dataclass
-class PlannedLoad:
+class PlannedLoad(OneFrameRead):
     """One plan of the load's source; the load sets ``carried``, ``rows`` and ``stats`` as
     it reads, and ``records_new`` when the source re-reads versions already loaded."""
 
@@ -48,22 +49,6 @@ class PlannedLoad:
     records_new: int | None = None
     pending: list[Partition] = field(default_factory=list)
     _followed_up: bool = field(default=False, init=False)
-
-    @property
-    def new_rows(self) -> DataFrame | None:
-        return self.rows
-
-    @property
-    def affected(self) -> list[Partition]:
-        return []
-
-    @property
-    def records_read(self) -> int:
-        return self.stats.rows if self.stats else 0
-
-    @property
-    def has_news(self) -> bool:
-        return self.records_read > 0
 
     @property
     def late_files(self) -> int:

@@ -22,17 +22,12 @@ from glue_incremental.runtime import IncrementalRun
 from glue_incremental.state import LoadState
 
 
-@dataclass
-class PlannedTable:
-    """One JDBC table as planned for this run (the ``Planned`` interface of ``sides``)."""
+class OneFrameRead:
+    """The ``Planned`` answers of a slot that reads one frame of new rows (a load's batch, a
+    JDBC table's increment): no affected partitions; read counts from the batch's stats."""
 
-    name: str
-    table: JdbcTable
-    plan: SourcePlan
-    previous: dict[str, Any] | None
-    rows: DataFrame | None = None
-    stats: cursors.BatchStats | None = None
-    pending: list[Partition] = field(default_factory=list)
+    rows: DataFrame | None
+    stats: cursors.BatchStats | None
 
     @property
     def new_rows(self) -> DataFrame | None:
@@ -49,6 +44,19 @@ class PlannedTable:
     @property
     def has_news(self) -> bool:
         return self.records_read > 0
+
+
+@dataclass
+class PlannedTable(OneFrameRead):
+    """One JDBC table as planned for this run (the ``Planned`` interface of ``sides``)."""
+
+    name: str
+    table: JdbcTable
+    plan: SourcePlan
+    previous: dict[str, Any] | None
+    rows: DataFrame | None = None
+    stats: cursors.BatchStats | None = None
+    pending: list[Partition] = field(default_factory=list)
 
     @property
     def late_files(self) -> int:
