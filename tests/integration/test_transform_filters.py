@@ -151,3 +151,14 @@ def test_a_key_whose_newest_version_is_filtered_out_leaves_the_iceberg_table(
     assert table_rows(spark, name, COLUMNS) == job.expected() == [(3, "user3@shop.example", 1.5, 1)]
     assert summary["records_deleted"] == (1 if runs == "a run per file" else 0)
     assert "__glue_incremental_filtered" not in spark.table(name).columns
+
+
+def test_bounded_batches_delete_a_key_filtered_in_a_later_batch_of_the_run(spark, tmp_path, store):
+    job = Accounts(spark, tmp_path, store, max_batch_files=1)
+    job.land(A)
+    job.land(B)
+
+    summary = job.run()
+
+    assert job.stored() == job.expected() == [(3, "user3@shop.example", 1.5, 1)]
+    assert summary["records_deleted"] == 1  # batch 1 stored account 9, batch 2 removed it
