@@ -191,8 +191,8 @@ def apply(
     rows.persist()  # the value check's two sides and the filter's see the same read
     try:
         check_values(name, rows, result, contract.protected)
-        if identity is None:
-            return result
+        if identity is None or not set(identity.primary_key) <= set(rows.columns):
+            return result  # a source without the key: the job's own column check names it
         dropped = filtered_latest(rows, result, identity).localCheckpoint()
     finally:
         rows.unpersist()

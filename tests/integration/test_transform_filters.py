@@ -5,6 +5,7 @@ per key over every delivery, then the function's row-wise twin."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from glue_incremental.watermarks import Watermarks, create_table
 from tests.harness import reference, user_transforms
 from tests.harness.file_jobs import T0
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
+from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
 
 pytestmark = pytest.mark.spark
@@ -162,3 +164,36 @@ def test_bounded_batches_delete_a_key_filtered_in_a_later_batch_of_the_run(spark
 
     assert job.stored() == job.expected() == [(3, "user3@shop.example", 1.5, 1)]
     assert summary["records_deleted"] == 1  # batch 1 stored account 9, batch 2 removed it
+
+
+@pytest.mark.postgres
+def test_a_jdbc_key_filtered_in_the_reread_band_and_moved_leaves_once_and_stays_out(
+    spark, postgres, tmp_path, store
+):
+    t0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    drops = TransformSpec("tests.harness.user_transforms", "drops_marked_rows")
+    columns = ["id", "part", "value"]
+
+    def run(number: int) -> dict:
+        return run_load_at(
+            spark,
+            jdbc_config(postgres, table, tmp_path, transform=drops),
+            job_name="pg_filter",
+            run_id=f"jr_{number}",
+            clock=FixedClock((t0 + timedelta(minutes=number)).timestamp()),
+            store=store,
+        )
+
+    def stored() -> list[tuple]:
+        return reference.as_tuples(reference.visible_rows(tmp_path / "target", columns), columns)
+
+    with orders_table(postgres, prefix="filters") as table:
+        upsert(postgres, table, [(1, "a", t0, "x"), (2, "a", t0, "y")])
+        run(1)
+        # Key 1's new version is filtered and moves to another partition; key 2 is re-read.
+        upsert(postgres, table, [(1, "b", t0 + timedelta(seconds=1), "drop")])
+        deleting = run(2)
+        again = run(3)  # re-reads key 1's filtered version: a delete of an absent key
+
+    assert stored() == [(2, "a", "y")]
+    assert (deleting["records_deleted"], again["records_deleted"]) == (1, 0)
