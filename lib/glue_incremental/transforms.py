@@ -169,8 +169,8 @@ def apply(
     with ``FILTERED`` true, that version's protected values and null elsewhere; the other rows
     have ``FILTERED`` false. When the function dropped no key's newest version (a map, or a
     filter of older versions only) the result is the function's own, without ``FILTERED``.
-    Costs one more Spark action over the cached input (the dropped versions, checkpointed so
-    the merge does not read the source again for them). The join passes no identity: it
+    Costs one more Spark job over the cached input (the dropped versions, checkpointed so the
+    merge does not read the source again for them) and a look at that small checkpoint. The join passes no identity: it
     replaces whole partitions with what the function returns."""
     if spec is None or rows is None:
         return rows
