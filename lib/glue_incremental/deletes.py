@@ -25,6 +25,9 @@ from glue_incremental.key_index import having_keys
 
 # The merge's predicate column: true for a row that is a delete.
 DELETED = "__glue_incremental_deleted"
+# True on a row standing for a key whose newest version a transform filtered out
+# (``transforms.apply``): a delete like a marked one, whatever its marker says.
+FILTERED = "__glue_incremental_filtered"
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _EQUALS = re.compile(rf"\s*({_NAME})\s*=\s*(.*?)\s*")
@@ -180,10 +183,17 @@ def mark(
     ``reads_tombstones`` (a source of full snapshots, whose reconciles leave tombstones): the
     column even without a marker, all false, so every merge, reconciling or not, ranks the
     rows read against the tombstones of their keys (``tombstones.as_candidates``).
+    A ``FILTERED`` column (a transform's filter, ``transforms.apply``) makes deletes too: a row
+    true there is a delete whatever its marker says; the column ends in ``DELETED``.
     """
+    filtered = F.col(FILTERED) if FILTERED in rows.columns else None
     if marker is None:
+        if filtered is not None:
+            return rows.withColumn(DELETED, filtered).drop(FILTERED)
         return rows.withColumn(DELETED, F.lit(False)) if reads_tombstones else rows
-    marked = rows.withColumn(DELETED, marker.predicate(rows))
+    predicate = marker.predicate(rows)
+    marked = rows.withColumn(DELETED, predicate if filtered is None else filtered | predicate)
+    marked = marked.drop(FILTERED)
     return marked if keep_marker else marked.drop(marker.column)
 
 

@@ -119,7 +119,12 @@ def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: So
     planned = PlannedLoad(plan, run.previous(), plan.carried)
     job.adopt(DEFAULT_SLOT, planned)
     with job.running(run, recover=False):  # recovered once, before the first batch
-        rows = transforms.apply(config.transform, plan.read(), _contract(config, plan))
+        rows = transforms.apply(
+            config.transform,
+            plan.read(),
+            _contract(config, plan),
+            transforms.Identity(config.primary_key, config.watermark_column, plan.delivery),
+        )
         _load_rows(job, config, target, rows, planned)
         job.describe(**plan.details)  # the summary's plan details, as the source gives them
 
@@ -186,7 +191,7 @@ def _load_rows(
             rows,
             config.delete_marker,
             keep_marker=config.keep_delete_marker,
-            reads_tombstones=config.file_snapshots,
+            reads_tombstones=config.file_snapshots or _filters_deleted(run, config, target),
         )
     hidden = (*delivery, deletes.DELETED)  # merge-only columns, never compared or written
     runs_since = (run.previous() or {}).get("runs_since_reconcile")
@@ -253,6 +258,19 @@ def _load_rows(
             # A reconcile or an empty reload that changed nothing commits nothing by itself.
             commit_unchanged=False,
         )
+
+
+def _filters_deleted(run: IncrementalRun, config: LoadConfig, target: Target) -> bool:
+    """A transform's earlier runs may have filtered keys out (their tombstones remain): the
+    rows read are ranked against those tombstones even when this run filters none, so an older
+    version of such a key arriving late stays out, as it would with a delete marker. Only
+    asked with a transform and without a marker (a marker already reads them)."""
+    return (
+        config.transform is not None
+        and config.delete_marker is None
+        and run.previous() is not None
+        and target.keeps_tombstones(run)
+    )
 
 
 def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:

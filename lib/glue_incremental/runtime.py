@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
+import sysconfig
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+import py4j
+import pyspark
 from pyspark.context import SparkContext
 
 from glue_incremental import metrics as run_metrics
@@ -454,14 +458,53 @@ class IncrementalRun:
 def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None = None) -> None:
     """Run a job's ``main`` as a script: a failure prints one clear line first, then exits 1.
 
-    The traceback follows on stderr for whoever debugs it; the first line is
-    what on-call reads in the Glue console. Glue marks the run FAILED.
+    stderr's first line is what on-call reads in the Glue console: ``error: <message>`` for
+    the library's own errors (``GlueIncrementalError``, already one line naming what is
+    wrong; nothing follows it), ``error: <Type>: <message's first line> (in <function> at
+    <file>:<line>)`` for any other exception, naming the innermost frame of the script's own
+    code (``script_error_line``); Python's traceback follows that line for whoever debugs it.
+    Glue marks the run FAILED.
     """
     try:
         main(list(argv if argv is not None else sys.argv))
     except Exception as error:  # the process boundary: one line for on-call, then the trace
-        message = first_line(error)
-        print(f"error: {message}", file=sys.stderr, flush=True)
-        if not isinstance(error, GlueIncrementalError):
+        if isinstance(error, GlueIncrementalError):
+            print(f"error: {first_line(error)}", file=sys.stderr, flush=True)
+        else:
+            print(script_error_line(error), file=sys.stderr, flush=True)
             traceback.print_exc()
         raise SystemExit(1) from None
+
+
+def _not_the_scripts(path: str) -> bool:
+    """Whether a frame's file is the library's, Spark's or Python's own (not installed packages):
+    the line names the innermost frame outside them, where the script raised or called."""
+    path = os.path.abspath(path)
+    if path.startswith(_LIBRARIES):
+        return True
+    return path.startswith(_STDLIB) and not any(
+        part in ("site-packages", "dist-packages") for part in path.split(os.sep)
+    )
+
+
+_LIBRARIES = tuple(
+    os.path.dirname(os.path.abspath(path)) + os.sep
+    for path in (__file__, pyspark.__file__, py4j.__file__)
+)
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def script_error_line(error: BaseException) -> str:
+    """``error: ValueError: <first line> (in check_tiers at tiers.py:12)``: the exception's
+    type, its message's first line (a Spark error's deepest Java cause) and where the
+    script's own code raised it or called what raised it."""
+    where = ""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [frame for frame in frames if not _not_the_scripts(frame.filename)]
+    frame = (own or frames)[-1] if frames else None
+    if frame is not None:
+        where = f" (in {frame.name} at {os.path.basename(frame.filename)}:{frame.lineno})"
+    text = first_line(error)
+    kind = type(error).__name__
+    message = text if text == kind else f"{kind}: {text}"
+    return f"error: {message}{where}"

@@ -6,7 +6,9 @@ a one-line ``TransformError`` naming the function: the result is a DataFrame; th
 columns (primary key, watermark, partition columns, the delete marker and the load's delivery
 columns) come out unchanged in name and type, and every result row's protected values are an
 input row's (``transform_values``); the result does not read the job's own target. An exception
-raised by the function is reported with its first line. Errors Spark raises lazily (a UDF
+raised by the function is reported with its first line. A load's filter is a delete
+(``Identity``): a key whose newest version in the increment the function drops leaves the
+target as a delete marker would make it leave. Errors Spark raises lazily (a UDF
 failing row by row) surface at the job's first action, still before anything is published.
 Design: ``docs/transforms.md``.
 """
@@ -20,11 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
+from pyspark.sql.window import Window
 
 from glue_incremental import transform_values
 from glue_incremental.args import ArgumentError, Option
-from glue_incremental.errors import GlueIncrementalError, user_columns
+from glue_incremental.deletes import FILTERED
+from glue_incremental.errors import INTERNAL_PREFIX, GlueIncrementalError, user_columns
 
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 _SPEC = re.compile(rf"({_DOTTED}):({_DOTTED})")
@@ -112,6 +117,19 @@ class Contract:
     target_table: str | None = None
 
 
+@dataclass(frozen=True)
+class Identity:
+    """How the load tells a key's versions apart across the transform: ``primary_key``, then
+    the versions' order, ``watermark`` (null lowest) and the ``delivery`` columns (a file's
+    modification time and name, later wins; the merge's own order, ``writer.merge_latest``).
+    The contract keeps these values unchanged, so a version the function kept is the output
+    row with the same ones."""
+
+    primary_key: Sequence[str]
+    watermark: str
+    delivery: Sequence[str] = ()
+
+
 def first_line(error: BaseException) -> str:
     text = str(error).strip()
     name = type(error).__name__
@@ -139,9 +157,21 @@ def check_schema(
 
 
 def apply(
-    spec: TransformSpec | None, rows: DataFrame | None, contract: Contract
+    spec: TransformSpec | None,
+    rows: DataFrame | None,
+    contract: Contract,
+    identity: Identity | None = None,
 ) -> DataFrame | None:
-    """``rows`` through the transform, contract checked; unchanged without a transform or rows."""
+    """``rows`` through the transform, contract checked; unchanged without a transform or rows.
+
+    With an ``identity`` (the load), a filter is a delete: for each key whose newest version in
+    ``rows`` (every version tied at the top) has no output row, the result holds one more row
+    with ``FILTERED`` true, that version's protected values and null elsewhere; the other rows
+    have ``FILTERED`` false. When the function dropped no key's newest version (a map, or a
+    filter of older versions only) the result is the function's own, without ``FILTERED``.
+    Costs one more Spark job over the cached input (the dropped versions, checkpointed so the
+    merge does not read the source again for them) and a look at that small checkpoint. The join passes no identity: it
+    replaces whole partitions with what the function returns."""
     if spec is None or rows is None:
         return rows
     function = spec.load()
@@ -158,12 +188,56 @@ def apply(
         raise TransformContractError(
             name, f"the result reads the job's own target {where} (the job merges into it itself)"
         )
-    rows.persist()  # the value check's two sides see the same read
+    rows.persist()  # the value check's two sides and the filter's see the same read
     try:
         check_values(name, rows, result, contract.protected)
+        if identity is None or not set(identity.primary_key) <= set(rows.columns):
+            return result  # a source without the key: the job's own column check names it
+        dropped = filtered_latest(rows, result, identity).localCheckpoint()
     finally:
         rows.unpersist()
-    return result
+    if dropped.isEmpty():
+        return result
+    return with_filtered(result, dropped, contract.protected)
+
+
+def filtered_latest(rows: DataFrame, result: DataFrame, identity: Identity) -> DataFrame:
+    """One input row per key whose newest version (key, watermark, delivery) no ``result`` row
+    has: the keys the function filtered out. Lazy; null-safe on every identity column."""
+    order = [c for c in (identity.watermark, *identity.delivery) if c in rows.columns]
+    names = [*identity.primary_key, *order]
+    ranking = [F.col(f"`{name}`").desc_nulls_last() for name in order]
+    # Ties at the top share their identity: any one of them stands for the key.
+    ranking.append(F.xxhash64(*[F.col(f"`{name}`") for name in rows.columns]).desc())
+    window = Window.partitionBy(*[F.col(f"`{key}`") for key in identity.primary_key])
+    rank = f"{INTERNAL_PREFIX}filter_rank"
+    latest = (
+        rows.withColumn(rank, F.row_number().over(window.orderBy(*ranking)))
+        .where(F.col(rank) == 1)
+        .drop(rank)
+    )
+    kept_names = [f"{INTERNAL_PREFIX}kept_{index}" for index in range(len(names))]
+    kept = result.select(
+        *(F.col(f"`{name}`").alias(alias) for name, alias in zip(names, kept_names, strict=True))
+    ).distinct()
+    same = [
+        F.col(f"`{name}`").eqNullSafe(F.col(alias))
+        for name, alias in zip(names, kept_names, strict=True)
+    ]
+    return latest.join(kept, same, "left_anti")
+
+
+def with_filtered(result: DataFrame, dropped: DataFrame, protected: Sequence[str]) -> DataFrame:
+    """``result`` with ``FILTERED`` false, and a ``FILTERED`` row per ``dropped`` version: its
+    protected values, every other column of ``result`` null (a delete carries no values)."""
+    columns = []
+    for field in result.schema.fields:
+        if field.name in protected and field.name in dropped.columns:
+            columns.append(F.col(f"`{field.name}`").cast(field.dataType).alias(field.name))
+        else:
+            columns.append(F.lit(None).cast(field.dataType).alias(field.name))
+    deletions = dropped.select(*columns, F.lit(True).alias(FILTERED))
+    return result.withColumn(FILTERED, F.lit(False)).unionByName(deletions)
 
 
 def check_values(

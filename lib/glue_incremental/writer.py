@@ -580,6 +580,11 @@ def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
     return publish.recover(open_filesystem(spark, target_uri), target_uri)
 
 
+def keeps_tombstones(spark: SparkSession, target_uri: str) -> bool:
+    """Whether the target at ``target_uri`` has tombstones (one listing, no Spark job)."""
+    return _data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
+
+
 def _data_exists(spark: SparkSession, uri: str) -> bool:
     fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)

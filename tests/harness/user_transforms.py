@@ -69,3 +69,23 @@ def drops_op(rows: DataFrame) -> DataFrame:
 def drops_marked_rows(rows: DataFrame) -> DataFrame:
     """Keeps the rows whose ``value`` is not ``drop``: a whole file of them is an empty batch."""
     return rows.where(F.col("value").isNull() | (F.col("value") != "drop"))
+
+
+def drops_test_accounts(rows: DataFrame) -> DataFrame:
+    """A filter: test accounts (an ``email`` at ``example.test``) never reach the target."""
+    return rows.where(~F.coalesce(F.col("email").endswith("@example.test"), F.lit(False)))
+
+
+def is_test_account(row: dict) -> bool:
+    """``drops_test_accounts``'s decision on one plain row (true: the row is dropped)."""
+    return (row.get("email") or "").endswith("@example.test")
+
+
+def drops_s_values(rows: DataFrame) -> DataFrame:
+    """A filter and a map: drops the versions whose ``value`` starts with ``s``, masks the rest."""
+    return mask_value(rows.where(~F.col("value").startswith("s")))
+
+
+def drops_s_values_row(row: dict) -> dict | None:
+    """``drops_s_values`` on one plain row: ``None`` where it drops the row."""
+    return None if row["value"].startswith("s") else mask_value_row(row)

@@ -234,6 +234,36 @@ def test_a_bad_script_fails_in_one_line_writing_and_committing_nothing(
     assert store.get_watermark("bad_script", "orders") is None
 
 
+def test_a_scripts_own_exception_is_stderrs_first_line_naming_type_message_and_function(
+    tmp_path,
+):
+    script = tmp_path / "tier_report.py"
+    script.write_text(
+        "from glue_incremental.runtime import run_script\n"
+        "\n"
+        "def check_tiers(argv):\n"
+        "    raise ValueError(\"unknown customer tier 'gold'\\nthe second line stays out\")\n"
+        "\n"
+        "run_script(check_tiers)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "lib"), str(ROOT)])}
+
+    done = subprocess.run(
+        [sys.executable, str(script), "--JOB_NAME", "tiers"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 1
+    first, *rest = done.stderr.splitlines()
+    assert first == (
+        "error: ValueError: unknown customer tier 'gold' (in check_tiers at tier_report.py:4)"
+    )
+    assert rest[0] == "Traceback (most recent call last):"  # for whoever debugs it
+
+
 def test_a_dry_run_plans_and_writes_and_commits_nothing(spark, store, tmp_path):
     world = World(tmp_path)
     world.land("2024-01-01", [(1, 10)])

@@ -10,7 +10,7 @@ import glue_incremental
 import pytest
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError, InvalidName, first_line
-from glue_incremental.runtime import run_script
+from glue_incremental.runtime import run_script, script_error_line
 from glue_incremental.watermarks import Watermarks
 from glue_incremental_tools import cli
 
@@ -114,3 +114,19 @@ def test_an_error_raised_in_the_jvm_reads_as_its_deepest_causes_first_line():
 def test_a_python_error_reads_as_its_first_line_or_its_type():
     assert first_line(ValueError("bad value\nsecond")) == "bad value"
     assert first_line(KeyError()) == "KeyError"
+
+
+def test_a_scripts_own_error_line_names_type_first_line_and_the_scripts_frame():
+    def read_orders():
+        raise _JvmError(_Java("top", _Java("java.io.FileNotFoundException: gone\n\tat x")))
+
+    try:
+        read_orders()
+    except _JvmError as error:
+        line = script_error_line(error)
+    raised_at = read_orders.__code__.co_firstlineno + 1
+    assert line == (
+        "error: _JvmError: java.io.FileNotFoundException: gone "
+        f"(in read_orders at test_errors.py:{raised_at})"
+    )
+    assert script_error_line(KeyError()).startswith("error: KeyError")  # no traceback, no frame

@@ -94,6 +94,10 @@ class Target(Protocol):
     def state_table(self) -> str | None:
         """The name the committed state records so a rewind can find the output (or None)."""
 
+    def keeps_tombstones(self, run: IncrementalRun) -> bool:
+        """Whether the output keeps tombstones (``tombstones``): a merge must then rank the rows
+        it reads against them even when none of its own rows is a delete."""
+
     def unpublished_state(self) -> dict[str, Any]:
         """What a run that publishes nothing records of the output it leaves (a rewind to that
         run restores it): the Iceberg snapshot current at ``mark_start``; nothing for Parquet."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import iceberg, iceberg_maintenance, iceberg_schema
+from glue_incremental import iceberg, iceberg_maintenance, iceberg_schema, iceberg_tombstones
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import NoSnapshotOfRun
 from glue_incremental.schema_evolution import SchemaPlan
@@ -86,6 +86,9 @@ class IcebergTableTarget:
 
     def state_table(self) -> str | None:
         return self.table.name
+
+    def keeps_tombstones(self, run: IncrementalRun) -> bool:
+        return iceberg.table_exists(run.spark, iceberg_tombstones.side_table(self.table))
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
         """Iceberg's own schema evolution (metadata only, no data file rewritten)."""

@@ -59,6 +59,9 @@ class ParquetTarget:
     def state_table(self) -> str | None:
         return None
 
+    def keeps_tombstones(self, run: IncrementalRun) -> bool:
+        return writer.keeps_tombstones(run.spark, self.path)
+
     def unpublished_state(self) -> dict[str, Any]:
         return {}
 
