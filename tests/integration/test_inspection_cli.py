@@ -83,7 +83,7 @@ def put_parquet(key: str, rows: list[dict]) -> None:
 
 @pytest.fixture
 def pipeline(aws, monkeypatch):
-    """The pipeline ``orders`` with two runs, a target, a watermark and a page."""
+    """The pipeline ``orders``: its job, a target, a watermark and a page; the queue's URL."""
     monkeypatch.delenv(cli.TABLE_ENV, raising=False)
     deploy_probe(SCRIPTS, PROBE)
     aws_glue = aws_client("glue")
@@ -97,8 +97,6 @@ def pipeline(aws, monkeypatch):
             "--custom-logGroup-prefix": f"/aws-glue/jobs/{JOB}",
         },
     )
-    ok = runner.run_job(JOB)
-    failed = runner.run_job(JOB, {"--mode": "fail"})
 
     aws_client("s3").create_bucket(Bucket=LAKE)
     for region in ("eu", "us"):
@@ -121,12 +119,18 @@ def pipeline(aws, monkeypatch):
     store = Watermarks(WATERMARKS)
     store.get_watermark(JOB)
     store.add_watermark(
-        store.create_watermark_item(JOB, ok.run_id, cursor=datetime(2024, 5, 1, 12, tzinfo=UTC))
+        store.create_watermark_item(JOB, "jr_loaded", cursor=datetime(2024, 5, 1, 12, tzinfo=UTC))
     )
 
     queue_url = page_queue()
     monkeypatch.setattr(deploy, "terraform_outputs", lambda env, **_: outputs(queue_url))
-    return {"ok": ok, "failed": failed, "queue": queue_url}
+    return queue_url
+
+
+@pytest.fixture
+def runs(pipeline) -> dict[str, runner.JobRun]:
+    """Two runs of the pipeline by the local runner: one succeeds, the later one fails."""
+    return {"ok": runner.run_job(JOB), "failed": runner.run_job(JOB, {"--mode": "fail"})}
 
 
 def page_queue() -> str:
@@ -172,11 +176,11 @@ def documented_commands() -> list[str]:
     return [line for line in lines if line and not line.startswith("```")]
 
 
-def test_runs_show_the_failed_run_as_failed_where_the_local_glue_says_succeeded(pipeline, capsys):
+def test_runs_show_a_failed_run_as_failed_and_logs_print_the_runs_log(runs, capsys):
     states = {
         r["Id"]: r["JobRunState"] for r in aws_client("glue").get_job_runs(JobName=JOB)["JobRuns"]
     }
-    assert states[pipeline["failed"].run_id] == "SUCCEEDED"  # moto's stub: why the record wins
+    assert states[runs["failed"].run_id] == "SUCCEEDED"  # moto's stub: why the record wins
 
     code, out, err = run(capsys, "runs", "orders", "--env", "local")
 
@@ -184,22 +188,20 @@ def test_runs_show_the_failed_run_as_failed_where_the_local_glue_says_succeeded(
     lines = out.splitlines()
     assert lines[0] == f"job {JOB}: newest first" and lines[1].split()[:2] == ["RUN", "ID"]
     failed, ok = lines[2], lines[3]  # newest first
-    assert failed.split()[:2] == [pipeline["failed"].run_id, "FAILED"]
+    assert failed.split()[:2] == [runs["failed"].run_id, "FAILED"]
     assert "3/2" in failed and failed.endswith("column 'amount' holds 'abc' in row 7")
-    assert ok.split()[:2] == [pipeline["ok"].run_id, "SUCCEEDED"]
+    assert ok.split()[:2] == [runs["ok"].run_id, "SUCCEEDED"]
 
     _, out, _ = run(capsys, "runs", JOB, "--env", "local", "--json", "--limit", "1")
     (row,) = json.loads(out)
     assert (row["state"], row["records_read"], row["source"]) == ("FAILED", 3.0, "runner record")
 
-
-def test_logs_print_the_latest_run_or_the_one_asked_for(pipeline, capsys):
     code, out, _ = run(capsys, "logs", "orders", "--env", "local")
     assert code == 0
-    assert out.splitlines()[0] == f"# s3://{SCRIPTS}/runs/{JOB}/{pipeline['failed'].run_id}.log"
+    assert out.splitlines()[0] == f"# s3://{SCRIPTS}/runs/{JOB}/{runs['failed'].run_id}.log"
     assert "stderr: error: column 'amount' holds 'abc' in row 7" in out.splitlines()
 
-    _, out, _ = run(capsys, "logs", "orders", "--env", "local", "--run", pipeline["ok"].run_id)
+    _, out, _ = run(capsys, "logs", "orders", "--env", "local", "--run", runs["ok"].run_id)
     assert "reading orders" in out and "error:" not in out
 
     code, out, err = run(capsys, "logs", "orders", "--env", "local", "--run", "jr_nope")
@@ -248,7 +250,7 @@ def test_the_target_of_an_iceberg_pipeline_is_its_current_snapshot(aws, monkeypa
 
 
 def test_pages_shows_the_alarm_without_taking_it_off_the_queue(pipeline, capsys):
-    code, out, _ = run(capsys, "pages", "--env", "local", "--wait", "5")
+    code, out, _ = run(capsys, "pages", "--env", "local", "--wait", "2")
     assert code == 0
     assert out.splitlines()[0].split()[1:] == ["alarm", "ALARM", f"{JOB}-zero-records"]
     assert "0 new records in 3 periods" in out
@@ -292,7 +294,7 @@ def test_watermarks_show_prints_the_cursor_in_iso_utc(pipeline, capsys):
     assert code == 0 and "cursor=2024-05-01T12:00:00Z" in out
 
 
-def test_every_command_of_the_guide_runs_as_written(pipeline, capsys):
+def test_every_command_the_guides_show_runs_on_the_local_stack(runs, capsys):
     commands = documented_commands()
     assert len(commands) >= 8
     for command in commands:
@@ -312,3 +314,20 @@ def test_every_command_of_the_guide_runs_as_written(pipeline, capsys):
     )
     assert completed.returncode == 0, completed.stderr
     assert LAKE in completed.stdout
+
+    # The runbook's first commands, for prod there, on this stack here.
+    runbook = (ROOT / "docs" / "runbook.md").read_text()
+    block = runbook.split("<!-- runbook-first-commands:begin -->", 1)[1].split(
+        "<!-- runbook-first-commands:end -->"
+    )[0]
+    commands = [
+        re.split(r"\s+#\s", line.strip(), maxsplit=1)[0]
+        for line in block.splitlines()
+        if line.strip().startswith(CLI)
+    ]
+    assert len(commands) >= 6
+    for command in commands:
+        local = command.replace("--env prod", "--env local").replace("gi-prod-", "gi-local-")
+        code, out, err = run(capsys, *shlex.split(local.removeprefix(CLI)))
+        assert (code, err) == (0, ""), command
+        assert out, command

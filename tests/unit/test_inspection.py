@@ -254,3 +254,24 @@ def test_a_file_bookmark_prints_its_high_mark_band_and_directories():
         == "[no file read yet (next run reads everything)]"
     )
     assert watermark_text.summary(None) == "(reset: next run loads everything)"
+
+
+def test_every_cli_command_the_runbook_shows_parses():
+    import re
+    from pathlib import Path
+
+    from glue_incremental_tools import cli
+
+    runbook = (Path(__file__).resolve().parents[2] / "docs" / "runbook.md").read_text()
+    prefix = ".venv/bin/python -m glue_incremental "
+    commands = [
+        re.split(r"\s+#\s", found, maxsplit=1)[0].rstrip("`").removesuffix(')"')
+        for found in re.findall(rf"{re.escape(prefix)}[^`\n]+", runbook.replace("\\\n", " "))
+    ]
+    assert any(command.startswith(prefix + "runs ") for command in commands)
+    parser = cli.build_parser()
+    for command in commands:
+        # Placeholders (<run id>) stand for one argument.
+        argv = shlex.split(re.sub(r"<[^>]+>", "PLACEHOLDER", command.removeprefix(prefix)))
+        args, extras = parser.parse_known_args(argv)
+        assert (extras, args.handler is not None) == ([], True), command
