@@ -16,6 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 MS_SUFFIX = "_ms"
+# What a reader looks for first; a long table cell is cut at its end, so these lead.
+FIRST = ("cursor", "files")
 
 
 def utc(value: datetime) -> str:
@@ -78,7 +80,11 @@ def value_text(name: str, value: Any) -> str:
 
 
 def summary(values: Mapping[str, Any] | None) -> str:
-    """Every value of a state, ``name=value`` in name order."""
+    """Every value of a state, ``name=value``: the cursor and file marks first, then by name."""
     if values is None:
         return "(reset: next run loads everything)"
-    return ", ".join(f"{name}={value_text(name, values[name])}" for name in sorted(values)) or "{}"
+    names = sorted(
+        values,
+        key=lambda name: (name not in FIRST, FIRST.index(name) if name in FIRST else 0, name),
+    )
+    return ", ".join(f"{name}={value_text(name, values[name])}" for name in names) or "{}"
