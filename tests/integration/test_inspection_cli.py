@@ -331,3 +331,36 @@ def test_every_command_the_guides_show_runs_on_the_local_stack(runs, capsys):
         code, out, err = run(capsys, *shlex.split(local.removeprefix(CLI)))
         assert (code, err) == (0, ""), command
         assert out, command
+
+
+def test_a_run_without_a_runner_record_reads_its_rows_and_log_from_cloudwatch_logs(
+    pipeline, capsys
+):
+    # As in an account: Glue ran the job, its streams are in CloudWatch Logs, no record.
+    run_id = aws_client("glue").start_job_run(JobName=JOB)["JobRunId"]
+    logs = aws_client("logs")
+    for group, message in (
+        ("output", json.dumps({"event": "run_summary", "records_read": 5, "records_written": 4})),
+        ("error", "WARN a warning of the run"),
+    ):
+        logs.create_log_group(logGroupName=f"/aws-glue/jobs/{JOB}/{group}")
+        logs.create_log_stream(logGroupName=f"/aws-glue/jobs/{JOB}/{group}", logStreamName=run_id)
+        logs.put_log_events(
+            logGroupName=f"/aws-glue/jobs/{JOB}/{group}",
+            logStreamName=run_id,
+            logEvents=[
+                {"timestamp": int(datetime.now(UTC).timestamp() * 1000), "message": message}
+            ],
+        )
+
+    code, out, _ = run(capsys, "runs", "orders", "--env", "local", "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert (row["run_id"], row["source"]) == (run_id, "glue")
+    assert (row["records_read"], row["records_written"]) == (5.0, 4.0)
+
+    code, out, _ = run(capsys, "logs", "orders", "--env", "local", "--run", run_id)
+    assert code == 0
+    assert out.splitlines()[0].startswith(f"# CloudWatch Logs /aws-glue/jobs/{JOB}/output")
+    assert "stderr: WARN a warning of the run" in out.splitlines()
+    assert any('"run_summary"' in line for line in out.splitlines())

@@ -8,13 +8,15 @@ listed here independently.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental_tools import pages, run_history, target_view, watermark_text
+from glue_incremental_tools import cli, pages, run_history, target_view, watermark_text
 from glue_incremental_tools.cli import CommandError
 
 # What a reader of the target sees: the live files only, partition values unescaped.
@@ -259,11 +261,6 @@ def test_a_file_bookmark_prints_its_high_mark_band_and_directories():
 
 
 def test_every_cli_command_the_runbook_shows_parses():
-    import re
-    from pathlib import Path
-
-    from glue_incremental_tools import cli
-
     runbook = (Path(__file__).resolve().parents[2] / "docs" / "runbook.md").read_text()
     prefix = ".venv/bin/python -m glue_incremental "
     commands = [
@@ -277,3 +274,19 @@ def test_every_cli_command_the_runbook_shows_parses():
         argv = shlex.split(re.sub(r"<[^>]+>", "PLACEHOLDER", command.removeprefix(prefix)))
         args, extras = parser.parse_known_args(argv)
         assert (extras, args.handler is not None) == ([], True), command
+
+
+def test_env_for_an_account_unsets_the_endpoints_and_names_its_region(monkeypatch, capsys):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    tfvars = (
+        Path(__file__).resolve().parents[2] / "terraform" / "environments" / "aws" / "dev.tfvars"
+    ).read_text()
+    region = re.search(r'^\s*region\s*=\s*"([a-z0-9-]+)"', tfvars, re.MULTILINE).group(1)
+
+    code = cli.main(["env", "--env", "dev"])
+    out = capsys.readouterr().out
+
+    assert code == 0
+    unset, export = out.splitlines()
+    assert unset.startswith("unset ") and "AWS_ENDPOINT_URL" in unset.split()
+    assert export == f"export AWS_REGION={region}"
