@@ -1,21 +1,13 @@
 """``python -m glue_incremental target PIPELINE --env ENV``: a target's schema, rows and partitions.
 
-Reads without a JVM and writes nothing. A Parquet target is read with pyarrow, from the
-published files only: every file under the target path whose path has no hidden
-component (``partition_paths.is_hidden``: ``_staging/``, ``_index/``, ``_delivery/``,
-``_schema.json``, ``.x``), which is exactly what Spark, Athena and the job itself read.
-Partition columns come from the ``name=value`` directories (Hive escaping undone,
-``__HIVE_DEFAULT_PARTITION__`` is null) as strings, as the target's recorded schema
-types them. Files written before a column was added read it as null (the schemas are
-unified, widening allowed). During a publish a key can show twice (its old and new
-version: ``docs/writer-protocol.md``); the command shows what a reader sees.
-
-An Iceberg target is read through pyiceberg from the environment's Glue Data Catalog
-(``iceberg_catalog``), or, for a local run's table in the local Hadoop warehouse, from
-its latest metadata file. Its delivery side table (``<table>__delivery``) is never read.
-
-Filters (``--key`` and ``--where``, repeatable, ANDed) are ``column=value``: the value is
-cast to the column's type; ``null`` matches a null. Design: ``docs/local-tools.md``.
+Reads without a JVM and writes nothing. A Parquet target is read with pyarrow from its
+published files only: no path component hidden (``partition_paths.is_hidden``: not
+``_staging/``, ``_index/``, ``_delivery/``, ``_schema.json``), what Spark and Athena read;
+partition columns are strings, Hive escaping undone, file schemas unified. An Iceberg
+target is its current snapshot, through pyiceberg from the environment's Glue Data
+Catalog (a local run's table: its latest metadata file in the local warehouse).
+``--key`` and ``--where`` are ``column=value`` (repeatable, ANDed), the value cast to the
+column's type; ``null`` matches a null. Design: ``docs/local-tools.md``.
 """
 
 from __future__ import annotations
