@@ -43,6 +43,11 @@ COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("demo", "glue_incremental_tools.demo:register"),
     ("status", "glue_incremental_tools.status:register"),
     ("up", "glue_incremental_tools.stack:register"),
+    ("target", "glue_incremental_tools.target_view:register"),
+    ("runs", "glue_incremental_tools.run_history:register_runs"),
+    ("logs", "glue_incremental_tools.run_history:register_logs"),
+    ("pages", "glue_incremental_tools.pages:register_pages"),
+    ("env", "glue_incremental_tools.pages:register_env"),
 ]
 
 
@@ -616,21 +621,12 @@ def _short_time(iso: str) -> str:
         return iso
 
 
-def _summary(values: dict[str, Any] | None, width: int = 80) -> str:
-    if values is None:
-        return "(reset: next run loads everything)"
-    parts = []
-    for name in sorted(values):
-        value = values[name]
-        if isinstance(value, datetime | date):
-            text = value.isoformat()
-        elif isinstance(value, Decimal):
-            text = str(value)
-        else:
-            text = json.dumps(value, default=_json_default, separators=(",", ":"))
-        parts.append(f"{name}={text}")
-    summary = ", ".join(parts) or "{}"
-    return summary if len(summary) <= width else summary[: width - 3] + "..."
+def _summary(values: dict[str, Any] | None, width: int = 160) -> str:
+    """The values in human units (``watermark_text``), shortened to ``width``."""
+    from glue_incremental_tools.watermark_text import summary as human_summary
+
+    text = human_summary(values)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _who_why(state: dict[str, Any]) -> str:

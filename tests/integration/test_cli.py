@@ -87,7 +87,7 @@ def test_show_prints_the_current_state_as_an_aligned_table(store, capsys):
     ]
     assert header.index("RUN ID") == row.index(run)  # columns line up
     assert header.index("VERSION") == row.index("1 ")
-    assert "last_modified=2024-05-01T12:00:00.000005+00:00" in row
+    assert "last_modified=2024-05-01T12:00:00.000005Z" in row
     assert "rows_extracted=42" in row
     assert row.startswith("default ")
 
