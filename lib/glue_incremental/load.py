@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from glue_incremental import (
     cursors,
     deletes,
-    inferred_nulls,
+    inferred_types,
     load_batches,
     load_sources,
     reconcile,
@@ -202,8 +202,7 @@ def _load_rows(
         rows = reconcile.nothing_read(run.spark, target_schema, types)
     if rows is None:
         return
-    if not config.is_jdbc and config.source_format == "json" and config.source_schema is None:
-        rows = inferred_nulls.as_stored(rows, target_schema, partition_by=config.partition_by)
+    rows = _typed(rows, config, target_schema)
     source_rows = rows.drop(*hidden)
     require_columns(source_rows.columns, config, "source " + config.source)
     schema_plan = schema_evolution.plan(
@@ -211,6 +210,7 @@ def _load_rows(
         target_schema,
         config.schema_evolution,
         partition_by=config.partition_by,
+        reload=full_reload,  # every row is rewritten: the types read now win
     )
     rows = schema_conform.conform(
         rows,
@@ -253,6 +253,15 @@ def _load_rows(
             # A reconcile or an empty reload that changed nothing commits nothing by itself.
             commit_unchanged=False,
         )
+
+
+def _typed(rows: DataFrame, config: LoadConfig, stored: Any) -> DataFrame:
+    """A file source's text watermark typed when its values are numbers or timestamps, then
+    columns typed narrower than ``stored`` cast up to it (``inferred_types``)."""
+    if not config.is_jdbc:
+        declared = config.source_schema is not None
+        rows = inferred_types.typed_watermark(rows, config.watermark_column, declared=declared)
+    return inferred_types.as_stored(rows, stored, partition_by=config.partition_by)
 
 
 def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:

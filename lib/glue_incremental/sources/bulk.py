@@ -71,9 +71,14 @@ def read_listed_files(
 
     With a declared ``schema`` nothing is inferred, and a JSON or CSV value
     that does not fit its type fails the read (``FAILFAST``) instead of
-    becoming a null.
+    becoming a null. Without one, CSV is typed by inference as JSON is
+    (``inferSchema``: one more pass over the files), never read as text.
     """
-    options = {"mode": "FAILFAST"} if schema is not None and source_format != "parquet" else None
+    options: dict[str, str] | None = None
+    if schema is not None and source_format != "parquet":
+        options = {"mode": "FAILFAST"}
+    elif schema is None and source_format == "csv":
+        options = {"inferSchema": "true"}
     with few_listing_tasks(spark, listed):
         return files.read_files(
             spark,
