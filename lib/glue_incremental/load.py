@@ -17,7 +17,8 @@ never asks their format. Options: ``load_config``; ``docs/custom-jobs.md``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -202,7 +203,8 @@ def _load_rows(
         rows = reconcile.nothing_read(run.spark, target_schema, types)
     if rows is None:
         return
-    rows = _typed(rows, config, target_schema)
+    with _misfits_named(config, plan):  # the first actions on a declared read
+        rows = _typed(rows, config, target_schema)
     source_rows = rows.drop(*hidden)
     require_columns(source_rows.columns, config, "source " + config.source)
     schema_plan = schema_evolution.plan(
@@ -219,7 +221,8 @@ def _load_rows(
         delivery=[name for name in hidden if name in rows.columns],
     )
     planned.rows = rows = rows.persist()  # unpersisted when the block ends
-    stats = planned.stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
+    with _misfits_named(config, plan):
+        stats = planned.stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
     if stats.nulls and config.null_watermarks == "fail":
         raise SchemaError(
             config.watermark_column,
@@ -274,19 +277,26 @@ def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
 def _batch_stats(
     rows: DataFrame, config: LoadConfig, limit: datetime, *, merges: bool = False
 ) -> cursors.BatchStats:
-    """The batch's counts (its first action: a declared schema's misfit surfaces here);
-    a batch that ``merges`` with the target also gets its partitions for the merge."""
+    """The batch's counts (its first action); a batch that ``merges`` with the target also
+    gets its partitions for the merge."""
+    partitions = config.partition_by if merges else ()
+    return cursors.batch_stats(rows, config.watermark_column, limit, config.primary_key, partitions)
+
+
+@contextmanager
+def _misfits_named(config: LoadConfig, plan: SourcePlan) -> Iterator[None]:
+    """A declared schema's misfit (Spark's ``FAILFAST``, which names the record but not its
+    file) as one line naming the file, line, column and value (``SourcePlan.misfit``)."""
     try:
-        partitions = config.partition_by if merges else ()
-        return cursors.batch_stats(
-            rows, config.watermark_column, limit, config.primary_key, partitions
-        )
+        yield
     except Exception as error:
         if config.source_schema is None or "FAILFAST" not in str(error):
             raise
+        found = plan.misfit()
+        column, where = found if found else (None, "the file and line were not found")
         raise SchemaError(
-            "source_schema",
-            f"a source value does not fit --source_schema ({config.source_schema}); "
+            column or "source_schema",
+            f"a source value does not fit --source_schema ({config.source_schema}): {where}; "
             "nothing was written",
         ) from error
 

@@ -66,6 +66,7 @@ def read_listed_files(
     source_format: Literal["parquet", "json", "csv"],
     schema: Any = None,
     partition_types: Mapping[str, str] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Any:
     """``files.read_files`` of exactly ``listed``, its file lookups in few Spark tasks.
 
@@ -88,4 +89,5 @@ def read_listed_files(
             schema=schema,
             options=options,
             partition_types=partition_types,
+            columns=columns,
         )
