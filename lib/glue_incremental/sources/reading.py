@@ -6,11 +6,13 @@ import csv
 import json
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from glue_incremental import local_files
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.partition_paths import literal
 from glue_incremental.schema_evolution import SchemaChangeError
@@ -18,6 +20,7 @@ from glue_incremental.sources import partition_types as partition_type_rules
 from glue_incremental.sources.listing import SourceFile
 
 SOURCE_FORMATS = ("parquet", "json", "csv")
+HEADER_READERS = 16  # CSV header lines read at once from an object store
 
 # How each format is read: a CSV file's first line names its columns (as the join reads CSV);
 # Parquet files of one batch may carry different columns (a source that added one, as
@@ -107,9 +110,15 @@ def csv_header_groups(spark: Any, uris: Sequence[str]) -> dict[tuple[str, ...], 
     if not uris:
         return {}
     fs = HadoopFileSystem(spark, uris[0])
+    if local_files.is_local(uris[0]):
+        lines = [fs.first_line(uri) for uri in uris]
+    else:
+        # One GET each on an object store: a few at a time (py4j serves each thread apart).
+        with ThreadPoolExecutor(HEADER_READERS) as pool:
+            lines = list(pool.map(fs.first_line, uris))
     groups: dict[tuple[str, ...], list[str]] = {}
-    for uri in uris:
-        names = next(csv.reader([fs.first_line(uri)]), [])
+    for uri, line in zip(uris, lines, strict=True):
+        names = next(csv.reader([line]), [])
         groups.setdefault(tuple(name.strip() for name in names), []).append(uri)
     return groups
 
