@@ -7,10 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
+from glue_incremental import iceberg
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.inferred_types import TextWatermarkError
 from glue_incremental.schema_evolution import SchemaChangeError
 
+from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import (
     FixedClock,
     json_files_config,
@@ -141,6 +143,27 @@ def test_after_a_reset_a_full_reload_replaces_types_the_target_stored_wrongly(
     assert (types["id"], types["updated"]) == ("bigint", "bigint")
     assert runs.target("id", "updated", "note") == [(1, 9, "x"), (2, 10, "y"), (3, 11, "z")]
     assert store.get_watermark("returns")["watermarks"]["cursor"] == 11
+
+
+@requires_iceberg
+def test_after_a_reset_an_iceberg_reload_retypes_a_column_iceberg_cannot_promote(
+    spark, tmp_path, store
+):
+    table = unique_table("retyped")
+    name = iceberg.IcebergTarget(table).name
+    runs = Runs(spark, tmp_path, store, target_format="iceberg", target_table=table, target_path="")
+    write_json_file(tmp_path / "source", [{"id": 1, "updated": 1, "qty": 3, "note": "x"}], mtime=T0)
+    runs.run(source_schema="id BIGINT, updated BIGINT, qty STRING, note STRING")
+    assert dict(spark.table(name).dtypes)["qty"] == "string"
+
+    store.reset("returns", why="qty is a number")
+    summary = runs.run(source_schema="id BIGINT, updated BIGINT, qty BIGINT, note STRING")
+
+    assert summary["schema_changes"] == ["retyped qty string to bigint"]
+    seen = spark.table(name)
+    assert seen.columns == ["id", "updated", "qty", "note"]  # in place, not moved last
+    assert dict(seen.dtypes)["qty"] == "bigint"
+    assert [tuple(r) for r in seen.collect()] == [(1, 1, 3, "x")]
 
 
 def test_a_text_watermark_of_timestamps_is_typed_and_a_declared_one_is_refused(

@@ -44,7 +44,8 @@ def read_files(
     partition_types: Mapping[str, str] | None = None,
     columns: Mapping[str, str] | None = None,
 ) -> Any:
-    """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when nothing is new.
+    """A ``spark.read`` of exactly ``files`` with ``basePath=root_uri`` (one per CSV header);
+    None when nothing is new.
 
     ``key=value`` directories under the root become partition columns (types
     inferred unless ``schema`` names them). CSV files start with a header row.
@@ -137,11 +138,14 @@ def _csv_schema(header: Sequence[str], declared: Any) -> Any:
 
 def _declared_columns(frame: Any, declared: Any) -> Any:
     """``frame`` with every declared column (null where the file lacked it) in declared order,
-    then the file's undeclared and partition columns."""
-    present = set(frame.columns)
+    then the file's undeclared and partition columns. A declared partition column (a
+    directory, not in the header) gets its declared type here, not the inferred one."""
+    present = dict(frame.dtypes)
     names = declared.fieldNames()
     out = [
         F.col(f"`{field.name}`")
+        if present.get(field.name) == field.dataType.simpleString()
+        else F.col(f"`{field.name}`").cast(field.dataType).alias(field.name)
         if field.name in present
         else F.lit(None).cast(field.dataType).alias(field.name)
         for field in declared.fields
