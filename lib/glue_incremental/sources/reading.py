@@ -241,6 +241,19 @@ def first_misfit(
     cost only."""
     if source_format == "parquet" or not files:
         return None
+    try:
+        return _first_misfit(spark, files, root_uri, source_format, schema)
+    except Exception:  # the diagnosis must never replace the refusal it explains
+        return None
+
+
+def _first_misfit(
+    spark: Any,
+    files: Sequence[SourceFile],
+    root_uri: str,
+    source_format: Literal["parquet", "json", "csv"],
+    schema: Any,
+) -> tuple[str | None, str] | None:
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT, StringType(), True)])
     rows = read_files(
         spark,
