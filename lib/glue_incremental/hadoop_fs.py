@@ -27,6 +27,10 @@ def jvm_class(jvm: Any, name: str) -> Any:
     return found
 
 
+# Hadoop's codecs by extension: such a file's first line is read through its codec.
+_COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")
+
+
 class HadoopFileSystem:
     """The Hadoop FileSystem calls the writer and ``publish`` need (file://, s3a://, hdfs://)."""
 
@@ -100,6 +104,24 @@ class HadoopFileSystem:
         stream = self._fs.open(path)
         try:
             return bytes(jvm_class(self._jvm, "org.apache.commons.io.IOUtils").toByteArray(stream))
+        finally:
+            stream.close()
+
+    def first_line(self, uri: str) -> str:
+        """The file's first line (a CSV header), decompressed by its extension as Spark reads it
+        (``.gz``, ``.bz2``...); empty for an empty file. Reads a few bytes, not the file."""
+        if self._local and not uri.lower().endswith(_COMPRESSED):
+            with open(local_files.local_path(uri), encoding="utf-8", newline="") as text:
+                return text.readline().rstrip("\r\n")
+        path = self._Path(uri)
+        factory = jvm_class(self._jvm, "org.apache.hadoop.io.compress.CompressionCodecFactory")
+        codec = factory(self._conf).getCodec(path)
+        stream = self._fs.open(path)
+        try:
+            raw = stream if codec is None else codec.createInputStream(stream)
+            io = self._jvm.java.io
+            line = io.BufferedReader(io.InputStreamReader(raw, "UTF-8")).readLine()
+            return "" if line is None else str(line)
         finally:
             stream.close()
 

@@ -42,7 +42,25 @@ def statements(table: str, plan: SchemaPlan) -> list[str]:
         f"ALTER TABLE {table} ALTER COLUMN `{c.column}` TYPE {c.new.simpleString()}"
         for c in plan.widened
     ]
-    return added + widened
+    return added + widened + _retyped(table, plan)
+
+
+def _retyped(table: str, plan: SchemaPlan) -> list[str]:
+    """A full reload's retyped column: promoted in place where Iceberg allows it, else dropped
+    and added again with the new type at the same place (a new column id: the reload's
+    overwrite replaces every data file, so no stored value is read through the new id)."""
+    statements: list[str] = []
+    names = plan.resolved.fieldNames()
+    for change in plan.retyped:
+        column, new = change.column, change.new.simpleString()
+        if promotable(change.old, change.new):
+            statements.append(f"ALTER TABLE {table} ALTER COLUMN `{column}` TYPE {new}")
+            continue
+        at = names.index(column)
+        place = "FIRST" if at == 0 else f"AFTER `{names[at - 1]}`"
+        statements.append(f"ALTER TABLE {table} DROP COLUMN `{column}`")
+        statements.append(f"ALTER TABLE {table} ADD COLUMN `{column}` {new} {place}")
+    return statements
 
 
 def evolve(spark: Any, target: IcebergTarget, plan: SchemaPlan) -> None:

@@ -17,7 +17,8 @@ never asks their format. Options: ``load_config``; ``docs/custom-jobs.md``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -28,7 +29,7 @@ from pyspark.sql import functions as F
 from glue_incremental import (
     cursors,
     deletes,
-    inferred_nulls,
+    inferred_types,
     load_batches,
     load_sources,
     reconcile,
@@ -207,8 +208,8 @@ def _load_rows(
         rows = reconcile.nothing_read(run.spark, target_schema, types)
     if rows is None:
         return
-    if not config.is_jdbc and config.source_format == "json" and config.source_schema is None:
-        rows = inferred_nulls.as_stored(rows, target_schema, partition_by=config.partition_by)
+    with _misfits_named(config, plan):  # the first actions on a declared read
+        rows = _typed(rows, config, target_schema)
     source_rows = rows.drop(*hidden)
     require_columns(source_rows.columns, config, "source " + config.source)
     schema_plan = schema_evolution.plan(
@@ -216,6 +217,7 @@ def _load_rows(
         target_schema,
         config.schema_evolution,
         partition_by=config.partition_by,
+        reload=full_reload,  # every row is rewritten: the types read now win
     )
     rows = schema_conform.conform(
         rows,
@@ -224,7 +226,8 @@ def _load_rows(
         delivery=[name for name in hidden if name in rows.columns],
     )
     planned.rows = rows = rows.persist()  # unpersisted when the block ends
-    stats = planned.stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
+    with _misfits_named(config, plan):
+        stats = planned.stats = _batch_stats(rows, config, cursor_limit, merges=not full_reload)
     if stats.nulls and config.null_watermarks == "fail":
         raise SchemaError(
             config.watermark_column,
@@ -273,6 +276,15 @@ def _filters_deleted(run: IncrementalRun, config: LoadConfig, target: Target) ->
     )
 
 
+def _typed(rows: DataFrame, config: LoadConfig, stored: Any) -> DataFrame:
+    """A file source's text watermark typed when its values are numbers or timestamps, then
+    columns typed narrower than ``stored`` cast up to it (``inferred_types``)."""
+    if not config.is_jdbc:
+        declared = config.source_schema is not None
+        rows = inferred_types.typed_watermark(rows, config.watermark_column, declared=declared)
+    return inferred_types.as_stored(rows, stored, partition_by=config.partition_by)
+
+
 def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
     """The output a state describes: its format, and its table or else its path."""
     table = target.state_table()
@@ -283,19 +295,26 @@ def _target_names(config: LoadConfig, target: Target) -> dict[str, str | None]:
 def _batch_stats(
     rows: DataFrame, config: LoadConfig, limit: datetime, *, merges: bool = False
 ) -> cursors.BatchStats:
-    """The batch's counts (its first action: a declared schema's misfit surfaces here);
-    a batch that ``merges`` with the target also gets its partitions for the merge."""
+    """The batch's counts (its first action); a batch that ``merges`` with the target also
+    gets its partitions for the merge."""
+    partitions = config.partition_by if merges else ()
+    return cursors.batch_stats(rows, config.watermark_column, limit, config.primary_key, partitions)
+
+
+@contextmanager
+def _misfits_named(config: LoadConfig, plan: SourcePlan) -> Iterator[None]:
+    """A declared schema's misfit (Spark's ``FAILFAST``, which names the record but not its
+    file) as one line naming the file, line, column and value (``SourcePlan.misfit``)."""
     try:
-        partitions = config.partition_by if merges else ()
-        return cursors.batch_stats(
-            rows, config.watermark_column, limit, config.primary_key, partitions
-        )
+        yield
     except Exception as error:
         if config.source_schema is None or "FAILFAST" not in str(error):
             raise
+        found = plan.misfit()
+        column, where = found if found else (None, "the file and line were not found")
         raise SchemaError(
-            "source_schema",
-            f"a source value does not fit --source_schema ({config.source_schema}); "
+            column or "source_schema",
+            f"a source value does not fit --source_schema ({config.source_schema}): {where}; "
             "nothing was written",
         ) from error
 

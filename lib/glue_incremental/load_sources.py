@@ -13,14 +13,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.types import StructType, _parse_datatype_string
 
 from glue_incremental import batches, credentials, cursors
 from glue_incremental.args import ArgumentError
 from glue_incremental.load_config import LoadConfig, SchemaError
 from glue_incremental.runtime import IncrementalRun
-from glue_incremental.sources import bulk, file_dataset, files, jdbc, partition_types, snapshots
+from glue_incremental.sources import (
+    bulk,
+    file_dataset,
+    files,
+    jdbc,
+    partition_types,
+    reading,
+    snapshots,
+)
 from glue_incremental.state import LoadState
 from glue_incremental.watermarks import DEFAULT_SLOT
 
@@ -48,6 +55,10 @@ def _no_types() -> dict[str, str]:
     return {}
 
 
+def _no_misfit() -> tuple[str | None, str] | None:
+    return None
+
+
 @dataclass(frozen=True)
 class SourcePlan:
     """One run's read, planned: what a dry run prints, how to read, the state it leaves.
@@ -73,6 +84,9 @@ class SourcePlan:
     partition_types: Callable[[], dict[str, str]] = field(default=_no_types)
     # A bounded batch (``batches``) that left more for the next batch to read.
     more: bool = False
+    # After a read failed on a value that does not fit the declared schema: (column, where),
+    # naming the file, line, column and value (``reading.first_misfit``); None if not found.
+    misfit: Callable[[], tuple[str | None, str] | None] = field(default=_no_misfit)
 
 
 class Source(Protocol):
@@ -290,6 +304,7 @@ class FileDatasetSource:
                 source_format=config.source_format,
                 schema=declared,
                 partition_types=kept_types,
+                columns=DELIVERY_SOURCES,
             )
             # Fixed on the first run (declared, or as inferred then) and never re-inferred.
             types.clear()
@@ -297,9 +312,7 @@ class FileDatasetSource:
                 types.update(partition_types.kept_types(rows, plan.files, kept_types))
             if rows is None:
                 return None
-            return rows.select(
-                "*", *[F.col(column).alias(name) for name, column in DELIVERY_SOURCES.items()]
-            )
+            return rows
 
         preview = cut[: limits.max_batches or batches.PREVIEW_BATCHES]
         return SourcePlan(
@@ -324,6 +337,17 @@ class FileDatasetSource:
             release=found.release,
             partition_types=lambda: dict(types),
             more=len(cut) > 1,
+            misfit=lambda: (
+                reading.first_misfit(
+                    run.spark,
+                    plan.files,
+                    root_uri=config.source,
+                    source_format=config.source_format,
+                    schema=declared,
+                )
+                if declared is not None
+                else None
+            ),
         )
 
 

@@ -4,10 +4,13 @@ Pure (``StructType`` in, dataclasses out, no SparkSession). Modes of ``--schema_
 ``add_columns`` (new source columns join the target, older rows read null), ``rescue``
 (new columns and misfit values go into one JSON column ``_rescued_data``) and ``fail``
 (any new or missing column stops the run before anything is written). In every mode a
-safe widening (int to bigint, float to double, a wider decimal, date to timestamp)
-widens the target; a narrowing or incompatible type is a ``SchemaChangeError`` unless
-``rescue`` keeps the value. Outside ``fail`` a column gone from the source stays, null
-for new rows. The first run (no target schema) has no changes. Design: ``docs/schema-evolution.md``.
+safe widening (int to bigint, float to double, int to double, a wider decimal, date to
+timestamp) widens the target; a narrowing or incompatible type is a ``SchemaChangeError``
+unless ``rescue`` keeps the value. A batch typed narrower than the target is cast up before
+this plan (``inferred_types.as_stored``). Outside ``fail`` a column gone from the source
+stays, null for new rows. The first run (no target schema) has no changes; a full reload
+(``reload``) takes the source's type of every column it reads (``Retyped``: the stored type
+was wrong, and every row is rewritten). Design: ``docs/schema-evolution.md``.
 """
 
 from __future__ import annotations
@@ -95,6 +98,19 @@ class Widened:
 
 
 @dataclass(frozen=True)
+class Retyped:
+    """A full reload's column whose stored type is neither the source's nor wider: the
+    reload rewrites every row, so the type it reads now wins (a CSV loaded as text before)."""
+
+    column: str
+    old: DataType
+    new: DataType
+
+    def describe(self) -> str:
+        return f"retyped {self.column} {self.old.simpleString()} to {self.new.simpleString()}"
+
+
+@dataclass(frozen=True)
 class Rescued:
     """With ``rescue``: a source column whose values go to ``_rescued_data`` when they do not
     fit the target's type (``target`` None: a new column, always rescued)."""
@@ -108,7 +124,7 @@ class Rescued:
         return f"rescued {self.column} ({self.source.simpleString()}, {into})"
 
 
-Change = Added | Missing | Widened | Rescued
+Change = Added | Missing | Widened | Retyped | Rescued
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,8 @@ class SchemaPlan:
 
     changes: tuple[Change, ...]
     resolved: StructType
+    # A full reload: every stored row is replaced by the publish, none needs rewriting first.
+    reload: bool = False
 
     @property
     def added(self) -> tuple[Added, ...]:
@@ -131,13 +149,17 @@ class SchemaPlan:
         return tuple(c for c in self.changes if isinstance(c, Widened))
 
     @property
+    def retyped(self) -> tuple[Retyped, ...]:
+        return tuple(c for c in self.changes if isinstance(c, Retyped))
+
+    @property
     def rescued(self) -> tuple[Rescued, ...]:
         return tuple(c for c in self.changes if isinstance(c, Rescued))
 
     @property
     def evolves_target(self) -> bool:
-        """True if the target's stored schema changes (columns added or widened)."""
-        return bool(self.added or self.widened)
+        """True if the target's stored schema changes (columns added, widened or retyped)."""
+        return bool(self.added or self.widened or self.retyped)
 
     def describe(self) -> list[str]:
         """One phrase per change, for the summary line."""
@@ -152,6 +174,9 @@ def is_widening(old: DataType, new: DataType) -> bool:
         return _INTEGRAL_RANK[type(old)] < _INTEGRAL_RANK[type(new)]
     if isinstance(old, FloatType) and isinstance(new, DoubleType):
         return True
+    if type(old) in _INTEGRAL_RANK and isinstance(new, DoubleType):
+        # A double holds every integer of up to 15 digits exactly; a bigint's 19 it does not.
+        return _INTEGRAL_DIGITS[type(old)] <= 15
     if isinstance(old, DecimalType) and isinstance(new, DecimalType):
         return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
     if isinstance(old, DecimalType) and type(new) in _INTEGRAL_RANK:
@@ -168,12 +193,15 @@ def plan(
     mode: SchemaEvolution,
     *,
     partition_by: Sequence[str] = (),
+    reload: bool = False,
 ) -> SchemaPlan:
     """Compare ``source`` with ``target`` (None: the first write, no changes).
 
     Partition columns are compared by name only (a Parquet target stores them as
     strings). Raises ``SchemaChangeError`` for a narrowing or incompatible type (every
     mode but ``rescue``) and, with ``fail``, for the first new or missing column.
+    ``reload`` (a full reload: every row is rewritten): a column of another type is
+    ``Retyped`` to the source's, never refused or rescued; columns are kept as in any run.
     """
     if mode not in SCHEMA_EVOLUTIONS:
         raise ValueError(f"schema evolution {mode!r} is not one of {', '.join(SCHEMA_EVOLUTIONS)}")
@@ -198,6 +226,9 @@ def plan(
         elif is_widening(stored, incoming):
             changes.append(Widened(name, stored, incoming))
             resolved.append(StructField(name, incoming, True))
+        elif reload:
+            changes.append(Retyped(name, stored, incoming))
+            resolved.append(StructField(name, incoming, True))
         elif mode == "rescue":
             changes.append(Rescued(name, incoming, stored))
             resolved.append(field)
@@ -209,7 +240,8 @@ def plan(
                 f"source schema changed: column {name!r} is {incoming.simpleString()} in the "
                 f"source but {stored.simpleString()} in the target "
                 f"({'narrower' if is_widening(incoming, stored) else 'not a safe widening'}); "
-                "nothing was written",
+                "nothing was written (if the stored type is wrong, `watermarks reset` makes the "
+                "next run a full reload that takes the source's types)",
             )
     for field in source.fields:
         if field.name in target_types:
@@ -222,7 +254,7 @@ def plan(
     if any(isinstance(c, Rescued) for c in changes) and RESCUED_COLUMN not in target_types:
         changes.append(Added(RESCUED_COLUMN, StringType()))
         resolved.append(StructField(RESCUED_COLUMN, StringType(), True))
-    return SchemaPlan(tuple(changes), StructType(resolved))
+    return SchemaPlan(tuple(changes), StructType(resolved), reload)
 
 
 def _refuse_new_or_missing(source: dict[str, DataType], target: dict[str, DataType]) -> None:

@@ -42,7 +42,8 @@ def test_a_value_that_does_not_fit_its_declared_type_stops_the_run_before_writin
     with pytest.raises(SchemaError, match="does not fit --source_schema") as raised:
         run_orders(spark, config_for(tmp_path, source_schema=DECLARED), store)
 
-    assert raised.value.column == "source_schema"
+    assert raised.value.column == "updated"
+    assert "column 'updated': value 'soon' is not bigint" in str(raised.value)
     assert not (tmp_path / "target").exists()
     assert store.get_watermark("orders") is None
 

@@ -7,10 +7,12 @@ itself, so runs start on the real clock, after the objects they should see.
 
 from __future__ import annotations
 
+import gzip
 import uuid
 from datetime import timedelta
 
 import pytest
+from glue_incremental import aws
 from glue_incremental.args import BookmarkOption
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
 from glue_incremental.load import LoadConfig
@@ -22,7 +24,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from tests.harness.joins import OUT_COLUMNS, OUT_SCHEMA, reference
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
-from tests.harness.s3 import after_last_write, keys_under, put_json_lines
+from tests.harness.s3 import after_last_write, keys_under, put_json_lines, split_uri
 from tests.harness.targets import partition_values_as_strings
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3]
@@ -210,3 +212,21 @@ def test_property_s3_every_join_run_equals_a_full_recompute(
         with partition_values_as_strings(spark):
             actual = spark.read.parquet(config.target_path).select(*OUT_COLUMNS).collect()
         assertDataFrameEqual(actual, spark.createDataFrame(expected, OUT_SCHEMA).collect())
+
+
+def test_csv_objects_on_s3_are_read_by_their_own_header_compressed_or_not(spark, s3_root, store):
+    # The header line of each object is read through S3A (and its codec for .gz).
+    bucket, prefix = split_uri(f"{s3_root}/source/")
+    s3 = aws.client("s3")
+    s3.put_object(Bucket=bucket, Key=f"{prefix}old.csv", Body=b"id,part,updated\n1,a,1\n")
+    s3.put_object(
+        Bucket=bucket,
+        Key=f"{prefix}new.csv.gz",
+        Body=gzip.compress(b"id,value,part,updated\n2,x,b,20\n"),
+    )
+
+    run_after_last_write(spark, orders_config(s3_root, source_format="csv"), store, "jr_1")
+
+    with partition_values_as_strings(spark):
+        seen = read_parquet(spark, f"{s3_root}/target/", ["id", "part", "updated", "value"])
+        assert sorted(tuple(r) for r in seen.collect()) == [(1, "a", 1, None), (2, "b", 20, "x")]

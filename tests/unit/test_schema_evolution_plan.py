@@ -11,6 +11,7 @@ from glue_incremental.schema_evolution import (
     Added,
     Missing,
     Rescued,
+    Retyped,
     SchemaChangeError,
     Widened,
     is_widening,
@@ -93,6 +94,7 @@ def test_a_column_gone_from_the_source_stays_in_the_target():
         ("decimal(10,2)", "decimal(12,4)"),
         ("date", "timestamp"),
         ("smallint", "int"),
+        ("int", "double"),
     ],
 )
 def test_a_safe_widening_widens_the_target_in_every_mode(mode, old, new):
@@ -108,6 +110,7 @@ def test_a_safe_widening_widens_the_target_in_every_mode(mode, old, new):
     ("old", "new"),
     [
         ("bigint", "int"),
+        ("bigint", "double"),
         ("double", "float"),
         ("decimal(12,2)", "decimal(10,2)"),
         ("int", "string"),
@@ -188,3 +191,19 @@ def test_widening_is_strict_and_one_way():
     assert not is_widening(int_type, int_type)
     assert is_widening(int_type, ddl("d decimal(10,0)")["d"].dataType)
     assert not is_widening(int_type, ddl("d decimal(9,0)")["d"].dataType)
+
+
+@pytest.mark.parametrize("mode", ["add_columns", "rescue", "fail"])
+def test_a_full_reload_retypes_a_column_stored_wrongly_and_keeps_the_columns(mode):
+    target = ddl("id string, updated bigint, note string")
+    source = ddl("id bigint, updated bigint, note string")
+    result = plan(source, target, mode, reload=True)
+    assert result.changes == (Retyped("id", StringType(), LongType()),)
+    assert result.resolved == source
+    assert result.evolves_target and result.reload
+    assert result.describe() == ["retyped id string to bigint"]
+
+
+def test_an_incremental_run_refusing_a_type_change_names_the_reset_that_would_retype_it():
+    with pytest.raises(SchemaChangeError, match="watermarks reset"):
+        plan(ddl("id bigint"), ddl("id string"), "add_columns")

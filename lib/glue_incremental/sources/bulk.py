@@ -66,14 +66,20 @@ def read_listed_files(
     source_format: Literal["parquet", "json", "csv"],
     schema: Any = None,
     partition_types: Mapping[str, str] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Any:
     """``files.read_files`` of exactly ``listed``, its file lookups in few Spark tasks.
 
     With a declared ``schema`` nothing is inferred, and a JSON or CSV value
     that does not fit its type fails the read (``FAILFAST``) instead of
-    becoming a null.
+    becoming a null. Without one, CSV is typed by inference as JSON is
+    (``inferSchema``: one more pass over the files), never read as text.
     """
-    options = {"mode": "FAILFAST"} if schema is not None and source_format != "parquet" else None
+    options: dict[str, str] | None = None
+    if schema is not None and source_format != "parquet":
+        options = {"mode": "FAILFAST"}
+    elif schema is None and source_format == "csv":
+        options = {"inferSchema": "true"}
     with few_listing_tasks(spark, listed):
         return files.read_files(
             spark,
@@ -83,4 +89,5 @@ def read_listed_files(
             schema=schema,
             options=options,
             partition_types=partition_types,
+            columns=columns,
         )

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from glue_incremental import local_files
+from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.partition_paths import literal
 from glue_incremental.schema_evolution import SchemaChangeError
 from glue_incremental.sources import partition_types as partition_type_rules
 from glue_incremental.sources.listing import SourceFile
 
 SOURCE_FORMATS = ("parquet", "json", "csv")
+HEADER_READERS = 16  # CSV header lines read at once from an object store
 
 # How each format is read: a CSV file's first line names its columns (as the join reads CSV);
 # Parquet files of one batch may carry different columns (a source that added one, as
@@ -21,7 +30,7 @@ FORMAT_OPTIONS: Mapping[str, Mapping[str, str]] = {
     "parquet": {"mergeSchema": "true"},
 }
 
-__all__ = ["FORMAT_OPTIONS", "SOURCE_FORMATS", "read_files"]
+__all__ = ["FORMAT_OPTIONS", "SOURCE_FORMATS", "csv_header_groups", "first_misfit", "read_files"]
 
 
 def read_files(
@@ -33,8 +42,10 @@ def read_files(
     schema: Any = None,
     options: Mapping[str, str] | None = None,
     partition_types: Mapping[str, str] | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Any:
-    """One ``spark.read`` of exactly ``files`` with ``basePath=root_uri``; None when nothing is new.
+    """A ``spark.read`` of exactly ``files`` with ``basePath=root_uri`` (one per CSV header);
+    None when nothing is new.
 
     ``key=value`` directories under the root become partition columns (types
     inferred unless ``schema`` names them). CSV files start with a header row.
@@ -51,35 +62,124 @@ def read_files(
     ``partition_types`` (the types kept since the first run, ``partition_types``
     module): partition values are read as text and cast to them, never
     re-inferred from this batch's directories alone.
+
+    CSV is read by column name: files are grouped by header (``csv_header_groups``), one
+    read per group, joined by name, so a file with fewer columns reads the others as null
+    (under a declared ``schema`` too: its columns in its order, then undeclared ones as text).
+    ``columns`` (name: column, e.g. ``_metadata.file_name``) are added per read, before the
+    join, since Spark's file metadata does not pass through a union.
     """
     if source_format not in SOURCE_FORMATS:
         raise ValueError(f"source_format must be one of {SOURCE_FORMATS}, got {source_format!r}")
-    uris = list(dict.fromkeys(source.uri for source in files if source.size > 0))
+    listed = {source.uri: source for source in files if source.size > 0}
+    uris = list(listed)
     if not uris:
         return None
-    reader = spark.read.format(source_format)
     format_options = {**FORMAT_OPTIONS.get(source_format, {}), **(options or {})}
+    added = dict(columns or {})
+    groups = csv_header_groups(spark, uris) if source_format == "csv" else {(): uris}
+    frames = []
+    for header, group in groups.items():
+        read_schema = _csv_schema(header, schema) if header and schema is not None else schema
+        frame = _read_group(
+            spark,
+            [listed[uri] for uri in group],
+            root_uri,
+            source_format,
+            read_schema,
+            format_options,
+            partition_types,
+        )
+        frame = frame.select("*", *[F.col(c).alias(n) for n, c in added.items()])
+        if header and schema is not None:
+            frame = _declared_columns(frame, schema)
+        frames.append(frame)
+    frame = frames[0]
+    for other in frames[1:]:
+        # By name: files whose headers differ still meet column by column (null where absent).
+        frame = frame.unionByName(other, allowMissingColumns=True)
+    if schema is None and frame.isEmpty():
+        return None
+    return frame
+
+
+def csv_header_groups(spark: Any, uris: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+    """``uris`` grouped by their header's column names, in first-seen order. Spark applies one
+    header (the first file's) to every file of a read, by position: a file with fewer or
+    reordered columns would be read into the wrong columns. A header row is one line, read
+    from the file's start (a few bytes per file)."""
+    if not uris:
+        return {}
+    fs = HadoopFileSystem(spark, uris[0])
+    if local_files.is_local(uris[0]):
+        lines = [fs.first_line(uri) for uri in uris]
+    else:
+        # One GET each on an object store: a few at a time (py4j serves each thread apart).
+        with ThreadPoolExecutor(HEADER_READERS) as pool:
+            lines = list(pool.map(fs.first_line, uris))
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for uri, line in zip(uris, lines, strict=True):
+        names = next(csv.reader([line]), [])
+        groups.setdefault(tuple(name.strip() for name in names), []).append(uri)
+    return groups
+
+
+def _csv_schema(header: Sequence[str], declared: Any) -> Any:
+    """The declared schema in a file's header order (Spark's CSV reader maps by position): a
+    declared column the file lacks is left out (added as null after), an undeclared one text."""
+    types = {field.name: field.dataType for field in declared.fields}
+    fields = [StructField(name, types.get(name, StringType()), True) for name in header]
+    # Spark's corrupt-record column is no column of the file: kept out of the positions.
+    corrupt = [
+        field for field in declared.fields if field.name == CORRUPT and field.name not in header
+    ]
+    return StructType([*fields, *corrupt])
+
+
+def _declared_columns(frame: Any, declared: Any) -> Any:
+    """``frame`` with every declared column (null where the file lacked it) in declared order,
+    then the file's undeclared and partition columns. A declared partition column (a
+    directory, not in the header) gets its declared type here, not the inferred one."""
+    present = dict(frame.dtypes)
+    names = declared.fieldNames()
+    out = [
+        F.col(f"`{field.name}`")
+        if present.get(field.name) == field.dataType.simpleString()
+        else F.col(f"`{field.name}`").cast(field.dataType).alias(field.name)
+        if field.name in present
+        else F.lit(None).cast(field.dataType).alias(field.name)
+        for field in declared.fields
+    ]
+    return frame.select(*out, *[F.col(f"`{name}`") for name in frame.columns if name not in names])
+
+
+def _read_group(
+    spark: Any,
+    files: Sequence[SourceFile],
+    root_uri: str,
+    source_format: str,
+    schema: Any,
+    format_options: Mapping[str, str],
+    partition_types: Mapping[str, str] | None,
+) -> Any:
+    reader = spark.read.format(source_format)
     if format_options:
         reader = reader.options(**{str(key): str(value) for key, value in format_options.items()})
     reader = reader.option("basePath", root_uri)
     if schema is not None:
         reader = reader.schema(schema)
-    paths = _java_string_array(spark, [literal(uri) for uri in uris])
+    paths = _java_string_array(spark, [literal(source.uri) for source in files])
     try:
         if schema is None and partition_types is not None:
             with partition_type_rules.as_text(spark):
                 frame = reader._df(reader._jreader.load(paths))  # load(String...): one call
-            frame = partition_type_rules.cast_to_kept(spark, frame, files, partition_types)
-        else:
-            frame = reader._df(reader._jreader.load(paths))
+            return partition_type_rules.cast_to_kept(spark, frame, files, partition_types)
+        return reader._df(reader._jreader.load(paths))
     except Exception as error:
         conflict = _unmergeable_footers(spark, error)
         if conflict is None:
             raise
         raise conflict from None
-    if schema is None and frame.isEmpty():
-        return None
-    return frame
 
 
 def _java_string_array(spark: Any, values: Sequence[str]) -> Any:
@@ -120,3 +220,113 @@ def _unmergeable_footers(spark: Any, error: Exception) -> SchemaChangeError | No
         f"{second.get(column)} in others; Spark cannot merge them (land the widened files in a "
         "later run, or declare --source_schema)",
     )
+
+
+CORRUPT = "_corrupt_record"  # Spark's default columnNameOfCorruptRecord
+
+
+def first_misfit(
+    spark: Any,
+    files: Sequence[SourceFile],
+    *,
+    root_uri: str,
+    source_format: Literal["parquet", "json", "csv"],
+    schema: Any,
+) -> tuple[str | None, str] | None:
+    """(column, one phrase naming the file, line, column and value) of the first row of
+    ``files`` (by file name) whose value does not fit the declared ``schema``; None if none
+    is found (Parquet, or a file changed since). Spark's ``FAILFAST`` names the record but
+    not its file: this reads the files once more in ``PERMISSIVE`` mode with a
+    ``_corrupt_record`` column, then finds the bad line's number and column. A failed run's
+    cost only."""
+    if source_format == "parquet" or not files:
+        return None
+    try:
+        return _first_misfit(spark, files, root_uri, source_format, schema)
+    except Exception:  # the diagnosis must never replace the refusal it explains
+        return None
+
+
+def _first_misfit(
+    spark: Any,
+    files: Sequence[SourceFile],
+    root_uri: str,
+    source_format: Literal["parquet", "json", "csv"],
+    schema: Any,
+) -> tuple[str | None, str] | None:
+    with_corrupt = StructType([*schema.fields, StructField(CORRUPT, StringType(), True)])
+    rows = read_files(
+        spark,
+        files,
+        root_uri=root_uri,
+        source_format=source_format,
+        schema=with_corrupt,
+        options={"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT},
+        columns={"__file": "_metadata.file_path"},
+    )
+    if rows is None:
+        return None
+    # Every declared column is selected: Spark parses only the columns a query reads (a
+    # misfit in another would go unseen) and refuses a query of the corrupt column alone.
+    bad = (
+        rows.where(F.col(CORRUPT).isNotNull())
+        .select("__file", CORRUPT, *[F.col(f"`{name}`") for name in schema.fieldNames()])
+        .orderBy("__file")
+        .limit(1)
+        .collect()
+    )
+    if not bad:
+        return None
+    uri, raw = bad[0]["__file"], bad[0][CORRUPT]
+    line = _line_number(spark, uri, raw)
+    where = f"{uri} line {line}" if line is not None else str(uri)
+    column, value = _misfit_column(spark, uri, raw, source_format, schema)
+    if column is None:
+        return None, f"{where}: {value}"
+    wanted = schema[column].dataType.simpleString() if column in schema.fieldNames() else "?"
+    return column, f"{where}, column {column!r}: value {value!r} is not {wanted}"
+
+
+def _line_number(spark: Any, uri: str, raw: str) -> int | None:
+    """The 1-based number of the first line of ``uri`` that is ``raw`` (one read of it)."""
+    text = spark.read.text(literal(uri)).rdd.map(lambda row: row[0])
+    found = text.zipWithIndex().filter(lambda pair: pair[0] == raw).map(lambda p: p[1]).take(1)
+    return found[0] + 1 if found else None
+
+
+def _misfit_column(
+    spark: Any, uri: str, raw: str, source_format: str, schema: Any
+) -> tuple[str | None, str]:
+    """(column, its text) of ``raw`` that reads as a value but not as its declared type; for
+    a CSV line whose values do not match its header, (None, what is wrong)."""
+    lines = spark.sparkContext.parallelize([raw], 1)
+    if source_format == "csv":
+        header = next(iter(csv_header_groups(spark, [uri])))
+        values = next(csv.reader([raw]), [])
+        if len(values) != len(header):
+            return None, (
+                f"{len(values)} values where the header names {len(header)} columns: {raw!r}"
+            )
+        text_schema = StructType([StructField(name, StringType(), True) for name in header])
+        typed_schema = _csv_schema(header, schema)
+        text = spark.read.schema(text_schema).csv(lines).first()
+        typed = spark.read.schema(typed_schema).option("mode", "PERMISSIVE").csv(lines).first()
+        for name in header:
+            if text[name] is not None and typed[name] is None:
+                return name, text[name]
+        return None, f"a value does not fit: {raw!r}"
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None, f"not a JSON record: {raw!r}"
+    if not isinstance(record, dict):
+        return None, f"not a JSON object: {raw!r}"
+    for field in schema.fields:
+        if record.get(field.name) is None:
+            continue
+        one = StructType([field, StructField(CORRUPT, StringType(), True)])
+        read = spark.read.schema(one).option("mode", "PERMISSIVE").json(lines).first()
+        if read[CORRUPT] is not None:
+            value = record[field.name]
+            return field.name, value if isinstance(value, str) else json.dumps(value)
+    return None, f"a value does not fit: {raw!r}"

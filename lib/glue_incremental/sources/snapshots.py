@@ -54,10 +54,11 @@ def keys_of_latest(
             source_format=source_format,
             schema=schema,
             partition_types=partition_types,
+            columns=delivery,
         )
     if rows is None or not set(primary_key) <= set(rows.columns):
         return spark.createDataFrame([], _key_schema(primary_key, schema))
-    stamp = [F.col(column).alias(name) for name, column in (delivery or {}).items()]
+    stamp = [F.col(f"`{name}`") for name in (delivery or {})]
     return rows.select(*[F.col(f"`{key}`") for key in primary_key], *stamp)
 
 

@@ -70,8 +70,9 @@ class ParquetTarget:
         files' schemas (older rows read null). A widened column rewrites every partition once
         with the wider type, one write-ahead publish: Spark's Parquet reader refuses to merge
         int32 with int64 files or to read one as the other. The key index is rebuilt by the
-        next publish that needs it."""
-        if not plan.widened:
+        next publish that needs it. A full reload (``plan.reload``) rewrites nothing here: its
+        publish replaces every file, in the types it reads."""
+        if not plan.widened or plan.reload:
             return
         stored = writer.read_target(run.spark, self.path, self.partition_by)
         if stored is None:
