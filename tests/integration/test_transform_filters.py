@@ -197,3 +197,109 @@ def test_a_jdbc_key_filtered_in_the_reread_band_and_moved_leaves_once_and_stays_
 
     assert stored() == [(2, "a", "y")]
     assert (deleting["records_deleted"], again["records_deleted"]) == (1, 0)
+
+
+def iceberg_accounts(spark, tmp_path, store, **overrides) -> Accounts:
+    return Accounts(
+        spark,
+        tmp_path,
+        store,
+        target_format="iceberg",
+        target_table=unique_table("filters"),
+        target_path="",
+        **overrides,
+    )
+
+
+def stored_rows(job: Accounts, columns=COLUMNS) -> list[tuple]:
+    if job.config.target_format == "iceberg":
+        return table_rows(job.spark, job.config.iceberg_target.name, columns)
+    return job.stored(columns)
+
+
+@pytest.mark.parametrize("target", ["parquet", pytest.param("iceberg", marks=requires_iceberg)])
+def test_a_late_older_filtered_version_leaves_a_newer_stored_row_in_place(
+    spark, tmp_path, store, aws, target
+):
+    job = (
+        Accounts(spark, tmp_path, store)
+        if target == "parquet"
+        else iceberg_accounts(spark, tmp_path, store)
+    )
+    job.land([account(9, "user9@shop.example", 5)])
+    job.run()
+    job.land([account(9, "qa9@example.test", 3)], late=True)  # older watermark, older file
+
+    summary = job.run()
+
+    assert stored_rows(job) == job.expected() == [(9, "user9@shop.example", 1.5, 5)]
+    assert summary["records_deleted"] == 0
+
+
+@pytest.mark.parametrize("newer", ["the filtered copy", "the kept copy"])
+def test_a_watermark_tie_between_files_is_decided_by_the_later_file_across_the_filter(
+    spark, tmp_path, store, newer
+):
+    job = Accounts(spark, tmp_path, store)
+    qa, user = account(9, "qa9@example.test", 1), account(9, "user9@shop.example", 1)
+    first, second = (user, qa) if newer == "the filtered copy" else (qa, user)
+    job.land([first])
+    job.land([second])
+
+    job.run()
+
+    assert job.stored() == job.expected()
+    assert len(job.stored()) == (0 if newer == "the filtered copy" else 1)
+
+
+def test_a_filtered_version_in_an_earlier_batch_outranks_an_older_one_in_a_later_batch(
+    spark, tmp_path, store
+):
+    job = Accounts(spark, tmp_path, store, max_batch_files=1)
+    job.land([account(9, "qa9@example.test", 2)])  # first file, newest watermark, filtered
+    job.land([account(9, "user9@shop.example", 1), account(3, "user3@shop.example", 1)])
+
+    job.run()
+
+    assert job.stored() == job.expected() == [(3, "user3@shop.example", 1.5, 1)]
+
+
+REGION_COLUMNS = [*COLUMNS, "region"]
+
+
+@pytest.mark.parametrize("target", ["parquet", pytest.param("iceberg", marks=requires_iceberg)])
+def test_a_key_filtered_in_another_partition_leaves_its_old_one_and_comes_back_in_a_third(
+    spark, tmp_path, store, aws, target
+):
+    overrides = {"partition_by": ("region",)}
+    job = (
+        Accounts(spark, tmp_path, store, **overrides)
+        if target == "parquet"
+        else iceberg_accounts(spark, tmp_path, store, **overrides)
+    )
+    job.land([{**account(9, "user9@shop.example", 1), "region": "eu"}])
+    job.run()
+    job.land([{**account(9, "qa9@example.test", 2), "region": "us"}])
+    summary = job.run()
+    assert stored_rows(job, REGION_COLUMNS) == job.expected(REGION_COLUMNS) == []
+    assert summary["records_deleted"] == 1
+
+    job.land([{**account(9, "user9@shop.example", 3), "region": "ap"}])
+    job.run()
+    assert stored_rows(job, REGION_COLUMNS) == job.expected(REGION_COLUMNS)
+    assert [r[-1] for r in stored_rows(job, REGION_COLUMNS)] == ["ap"]
+
+
+def test_a_run_whose_every_row_is_filtered_writes_no_partition_for_keys_never_loaded(
+    spark, tmp_path, store
+):
+    job = Accounts(spark, tmp_path, store, partition_by=("region",))
+    job.land([{**account(3, "user3@shop.example", 1), "region": "eu"}])
+    job.run()
+    job.land([{**account(7, "qa7@example.test", 1), "region": "us"}])
+
+    summary = job.run()
+
+    assert job.stored(REGION_COLUMNS) == job.expected(REGION_COLUMNS)
+    assert summary["records_deleted"] == 0
+    assert not list((tmp_path / "target").glob("region=us/*.parquet"))

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from glue_incremental import local_files
+from glue_incremental import inferred_types, local_files
 from glue_incremental.hadoop_fs import HadoopFileSystem
 from glue_incremental.partition_paths import literal
 from glue_incremental.schema_evolution import SchemaChangeError
@@ -94,6 +94,8 @@ def read_files(
         if header and schema is not None:
             frame = _declared_columns(frame, schema)
         frames.append(frame)
+    if schema is None and len(frames) > 1:
+        frames = _typed_alike(frames)
     frame = frames[0]
     for other in frames[1:]:
         # By name: files whose headers differ still meet column by column (null where absent).
@@ -101,6 +103,20 @@ def read_files(
     if schema is None and frame.isEmpty():
         return None
     return frame
+
+
+def _typed_alike(frames: list[Any]) -> list[Any]:
+    """Header groups inferred apart: a column one group infers as text because it is null in
+    every row there (a header-only file, an optional column left empty) takes the type
+    another group inferred, instead of the union widening every group's column to text.
+    One small aggregate per group that has such a column (``inferred_types.as_stored``)."""
+    typed: dict[str, Any] = {}
+    for frame in frames:
+        for field in frame.schema.fields:
+            if not isinstance(field.dataType, StringType):
+                typed.setdefault(field.name, field)
+    others = StructType(list(typed.values()))
+    return [inferred_types.as_stored(frame, others) for frame in frames]
 
 
 def csv_header_groups(spark: Any, uris: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
