@@ -364,3 +364,81 @@ def test_a_run_without_a_runner_record_reads_its_rows_and_log_from_cloudwatch_lo
     assert out.splitlines()[0].startswith(f"# CloudWatch Logs /aws-glue/jobs/{JOB}/output")
     assert "stderr: WARN a warning of the run" in out.splitlines()
     assert any('"run_summary"' in line for line in out.splitlines())
+
+
+def one_line_refusal(code: int, out: str, err: str) -> bool:
+    return code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("target", "nope", "--env", "local"),
+        ("runs", "nope", "--env", "local"),
+        ("logs", "nope", "--env", "local"),
+        ("watermarks", "--env", "local", "show", "nope"),
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_a_pipeline_that_does_not_exist_is_one_line_naming_it(pipeline, capsys, argv):
+    code, out, err = run(capsys, *argv)
+
+    assert one_line_refusal(code, out, err), err
+    assert "nope" in err
+
+
+def test_a_pipeline_never_run_shows_no_runs_and_no_log_without_a_traceback(pipeline, capsys):
+    code, out, err = run(capsys, "runs", "orders", "--env", "local")
+    assert (code, err) == (0, "")
+    assert "Traceback" not in out
+
+    code, out, err = run(capsys, "logs", "orders", "--env", "local")
+    assert one_line_refusal(code, out, err), err
+
+
+def test_an_empty_parquet_target_shows_no_rows(pipeline, monkeypatch, capsys):
+    empty = f"s3://{LAKE}/never_loaded/"
+    monkeypatch.setattr(
+        deploy,
+        "terraform_outputs",
+        lambda env, **_: outputs(
+            pipeline, target_path=empty, run_arguments={"--target_path": empty}
+        ),
+    )
+
+    code, out, err = run(capsys, "target", "orders", "--env", "local", "--json")
+
+    if code == 0:
+        assert err == "" and json.loads(out)["row_count"] == 0
+    else:
+        assert one_line_refusal(code, out, err), err
+
+
+def test_an_iceberg_table_without_a_snapshot_shows_no_rows(aws, monkeypatch, capsys):
+    create_glue_table(LAKE, "sales", "orders")
+    monkeypatch.setattr(
+        deploy,
+        "terraform_outputs",
+        lambda env, **_: outputs(
+            "", run_arguments={"--target_format": "iceberg", "--target_table": "sales.orders"}
+        ),
+    )
+
+    code, out, err = run(capsys, "target", "orders", "--env", "local", "--json")
+
+    if code == 0:
+        assert err == "" and json.loads(out)["row_count"] == 0
+    else:
+        assert one_line_refusal(code, out, err), err
+
+
+def test_watermarks_show_of_a_pipeline_with_no_watermark_yet_is_not_a_traceback(
+    aws, monkeypatch, capsys
+):
+    create_table(WATERMARKS)
+    monkeypatch.setattr(deploy, "terraform_outputs", lambda env, **_: outputs(""))
+
+    code, out, err = run(capsys, "watermarks", "--env", "local", "show", "orders")
+
+    assert "Traceback" not in out + err
+    assert code in (0, 2)
