@@ -421,6 +421,16 @@ variable "failure_events_enabled" {
   default     = true
 }
 
+variable "event_retry" {
+  description = "EventBridge's retry policy for every rule target (failed-run and slow-run pages, the dependents' state machine): how long (60-86,400 s) and how often (0-185) a failed delivery is retried before the event goes to the `<name_prefix>-event-dead-letters` queue (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html). Validated in modules/job_alarms and modules/glue_event_chain."
+  type = object({
+    maximum_event_age_in_seconds = optional(number, 3600)
+    maximum_retry_attempts       = optional(number, 20)
+  })
+  default  = {}
+  nullable = false
+}
+
 variable "tags" {
   description = "Tags applied to every resource."
   type        = map(string)

@@ -41,6 +41,23 @@ resource "aws_cloudwatch_event_target" "run_slow" {
   target_id = "oncall"
   arn       = var.alarm_topic_arn
 
+  # As run_failed: retried, then parked in the dead-letter queue, never dropped.
+  retry_policy {
+    maximum_event_age_in_seconds = var.event_retry.maximum_event_age_in_seconds
+    maximum_retry_attempts       = var.event_retry.maximum_retry_attempts
+  }
+
+  dead_letter_config {
+    arn = var.dead_letter_queue_arn
+  }
+
+  lifecycle {
+    precondition {
+      condition     = var.dead_letter_queue_arn != null
+      error_message = "job_alarms ${var.job_name}: dead_letter_queue_arn is null, but the slow-run page is an EventBridge target: give the queue its undelivered events go to (or set slow_run_warning_enabled = false)."
+    }
+  }
+
   input_transformer {
     input_paths = {
       job     = "$.detail.jobName"
