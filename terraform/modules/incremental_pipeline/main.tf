@@ -283,8 +283,8 @@ module "job" {
     table      = local.target_tables[each.key]
   }
 
-  jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = each.value.connections }
-  vpc_network      = each.value.network
+  jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = local.pipeline_connections[each.key] }
+  vpc_network      = local.pipeline_networks[each.key]
 
   job_run_queuing_enabled  = var.job_run_queuing_enabled
   watermarks_table_name    = var.watermarks_table_name

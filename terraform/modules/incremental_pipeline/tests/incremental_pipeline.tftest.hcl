@@ -1138,3 +1138,134 @@ run "accepts_quoted_and_three_part_jdbc_tables" {
     }
   }
 }
+
+run "every_event_target_parks_undelivered_events_in_one_queue_that_admits_exactly_those_rules" {
+  command = plan
+
+  variables {
+    orchestration = "events"
+  }
+
+  assert {
+    condition     = aws_sqs_queue.event_dead_letters[0].sqs_managed_sse_enabled && aws_sqs_queue.event_dead_letters[0].name == "gi-test-event-dead-letters"
+    error_message = "The dead-letter queue is encrypted (SSE-SQS, which EventBridge may send to)."
+  }
+
+  assert {
+    condition = jsondecode(aws_sqs_queue.event_dead_letters[0].policy).Statement == [{
+      Sid       = "EventBridgeRulesDeadLetters"
+      Effect    = "Allow"
+      Principal = { Service = "events.amazonaws.com" }
+      Action    = "sqs:SendMessage"
+      Resource  = "arn:aws:sqs:eu-west-1:123456789012:gi-test-event-dead-letters"
+      Condition = { ArnEquals = { "aws:SourceArn" = [
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-customers-run-failed",
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-customers-run-slow",
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-enriched-run-failed",
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-enriched-run-slow",
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-enriched-upstream-succeeded",
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-run-failed",
+        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-run-slow",
+      ] } }
+    }]
+    error_message = "Only EventBridge, from exactly the failed-run, slow-run and upstream-succeeded rules, may send to the dead-letter queue."
+  }
+
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.event_dead_letters[0].metric_name == "ApproximateNumberOfMessagesVisible" && strcontains(aws_cloudwatch_metric_alarm.event_dead_letters[0].alarm_description, "#event-delivery-failed")
+    error_message = "An event parked in the queue pages on-call with the runbook section."
+  }
+}
+
+run "without_any_event_rule_there_is_no_dead_letter_queue" {
+  command = plan
+
+  variables {
+    failure_events_enabled = false
+  }
+
+  assert {
+    condition     = length(aws_sqs_queue.event_dead_letters) == 0 && length(aws_cloudwatch_metric_alarm.event_dead_letters) == 0
+    error_message = "No rule, no queue (a queue policy cannot admit an empty list of rules)."
+  }
+}
+
+run "a_pipeline_naming_a_network_runs_through_its_created_connection" {
+  command = plan
+
+  variables {
+    networks = {
+      shop = {
+        vpc_id            = "vpc-0123456789abcdef0"
+        subnet_id         = "subnet-0123456789abcdef0"
+        availability_zone = "eu-west-1a"
+        route_table_ids   = ["rtb-0123456789abcdef0"]
+        database          = { port = 5432, cidr_blocks = ["10.20.30.0/24"] }
+      }
+    }
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+        network_name     = "shop"
+      }
+    }
+  }
+
+  assert {
+    condition     = jsonencode(output.pipelines["customers"].connections) == jsonencode(["gi-test-shop"]) && module.network["shop"].connection_name == "gi-test-shop"
+    error_message = "The pipeline's job runs through the NETWORK connection modules/glue_network creates for its network."
+  }
+
+  assert {
+    condition     = module.job["customers"].default_arguments["--source_secret_id"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf" && !contains(keys(module.job["customers"].default_arguments), "--connection_name")
+    error_message = "The credentials come from the secret; the NETWORK connection is the path only."
+  }
+}
+
+run "rejects_a_network_name_without_a_secret" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        connections      = ["gi-test-shop-login"]
+        network_name     = "shop"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_an_unknown_network_name" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+        network_name     = "warehouse"
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_networks]
+}
