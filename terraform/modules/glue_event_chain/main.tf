@@ -31,6 +31,7 @@ module "definition" {
 }
 
 resource "aws_sfn_state_machine" "this" {
+  #checkov:skip=CKV_AWS_285:Logging is on (level ERROR, every failed execution's error and cause) with include_execution_data false on purpose: inputs name jobs and runs only, and the execution history keeps them 90 days.
   #checkov:skip=CKV_AWS_284:Four states and two Glue calls per execution: X-Ray would trace nothing the execution history does not already show.
   name       = "${var.name}-start-dependents"
   role_arn   = aws_iam_role.state_machine.arn
