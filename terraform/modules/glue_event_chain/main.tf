@@ -18,8 +18,7 @@ locals {
 
   # The vendedlogs prefix keeps the log-delivery resource policy Step Functions writes
   # under its size limit (https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html).
-  dead_letter_queue_name = element(split(":", var.dead_letter_queue_arn), 5)
-  log_group_name         = "/aws/vendedlogs/states/${var.name}-start-dependents"
+  log_group_name = "/aws/vendedlogs/states/${var.name}-start-dependents"
 }
 
 # Naming the role in the Comment also leaves a new definition unknown until the role
@@ -109,7 +108,7 @@ resource "aws_cloudwatch_metric_alarm" "failed_invocations" {
   for_each = var.dependencies
 
   alarm_name        = "${aws_cloudwatch_event_rule.upstream_succeeded[each.key].name}-failed-invocations"
-  alarm_description = "EventBridge could not start ${aws_sfn_state_machine.this.name} for ${each.key} after its retries: ${each.key} was not started; the event waits in the dead-letter queue ${local.dead_letter_queue_name}. Runbook: ${var.runbook_base_url}#event-delivery-failed"
+  alarm_description = "EventBridge could not start ${aws_sfn_state_machine.this.name} for ${each.key} after its retries: ${each.key} was not started; the event waits in the target's dead-letter queue (aws events list-targets-by-rule --rule ${aws_cloudwatch_event_rule.upstream_succeeded[each.key].name}). Runbook: ${var.runbook_base_url}#event-delivery-failed"
 
   namespace   = "AWS/Events"
   metric_name = "FailedInvocations"
