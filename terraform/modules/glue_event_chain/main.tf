@@ -91,13 +91,26 @@ resource "aws_cloudwatch_event_target" "upstream_succeeded" {
   }
 
   dead_letter_config {
-    arn = var.dead_letter_queue_arn
+    arn = module.dead_letters[0].arn
   }
 
   input_transformer {
     input_paths    = { finished = "$.detail.jobName" }
     input_template = "{\"job\": ${jsonencode(each.key)}, \"upstreams\": ${jsonencode(sort(each.value.upstream_job_names))}, \"logical\": ${jsonencode(each.value.logical)}, \"finished\": \"<finished>\"}"
   }
+}
+
+# The StartExecutions EventBridge gave up on wait here, admitting exactly these rules.
+module "dead_letters" {
+  source = "../event_dead_letters"
+  count  = length(var.dependencies) > 0 ? 1 : 0
+
+  name             = "${var.name}-start-dependents-dead-letters"
+  rule_arns        = [for r in aws_cloudwatch_event_rule.upstream_succeeded : r.arn]
+  what             = "upstream successes whose dependent ${aws_sfn_state_machine.this.name} did not start"
+  alarm_topic_arn  = var.alarm_topic_arn
+  runbook_base_url = var.runbook_base_url
+  tags             = var.tags
 }
 
 # --- paging ---------------------------------------------------------------------

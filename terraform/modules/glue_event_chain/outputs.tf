@@ -9,7 +9,7 @@ output "rule_names" {
 }
 
 output "rule_arns" {
-  description = "Dependent job name => the ARN of its EventBridge rule (the dead-letter queue's policy admits exactly these)."
+  description = "Dependent job name => the ARN of its EventBridge rule (the dead-letter queue admits exactly these)."
   value       = { for job, rule in aws_cloudwatch_event_rule.upstream_succeeded : job => rule.arn }
 }
 
@@ -19,6 +19,11 @@ output "log_group_name" {
 }
 
 output "alarm_names" {
-  description = "The alarms paging on-call: each rule's FailedInvocations and the state machine's failed or timed-out executions."
-  value       = concat([for a in aws_cloudwatch_metric_alarm.failed_invocations : a.alarm_name], [aws_cloudwatch_metric_alarm.executions_failed.alarm_name])
+  description = "The alarms paging on-call: each rule's FailedInvocations, the state machine's failed or timed-out executions, the dead-letter queue not empty."
+  value       = concat([for a in aws_cloudwatch_metric_alarm.failed_invocations : a.alarm_name], [aws_cloudwatch_metric_alarm.executions_failed.alarm_name], module.dead_letters[*].alarm_name)
+}
+
+output "dead_letter_queue_name" {
+  description = "The queue (`<name>-start-dependents-dead-letters`) where the events EventBridge could not deliver wait."
+  value       = try(module.dead_letters[0].name, null)
 }

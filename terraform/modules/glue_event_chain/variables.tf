@@ -58,18 +58,8 @@ variable "alarm_topic_arn" {
   }
 }
 
-variable "dead_letter_queue_arn" {
-  description = "SQS queue receiving the events EventBridge could not deliver to the state machine after its retries. Its policy must let events.amazonaws.com send from these rules (incremental_pipeline's delivery.tf creates such a queue)."
-  type        = string
-
-  validation {
-    condition     = can(regex("^arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,80}$", var.dead_letter_queue_arn))
-    error_message = "dead_letter_queue_arn must be a standard SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>; EventBridge takes no FIFO dead-letter queue); got \"${var.dead_letter_queue_arn}\"."
-  }
-}
-
 variable "event_retry" {
-  description = "EventBridge's retry policy for each rule's target: how long (60-86,400 s) and how often (0-185) a failed StartExecution is retried before the event goes to the dead-letter queue (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html)."
+  description = "EventBridge's retry policy for each rule's target: how long (60-86,400 s) and how often (0-185) a failed StartExecution is retried before the event goes to the dead-letter queue `<name>-start-dependents-dead-letters` (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html)."
   type = object({
     maximum_event_age_in_seconds = optional(number, 3600)
     maximum_retry_attempts       = optional(number, 20)

@@ -376,7 +376,6 @@ module "alarms" {
   watermark_lag_threshold_seconds = local.alarm_tuning[each.key].watermark_lag_threshold_seconds
   enable_failure_events           = var.failure_events_enabled
   slow_run_warning_enabled        = var.failure_events_enabled
-  dead_letter_queue_arn           = try(aws_sqs_queue.event_dead_letters[0].arn, null)
   event_retry                     = var.event_retry
   runbook_base_url                = var.runbook_base_url
   tags                            = var.tags

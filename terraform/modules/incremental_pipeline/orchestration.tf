@@ -19,7 +19,6 @@ module "event_chain" {
     } if length(local.reach_1[k]) > 0
   }
   alarm_topic_arn          = module.oncall.topic_arn
-  dead_letter_queue_arn    = aws_sqs_queue.event_dead_letters[0].arn
   event_retry              = var.event_retry
   log_retention_days       = var.log_retention_days
   log_kms_key_arn          = local.logs_key_arn

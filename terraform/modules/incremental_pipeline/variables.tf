@@ -452,7 +452,7 @@ variable "networks" {
 }
 
 variable "event_retry" {
-  description = "EventBridge's retry policy for every rule target (failed-run and slow-run pages, the dependents' state machine): how long (60-86,400 s) and how often (0-185) a failed delivery is retried before the event goes to the `<name_prefix>-event-dead-letters` queue (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html). Validated in modules/job_alarms and modules/glue_event_chain."
+  description = "EventBridge's retry policy for every rule target (failed-run and slow-run pages, the dependents' state machine): how long (60-86,400 s) and how often (0-185) a failed delivery is retried before the event goes to its module's dead-letter queue (`<job>-event-dead-letters`, `<name_prefix>-start-dependents-dead-letters`) (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html). Validated in modules/job_alarms and modules/glue_event_chain."
   type = object({
     maximum_event_age_in_seconds = optional(number, 3600)
     maximum_retry_attempts       = optional(number, 20)

@@ -228,15 +228,9 @@ resource "aws_cloudwatch_event_target" "run_failed" {
   }
 
   dead_letter_config {
-    arn = var.dead_letter_queue_arn
+    arn = module.dead_letters[0].arn
   }
 
-  lifecycle {
-    precondition {
-      condition     = var.dead_letter_queue_arn != null
-      error_message = "job_alarms ${var.job_name}: dead_letter_queue_arn is null, but the failed-run page is an EventBridge target: give the queue its undelivered events go to (or set enable_failure_events = false)."
-    }
-  }
 
   # The page is shaped like a CloudWatch alarm notification (AlarmName,
   # NewStateValue, NewStateReason, ...), the payload paging services'
@@ -286,4 +280,18 @@ resource "aws_cloudwatch_metric_alarm" "failed_invocations" {
   alarm_actions = local.alarm_topic_arns
   ok_actions    = local.alarm_topic_arns
   tags          = var.tags
+}
+
+# The pages EventBridge could not publish after the retries wait here (one queue per job,
+# admitting exactly this job's rules), and page on-call while they do.
+module "dead_letters" {
+  source = "../event_dead_letters"
+  count  = var.enable_failure_events || var.slow_run_warning_enabled ? 1 : 0
+
+  name             = "${var.job_name}-event-dead-letters"
+  rule_arns        = concat(aws_cloudwatch_event_rule.run_failed[*].arn, aws_cloudwatch_event_rule.run_slow[*].arn)
+  what             = "failed-run or slow-run pages of Glue job ${var.job_name}"
+  alarm_topic_arn  = var.alarm_topic_arn
+  runbook_base_url = var.runbook_base_url
+  tags             = var.tags
 }

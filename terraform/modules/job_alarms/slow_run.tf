@@ -48,15 +48,9 @@ resource "aws_cloudwatch_event_target" "run_slow" {
   }
 
   dead_letter_config {
-    arn = var.dead_letter_queue_arn
+    arn = module.dead_letters[0].arn
   }
 
-  lifecycle {
-    precondition {
-      condition     = var.dead_letter_queue_arn != null
-      error_message = "job_alarms ${var.job_name}: dead_letter_queue_arn is null, but the slow-run page is an EventBridge target: give the queue its undelivered events go to (or set slow_run_warning_enabled = false)."
-    }
-  }
 
   input_transformer {
     input_paths = {

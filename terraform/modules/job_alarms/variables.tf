@@ -113,19 +113,8 @@ variable "slow_run_warning_enabled" {
   default     = false
 }
 
-variable "dead_letter_queue_arn" {
-  description = "SQS queue receiving the failed-run and slow-run pages EventBridge could not publish to the topic after its retries; its policy must let events.amazonaws.com send from this module's rules (`event_rule_arns`). Required when enable_failure_events or slow_run_warning_enabled."
-  type        = string
-  default     = null
-
-  validation {
-    condition     = var.dead_letter_queue_arn == null || can(regex("^arn:aws[a-z-]*:sqs:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,80}$", var.dead_letter_queue_arn))
-    error_message = "dead_letter_queue_arn must be a standard SQS queue ARN (arn:aws:sqs:<region>:<account>:<name>; EventBridge takes no FIFO dead-letter queue); got \"${coalesce(var.dead_letter_queue_arn, "null")}\"."
-  }
-}
-
 variable "event_retry" {
-  description = "EventBridge's retry policy for the page targets: how long (60-86,400 s) and how often (0-185) a failed publish is retried before the event goes to the dead-letter queue (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html)."
+  description = "EventBridge's retry policy for the page targets: how long (60-86,400 s) and how often (0-185) a failed publish is retried before the event goes to the job's dead-letter queue `<job>-event-dead-letters` (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html)."
   type = object({
     maximum_event_age_in_seconds = optional(number, 3600)
     maximum_retry_attempts       = optional(number, 20)

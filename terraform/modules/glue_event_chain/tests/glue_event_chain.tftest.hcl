@@ -11,9 +11,8 @@ mock_provider "aws" {
 }
 
 variables {
-  name                  = "gi-test"
-  alarm_topic_arn       = "arn:aws:sns:eu-west-1:123456789012:gi-test-oncall"
-  dead_letter_queue_arn = "arn:aws:sqs:eu-west-1:123456789012:gi-test-event-dead-letters"
+  name            = "gi-test"
+  alarm_topic_arn = "arn:aws:sns:eu-west-1:123456789012:gi-test-oncall"
   dependencies = {
     gi-test-orders-enriched = { upstream_job_names = ["gi-test-orders", "gi-test-customers"] }
     gi-test-report          = { upstream_job_names = ["gi-test-orders"], logical = "ANY" }
@@ -69,10 +68,15 @@ run "every_target_retries_then_parks_an_undelivered_event_in_the_dead_letter_que
 
   assert {
     condition = alltrue([for t in aws_cloudwatch_event_target.upstream_succeeded : (
-      t.dead_letter_config[0].arn == "arn:aws:sqs:eu-west-1:123456789012:gi-test-event-dead-letters" &&
+      t.dead_letter_config[0].arn == module.dead_letters[0].arn &&
       t.retry_policy[0].maximum_retry_attempts == 5 && t.retry_policy[0].maximum_event_age_in_seconds == 3600
     )])
     error_message = "Every target retries as configured, then sends the event to the dead-letter queue instead of dropping it."
+  }
+
+  assert {
+    condition     = output.dead_letter_queue_name == "gi-test-start-dependents-dead-letters" && contains(output.alarm_names, "gi-test-start-dependents-dead-letters-not-empty")
+    error_message = "The rules' own dead-letter queue pages on-call while it holds an event."
   }
 }
 
@@ -118,16 +122,6 @@ run "the_state_machine_logs_errors_without_execution_data" {
     condition     = contains([for s in jsondecode(aws_iam_role_policy.state_machine.policy).Statement : s.Sid], "DeliverExecutionLogs")
     error_message = "The state machine's role may set up its log delivery."
   }
-}
-
-run "rejects_a_dead_letter_queue_that_is_not_an_sqs_arn" {
-  command = plan
-
-  variables {
-    dead_letter_queue_arn = "arn:aws:sns:eu-west-1:123456789012:gi-test-oncall"
-  }
-
-  expect_failures = [var.dead_letter_queue_arn]
 }
 
 run "rejects_more_retries_than_eventbridge_allows" {

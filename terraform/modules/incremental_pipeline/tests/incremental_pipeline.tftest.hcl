@@ -1139,7 +1139,7 @@ run "accepts_quoted_and_three_part_jdbc_tables" {
   }
 }
 
-run "every_event_target_parks_undelivered_events_in_one_queue_that_admits_exactly_those_rules" {
+run "every_event_target_parks_undelivered_events_in_its_own_modules_dead_letter_queue" {
   command = plan
 
   variables {
@@ -1147,37 +1147,17 @@ run "every_event_target_parks_undelivered_events_in_one_queue_that_admits_exactl
   }
 
   assert {
-    condition     = aws_sqs_queue.event_dead_letters[0].sqs_managed_sse_enabled && aws_sqs_queue.event_dead_letters[0].name == "gi-test-event-dead-letters"
-    error_message = "The dead-letter queue is encrypted (SSE-SQS, which EventBridge may send to)."
+    condition     = { for k, a in module.alarms : k => a.dead_letter_queue_name } == { orders = "gi-test-orders-event-dead-letters", customers = "gi-test-customers-event-dead-letters", orders_enriched = "gi-test-orders-enriched-event-dead-letters" }
+    error_message = "Each pipeline's page rules park undelivered events in that pipeline's own queue (adding a pipeline changes no other)."
   }
 
   assert {
-    condition = jsondecode(aws_sqs_queue.event_dead_letters[0].policy).Statement == [{
-      Sid       = "EventBridgeRulesDeadLetters"
-      Effect    = "Allow"
-      Principal = { Service = "events.amazonaws.com" }
-      Action    = "sqs:SendMessage"
-      Resource  = "arn:aws:sqs:eu-west-1:123456789012:gi-test-event-dead-letters"
-      Condition = { ArnEquals = { "aws:SourceArn" = [
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-customers-run-failed",
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-customers-run-slow",
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-enriched-run-failed",
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-enriched-run-slow",
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-enriched-upstream-succeeded",
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-run-failed",
-        "arn:aws:events:eu-west-1:123456789012:rule/gi-test-orders-run-slow",
-      ] } }
-    }]
-    error_message = "Only EventBridge, from exactly the failed-run, slow-run and upstream-succeeded rules, may send to the dead-letter queue."
-  }
-
-  assert {
-    condition     = aws_cloudwatch_metric_alarm.event_dead_letters[0].metric_name == "ApproximateNumberOfMessagesVisible" && strcontains(aws_cloudwatch_metric_alarm.event_dead_letters[0].alarm_description, "#event-delivery-failed")
-    error_message = "An event parked in the queue pages on-call with the runbook section."
+    condition     = module.event_chain[0].dead_letter_queue_name == "gi-test-start-dependents-dead-letters"
+    error_message = "The dependents' rules park undelivered StartExecutions in the event chain's queue."
   }
 }
 
-run "without_any_event_rule_there_is_no_dead_letter_queue" {
+run "without_failure_events_a_pipeline_has_no_dead_letter_queue" {
   command = plan
 
   variables {
@@ -1185,7 +1165,7 @@ run "without_any_event_rule_there_is_no_dead_letter_queue" {
   }
 
   assert {
-    condition     = length(aws_sqs_queue.event_dead_letters) == 0 && length(aws_cloudwatch_metric_alarm.event_dead_letters) == 0
+    condition     = alltrue([for a in module.alarms : a.dead_letter_queue_name == null])
     error_message = "No rule, no queue (a queue policy cannot admit an empty list of rules)."
   }
 }

@@ -1,11 +1,14 @@
-mock_provider "aws" {}
+mock_provider "aws" {
+  mock_resource "aws_sqs_queue" {
+    defaults = { arn = "arn:aws:sqs:eu-west-1:123456789012:orders-load-event-dead-letters" }
+  }
+}
 
 variables {
   job_name                        = "orders-load"
   alarm_topic_arn                 = "arn:aws:sns:eu-west-1:123456789012:gi-oncall"
   schedule_period_seconds         = 3600
   watermark_lag_threshold_seconds = 10800
-  dead_letter_queue_arn           = "arn:aws:sqs:eu-west-1:123456789012:gi-event-dead-letters"
 }
 
 run "every_alarm_pages_the_on_call_topic" {
@@ -80,6 +83,11 @@ run "failure_events_can_be_turned_off_for_emulators" {
     condition     = length(aws_cloudwatch_event_rule.run_failed) == 0 && length(aws_cloudwatch_event_target.run_failed) == 0
     error_message = "enable_failure_events = false must drop the rule and its target."
   }
+
+  assert {
+    condition     = length(module.dead_letters) == 0
+    error_message = "Without a rule there is no dead-letter queue (its policy could admit no source)."
+  }
 }
 
 run "each_page_target_retries_then_parks_an_undelivered_event_in_the_dead_letter_queue" {
@@ -90,7 +98,7 @@ run "each_page_target_retries_then_parks_an_undelivered_event_in_the_dead_letter
 
   assert {
     condition = alltrue([for t in concat(aws_cloudwatch_event_target.run_failed, aws_cloudwatch_event_target.run_slow) : (
-      t.dead_letter_config[0].arn == "arn:aws:sqs:eu-west-1:123456789012:gi-event-dead-letters" &&
+      t.dead_letter_config[0].arn == module.dead_letters[0].arn &&
       t.retry_policy[0].maximum_event_age_in_seconds == 600 && t.retry_policy[0].maximum_retry_attempts == 20
     )]) && length(aws_cloudwatch_event_target.run_slow) == 1
     error_message = "The failed-run and slow-run targets retry as configured, then send the event to the dead-letter queue instead of dropping it."
@@ -105,29 +113,9 @@ run "each_page_target_retries_then_parks_an_undelivered_event_in_the_dead_letter
   }
 
   assert {
-    condition     = length(output.event_rule_arns) == 2 && output.delivery_alarm_names.run_failed == "orders-load-run-failed-failed-invocations"
-    error_message = "The rule ARNs (for the queue policy) and the delivery alarms are published."
+    condition     = length(output.event_rule_arns) == 2 && output.delivery_alarm_names.run_failed == "orders-load-run-failed-failed-invocations" && output.dead_letter_queue_name == "orders-load-event-dead-letters" && output.dead_letter_alarm_name == "orders-load-event-dead-letters-not-empty"
+    error_message = "The job's own dead-letter queue, its alarm and the delivery alarms are published."
   }
-}
-
-run "a_page_target_without_a_dead_letter_queue_is_refused" {
-  command = plan
-
-  variables {
-    dead_letter_queue_arn = null
-  }
-
-  expect_failures = [aws_cloudwatch_event_target.run_failed]
-}
-
-run "rejects_a_dead_letter_queue_that_is_not_an_sqs_arn" {
-  command = plan
-
-  variables {
-    dead_letter_queue_arn = "arn:aws:sqs:eu-west-1:123456789012:gi-events.fifo"
-  }
-
-  expect_failures = [var.dead_letter_queue_arn]
 }
 
 run "rejects_more_retries_than_eventbridge_allows" {
