@@ -53,6 +53,10 @@ locals {
         "logs:DescribeLogGroups", "logs:ListTagsForResource", "logs:ListTagsLogGroup",
         "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
         "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
+        # modules/glue_network (JDBC pipelines' VPC path) and the state machine's log delivery.
+        "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules",
+        "ec2:DescribeVpcEndpoints", "ec2:DescribePrefixLists", "ec2:DescribeRouteTables", "ec2:DescribeNetworkInterfaces",
+        "logs:GetLogDelivery", "logs:ListLogDeliveries",
       ]
       Resource = "*"
     },
@@ -77,7 +81,7 @@ locals {
 
   named = {
     glue = [
-      for kind in ["job", "trigger", "workflow", "securityConfiguration"] :
+      for kind in ["job", "trigger", "workflow", "securityConfiguration", "connection"] :
       "arn:${local.partition}:glue:${local.region}:${local.account}:${kind}/${local.prefix}-*"
     ]
     catalog = [
@@ -142,7 +146,33 @@ locals {
         "arn:${local.partition}:cloudwatch::${local.account}:dashboard/${local.prefix}*",
         "arn:${local.partition}:events:${local.region}:${local.account}:rule/${local.prefix}-*",
         "arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws-glue/jobs/${local.prefix}-*",
+        # modules/glue_event_chain: the state machine's log group.
+        "arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws/vendedlogs/states/${local.prefix}-*",
       ]
+    },
+    {
+      # Creating a state machine with logging sets up a log delivery as the caller; these
+      # actions take no resource scoping (https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html).
+      Sid    = "DeliverStateMachineLogs"
+      Effect = "Allow"
+      Action = [
+        "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery", "logs:ListLogDeliveries",
+        "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+      ]
+      Resource = "*"
+    },
+    {
+      # modules/glue_network: a JDBC network's security group, its rules and the VPC endpoints
+      # the VPC lacks. EC2 names none of them by prefix, so this account and region only.
+      Sid    = "ManageJdbcNetworks"
+      Effect = "Allow"
+      Action = [
+        "ec2:CreateSecurityGroup", "ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
+        "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules",
+        "ec2:UpdateSecurityGroupRuleDescriptionsIngress", "ec2:UpdateSecurityGroupRuleDescriptionsEgress",
+        "ec2:CreateVpcEndpoint", "ec2:ModifyVpcEndpoint", "ec2:DeleteVpcEndpoints", "ec2:CreateTags", "ec2:DeleteTags",
+      ]
+      Resource = "arn:${local.partition}:ec2:${local.region}:${local.account}:*"
     },
     {
       # CreateKey has no resource to scope; the keys it makes carry the
