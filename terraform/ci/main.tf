@@ -31,5 +31,6 @@ module "roles" {
   name_prefix              = each.value.name_prefix
   state                    = each.value.state
   scripts_bucket_name      = each.value.scripts_bucket_name
+  watermarks_table_name    = each.value.watermarks_table_name
   permissions_boundary_arn = var.permissions_boundary_arn
 }

@@ -1,7 +1,7 @@
 environment                 = "dev"
 region                      = "eu-west-1"
 name_prefix                 = "gi-dev"
-watermarks_table_name       = "glue-watermarks"
+watermarks_table_name       = "glue-watermarks-dev"
 scripts_bucket_name         = "example-gi-dev-scripts"
 deletion_protection_enabled = false
 

@@ -1,7 +1,7 @@
 environment                 = "prod"
 region                      = "eu-west-1"
 name_prefix                 = "gi-prod"
-watermarks_table_name       = "glue-watermarks"
+watermarks_table_name       = "glue-watermarks-prod"
 scripts_bucket_name         = "example-gi-prod-scripts"
 deletion_protection_enabled = true
 

@@ -60,10 +60,12 @@ locals {
       # Provider >= 5.67 validates a changed state machine definition at plan
       # (modules/glue_event_chain): read-only, it changes nothing.
       # https://docs.aws.amazon.com/step-functions/latest/apireference/API_ValidateStateMachineDefinition.html
+      # It names no resource type (Service Authorization Reference, AWS Step Functions):
+      # a stateMachine ARN never matches it, so Resource is "*".
       Sid      = "ValidateStateMachineDefinitions"
       Effect   = "Allow"
       Action   = ["states:ValidateStateMachineDefinition"]
-      Resource = "arn:${local.partition}:states:${local.region}:${local.account}:stateMachine:*"
+      Resource = "*"
     },
   ]
 
@@ -77,7 +79,7 @@ locals {
 
   named = {
     glue = [
-      for kind in ["job", "trigger", "workflow", "securityConfiguration"] :
+      for kind in ["job", "trigger", "workflow"] :
       "arn:${local.partition}:glue:${local.region}:${local.account}:${kind}/${local.prefix}-*"
     ]
     catalog = [
@@ -145,21 +147,64 @@ locals {
       ]
     },
     {
-      # CreateKey has no resource to scope; the keys it makes carry the
-      # environment's aliases, which the alias statement below is limited to.
-      Sid      = "CreateEnvironmentKeys"
-      Effect   = "Allow"
-      Action   = ["kms:CreateKey", "kms:TagResource", "kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
-      Resource = "*"
-      Condition = {
-        "ForAnyValue:StringLike" = { "kms:ResourceAliases" = ["alias/${local.prefix}-*"] }
-      }
+      # CreateKey is authorized on "*" and the key it makes has no alias yet, so
+      # kms:ResourceAliases cannot scope it (KMS "Using aliases to control access to
+      # KMS keys": https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html).
+      # The request's tags can: the provider's default_tags put Environment on every
+      # key (aws:RequestTag, https://docs.aws.amazon.com/kms/latest/developerguide/tag-authorization.html);
+      # tagging on create needs kms:TagResource too.
+      Sid       = "CreateEnvironmentKeys"
+      Effect    = "Allow"
+      Action    = ["kms:CreateKey", "kms:TagResource"]
+      Resource  = "*"
+      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
+    },
+    {
+      # After CreateKey, before CreateAlias: the key is known by its Environment tag
+      # only (aws:ResourceTag). CreateAlias and DeleteAlias need the action on the key
+      # as well as on the alias (https://docs.aws.amazon.com/kms/latest/developerguide/alias-access.html).
+      Sid       = "ManageEnvironmentKeys"
+      Effect    = "Allow"
+      Action    = ["kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource", "kms:UntagResource", "kms:UpdateKeyDescription", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
+      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment } }
     },
     {
       Sid      = "NameEnvironmentKeys"
       Effect   = "Allow"
-      Action   = ["kms:CreateAlias", "kms:DeleteAlias", "kms:CreateKey"]
+      Action   = ["kms:CreateAlias", "kms:DeleteAlias"]
       Resource = ["arn:${local.partition}:kms:${local.region}:${local.account}:alias/${local.prefix}-*"]
+    },
+    {
+      # CreateTable and UpdateTable with a customer managed key: DynamoDB checks that the
+      # caller may describe the key and create the grant DynamoDB uses it through
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/encryption.usagenotes.html).
+      Sid      = "LetDynamoDBUseTheTableKey"
+      Effect   = "Allow"
+      Action   = ["kms:CreateGrant"]
+      Resource = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = {
+        StringEquals = { "aws:ResourceTag/Environment" = var.environment, "kms:ViaService" = "dynamodb.${local.region}.amazonaws.com" }
+        Bool         = { "kms:GrantIsForAWSResource" = "true" }
+      }
+    },
+    {
+      # deploy's uploads to the SSE-KMS scripts bucket: S3 asks KMS for a data key as the
+      # caller (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html#require-sse-kms);
+      # the scripts key's policy names the deploy role too (incremental_pipeline scripts_writer_role_arns).
+      Sid       = "EncryptUploadsThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:GenerateDataKey", "kms:Decrypt"]
+      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment, "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
+    },
+    {
+      # A Glue security configuration has no ARN: its actions take Resource "*"
+      # ("Specifying AWS Glue resource ARNs": https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html).
+      Sid      = "ManageSecurityConfigurations"
+      Effect   = "Allow"
+      Action   = ["glue:CreateSecurityConfiguration", "glue:DeleteSecurityConfiguration"]
+      Resource = "*"
     },
     {
       Sid      = "ManageAthenaWorkgroup"
