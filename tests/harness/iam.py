@@ -16,6 +16,8 @@ import itertools
 import json
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -325,9 +327,22 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         policy = (f"bucket {bucket}", bucket_policy) if bucket_policy else None
         if key and op not in {"ListObjectsV2", "ListObjects", "ListObjectVersions"}:
             ctx: dict[str, Any] = {}
-            if "if_none_match" in p:
-                ctx["s3:if-none-match"] = p["if_none_match"]
+            if p.get("IfNoneMatch"):
+                ctx["s3:if-none-match"] = p["IfNoneMatch"]
             req(acct.arn("s3", f"{bucket}/{key}", False, False), ctx, policy)
+            source = p.get("CopySource")
+            if op == "CopyObject" and isinstance(source, dict):
+                # CopyObject reads its source as the caller (s3:GetObject on the source object).
+                out.append(
+                    Request(
+                        call,
+                        "s3:GetObject",
+                        acct.arn("s3", f"{source['Bucket']}/{source['Key']}", False, False),
+                        {},
+                        policy,
+                        "copy source",
+                    )
+                )
             kms = acct.bucket_keys.get(bucket)
             via = {"kms:ViaService": f"s3.{acct.region}.amazonaws.com"}
             if kms and op in {"PutObject", "CopyObject", "CreateMultipartUpload"}:
@@ -562,8 +577,13 @@ class Verdict:
 
 def evaluate(principal: Principal, requests: list[Request], account: str) -> list[Verdict]:
     """Each request evaluated for ``principal`` by the pinned iam-simulate."""
+    return evaluate_pairs([(principal, r) for r in requests], account)
+
+
+def evaluate_pairs(pairs: list[tuple[Principal, Request]], account: str) -> list[Verdict]:
+    """Each (principal, request) evaluated by the pinned iam-simulate, in one process."""
     payload = []
-    for i, r in enumerate(requests):
+    for i, (principal, r) in enumerate(pairs):
         context = {
             "aws:SecureTransport": "true",
             "aws:PrincipalArn": principal.arn,
@@ -590,13 +610,13 @@ def evaluate(principal: Principal, requests: list[Request], account: str) -> lis
         input=json.dumps(payload),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=True,
     )
     answers = json.loads(result.stdout)
     return [
         Verdict(r, a["result"], a["reason"], a["used"])
-        for r, a in zip(requests, answers, strict=True)
+        for (_, r), a in zip(pairs, answers, strict=True)
     ]
 
 
@@ -752,3 +772,104 @@ def apply_recorded(
     return RecordedApply(
         environment, directory, provider_log_calls(log.read_text()), json.loads(shown.stdout)
     )
+
+
+def without_statement(principal: Principal, sid: str) -> Principal:
+    """``principal`` with the identity statement ``sid`` (``<policy name>#<index>``) removed."""
+    policies = []
+    for name, document in principal.policies:
+        statements = document["Statement"]
+        statements = statements if isinstance(statements, list) else [statements]
+        kept = [s for i, s in enumerate(statements) if f"{name}#{i}" != sid]
+        policies.append((name, {**document, "Statement": kept}))
+    return Principal(principal.arn, tuple(policies), principal.boundary)
+
+
+def statement_ids(principal: Principal) -> dict[str, str]:
+    """``<policy name>#<index>`` -> the statement's Sid (or the id itself), for every statement."""
+    out = {}
+    for name, document in principal.policies:
+        statements = document["Statement"]
+        statements = statements if isinstance(statements, list) else [statements]
+        for i, s in enumerate(statements):
+            out[f"{name}#{i}"] = s.get("Sid") or f"{name}#{i}"
+    return out
+
+
+def least_privilege_gaps(
+    principal: Principal, verdicts: list[Verdict], account: str, justified: dict[str, str]
+) -> list[str]:
+    """Statements of ``principal`` no recorded call needs, unless ``justified`` names the call.
+
+    A statement is needed when some call it allowed is refused without it: a statement used
+    by no call, or only by calls other statements allow as well (a broad grant added beside
+    the exact ones), is a gap.
+    """
+    gaps = []
+    pairs: list[tuple[Principal, Request]] = []
+    checked: list[tuple[str, int, int]] = []  # (label, first pair, pairs)
+    for sid, label in statement_ids(principal).items():
+        if label in justified:
+            continue
+        used_by = [v.request for v in verdicts if sid in v.used]
+        if not used_by:
+            gaps.append(f"{label}: used by no recorded call")
+            continue
+        # Distinct requests only: an apply repeats the same read many times.
+        distinct = list(
+            {
+                (r.action, r.resource, json.dumps(r.context, sort_keys=True)): r for r in used_by
+            }.values()
+        )
+        checked.append((label, len(pairs), len(distinct)))
+        reduced = without_statement(principal, sid)
+        pairs.extend((reduced, r) for r in distinct)
+    again = evaluate_pairs(pairs, account) if pairs else []
+    for label, first, count in checked:
+        if all(v.result == "Allowed" for v in again[first : first + count]):
+            example = again[first].request.describe()
+            gaps.append(
+                f"{label}: every call it allows ({count}, e.g. {example}) is allowed without it"
+            )
+    return gaps
+
+
+@contextmanager
+def recording_boto3_calls(origin: str) -> Iterator[list[Call]]:
+    """Every botocore API call made meanwhile (service id, operation, parameters), in order.
+
+    Recorded where botocore sends each call (``BaseClient._make_api_call``, which emits the
+    ``before-call`` events), so clients the code under test created earlier are seen too.
+    """
+    import botocore.client
+
+    calls: list[Call] = []
+    original = botocore.client.BaseClient._make_api_call
+
+    def record(self: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
+        service = str(self.meta.service_model.service_id)
+        params = {k: v for k, v in api_params.items() if k != "Body"}
+        url = ""
+        if service == "S3":
+            url = "/" + "/".join(str(params[n]) for n in ("Bucket", "Key") if params.get(n))
+        calls.append(Call(service, operation_name, params, url=url, origin=origin))
+        return original(self, operation_name, api_params)
+
+    botocore.client.BaseClient._make_api_call = record  # type: ignore[method-assign]
+    try:
+        yield calls
+    finally:
+        botocore.client.BaseClient._make_api_call = original  # type: ignore[method-assign]
+
+
+def requests_after_apply(calls: list[Call], acct: Account, state: dict[str, Any]) -> list[Request]:
+    """The IAM requests of calls made once the apply is done: every resource policy in effect."""
+    load_resource_policies(acct, state)
+    acct.bucket_policies.update(bucket_policies(state))
+    for r in resources(state):
+        if r["type"] == "aws_kms_alias":
+            acct.alias_targets[r["values"]["name"]] = r["values"]["target_key_id"]
+            acct.key_aliases.setdefault(r["values"]["target_key_id"], set()).add(
+                r["values"]["name"]
+            )
+    return [request for call in calls for request in requests_for(call, acct)]

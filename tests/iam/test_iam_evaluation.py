@@ -8,13 +8,19 @@ the IAM requests AWS authorizes it by (``tests/harness/iam.py``), evaluated offl
 against the CI deploy role's identity policy (terraform/ci's plan) and the resource's own
 policy (the key policies, bucket policy, topic and queue policies of the applied state).
 A pull-request plan refreshes what an apply reads: the read calls are evaluated for the
-pull-request plan role.
+pull-request plan role of the environment. ``deploy`` and ``deploy switch`` then run
+against the applied environment with botocore's calls recorded, evaluated for the deploy
+role likewise.
+
+Least privilege is checked too: every statement of the deploy role must be needed by a
+recorded call (without it, some call is refused), or name in ``JUSTIFIED`` the call it is for.
 
 The emulators enforce none of this (LocalStack, moto): they only make the calls real.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,11 +31,14 @@ from typing import Any
 
 import boto3
 import pytest
+from glue_incremental import aws
+from glue_incremental_tools import deploy
 
 from tests.harness.iam import (
     EVALUATOR,
     EVALUATOR_PACKAGE,
     Account,
+    Call,
     Principal,
     RecordedApply,
     Request,
@@ -39,7 +48,12 @@ from tests.harness.iam import (
     emulator_override,
     evaluate,
     evaluator_version,
+    least_privilege_gaps,
+    recording_boto3_calls,
+    requests_after_apply,
+    resources,
     role_policies,
+    without_statement,
 )
 from tests.harness.moto_shim import moto_with_shim
 from tests.harness.terraform import TF, copy_tree, terraform_env, tf
@@ -52,6 +66,14 @@ REGION = "eu-west-1"
 ENVIRONMENTS = ("dev", "prod")
 READ_PREFIXES = ("Get", "List", "Describe", "Head", "ValidateStateMachineDefinition")
 
+# Statements of the CI roles no recorded call exercises here, each with the call it is for.
+JUSTIFIED = {
+    "ReadState": "the S3 backend reading <env>.backend.hcl's state (s3:GetObject); the applies here use a local backend",
+    "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
+    "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
+    "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
+}
+
 if not os.access(TF, os.X_OK):
     pytest.skip(f"terraform CLI not found ({TF})", allow_module_level=True)
 if not (EVALUATOR / "node_modules" / EVALUATOR_PACKAGE).exists() or not shutil.which("node"):
@@ -63,6 +85,7 @@ class Recorded:
     account: str
     applies: dict[str, RecordedApply]
     ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
+    deploys: dict[str, list[Any]]
 
     def role(self, name: str) -> Principal:
         return Principal(f"arn:aws:iam::{self.account}:role/{name}", tuple(self.ci_roles[name]))
@@ -70,6 +93,43 @@ class Recorded:
     def requests(self, environment: str) -> list[Request]:
         applied = self.applies[environment]
         return apply_requests(applied.calls, Account("aws", REGION, self.account), applied.state)
+
+    def deploy_requests(self, environment: str) -> list[Request]:
+        state = self.applies[environment].state
+        return requests_after_apply(
+            self.deploys[environment], Account("aws", REGION, self.account), state
+        )
+
+
+def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list[Any]:
+    """``deploy`` to the applied environment's bucket and jobs, then ``deploy switch`` of one job."""
+    bucket = next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
+    jobs = sorted(r["values"]["name"] for r in resources(state) if r["type"] == "aws_glue_job")
+    saved = {k: os.environ.get(k) for k in endpoints}
+    os.environ.update(endpoints)
+    aws.reset_client_cache()
+    try:
+        with recording_boto3_calls("deploy") as calls:
+            release = None
+            try:
+                result = deploy.deploy(None, bucket=bucket, jobs=jobs, log=lambda *_: None)
+                release = result.manifest["release"] if result else None
+            except deploy.DeployError as error:
+                # The jobs of a first apply may name no release yet: verification fails
+                # after every upload was made, and the calls are what is evaluated here.
+                release = getattr(error, "release", None)
+            if release is None:
+                release = deploy.deployment_version(deploy.build_artifacts())
+            with contextlib.suppress(deploy.DeployError):
+                deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
+        return calls
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        aws.reset_client_cache()
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +159,14 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
             tf(ci, "plan", "-no-color", "-var-file=example.tfvars", "-out=ci.tfplan")
             plan = json.loads(tf(ci, "show", "-json", "ci.tfplan").stdout)
             applies = {e: f.result() for e, f in futures.items()}
-        yield Recorded(account, applies, role_policies(plan))
+        endpoints = {
+            **endpoint.environment(),
+            "AWS_ENDPOINT_URL_GLUE": moto,
+            "AWS_ENDPOINT_URL_DYNAMODB": moto,
+            "AWS_REGION": REGION,
+        }
+        deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
+        yield Recorded(account, applies, role_policies(plan), deploys)
 
 
 def _refused(verdicts: list[Verdict]) -> list[str]:
@@ -124,3 +191,76 @@ def test_every_call_of_an_apply_is_allowed_for_the_deploy_role(recorded, environ
     verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(recorded, environment):
+    requests = recorded.deploy_requests(environment)
+    operations = {r.call.operation for r in requests}
+    assert {"PutObject", "GetJob", "UpdateJob"} <= operations, sorted(operations)
+    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_read_of_a_plan_is_allowed_for_the_pull_request_plan_role(recorded, environment):
+    reads = [
+        r
+        for r in recorded.requests(environment)
+        if r.call.operation.startswith(READ_PREFIXES) and not r.note
+    ]
+    role = recorded.role(f"gi-ci-{environment}-pull-request-plan")
+    refused = _refused(evaluate(role, reads, recorded.account))
+    assert not refused, f"{len(refused)} reads refused:\n" + "\n".join(refused)
+
+
+def test_the_pull_request_plan_role_cannot_read_a_connections_password(recorded):
+    connection = Request(
+        Call("Glue", "GetConnection", {"Name": "gi-dev-shop-db"}, origin="a pull request's code"),
+        "glue:GetConnection",
+        f"arn:aws:glue:{REGION}:{recorded.account}:connection/gi-dev-shop-db",
+    )
+    (verdict,) = evaluate(
+        recorded.role("gi-ci-dev-pull-request-plan"), [connection], recorded.account
+    )
+    assert verdict.result != "Allowed", verdict.reason
+
+
+def _deploy_role_verdicts(recorded: Recorded, environment: str, role: Principal) -> list[Verdict]:
+    requests = recorded.requests(environment) + recorded.deploy_requests(environment)
+    return evaluate(role, requests, recorded.account)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_statement_of_the_deploy_role_is_needed_by_a_recorded_call(recorded, environment):
+    role = recorded.role(f"gi-ci-{environment}-deploy")
+    verdicts = _deploy_role_verdicts(recorded, environment, role)
+    gaps = least_privilege_gaps(role, verdicts, recorded.account, JUSTIFIED)
+    assert not gaps, (
+        "statements no recorded call needs (narrow them, or justify them in JUSTIFIED):\n"
+        + "\n".join(gaps)
+    )
+
+
+def test_removing_a_needed_statement_refuses_the_calls_it_allowed(recorded):
+    role = recorded.role("gi-ci-dev-deploy")
+    (name, document), *_ = role.policies
+    index = next(
+        i for i, st in enumerate(document["Statement"]) if st.get("Sid") == "CreateEnvironmentKeys"
+    )
+    verdicts = _deploy_role_verdicts(recorded, "dev", without_statement(role, f"{name}#{index}"))
+    refused = _refused(verdicts)
+    assert any("kms:CreateKey" in line for line in refused), refused
+
+
+def test_a_broad_statement_added_beside_the_exact_ones_is_a_least_privilege_gap(recorded):
+    role = recorded.role("gi-ci-dev-deploy")
+    (name, document), *rest = role.policies
+    broad = {"Sid": "AddedBroadS3", "Effect": "Allow", "Action": "s3:*", "Resource": "*"}
+    widened = Principal(
+        role.arn, ((name, {**document, "Statement": [*document["Statement"], broad]}), *rest)
+    )
+    verdicts = _deploy_role_verdicts(recorded, "dev", widened)
+    gaps = least_privilege_gaps(widened, verdicts, recorded.account, JUSTIFIED)
+    assert [g for g in gaps if g.startswith("AddedBroadS3")], gaps

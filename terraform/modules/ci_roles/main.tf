@@ -41,7 +41,10 @@ locals {
       Sid    = "ReadPlatform"
       Effect = "Allow"
       Action = [
-        "glue:Get*", "glue:List*", "dynamodb:Describe*", "dynamodb:ListTagsOfResource",
+        # Named Glue reads, not glue:Get*: that would include GetConnection, which returns
+        # a JDBC connection's password, to a role that runs pull-request code.
+        "glue:GetJob", "glue:GetTrigger", "glue:GetWorkflow", "glue:GetDatabase", "glue:GetTable", "glue:GetPartitionIndexes",
+        "glue:GetSecurityConfiguration", "glue:GetTags", "glue:ListJobs", "glue:ListTriggers", "dynamodb:Describe*", "dynamodb:ListTagsOfResource",
         "s3:GetBucket*", "s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration", "s3:GetAccelerateConfiguration",
         "s3:GetReplicationConfiguration", "s3:GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "s3:ListBucket",
         "iam:GetRole", "iam:GetRolePolicy", "iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:GetOpenIDConnectProvider",
@@ -49,7 +52,7 @@ locals {
         "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags",
         "cloudwatch:DescribeAlarms", "cloudwatch:ListTagsForResource", "cloudwatch:GetDashboard",
         "events:DescribeRule", "events:ListTargetsByRule", "events:ListTagsForResource",
-        "states:DescribeStateMachine", "states:ListTagsForResource",
+        "states:DescribeStateMachine", "states:ListStateMachineVersions", "states:ListTagsForResource",
         "logs:DescribeLogGroups", "logs:ListTagsForResource", "logs:ListTagsLogGroup",
         "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
         "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
@@ -231,7 +234,10 @@ locals {
 
   roles = merge(
     var.pull_request_plan_role ? {
-      pull_request = { name = "gi-ci-pull-request-plan", statements = local.read_statements, description = "Plans pull requests (read only, no state lock)." }
+      # One per environment, reading that environment's state only: the workflow plans
+      # each environment of a pull request with its own (AWS_PR_PLAN_ROLE_ARN_<ENV>), in
+      # one account or one account per environment alike.
+      pull_request = { name = "gi-ci-${var.environment}-pull-request-plan", statements = local.read_statements, description = "Plans ${var.environment} for pull requests (read only, no state lock)." }
     } : {},
     {
       plan   = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
