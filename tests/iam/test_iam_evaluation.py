@@ -264,3 +264,22 @@ def test_a_broad_statement_added_beside_the_exact_ones_is_a_least_privilege_gap(
     verdicts = _deploy_role_verdicts(recorded, "dev", widened)
     gaps = least_privilege_gaps(widened, verdicts, recorded.account, JUSTIFIED)
     assert [g for g in gaps if g.startswith("AddedBroadS3")], gaps
+
+
+@pytest.mark.parametrize(
+    ("if_none_match", "expected"), [(None, "ExplicitlyDenied"), ("*", "Allowed")]
+)
+def test_a_release_object_is_written_only_with_if_none_match(recorded, if_none_match, expected):
+    """The bucket's own policy, as applied: a release write must let S3 refuse an existing key."""
+    state = recorded.applies["dev"].state
+    bucket = next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
+    params = {"Bucket": bucket, "Key": "releases/r1/orders_load.py"}
+    if if_none_match:
+        params["IfNoneMatch"] = if_none_match
+    call = Call(
+        "S3", "PutObject", params, url=f"/{bucket}/releases/r1/orders_load.py", origin="deploy"
+    )
+    requests = requests_after_apply([call], Account("aws", REGION, recorded.account), state)
+    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), requests, recorded.account)
+    assert verdicts[0].request.action == "s3:PutObject"
+    assert verdicts[0].result == expected, verdicts[0].reason

@@ -85,8 +85,8 @@ alarms = {
 
 # Customer managed keys for the lake, the watermarks table, the scripts bucket and
 # the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
-# security configuration. Add the CI deploy role to key_users.scripts once it exists
-# (terraform/ci), and operators' roles to key_users.table.
+# security configuration. The CI deploy role is a scripts key user by itself
+# (scripts_writer_role_arns); add operators' roles to key_users.table.
 encryption = {
   create_keys            = true
   security_configuration = { create = true }
