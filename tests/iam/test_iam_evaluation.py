@@ -86,6 +86,7 @@ class Recorded:
     applies: dict[str, RecordedApply]
     ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
     deploys: dict[str, list[Any]]
+    override: str  # routes a copied root to the emulators this module applied to
 
     def role(self, name: str) -> Principal:
         return Principal(f"arn:aws:iam::{self.account}:role/{name}", tuple(self.ci_roles[name]))
@@ -166,7 +167,7 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
             "AWS_REGION": REGION,
         }
         deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
-        yield Recorded(account, applies, role_policies(plan), deploys)
+        yield Recorded(account, applies, role_policies(plan), deploys, override)
 
 
 def _refused(verdicts: list[Verdict]) -> list[str]:
@@ -283,3 +284,41 @@ def test_a_release_object_is_written_only_with_if_none_match(recorded, if_none_m
     verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), requests, recorded.account)
     assert verdicts[0].request.action == "s3:PutObject"
     assert verdicts[0].result == expected, verdicts[0].reason
+
+
+PROD_ALONE = """
+region            = "eu-west-1"
+github_repository = "example/glue-incremental"
+environments = {
+  prod = {
+    github_environment    = "production"
+    name_prefix           = "gi-prod"
+    scripts_bucket_name   = "example-gi-prod-scripts"
+    watermarks_table_name = "glue-watermarks-prod"
+    state                 = { bucket = "example-terraform-state-prod", key = "glue-incremental/prod/terraform.tfstate" }
+  }
+}
+"""
+
+
+def test_an_account_of_its_own_gives_its_environment_every_ci_role(recorded, tmp_path):
+    """One account per environment: terraform/ci applied with prod alone still has prod's
+    pull-request plan role, and it may read every resource a prod plan refreshes."""
+    ci = copy_tree(tmp_path) / "ci"
+    (ci / "override.tf").write_text(recorded.override)
+    (ci / "prod-account.tfvars").write_text(PROD_ALONE)
+    tf(ci, "init", "-no-color")
+    tf(ci, "plan", "-no-color", "-var-file=prod-account.tfvars", "-out=prod.tfplan")
+    roles = role_policies(json.loads(tf(ci, "show", "-json", "prod.tfplan").stdout))
+    assert set(roles) == {"gi-ci-prod-pull-request-plan", "gi-ci-prod-plan", "gi-ci-prod-deploy"}
+    principal = Principal(
+        f"arn:aws:iam::{recorded.account}:role/gi-ci-prod-pull-request-plan",
+        tuple(roles["gi-ci-prod-pull-request-plan"]),
+    )
+    reads = [
+        r
+        for r in recorded.requests("prod")
+        if r.call.operation.startswith(READ_PREFIXES) and not r.note
+    ]
+    refused = _refused(evaluate(principal, reads, recorded.account))
+    assert not refused, "\n".join(refused)
