@@ -59,6 +59,19 @@ if [ ! -f "$ddb_stamp" ]; then
   touch "$ddb_stamp"
 fi
 
+# -- IAM evaluator ------------------------------------------------------------------------------
+# @cloud-copilot/iam-simulate evaluates the recorded AWS calls against the rendered policies
+# (tests/iam). Exact versions and integrity hashes are in tools/iam-eval/package-lock.json;
+# npm ci verifies them, and the stamp (the lock file's hash) makes a rerun offline.
+iam_eval=tools/iam-eval
+iam_stamp=$iam_eval/node_modules/.installed-$(sha256sum "$iam_eval/package-lock.json" | cut -c1-16)
+if [ ! -f "$iam_stamp" ]; then
+  echo "setup: installing the IAM evaluator ($iam_eval, npm ci)"
+  command -v npm >/dev/null || { echo "setup: npm is needed for the IAM evaluator" >&2; exit 1; }
+  npm ci --silent --no-audit --no-fund --prefix "$iam_eval" >/dev/null
+  touch "$iam_stamp"
+fi
+
 # -- S3A jars -----------------------------------------------------------------------------------
 # PySpark 3.5.6 ships the Hadoop 3.3.4 client without hadoop-aws. This sdist carries
 # hadoop-aws 3.3.1 and the AWS SDK bundle it needs (the split 1.12 SDK jars beside them
