@@ -20,6 +20,7 @@ import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -124,6 +125,7 @@ def upsert(
     delivery: Sequence[str] = (),
     deleted: str | None = None,
     incoming_range: key_range.KeyRange | None = None,
+    retain: timedelta | None = None,
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
@@ -202,6 +204,7 @@ def upsert(
             delivery=delivery,
             primary_key=primary_key,
             tombstones=kept_tombstones,
+            retain=retain,
         )
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
@@ -259,6 +262,7 @@ def upsert(
         delivery=delivery,
         primary_key=primary_key,
         tombstones=kept_tombstones,
+        retain=retain,
     )
     return replace(result, records_deleted=removed) if removed else result
 
@@ -482,6 +486,7 @@ def replace_partitions(
     primary_key: Sequence[str] = (),
     tombstones: DataFrame | Literal[False] | None = None,
     only_named: bool = False,
+    retain: timedelta | None = None,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
@@ -497,7 +502,8 @@ def replace_partitions(
     ``_delivery/<partition>/`` in the same intent, never in the data; every
     replaced partition's deliveries are replaced too (removed when none given).
     ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
-    them, None leaves them as they are.
+    them, None leaves them as they are. ``retain``: the replaced files are kept that long
+    (``publish``, ``restore``: what ``watermarks rewind`` restores); None deletes them.
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -547,7 +553,7 @@ def replace_partitions(
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
-    publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files)
+    publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files, retain=retain)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)

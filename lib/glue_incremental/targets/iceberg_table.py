@@ -87,6 +87,9 @@ class IcebergTableTarget:
     def state_table(self) -> str | None:
         return self.table.name
 
+    def output_position(self) -> dict[str, Any]:
+        return {}
+
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
         """Iceberg's own schema evolution (metadata only, no data file rewritten)."""
         if plan.evolves_target:
