@@ -1,22 +1,16 @@
 """Publishing staged files into a live target with a write-ahead intent.
 
-Correctness does not depend on rename being atomic (on S3 a rename is a copy
-then a delete, object by object). Staged files are listed, with their sizes,
-in ``_staging/<run_id>/_intent.json`` together with the live files they
-replace, before anything live is touched; then new files move in, and only
-when all of them are live are the old ones deleted.
+Correctness does not depend on rename being atomic (on S3 a rename is a copy then a
+delete). Staged files are listed, with their sizes, in ``_staging/<run_id>/_intent.json``
+with the live files they replace, before anything live is touched; then new files move in,
+and only when all of them are live are the old ones deleted, or, with a retention, moved
+under ``_retained/<seq>/`` beside a copy of the intent (what ``restore`` brings back).
 
-With a retention (``retain``), the old files are not deleted but moved under
-``_retained/<seq>/`` with a copy of the intent (``_publish.json``): the publish is number
-``seq`` of the target's lineage, and ``restore`` can make the output again what it was
-after any retained publish (``watermarks rewind``).
-
-Recovery runs before the target is read: without a valid intent the staging
-prefix is deleted; with one, it rolls forward when every new file is present
-(live or staged), and back otherwise. The only complete copy of anything is
-never deleted, and nothing outside the run's staging prefix and the affected
-partitions ever is. Steps, layout and what a reader sees:
-``docs/writer-protocol.md``.
+Recovery runs before the target is read: without a valid intent the staging prefix is
+deleted; with one, it rolls forward when every new file is present (live or staged), and
+back otherwise. The only complete copy of anything is never deleted, and nothing outside
+the run's staging prefix and the affected partitions ever is. Steps, layout, retention and
+what a reader sees: ``docs/writer-protocol.md``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """Restoring a Parquet target to what it was after an earlier publish (``watermarks rewind``).
 
 Each publish with a retention is number ``seq`` of the target's lineage and keeps the files
-it replaced under ``_retained/<seq>/`` (``publish``). The output as it was after publish
-``n`` is, in every partition a later publish touched, the files the first publish after
-``n`` found there (its intent's old files), and elsewhere what is live now. Data, key index
-segments, deliveries and tombstones are all partitions of the same intents, so they come
-back together: the side files always describe the rows beside them.
-
-A restore is itself a publish (``publish.publish``, without retention): the retained files
-are copied into the restore's staging prefix, its intent lists them and the live files they
-replace, and ``publish.recover`` finishes or undoes a restore cut short exactly as it does a
-run's publish. Only then are the records of the publishes after ``n`` dropped, newest first;
-a restore run again after a crash finds the partitions already restored (skipped) and drops
-what is left. The retained copies are never moved, so the only complete copy of a file is
-never at stake. Design: ``docs/writer-protocol.md`` ("Retention and restore").
+it replaced under ``_retained/<seq>/`` (``publish``). After publish ``n``, every partition a
+later publish touched held the files the first such publish found there (its intent's old
+files). Data, index segments, deliveries and tombstones are partitions of the same intents,
+so they come back together. A restore copies those files into its staging prefix and is
+itself a publish (no retention): ``publish.recover`` finishes or undoes one cut short. Then
+the later publishes' records are dropped, newest first; run again, a restore skips the
+partitions already restored. Design: ``docs/writer-protocol.md`` ("Retention and restore").
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ from glue_incremental.partition_paths import dir_to_values, directory_name, lite
 from glue_incremental.tombstones import stage as stage_tombstones
 
 STAGING_DIR = publish.STAGING_DIR
+_join = publish.join
 # Each stored row's delivery (key, partition, delivery columns), one directory per partition.
 DELIVERY_DIR = "_delivery"
 UNPARTITIONED: tuple[str | None, ...] = ()
@@ -502,8 +503,7 @@ def replace_partitions(
     ``_delivery/<partition>/`` in the same intent, never in the data; every
     replaced partition's deliveries are replaced too (removed when none given).
     ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
-    them, None leaves them as they are. ``retain``: the replaced files are kept that long
-    (``publish``, ``restore``: what ``watermarks rewind`` restores); None deletes them.
+    them, None leaves them as they are. ``retain``: replaced files kept that long (``restore``).
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -589,10 +589,6 @@ def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
 def _data_exists(spark: SparkSession, uri: str) -> bool:
     fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)
-
-
-def _join(root: str, relative: str) -> str:
-    return root.rstrip("/") + ("/" + relative if relative else "")
 
 
 def _parent(path: str) -> str:
