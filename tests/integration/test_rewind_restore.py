@@ -144,9 +144,14 @@ def test_a_restore_cut_short_at_any_step_is_finished_by_a_second_rewind(bad_load
         assert target_rows(job) == expected, crash.crashed_at
 
 
-def test_a_restore_cut_short_is_finished_by_the_next_run(bad_load):
+@pytest.mark.parametrize(
+    ("point", "times"),
+    [("restore.stage", 1), ("publish.move", 2)],
+    ids=["before-the-intent", "after-the-intent"],
+)
+def test_a_restore_cut_short_is_finished_by_the_next_run(bad_load, point, times):
     job, expected = bad_load
-    with hooks.installed(CrashAtStep(2, prefix="publish.move")), pytest.raises(Crash):
+    with hooks.installed(CrashAtStep(times, prefix=point)), pytest.raises(Crash):
         rewind(job, "jr_2")
     assert target_rows(job) != expected
 

@@ -120,7 +120,7 @@ def test_the_runbooks_undo_restores_the_last_good_run_then_loads_the_correction(
 
 
 def test_the_runbooks_fix_forward_file_removes_the_made_up_key_and_corrects_the_row(bad_load):
-    pipeline, _, good = bad_load
+    pipeline = bad_load[0]
 
     pipeline.land(runbook_fix_file(), "fix.json")
     pipeline.run()
