@@ -166,7 +166,7 @@ def upsert(
         keep_delivery=True,
         deleted=deleted,
     )
-    if replace_all or not _data_exists(spark, target_uri):
+    if replace_all or not data_exists(spark, target_uri):
         prefer = "__glue_incremental_incoming"
         # A target whose every row was deleted keeps its tombstones: the merge still sees them.
         candidates, old_tombstones = tombstones.with_incoming_keys(
@@ -184,7 +184,7 @@ def upsert(
             old_tombstones, merged, primary_key, order_by, delivery, deleted
         )
         if deleted is None and (
-            not replace_all or not _data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
+            not replace_all or not data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
         ):
             kept_tombstones = None  # left as they are (none to remove: the intent names none)
         merged = deletes.surviving(merged, deleted)
@@ -418,7 +418,7 @@ def read_target(
     they are listed and read (not the whole target); ones that do not exist
     are skipped.
     """
-    if not _data_exists(spark, target_uri):
+    if not data_exists(spark, target_uri):
         return None
     paths = [target_uri]
     if partitions is not None:
@@ -586,12 +586,7 @@ def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
     return publish.recover(open_filesystem(spark, target_uri), target_uri)
 
 
-def keeps_tombstones(spark: SparkSession, target_uri: str) -> bool:
-    """Whether the target at ``target_uri`` has tombstones (one listing, no Spark job)."""
-    return _data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
-
-
-def _data_exists(spark: SparkSession, uri: str) -> bool:
+def data_exists(spark: SparkSession, uri: str) -> bool:
     fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import parquet_schema, restore, schema_conform, writer
+from glue_incremental import parquet_schema, publish, restore, schema_conform, tombstones, writer
 from glue_incremental.args import ArgumentError
 from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets.base import (
@@ -96,7 +96,8 @@ class ParquetTarget:
         return None
 
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
-        return writer.keeps_tombstones(run.spark, self.path)
+        """One listing of the tombstones' folder, no Spark job."""
+        return writer.data_exists(run.spark, publish.join(self.path, tombstones.TOMBSTONE_DIR))
 
     def unpublished_state(self) -> dict[str, Any]:
         return {}
