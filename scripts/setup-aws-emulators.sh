@@ -11,6 +11,9 @@ quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
 
 # -- LocalStack ---------------------------------------------------------------------------------
 LOCALSTACK_VERSION=2026.3.0
+# Step Functions' JSONata in host mode (glue_incremental_tools.localendpoint: LocalStack's
+# own evaluator downloads Java 21 and jars from Maven, out of reach here).
+JSONATA_PYTHON_VERSION=0.7.1
 # localstack-core 2026.x needs Python >= 3.13; the project's own Python stays 3.11.
 LOCALSTACK_PYTHON="${LOCALSTACK_PYTHON:-}"
 if [ -z "$LOCALSTACK_PYTHON" ]; then
@@ -21,19 +24,19 @@ if [ -z "$LOCALSTACK_PYTHON" ]; then
     fi
   done
 fi
-ls_stamp=.venv-localstack/.installed-$LOCALSTACK_VERSION
+ls_stamp=.venv-localstack/.installed-$LOCALSTACK_VERSION-jsonata-$JSONATA_PYTHON_VERSION
 if [ ! -f "$ls_stamp" ]; then
   [ -n "$LOCALSTACK_PYTHON" ] || { echo "setup: Python 3.13 is needed for LocalStack (set LOCALSTACK_PYTHON)" >&2; exit 1; }
   echo "setup: installing localstack-core $LOCALSTACK_VERSION into .venv-localstack"
   [ -x .venv-localstack/bin/python ] || "$LOCALSTACK_PYTHON" -m venv .venv-localstack
   # The pins make localstack-core import on Python 3.13 (newer cbor2/pyopenssl/cryptography break it).
-  localstack_requirements=("localstack-core[runtime]==$LOCALSTACK_VERSION" 'cbor2<6' 'pyopenssl<24.3' 'cryptography<44' service_identity)
+  localstack_requirements=("localstack-core[runtime]==$LOCALSTACK_VERSION" 'cbor2<6' 'pyopenssl<24.3' 'cryptography<44' service_identity "jsonata-python==$JSONATA_PYTHON_VERSION")
   if [ -x .venv/bin/uv ]; then  # setup.sh installs uv into .venv first (see there)
     VIRTUAL_ENV="$PWD/.venv-localstack" .venv/bin/uv pip install -q --python .venv-localstack/bin/python "${localstack_requirements[@]}"
   else
     quiet_pip .venv-localstack/bin/pip install -q "${localstack_requirements[@]}"
   fi
-  .venv-localstack/bin/python -c "import localstack.runtime.main" \
+  .venv-localstack/bin/python -c "import localstack.runtime.main, jsonata" \
     || { echo "setup: localstack-core does not import in .venv-localstack" >&2; exit 1; }
   rm -f .venv-localstack/.installed-*
   touch "$ls_stamp"
@@ -54,6 +57,19 @@ if [ ! -f "$ddb_stamp" ]; then
     || { echo "setup: $jar does not have the expected sha256" >&2; exit 1; }
   rm -f "$ddb_dir"/.installed-*
   touch "$ddb_stamp"
+fi
+
+# -- IAM evaluator ------------------------------------------------------------------------------
+# @cloud-copilot/iam-simulate evaluates the recorded AWS calls against the rendered policies
+# (tests/iam). Exact versions and integrity hashes are in tools/iam-eval/package-lock.json;
+# npm ci verifies them, and the stamp (the lock file's hash) makes a rerun offline.
+iam_eval=tools/iam-eval
+iam_stamp=$iam_eval/node_modules/.installed-$(sha256sum "$iam_eval/package-lock.json" | cut -c1-16)
+if [ ! -f "$iam_stamp" ]; then
+  echo "setup: installing the IAM evaluator ($iam_eval, npm ci)"
+  command -v npm >/dev/null || { echo "setup: npm is needed for the IAM evaluator" >&2; exit 1; }
+  npm ci --silent --no-audit --no-fund --prefix "$iam_eval" >/dev/null
+  touch "$iam_stamp"
 fi
 
 # -- S3A jars -----------------------------------------------------------------------------------

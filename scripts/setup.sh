@@ -55,9 +55,9 @@ python_at_least "${LOCALSTACK_PYTHON:-python3.13}" "3, 13" \
   || python_at_least "${PYENV_ROOT:-$HOME/.pyenv}/versions/3.13.0/bin/python" "3, 13" \
   || need "Python 3.13 (LocalStack's): pyenv install 3.13, or a python3.13 package; LOCALSTACK_PYTHON=/path/to/python3.13 to choose one"
 if ! command -v terraform >/dev/null; then
-  need "Terraform >= 1.7: https://developer.hashicorp.com/terraform/install (the AWS provider comes from a local mirror when /opt/tf-plugins exists, see scripts/terraformrc.sh, else from the registry)"
-elif [[ ! "$(terraform version -json 2>/dev/null)" =~ \"terraform_version\":\ *\"(1\.([7-9]|[1-9][0-9])|[2-9])\. ]]; then
-  need "Terraform >= 1.7 (found $(terraform version 2>/dev/null | head -1)): https://developer.hashicorp.com/terraform/install"
+  need "Terraform >= 1.10 (the roots lock their S3 state natively): https://developer.hashicorp.com/terraform/install (the AWS provider comes from a local mirror when /opt/tf-plugins exists, see scripts/terraformrc.sh, else from the registry)"
+elif [[ ! "$(terraform version -json 2>/dev/null)" =~ \"terraform_version\":\ *\"(1\.([1-9][0-9])|[2-9])\. ]]; then
+  need "Terraform >= 1.10 (found $(terraform version 2>/dev/null | head -1)): https://developer.hashicorp.com/terraform/install"
 fi
 command -v git >/dev/null || need "git: apt-get install git"
 if [ "${#prerequisites_missing[@]}" -gt 0 ]; then

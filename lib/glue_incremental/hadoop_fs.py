@@ -90,6 +90,18 @@ class HadoopFileSystem:
         if not self._fs.rename(self._Path(source), self._Path(destination)):
             raise OSError(f"could not move {source} to {destination}")
 
+    def copy_file(self, source: str, destination: str) -> None:
+        """Copy one file (a server-side copy on S3); the destination is replaced."""
+        parent = _parent(destination)
+        if parent not in self._made_dirs:
+            self.mkdirs(parent)
+            self._made_dirs.add(parent)
+        copied = jvm_class(self._jvm, "org.apache.hadoop.fs.FileUtil").copy(
+            self._fs, self._Path(source), self._fs, self._Path(destination), False, True, self._conf
+        )
+        if not copied:
+            raise OSError(f"could not copy {source} to {destination}")
+
     def write_bytes(self, uri: str, data: bytes) -> None:
         stream = self._fs.create(self._Path(uri), True)
         try:

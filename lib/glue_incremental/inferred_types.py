@@ -1,23 +1,15 @@
 """A batch typed narrower than the target, whose values fit the stored type, is no type change.
 
-Types inferred from one batch (JSON, CSV) or carried by older files (Parquet written before
-a widening) describe that batch's values, not the column: a batch of ordinary integers reads
-as ``bigint`` after one 20-digit value widened the target to ``decimal(20,0)``, a CSV batch
-of whole amounts as ``int`` where the target holds ``double``, and a column null in every row
-of the read as ``string``. Refusing such a batch would stop this run and every later one,
-since the files stay, until a batch happens to hold a wide value again. ``as_stored`` casts
-each such column up to the stored type before the schema is planned, in every
-``--schema_evolution`` mode:
-
-- narrower by the widening table (``schema_evolution.is_widening(batch, stored)``): every
-  value of the batch's type is exactly a value of the stored one, so no value is checked;
-- text null in every row (Spark's inference types an all-null column as ``string``): one
-  small aggregate tells, only when such a column meets a stored non-text one.
-
-A value that does not fit (text that is text, a wider number) is left as read: the plan
-then sees a real change (widened, rescued or refused). ``typed_watermark`` is the other
-half: a watermark read as text whose values are all numbers or timestamps is typed, never
-ordered as text (where ``"10"`` sorts before ``"9"``). Design: ``docs/schema-evolution.md``.
+Types inferred from one batch (JSON, CSV) or carried by older files describe that batch's
+values, not the column: ordinary integers read as ``bigint`` after one 20-digit value widened
+the target to ``decimal(20,0)``; a column null in every row reads as ``string``. Refusing such
+a batch would stall every later run. ``as_stored`` casts each such column up to the stored
+type before the schema is planned, in every ``--schema_evolution`` mode: narrower by the
+widening table (``schema_evolution.is_widening``; no value checked), or text null in every row
+(one small aggregate, only when such a column meets a stored non-text one). A value that does
+not fit is left as read, and the plan sees a real change. ``typed_watermark`` types a watermark
+read as text whose values are all numbers or timestamps (never ordered as text, where ``"10"``
+sorts before ``"9"``). Design: ``docs/schema-evolution.md``.
 """
 
 from __future__ import annotations

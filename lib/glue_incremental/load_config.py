@@ -49,6 +49,8 @@ PARTITION_MOVES: tuple[writer.PartitionMoves, ...] = ("detect", "ignore")
 DEFAULT_FILE_BAND = timedelta(seconds=900)
 
 DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
+# How long a Parquet publish keeps the files it replaced (`watermarks rewind` restores them).
+DEFAULT_OUTPUT_RETENTION = "7 days"
 
 # The job's arguments, declared once: parser, config, README table (tests keep it in sync).
 LOAD_OPTIONS: tuple[Option, ...] = (
@@ -94,6 +96,14 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "Iceberg: `true` compacts small files after each run.",
         "false",
         parse_bool,
+    ),
+    Option(
+        "output_retention",
+        "Parquet: keep the files each publish replaces this long, so `watermarks rewind` "
+        "restores the output with the state; `0`: delete them at once (a rewind then keeps "
+        "the output).",
+        DEFAULT_OUTPUT_RETENTION,
+        parse_duration,
     ),
     Option("partition_by", "Comma-separated partition columns of the target.", "", list_of_names),
     Option("source_table", "JDBC: the table (`schema.table`)."),
@@ -260,6 +270,7 @@ class LoadConfig:
     # Optional maintenance after each committed run (see iceberg_maintenance); 0: none.
     iceberg_expire_older_than: timedelta = timedelta(0)
     iceberg_compact: bool = False
+    output_retention: timedelta = timedelta(days=7)
     discovery: str = "listing"
     notification_queue_url: str | None = None
     full_listing_every: int = DEFAULT_FULL_LISTING_EVERY
@@ -361,6 +372,7 @@ class LoadConfig:
             partition_by=self.partition_by,
             compact=self.iceberg_compact,
             expire_older_than=self.iceberg_expire_older_than,
+            retain=self.output_retention or None,
         )
 
     @property

@@ -42,6 +42,8 @@ class LoadStateExtra(TypedDict, total=False):
     partition_types: dict[str, str]
     layout: dict[str, Any]
     runs_since_reconcile: int
+    # A Parquet target's last retained publish when the state was committed (``restore``).
+    parquet_publish: int
 
 
 class LoadStateDict(LoadStateExtra):
@@ -185,7 +187,8 @@ def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
 
 
 # What moves without the source having changed: not a reason to commit.
-_TIMES = ("cursor", "published_at_ms", "iceberg_snapshot")
+# ``parquet_publish`` (``restore.STATE_KEY``) moves with each publish, like the snapshot.
+_TIMES = ("cursor", "published_at_ms", "iceberg_snapshot", "parquet_publish")
 
 
 def stored_without_times(values: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Literal
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -46,6 +47,7 @@ from glue_incremental.partition_paths import dir_to_values, directory_name, lite
 from glue_incremental.tombstones import stage as stage_tombstones
 
 STAGING_DIR = publish.STAGING_DIR
+_join = publish.join
 # Each stored row's delivery (key, partition, delivery columns), one directory per partition.
 DELIVERY_DIR = "_delivery"
 UNPARTITIONED: tuple[str | None, ...] = ()
@@ -124,6 +126,7 @@ def upsert(
     delivery: Sequence[str] = (),
     deleted: str | None = None,
     incoming_range: key_range.KeyRange | None = None,
+    retain: timedelta | None = None,
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
@@ -163,7 +166,7 @@ def upsert(
         keep_delivery=True,
         deleted=deleted,
     )
-    if replace_all or not _data_exists(spark, target_uri):
+    if replace_all or not data_exists(spark, target_uri):
         prefer = "__glue_incremental_incoming"
         # A target whose every row was deleted keeps its tombstones: the merge still sees them.
         candidates, old_tombstones = tombstones.with_incoming_keys(
@@ -181,7 +184,7 @@ def upsert(
             old_tombstones, merged, primary_key, order_by, delivery, deleted
         )
         if deleted is None and (
-            not replace_all or not _data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
+            not replace_all or not data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
         ):
             kept_tombstones = None  # left as they are (none to remove: the intent names none)
         merged = deletes.surviving(merged, deleted)
@@ -202,6 +205,7 @@ def upsert(
             delivery=delivery,
             primary_key=primary_key,
             tombstones=kept_tombstones,
+            retain=retain,
         )
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
@@ -259,6 +263,7 @@ def upsert(
         delivery=delivery,
         primary_key=primary_key,
         tombstones=kept_tombstones,
+        retain=retain,
     )
     return replace(result, records_deleted=removed) if removed else result
 
@@ -413,7 +418,7 @@ def read_target(
     they are listed and read (not the whole target); ones that do not exist
     are skipped.
     """
-    if not _data_exists(spark, target_uri):
+    if not data_exists(spark, target_uri):
         return None
     paths = [target_uri]
     if partitions is not None:
@@ -482,6 +487,7 @@ def replace_partitions(
     primary_key: Sequence[str] = (),
     tombstones: DataFrame | Literal[False] | None = None,
     only_named: bool = False,
+    retain: timedelta | None = None,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
@@ -497,7 +503,7 @@ def replace_partitions(
     ``_delivery/<partition>/`` in the same intent, never in the data; every
     replaced partition's deliveries are replaced too (removed when none given).
     ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
-    them, None leaves them as they are.
+    them, None leaves them as they are. ``retain``: replaced files kept that long (``restore``).
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -547,7 +553,7 @@ def replace_partitions(
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
-    publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files)
+    publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files, retain=retain)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)
@@ -580,18 +586,9 @@ def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
     return publish.recover(open_filesystem(spark, target_uri), target_uri)
 
 
-def keeps_tombstones(spark: SparkSession, target_uri: str) -> bool:
-    """Whether the target at ``target_uri`` has tombstones (one listing, no Spark job)."""
-    return _data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
-
-
-def _data_exists(spark: SparkSession, uri: str) -> bool:
+def data_exists(spark: SparkSession, uri: str) -> bool:
     fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)
-
-
-def _join(root: str, relative: str) -> str:
-    return root.rstrip("/") + ("/" + relative if relative else "")
 
 
 def _parent(path: str) -> str:

@@ -283,7 +283,10 @@ def register_watermarks(subparsers: Any) -> None:
     rewind.add_argument(
         "--keep-output",
         action="store_true",
-        help="leave an Iceberg target as it is (default: roll it back to RUN_ID's snapshot)",
+        help=(
+            "leave the output as it is (default: an Iceberg table rolls back to RUN_ID's "
+            "snapshot, a Parquet target's files are restored from the retained ones)"
+        ),
     )
     rewind.set_defaults(handler=_cmd_rewind)
 
@@ -474,6 +477,9 @@ def _cmd_rewind(args: argparse.Namespace) -> int:
     slot = _resolve_slot(store, args.job, args.slot)
     target = store.state_after_run(args.job, args.run_id, slot)["watermarks"] or {}
     table = target.get("iceberg_table")
+    path = (target.get("layout") or {}).get("target_path") if not table else None
+    if path and not args.keep_output:
+        return _rewind_parquet(args, store, slot, target, str(path), why)
     if not table or args.keep_output:
         note = {"output": "kept"} if table else {}
         state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
@@ -496,6 +502,51 @@ def _cmd_rewind(args: argparse.Namespace) -> int:
     _print_states(args, [state], with_slot=True)
     if not args.json:
         print(f"table {table} is back at snapshot {snapshot.snapshot_id} (run {args.run_id})")
+    return 0
+
+
+def _rewind_parquet(
+    args: argparse.Namespace, store: Any, slot: str, target: dict[str, Any], path: str, why: str
+) -> int:
+    """Rewind a Parquet target's state and restore its files to what that run left
+    (``glue_incremental.restore``). Checked before the state moves: files no longer retained
+    refuse the rewind in one line; a run written before retention rewinds the state alone."""
+    from glue_incremental import restore
+
+    from glue_incremental_tools import output_files
+
+    recorded = target.get(restore.STATE_KEY)
+    if recorded is None:
+        state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note={})
+        _print_states(args, [state], with_slot=True)
+        print(
+            f"notice: run {args.run_id} was written before {path} kept replaced files: "
+            "its files stay as they are (the next run merges onto them)",
+            file=sys.stderr,
+        )
+        return 0
+    try:
+        fs = output_files.open_store(path)
+        planned = restore.plan(fs, path, int(recorded))
+    except (restore.OutputNotRetained, ValueError) as error:
+        raise CommandError(str(error)) from None
+    partitions = restore.restored_partitions(planned)
+    note = {
+        "output": restore.RESTORED,
+        restore.STATE_KEY: str(recorded),
+        "restored_partitions": json.dumps(partitions),
+    }
+    # The state moves first and names the restore: a restore cut short after it is finished
+    # by the next run (``ParquetTarget.recover``) or by this rewind run again.
+    state = store.rewind(args.job, args.run_id, slot, who=args.who, why=why, note=note)
+    rewind_id = f"rewind-{state['version']}"
+    restore.restore(fs, path, int(recorded), run_id=rewind_id)
+    _print_states(args, [state], with_slot=True)
+    if not args.json:
+        print(
+            f"target {path} is back at publish {recorded} (run {args.run_id}): "
+            f"{len(partitions)} partitions restored"
+        )
     return 0
 
 

@@ -50,7 +50,8 @@ DUMMY_ENV = {
     "AWS_EC2_METADATA_DISABLED": "true",
 }
 
-# What LocalStack serves here (kms: the on-call topic's key; lambda is pulled in by LocalStack itself).
+# What LocalStack serves here (kms: the on-call topic's key; stepfunctions: the dependents'
+# state machine, executed with mocked Glue calls; lambda is pulled in by LocalStack itself).
 LOCALSTACK_SERVICES = (
     "s3",
     "sqs",
@@ -62,6 +63,7 @@ LOCALSTACK_SERVICES = (
     "logs",
     "secretsmanager",
     "kms",
+    "stepfunctions",
 )
 
 # boto3's per-service variable suffixes (the service id, upper-cased, spaces as underscores),
@@ -80,6 +82,8 @@ _LOCALSTACK_ENV_SUFFIXES = (
     "SECRETS_MANAGER",
     "SECRETSMANAGER",
     "KMS",
+    "SFN",
+    "STEPFUNCTIONS",
 )
 
 STARTUP_TIMEOUT = float(os.environ.get("GLUE_INCREMENTAL_LOCAL_AWS_TIMEOUT", "90"))
@@ -260,15 +264,38 @@ class _Server:
 # by every LocalStack on the machine: one deleting a bucket removed the directory of
 # another's bucket of the same name, whose DeleteBucket then answered 500 (two pytest
 # workers). Each instance is started with the directory under its own root instead.
+#
+# Step Functions evaluates JSONata (the dependents' state machine, modules/glue_event_chain)
+# with com.dashjoin's jsonata-java in a JVM whose jars and Java 21 LocalStack downloads
+# from Maven at first use, which this project's machines cannot reach ("Installation of
+# java 21 failed"). jsonata-python (PyPI, scripts/setup-aws-emulators.sh) is a port of
+# that same jsonata-java; it answers LocalStack's one evaluation call instead, with the
+# same contract: the JSON value of the expression, or JSONataException.
 _LOCALSTACK_MAIN = """
-import runpy, sys
+import json, runpy, sys
 import localstack.services.s3.provider as s3_provider
 s3_provider.DEFAULT_S3_TMP_DIR = sys.argv.pop(1)
+try:
+    import jsonata
+    import localstack.services.stepfunctions.asl.jsonata.jsonata as ls_jsonata
+except ImportError:
+    pass
+else:
+    def _eval_jsonata(expression):
+        try:
+            return json.loads(json.dumps(jsonata.Jsonata(expression).evaluate(None)))
+        except Exception as error:
+            raise ls_jsonata.JSONataException("UNKNOWN", str(error)) from error
+    ls_jsonata._eval_jsonata = _eval_jsonata
 runpy.run_module("localstack.runtime.main", run_name="__main__", alter_sys=True)
 """
 
 
 class _LocalStack(_Server):
+    @property
+    def sfn_mock_config(self) -> Path:
+        return self.workdir / "sfn-mock-config.json"
+
     def start(self) -> None:
         # A fresh file-system root per start: two sessions (or a restart) never share state.
         fs_root = Path(tempfile.mkdtemp(prefix="localstack-", dir=self.workdir))
@@ -282,6 +309,9 @@ class _LocalStack(_Server):
             "LOCALSTACK_VOLUME_DIR": str(fs_root / "volume"),
             "TMPDIR": str(fs_root / "tmp"),
             "DNS_ADDRESS": "0",
+            # Step Functions' mocked service integrations: LocalStack re-reads the file
+            # when its mtime changes, so tests write it after start (LocalAws.sfn_mock_config).
+            "SFN_MOCK_CONFIG": str(self.sfn_mock_config),
             # Queue URLs as http://host:port/<account>/<name>: the Terraform provider parses them.
             "SQS_ENDPOINT_STRATEGY": "off",
             "SKIP_SSL_CERT_DOWNLOAD": "1",
@@ -366,6 +396,8 @@ class LocalAws:
     dynamodb_url: str
     glue_url: str
     s3a_jar_dir: str = ""
+    # Where Step Functions reads its mocked service integrations (SFN_MOCK_CONFIG).
+    sfn_mock_config: str = ""
     startup_seconds: dict[str, float] = field(default_factory=dict)
     _localstack: _LocalStack | None = field(default=None, repr=False)
 
@@ -468,6 +500,12 @@ def _drop_queues(sqs: Any) -> None:
         sqs.delete_queue(QueueUrl=queue)
 
 
+def _drop_state_machines(sfn: Any) -> None:
+    for page in sfn.get_paginator("list_state_machines").paginate():
+        for machine in page.get("stateMachines", []):
+            sfn.delete_state_machine(stateMachineArn=machine["stateMachineArn"])
+
+
 def _drop_topics(sns: Any) -> None:
     for topic in sns.list_topics().get("Topics", []):
         sns.delete_topic(TopicArn=topic["TopicArn"])
@@ -537,6 +575,7 @@ _DROPPERS: dict[str, Callable[[Any], None]] = {
     "logs": _drop_log_groups,
     "iam": _drop_roles,
     "kms": _drop_kms_aliases,
+    "stepfunctions": _drop_state_machines,
 }
 
 
@@ -599,6 +638,7 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
             dynamodb_url=dynamodb.url,
             glue_url=f"http://127.0.0.1:{glue_port}",
             s3a_jar_dir=str(root / "build" / "jars"),
+            sfn_mock_config=str(localstack.sfn_mock_config),
             startup_seconds={
                 "localstack": round(localstack.startup_seconds, 2),
                 "dynamodb-local": round(dynamodb.startup_seconds, 2),

@@ -131,9 +131,12 @@ def publish(
                 "refusing to overwrite it; find who wrote it (CloudTrail)"
             )
         if not dry_run:
+            # If-None-Match: S3 itself refuses to replace a release object, and the bucket
+            # policy refuses a release write without it (modules/scripts_bucket).
             s3.put_object(
                 Bucket=bucket,
                 Key=target,
+                IfNoneMatch="*",
                 Body=artifact.data,
                 ContentType="application/zip" if artifact.kind == "library" else "text/x-python",
                 Metadata={SHA_METADATA: artifact.sha256},
@@ -146,6 +149,7 @@ def publish(
             s3.put_object(
                 Bucket=bucket,
                 Key=manifest_key,
+                IfNoneMatch="*",
                 Body=(json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode(),
                 ContentType="application/json",
                 Metadata={SHA_METADATA: "manifest"},

@@ -6,11 +6,6 @@ provider "aws" {
   }
 }
 
-locals {
-  # The pull-request plan role is one per account: it rides on the first environment.
-  first = sort(keys(var.environments))[0]
-}
-
 # The account's GitHub OIDC provider, unless it exists already.
 resource "aws_iam_openid_connect_provider" "github" {
   count = var.oidc_provider_arn == null ? 1 : 0
@@ -27,9 +22,10 @@ module "roles" {
   environment              = each.key
   github_environment       = each.value.github_environment
   oidc_provider_arn        = coalesce(var.oidc_provider_arn, try(aws_iam_openid_connect_provider.github[0].arn, null))
-  pull_request_plan_role   = each.key == local.first
+  pull_request_plan_role   = true
   name_prefix              = each.value.name_prefix
   state                    = each.value.state
   scripts_bucket_name      = each.value.scripts_bucket_name
+  watermarks_table_name    = each.value.watermarks_table_name
   permissions_boundary_arn = var.permissions_boundary_arn
 }

@@ -21,12 +21,15 @@ variable "permissions_boundary_arn" {
 }
 
 variable "environments" {
-  description = "The environments of this account (dev, prod): GitHub environment, name prefix, state and scripts bucket, as in environments/aws/<env>.tfvars and <env>.backend.hcl."
+  description = "The environments of this account (dev, prod): GitHub environment, name prefix, state, scripts bucket and watermarks table, as in environments/aws/<env>.tfvars and <env>.backend.hcl."
   type = map(object({
     github_environment  = string
     name_prefix         = string
     scripts_bucket_name = string
-    state               = object({ bucket = string, key = string })
+    # As watermarks_table_name in environments/aws/<env>.tfvars: one table per environment,
+    # so dev and prod can share an account (terraform/README.md "Accounts").
+    watermarks_table_name = string
+    state                 = object({ bucket = string, key = string })
   }))
 
   validation {

@@ -21,6 +21,7 @@ LONGEST_FIRST: tuple[str, ...] = (
     "tests/terraform/test_terraform_local.py",  # apply, plans, alarms, destroy: ~4 min
     "tests/e2e/test_platform_end_to_end.py",  # the demo's chain: ~6 min
     "tests/terraform/test_terraform.py",  # every terraform test suite, validate, checkov: ~2 min
+    "tests/iam/test_iam_evaluation.py",  # dev and prod applied, calls evaluated: ~3-4 min
     "tests/integration/test_writer_crash_safety.py",  # crash sweeps on local disk and S3A
     "tests/terraform/test_aws_limits.py",  # two environment plans
     "tests/integration/test_kill_script.py",  # the real script SIGKILLed

@@ -286,6 +286,29 @@ def test_every_applied_alarm_pages_the_on_call_topic(local_env):
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
 
 
+def test_every_page_rule_retries_into_its_jobs_dead_letter_queue_admitting_exactly_its_rules(
+    local_env,
+):
+    events, sqs = aws.client("events"), aws.client("sqs")
+    for job in local_env.outputs()["job_names"].values():
+        rules = {
+            rule["Name"]: rule["Arn"]
+            for rule in events.list_rules(NamePrefix=job)["Rules"]
+            if rule["Name"] in {f"{job}-run-failed", f"{job}-run-slow"}
+        }
+        assert len(rules) == 2, job
+        url = sqs.get_queue_url(QueueName=f"{job}-event-dead-letters")["QueueUrl"]
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        for name in rules:
+            [target] = events.list_targets_by_rule(Rule=name)["Targets"]
+            assert target["RetryPolicy"]["MaximumRetryAttempts"] > 0, name
+            assert target["DeadLetterConfig"]["Arn"] == attributes["QueueArn"], name
+        assert attributes["SqsManagedSseEnabled"] == "true"
+        [statement] = json.loads(attributes["Policy"])["Statement"]
+        assert statement["Principal"] == {"Service": "events.amazonaws.com"}
+        assert set(statement["Condition"]["ArnEquals"]["aws:SourceArn"]) == set(rules.values())
+
+
 def test_oncall_topic_delivers_to_the_local_queue(local_env):
     outputs = local_env.outputs()
     aws.client("sns").publish(TopicArn=outputs["oncall_topic_arn"], Message="test page")

@@ -25,6 +25,8 @@ PAGES = (
     "run-failed",
     "lease-held",
     "page-delivery-failures",
+    "event-delivery-failed",
+    "start-dependents-failed",
     "failed-upstream",
 )
 

@@ -475,11 +475,13 @@ class CustomJob:
             run.store.check_fits(str(run.state_name), run.run_id, state, slot=name)
 
     def _with_unwritten(self, states: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        """Each slot's state with where every target not written this run was left."""
+        """Each slot's state with where every target not written this run was left, and where
+        each target's output stands (``Target.output_position``: what a rewind restores)."""
         left: dict[str, Any] = {}
         for name, target in self._built.items():
             if name not in self._written:
                 left.update(target.unpublished_state())
+            left.update(target.output_position())
         return {slot: {**state, **left} for slot, state in states.items()}
 
     def _details(self) -> dict[str, Any]:

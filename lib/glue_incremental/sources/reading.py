@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
 from glue_incremental import inferred_types, local_files
 from glue_incremental.hadoop_fs import HadoopFileSystem
@@ -78,6 +78,8 @@ def read_files(
     format_options = {**FORMAT_OPTIONS.get(source_format, {}), **(options or {})}
     added = dict(columns or {})
     groups = csv_header_groups(spark, uris) if source_format == "csv" else {(): uris}
+    if isinstance(schema, str) and source_format == "csv":  # a DDL string: its fields by name
+        schema = _parse_datatype_string(schema)
     frames = []
     for header, group in groups.items():
         read_schema = _csv_schema(header, schema) if header and schema is not None else schema

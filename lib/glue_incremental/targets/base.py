@@ -39,6 +39,9 @@ class TargetOptions:
     partition_by: tuple[str, ...] = ()
     compact: bool = False
     expire_older_than: timedelta = timedelta(0)
+    # Parquet: how long a publish keeps the files it replaced, for ``watermarks rewind`` to
+    # restore (``restore``); None: deleted at once.
+    retain: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,11 @@ class Target(Protocol):
     def unpublished_state(self) -> dict[str, Any]:
         """What a run that publishes nothing records of the output it leaves (a rewind to that
         run restores it): the Iceberg snapshot current at ``mark_start``; nothing for Parquet."""
+
+    def output_position(self) -> dict[str, Any]:
+        """What the committed state records of where the output stands after this run, written
+        or not, so a rewind to the run can restore it: the Parquet target's last retained
+        publish (``restore.STATE_KEY``); nothing for Iceberg (a snapshot names its run)."""
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
         """Make the stored schema ``plan.resolved`` (columns added or widened) before ``upsert``;

@@ -90,6 +90,9 @@ class IcebergTableTarget:
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
         return iceberg.table_exists(run.spark, iceberg_tombstones.side_table(self.table))
 
+    def output_position(self) -> dict[str, Any]:
+        return {}
+
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
         """Iceberg's own schema evolution (metadata only, no data file rewritten)."""
         if plan.evolves_target:

@@ -1,19 +1,24 @@
 """A Parquet path as a ``Target``: write-ahead publish (``writer``, ``publish``), key index.
 
 The stored version as of the run's start is the path itself after ``recover``: under the
-run's lease no other run publishes. A rewind or reset leaves the files as they are; the
-next run's merge (or full reload) brings them in line with the state.
+run's lease no other run publishes. With a retention (``--output_retention``, 7 days by
+default) each publish keeps the files it replaced and each committed state records the last
+publish (``restore.STATE_KEY``): ``watermarks rewind`` restores the files with the state,
+and a restore the rewind left unfinished is finished by the next run's ``recover``. A reset,
+a ``--keep-output`` rewind, or a rewind to a run written before retention, leaves the files
+as they are; the next run's merge (or full reload) brings them in line with the state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import parquet_schema, schema_conform, writer
+from glue_incremental import parquet_schema, publish, restore, schema_conform, tombstones, writer
 from glue_incremental.args import ArgumentError
 from glue_incremental.schema_evolution import SchemaPlan
 from glue_incremental.targets.base import (
@@ -26,29 +31,60 @@ from glue_incremental.targets.base import (
 )
 
 if TYPE_CHECKING:
+    from glue_incremental.run_summary import JsonValue
     from glue_incremental.runtime import IncrementalRun
 
 
-@dataclass(frozen=True)
+@dataclass
 class ParquetTarget:
     """``--target_path``, partitioned by ``partition_by`` (Hive-style directories)."""
 
     path: str
     partition_by: tuple[str, ...] = ()
+    # How long a publish keeps the files it replaced (None: deleted at once).
+    retain: timedelta | None = None
+    # The target's last retained publish, as of the run's start and then its own publishes.
+    _publish_seq: int | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_options(cls, options: TargetOptions) -> ParquetTarget:
         """The target at ``options.path``; ArgumentError naming ``target_path`` if there is none."""
         if not options.path:
             raise ArgumentError("target_path", "--target_path is required for a Parquet target")
-        return cls(options.path, options.partition_by)
+        return cls(options.path, options.partition_by, options.retain or None)
 
     def recover(self, run: IncrementalRun) -> None:
-        if not run.dry_run:
-            writer.recover(run.spark, self.path)
+        """Finish a crashed publish, then a restore a ``watermarks rewind`` left unfinished: the
+        state names a publish older than the target's latest and its note says ``restored``.
+        (A crashed run's publish the state does not cover stays: the rerun merges it again.)"""
+        if run.dry_run:
+            return
+        writer.recover(run.spark, self.path)
+        recorded = (run.committed_values() or {}).get(restore.STATE_KEY)
+        if recorded is None or not run.starts_from_an_earlier_state():
+            return
+        fs = writer.open_filesystem(run.spark, self.path)
+        latest = restore.latest_seq(fs, self.path)
+        if latest is None or latest <= int(recorded):
+            return
+        state: Any = run.store.get_watermark(str(run.state_name)) or {}
+        if state.get("output") != restore.RESTORED:
+            return  # --keep-output: the files stay, the merge brings them in line
+        run.guard()
+        done = restore.restore(fs, self.path, int(recorded), run_id=f"{run.run_id}.restore")
+        restored: list[JsonValue] = [*restore.restored_partitions(done)]
+        run.details["output_restored_partitions"] = restored
 
     def mark_start(self, run: IncrementalRun) -> None:
-        return None
+        self._note_publish(run)
+
+    def output_position(self) -> dict[str, Any]:
+        return {} if self._publish_seq is None else {restore.STATE_KEY: self._publish_seq}
+
+    def _note_publish(self, run: IncrementalRun) -> None:
+        if self.retain is not None and not run.dry_run:
+            fs = writer.open_filesystem(run.spark, self.path)
+            self._publish_seq = restore.latest_seq(fs, self.path)
 
     def schema(self, run: IncrementalRun) -> Any:
         return writer.target_schema(run.spark, self.path, self.partition_by)
@@ -60,7 +96,8 @@ class ParquetTarget:
         return None
 
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
-        return writer.keeps_tombstones(run.spark, self.path)
+        """One listing of the tombstones' folder, no Spark job."""
+        return writer.data_exists(run.spark, publish.join(self.path, tombstones.TOMBSTONE_DIR))
 
     def unpublished_state(self) -> dict[str, Any]:
         return {}
@@ -86,7 +123,9 @@ class ParquetTarget:
             affected=None,
             run_id=f"{run.run_id}.schema",
             before_publish=run.guard,
+            retain=self.retain,
         )
+        self._note_publish(run)
         self._record_schema(run, widened.schema)
 
     def upsert(
@@ -108,7 +147,9 @@ class ParquetTarget:
             delivery=spec.delivery,
             deleted=spec.deleted,
             incoming_range=spec.incoming_range,
+            retain=self.retain,
         )
+        self._note_publish(run)
         hidden = (*spec.delivery, *([spec.deleted] if spec.deleted else []))
         self._record_schema(run, rows.schema, hidden)
         return Published(result, settle())
@@ -129,7 +170,9 @@ class ParquetTarget:
             run_id=run.run_id,
             before_publish=run.guard,
             only_named=True,
+            retain=self.retain,
         )
+        self._note_publish(run)
         self._record_schema(run, rows.schema)
         return Published(result, settle())
 

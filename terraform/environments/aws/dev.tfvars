@@ -1,7 +1,7 @@
 environment                 = "dev"
 region                      = "eu-west-1"
 name_prefix                 = "gi-dev"
-watermarks_table_name       = "glue-watermarks"
+watermarks_table_name       = "glue-watermarks-dev"
 scripts_bucket_name         = "example-gi-dev-scripts"
 deletion_protection_enabled = false
 
@@ -137,8 +137,8 @@ alarms = {
 
 # Customer managed keys for the lake, the watermarks table, the scripts bucket and
 # the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
-# security configuration. Add the CI deploy role to key_users.scripts once it exists
-# (terraform/ci), and operators' roles to key_users.table.
+# security configuration. The CI deploy role is a scripts key user by itself
+# (scripts_writer_role_arns); add operators' roles to key_users.table.
 encryption = {
   create_keys            = true
   security_configuration = { create = true }

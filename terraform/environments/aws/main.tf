@@ -7,6 +7,7 @@ module "pipeline" {
   scripts_bucket_name         = var.scripts_bucket_name
   artifact_version            = var.artifact_version
   pipelines                   = var.pipelines
+  networks                    = var.networks
   alarms                      = var.alarms
   runbook_base_url            = var.runbook_base_url
   oncall_subscriptions        = var.oncall_subscriptions

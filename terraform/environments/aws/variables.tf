@@ -113,6 +113,7 @@ variable "pipelines" {
       subnet_ids         = list(string)
       security_group_ids = list(string)
     }))
+    network_name = optional(string)
     transform = optional(object({
       function = string
       package  = string
@@ -188,4 +189,21 @@ variable "deploy_role_name" {
   description = "The CI deploy role that alone may write the scripts bucket's code prefixes (terraform/ci, modules/ci_roles); null: gi-ci-<environment>-deploy."
   type        = string
   default     = null
+}
+
+variable "networks" {
+  description = "VPC networks created for JDBC pipelines (their `network_name`); see modules/incremental_pipeline's `networks` (validated in modules/glue_network) and docs/jdbc-networking.md."
+  type = map(object({
+    vpc_id             = string
+    subnet_id          = string
+    availability_zone  = string
+    route_table_ids    = optional(list(string), [])
+    existing_endpoints = optional(map(string), {})
+    database = object({
+      port        = number
+      cidr_blocks = list(string)
+    })
+  }))
+  default  = {}
+  nullable = false
 }

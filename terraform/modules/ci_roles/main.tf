@@ -41,7 +41,10 @@ locals {
       Sid    = "ReadPlatform"
       Effect = "Allow"
       Action = [
-        "glue:Get*", "glue:List*", "dynamodb:Describe*", "dynamodb:ListTagsOfResource",
+        # Named Glue reads, not glue:Get*: that would include GetConnection, which returns
+        # a JDBC connection's password, to a role that runs pull-request code.
+        "glue:GetJob", "glue:GetTrigger", "glue:GetWorkflow", "glue:GetDatabase", "glue:GetTable", "glue:GetPartitionIndexes",
+        "glue:GetSecurityConfiguration", "glue:GetTags", "glue:ListJobs", "glue:ListTriggers", "dynamodb:Describe*", "dynamodb:ListTagsOfResource",
         "s3:GetBucket*", "s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration", "s3:GetAccelerateConfiguration",
         "s3:GetReplicationConfiguration", "s3:GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "s3:ListBucket",
         "iam:GetRole", "iam:GetRolePolicy", "iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:GetOpenIDConnectProvider",
@@ -49,10 +52,14 @@ locals {
         "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags",
         "cloudwatch:DescribeAlarms", "cloudwatch:ListTagsForResource", "cloudwatch:GetDashboard",
         "events:DescribeRule", "events:ListTargetsByRule", "events:ListTagsForResource",
-        "states:DescribeStateMachine", "states:ListTagsForResource",
+        "states:DescribeStateMachine", "states:ListStateMachineVersions", "states:ListTagsForResource",
         "logs:DescribeLogGroups", "logs:ListTagsForResource", "logs:ListTagsLogGroup",
         "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
         "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
+        # modules/glue_network (JDBC pipelines' VPC path) and the state machine's log delivery.
+        "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules",
+        "ec2:DescribeVpcEndpoints", "ec2:DescribePrefixLists", "ec2:DescribeRouteTables", "ec2:DescribeNetworkInterfaces",
+        "logs:GetLogDelivery", "logs:ListLogDeliveries",
       ]
       Resource = "*"
     },
@@ -60,10 +67,12 @@ locals {
       # Provider >= 5.67 validates a changed state machine definition at plan
       # (modules/glue_event_chain): read-only, it changes nothing.
       # https://docs.aws.amazon.com/step-functions/latest/apireference/API_ValidateStateMachineDefinition.html
+      # It names no resource type (Service Authorization Reference, AWS Step Functions):
+      # a stateMachine ARN never matches it, so Resource is "*".
       Sid      = "ValidateStateMachineDefinitions"
       Effect   = "Allow"
       Action   = ["states:ValidateStateMachineDefinition"]
-      Resource = "arn:${local.partition}:states:${local.region}:${local.account}:stateMachine:*"
+      Resource = "*"
     },
   ]
 
@@ -77,7 +86,7 @@ locals {
 
   named = {
     glue = [
-      for kind in ["job", "trigger", "workflow", "securityConfiguration"] :
+      for kind in ["job", "trigger", "workflow", "connection"] :
       "arn:${local.partition}:glue:${local.region}:${local.account}:${kind}/${local.prefix}-*"
     ]
     catalog = [
@@ -142,24 +151,93 @@ locals {
         "arn:${local.partition}:cloudwatch::${local.account}:dashboard/${local.prefix}*",
         "arn:${local.partition}:events:${local.region}:${local.account}:rule/${local.prefix}-*",
         "arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws-glue/jobs/${local.prefix}-*",
+        # modules/glue_event_chain: the state machine's log group.
+        "arn:${local.partition}:logs:${local.region}:${local.account}:log-group:/aws/vendedlogs/states/${local.prefix}-*",
       ]
     },
     {
-      # CreateKey has no resource to scope; the keys it makes carry the
-      # environment's aliases, which the alias statement below is limited to.
-      Sid      = "CreateEnvironmentKeys"
-      Effect   = "Allow"
-      Action   = ["kms:CreateKey", "kms:TagResource", "kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
+      # Creating a state machine with logging sets up a log delivery as the caller; these
+      # actions take no resource scoping (https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html).
+      Sid    = "DeliverStateMachineLogs"
+      Effect = "Allow"
+      Action = [
+        "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery", "logs:ListLogDeliveries",
+        "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+      ]
       Resource = "*"
-      Condition = {
-        "ForAnyValue:StringLike" = { "kms:ResourceAliases" = ["alias/${local.prefix}-*"] }
-      }
+    },
+    {
+      # modules/glue_network: a JDBC network's security group, its rules and the VPC endpoints
+      # the VPC lacks. EC2 names none of them by prefix, so this account and region only.
+      Sid    = "ManageJdbcNetworks"
+      Effect = "Allow"
+      Action = [
+        "ec2:CreateSecurityGroup", "ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
+        "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules",
+        "ec2:UpdateSecurityGroupRuleDescriptionsIngress", "ec2:UpdateSecurityGroupRuleDescriptionsEgress",
+        "ec2:CreateVpcEndpoint", "ec2:ModifyVpcEndpoint", "ec2:DeleteVpcEndpoints", "ec2:CreateTags", "ec2:DeleteTags",
+      ]
+      Resource = "arn:${local.partition}:ec2:${local.region}:${local.account}:*"
+    },
+    {
+      # CreateKey is authorized on "*" and the key it makes has no alias yet, so
+      # kms:ResourceAliases cannot scope it (KMS "Using aliases to control access to
+      # KMS keys": https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html).
+      # The request's tags can: the provider's default_tags put Environment on every
+      # key (aws:RequestTag, https://docs.aws.amazon.com/kms/latest/developerguide/tag-authorization.html);
+      # tagging on create needs kms:TagResource too.
+      Sid       = "CreateEnvironmentKeys"
+      Effect    = "Allow"
+      Action    = ["kms:CreateKey", "kms:TagResource"]
+      Resource  = "*"
+      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
+    },
+    {
+      # After CreateKey, before CreateAlias: the key is known by its Environment tag
+      # only (aws:ResourceTag). CreateAlias and DeleteAlias need the action on the key
+      # as well as on the alias (https://docs.aws.amazon.com/kms/latest/developerguide/alias-access.html).
+      Sid       = "ManageEnvironmentKeys"
+      Effect    = "Allow"
+      Action    = ["kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource", "kms:UntagResource", "kms:UpdateKeyDescription", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
+      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment } }
     },
     {
       Sid      = "NameEnvironmentKeys"
       Effect   = "Allow"
-      Action   = ["kms:CreateAlias", "kms:DeleteAlias", "kms:CreateKey"]
+      Action   = ["kms:CreateAlias", "kms:DeleteAlias"]
       Resource = ["arn:${local.partition}:kms:${local.region}:${local.account}:alias/${local.prefix}-*"]
+    },
+    {
+      # CreateTable and UpdateTable with a customer managed key: DynamoDB checks that the
+      # caller may describe the key and create the grant DynamoDB uses it through
+      # (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/encryption.usagenotes.html).
+      Sid      = "LetDynamoDBUseTheTableKey"
+      Effect   = "Allow"
+      Action   = ["kms:CreateGrant"]
+      Resource = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = {
+        StringEquals = { "aws:ResourceTag/Environment" = var.environment, "kms:ViaService" = "dynamodb.${local.region}.amazonaws.com" }
+        Bool         = { "kms:GrantIsForAWSResource" = "true" }
+      }
+    },
+    {
+      # deploy's uploads to the SSE-KMS scripts bucket: S3 asks KMS for a data key as the
+      # caller (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html#require-sse-kms);
+      # the scripts key's policy names the deploy role too (incremental_pipeline scripts_writer_role_arns).
+      Sid       = "EncryptUploadsThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:GenerateDataKey", "kms:Decrypt"]
+      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment, "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
+    },
+    {
+      # A Glue security configuration has no ARN: its actions take Resource "*"
+      # ("Specifying AWS Glue resource ARNs": https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html).
+      Sid      = "ManageSecurityConfigurations"
+      Effect   = "Allow"
+      Action   = ["glue:CreateSecurityConfiguration", "glue:DeleteSecurityConfiguration"]
+      Resource = "*"
     },
     {
       Sid      = "ManageAthenaWorkgroup"
@@ -186,7 +264,10 @@ locals {
 
   roles = merge(
     var.pull_request_plan_role ? {
-      pull_request = { name = "gi-ci-pull-request-plan", statements = local.read_statements, description = "Plans pull requests (read only, no state lock)." }
+      # One per environment, reading that environment's state only: the workflow plans
+      # each environment of a pull request with its own (AWS_PR_PLAN_ROLE_ARN_<ENV>), in
+      # one account or one account per environment alike.
+      pull_request = { name = "gi-ci-${var.environment}-pull-request-plan", statements = local.read_statements, description = "Plans ${var.environment} for pull requests (read only, no state lock)." }
     } : {},
     {
       plan   = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }

@@ -26,10 +26,17 @@ module "key" {
   source   = "../kms_key"
   for_each = local.created_keys
 
-  name           = "${var.name_prefix}-${each.key}"
-  description    = "Encrypts ${each.value} of ${var.name_prefix}."
-  user_role_arns = distinct(concat(local.job_role_arns, var.encryption.key_users[each.key]))
-  tags           = var.tags
+  name        = "${var.name_prefix}-${each.key}"
+  description = "Encrypts ${each.value} of ${var.name_prefix}."
+  # The scripts key's users include the roles that alone write code (scripts_writer_role_arns):
+  # an upload to an SSE-KMS bucket is encrypted as its caller, who needs kms:GenerateDataKey
+  # on the bucket's key (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html).
+  user_role_arns = distinct(concat(
+    local.job_role_arns,
+    var.encryption.key_users[each.key],
+    each.key == "scripts" ? var.scripts_writer_role_arns : [],
+  ))
+  tags = var.tags
 }
 
 module "logs_key" {

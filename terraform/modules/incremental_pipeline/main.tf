@@ -283,8 +283,8 @@ module "job" {
     table      = local.target_tables[each.key]
   }
 
-  jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = each.value.connections }
-  vpc_network      = each.value.network
+  jdbc_credentials = { secret_arn = each.value.secret_arn, connection_names = local.pipeline_connections[each.key] }
+  vpc_network      = local.pipeline_networks[each.key]
 
   job_run_queuing_enabled  = var.job_run_queuing_enabled
   watermarks_table_name    = var.watermarks_table_name
@@ -376,6 +376,7 @@ module "alarms" {
   watermark_lag_threshold_seconds = local.alarm_tuning[each.key].watermark_lag_threshold_seconds
   enable_failure_events           = var.failure_events_enabled
   slow_run_warning_enabled        = var.failure_events_enabled
+  event_retry                     = var.event_retry
   runbook_base_url                = var.runbook_base_url
   tags                            = var.tags
 }

@@ -23,7 +23,7 @@ locals {
         read_s3_uris  = local.jobs[k].read_s3_uris
         write_s3_uris = local.jobs[k].write_s3_uris
         secret_arn    = p.secret_arn
-        connections   = p.connections
+        connections   = local.pipeline_connections[k]
         target_path   = local.target_paths[k]
         table         = "${local.database_name}.${local.target_tables[k]}"
         alarm_names   = module.alarms[k].alarm_names

@@ -184,6 +184,7 @@ variable "pipelines" {
       subnet_ids         = list(string)
       security_group_ids = list(string)
     }))
+    network_name = optional(string)
     transform = optional(object({
       function = string
       package  = string
@@ -304,6 +305,12 @@ variable "pipelines" {
     error_message = "a jdbc: URI must not carry a password (it would be readable in GetJob, CloudTrail and Terraform state): give secret_arn or connections; invalid: ${join(", ", flatten([for k, p in var.pipelines : [for u in concat(p.kind == "load" ? [try(p.source.uri, "")] : [], [for s in values(p.sources) : s.uri if s.uri != null]) : k if can(regex("(?i)(password|pwd)=|//[^/@:?;]*:[^/]*@|^jdbc:oracle:[a-z0-9]+:[^/@:]+/[^@]*@", u))]]))}."
   }
 
+  # modules/glue_network's connection is a NETWORK connection: a path, no credentials.
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.network_name == null || (p.secret_arn != null && p.network == null && ((p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || (p.kind == "custom" && anytrue([for s in values(p.sources) : s.uri != null]))))])
+    error_message = "network_name (a network of `networks`, created by modules/glue_network) belongs to a pipeline reading a jdbc: source, with secret_arn (its NETWORK connection carries no credentials) and without network; invalid: ${join(", ", [for k, p in var.pipelines : k if p.network_name != null && !(p.secret_arn != null && p.network == null && ((p.kind == "load" && try(startswith(p.source.uri, "jdbc:"), false)) || (p.kind == "custom" && anytrue([for s in values(p.sources) : s.uri != null]))))])}."
+  }
+
   validation {
     condition     = alltrue([for p in values(var.pipelines) : p.network == null || length(p.connections) > 0])
     error_message = "network describes a Glue connection's VPC: a pipeline with network needs connections; invalid: ${join(", ", [for k, p in var.pipelines : k if p.network != null && length(p.connections) == 0])}."
@@ -419,6 +426,39 @@ variable "failure_events_enabled" {
   description = "Page on FAILED/TIMEOUT/STOPPED/ERROR runs through EventBridge."
   type        = bool
   default     = true
+}
+
+variable "networks" {
+  description = <<-EOT
+    VPC networks modules/glue_network creates for JDBC pipelines, keyed by the name a pipeline gives as `network_name`:
+    `vpc_id`, `subnet_id` and its `availability_zone` (the Glue NETWORK connection's), `database` (`port`, `cidr_blocks`: what
+    the job's security group may reach), `route_table_ids` (for the S3 and DynamoDB gateway endpoints it creates) and
+    `existing_endpoints` (s3, dynamodb, secretsmanager, logs, monitoring => vpce-... the VPC already has; those are not created).
+    Validated in modules/glue_network. docs/jdbc-networking.md.
+  EOT
+  type = map(object({
+    vpc_id             = string
+    subnet_id          = string
+    availability_zone  = string
+    route_table_ids    = optional(list(string), [])
+    existing_endpoints = optional(map(string), {})
+    database = object({
+      port        = number
+      cidr_blocks = list(string)
+    })
+  }))
+  default  = {}
+  nullable = false
+}
+
+variable "event_retry" {
+  description = "EventBridge's retry policy for every rule target (failed-run and slow-run pages, the dependents' state machine): how long (60-86,400 s) and how often (0-185) a failed delivery is retried before the event goes to its module's dead-letter queue (`<job>-event-dead-letters`, `<name_prefix>-start-dependents-dead-letters`) (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html). Validated in modules/job_alarms and modules/glue_event_chain."
+  type = object({
+    maximum_event_age_in_seconds = optional(number, 3600)
+    maximum_retry_attempts       = optional(number, 20)
+  })
+  default  = {}
+  nullable = false
 }
 
 variable "tags" {

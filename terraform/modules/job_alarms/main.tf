@@ -219,6 +219,19 @@ resource "aws_cloudwatch_event_target" "run_failed" {
   target_id = "oncall"
   arn       = var.alarm_topic_arn
 
+  # A publish refused (topic key disabled, throttling) is retried, then parked in
+  # the dead-letter queue instead of dropped; failed_invocations pages on it.
+  # https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html
+  retry_policy {
+    maximum_event_age_in_seconds = var.event_retry.maximum_event_age_in_seconds
+    maximum_retry_attempts       = var.event_retry.maximum_retry_attempts
+  }
+
+  dead_letter_config {
+    arn = module.dead_letters[0].arn
+  }
+
+
   # The page is shaped like a CloudWatch alarm notification (AlarmName,
   # NewStateValue, NewStateReason, ...), the payload paging services'
   # CloudWatch integrations parse; a bare string is dropped or shown raw.
@@ -237,4 +250,48 @@ resource "aws_cloudwatch_event_target" "run_failed" {
     }
     input_template = local.run_failed_page_template
   }
+}
+
+# FailedInvocations: the page EventBridge could not publish after its retries (the event
+# waits in the dead-letter queue). Sent only when not zero, so no datapoint is no
+# failure. AWS/Events, dimension RuleName: https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-monitoring.html
+# It pages the same topic: the topic's other subscribers, or the next page, carry it.
+resource "aws_cloudwatch_metric_alarm" "failed_invocations" {
+  for_each = merge(
+    { for r in aws_cloudwatch_event_rule.run_failed : "run_failed" => r.name },
+    { for r in aws_cloudwatch_event_rule.run_slow : "run_slow" => r.name },
+  )
+
+  alarm_name        = "${each.value}-failed-invocations"
+  alarm_description = "EventBridge could not deliver Glue job ${var.job_name}'s ${replace(each.key, "_", "-")} page to the on-call topic after its retries; the event waits in the dead-letter queue. Runbook: ${var.runbook_base_url}#event-delivery-failed"
+
+  namespace   = "AWS/Events"
+  metric_name = "FailedInvocations"
+  dimensions  = { RuleName = each.value }
+  statistic   = "Sum"
+  period      = 300
+
+  evaluation_periods  = 1
+  datapoints_to_alarm = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+
+  alarm_actions = local.alarm_topic_arns
+  ok_actions    = local.alarm_topic_arns
+  tags          = var.tags
+}
+
+# The pages EventBridge could not publish after the retries wait here (one queue per job,
+# admitting exactly this job's rules), and page on-call while they do.
+module "dead_letters" {
+  source = "../event_dead_letters"
+  count  = var.enable_failure_events || var.slow_run_warning_enabled ? 1 : 0
+
+  name             = "${var.job_name}-event-dead-letters"
+  rule_arns        = concat(aws_cloudwatch_event_rule.run_failed[*].arn, aws_cloudwatch_event_rule.run_slow[*].arn)
+  what             = "failed-run or slow-run pages of Glue job ${var.job_name}"
+  alarm_topic_arn  = var.alarm_topic_arn
+  runbook_base_url = var.runbook_base_url
+  tags             = var.tags
 }

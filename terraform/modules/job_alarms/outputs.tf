@@ -45,3 +45,23 @@ output "run_failed_page_template" {
   description = "The failed-run page's input template: a CloudWatch alarm notification (JSON) with EventBridge placeholders."
   value       = local.run_failed_page_template
 }
+
+output "event_rule_arns" {
+  description = "ARNs of this job's EventBridge rules (failed run, slow run; those enabled): its dead-letter queue admits exactly these as aws:SourceArn."
+  value       = concat(aws_cloudwatch_event_rule.run_failed[*].arn, aws_cloudwatch_event_rule.run_slow[*].arn)
+}
+
+output "delivery_alarm_names" {
+  description = "The FailedInvocations alarm of each enabled rule, keyed run_failed and run_slow (runbook anchor event-delivery-failed)."
+  value       = { for key, alarm in aws_cloudwatch_metric_alarm.failed_invocations : key => alarm.alarm_name }
+}
+
+output "dead_letter_queue_name" {
+  description = "The queue (`<job>-event-dead-letters`) where pages EventBridge could not publish wait, or null without a rule."
+  value       = try(module.dead_letters[0].name, null)
+}
+
+output "dead_letter_alarm_name" {
+  description = "The alarm paging while that queue is not empty, or null without a rule."
+  value       = try(module.dead_letters[0].alarm_name, null)
+}

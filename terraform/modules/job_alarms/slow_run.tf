@@ -41,6 +41,17 @@ resource "aws_cloudwatch_event_target" "run_slow" {
   target_id = "oncall"
   arn       = var.alarm_topic_arn
 
+  # As run_failed: retried, then parked in the dead-letter queue, never dropped.
+  retry_policy {
+    maximum_event_age_in_seconds = var.event_retry.maximum_event_age_in_seconds
+    maximum_retry_attempts       = var.event_retry.maximum_retry_attempts
+  }
+
+  dead_letter_config {
+    arn = module.dead_letters[0].arn
+  }
+
+
   input_transformer {
     input_paths = {
       job     = "$.detail.jobName"

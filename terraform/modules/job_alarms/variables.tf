@@ -112,3 +112,23 @@ variable "slow_run_warning_enabled" {
   type        = bool
   default     = false
 }
+
+variable "event_retry" {
+  description = "EventBridge's retry policy for the page targets: how long (60-86,400 s) and how often (0-185) a failed publish is retried before the event goes to the job's dead-letter queue `<job>-event-dead-letters` (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html)."
+  type = object({
+    maximum_event_age_in_seconds = optional(number, 3600)
+    maximum_retry_attempts       = optional(number, 20)
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = var.event_retry.maximum_event_age_in_seconds >= 60 && var.event_retry.maximum_event_age_in_seconds <= 86400 && floor(var.event_retry.maximum_event_age_in_seconds) == var.event_retry.maximum_event_age_in_seconds
+    error_message = "event_retry.maximum_event_age_in_seconds must be whole seconds from 60 to 86400 (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_RetryPolicy.html); got ${var.event_retry.maximum_event_age_in_seconds}."
+  }
+
+  validation {
+    condition     = var.event_retry.maximum_retry_attempts >= 0 && var.event_retry.maximum_retry_attempts <= 185 && floor(var.event_retry.maximum_retry_attempts) == var.event_retry.maximum_retry_attempts
+    error_message = "event_retry.maximum_retry_attempts must be a whole number from 0 to 185 (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_RetryPolicy.html); got ${var.event_retry.maximum_retry_attempts}."
+  }
+}

@@ -94,7 +94,7 @@ resource "aws_s3_bucket_policy" "this" {
         Resource  = [aws_s3_bucket.this.arn, "${aws_s3_bucket.this.arn}/*"]
         Condition = { Bool = { "aws:SecureTransport" = "false" } }
       },
-    ], local.code_writer_statements)
+    ], local.release_statements, local.code_writer_statements)
   })
 
   # S3 rejects policy writes that race the public access block settings.
@@ -109,6 +109,29 @@ resource "aws_s3_bucket_policy" "this" {
 # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-principalarn
 locals {
   code_prefixes = ["releases", "scripts", "lib", "manifests"]
+
+  # A release is immutable by the bucket's own rules, whoever writes: a PutObject under
+  # releases/ must carry If-None-Match (S3 then refuses a key that exists), and no one
+  # deletes a release object ("Enforce conditional writes on Amazon S3 buckets",
+  # https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html).
+  # deploy writes releases with If-None-Match: * (glue_incremental_tools/releases.py).
+  release_statements = [
+    {
+      Sid       = "ReleasesAreWrittenOnce"
+      Effect    = "Deny"
+      Principal = "*"
+      Action    = ["s3:PutObject"]
+      Resource  = ["${aws_s3_bucket.this.arn}/releases/*"]
+      Condition = { Null = { "s3:if-none-match" = "true" } }
+    },
+    {
+      Sid       = "ReleasesAreNeverDeleted"
+      Effect    = "Deny"
+      Principal = "*"
+      Action    = ["s3:DeleteObject", "s3:DeleteObjectVersion"]
+      Resource  = ["${aws_s3_bucket.this.arn}/releases/*"]
+    },
+  ]
 
   code_writer_statements = length(var.code_writer_role_arns) == 0 ? [] : [
     {

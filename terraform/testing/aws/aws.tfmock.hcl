@@ -45,3 +45,20 @@ mock_resource "aws_sqs_queue" {
 mock_resource "aws_cloudwatch_metric_alarm" {
   defaults = { arn = "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:mock" }
 }
+
+# modules/glue_network: the VPC's CIDR and the ids its rules and endpoints reference.
+mock_data "aws_vpc" {
+  defaults = { cidr_block = "10.20.0.0/16" }
+}
+
+mock_data "aws_vpc_endpoint" {
+  defaults = { prefix_list_id = "pl-0123456789abcdef0" }
+}
+
+mock_resource "aws_vpc_endpoint" {
+  defaults = { prefix_list_id = "pl-0123456789abcdef1" }
+}
+
+mock_resource "aws_security_group" {
+  defaults = { id = "sg-0123456789abcdef0" }
+}

@@ -46,6 +46,18 @@ run "plan_roles_write_nothing_but_the_lock" {
   }
 
   assert {
+    condition = alltrue(flatten([for st in jsondecode(aws_iam_role_policy.this["pull_request"].policy).Statement : [
+      for a in flatten([st.Action]) : !contains(["glue:Get*", "glue:*", "glue:GetConnection", "glue:GetConnections", "secretsmanager:GetSecretValue"], a)
+    ]]))
+    error_message = "The pull-request plan role runs pull-request code: it must not read a Glue connection's password or a secret."
+  }
+
+  assert {
+    condition     = aws_iam_role.this["pull_request"].name == "gi-ci-prod-pull-request-plan"
+    error_message = "Each environment has its own pull-request plan role, reading that environment's state only."
+  }
+
+  assert {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["plan"].policy).Statement :
       alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) ||
     flatten([st.Resource]) == ["arn:aws:s3:::example-terraform-state-prod/glue-incremental/prod/terraform.tfstate.tflock"]])
@@ -68,8 +80,8 @@ run "deploy_writes_only_the_environments_names" {
 
   assert {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement :
-    flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) || st.Sid == "CreateEnvironmentKeys"])
-    error_message = "Every write of the deploy role names the environment's resources (CreateKey, unscopable, is conditioned on the environment's aliases)."
+    flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) || (st.Sid == "CreateEnvironmentKeys" && try(st.Condition.StringEquals["aws:RequestTag/Environment"], "") == "prod") || contains(["ManageSecurityConfigurations", "DeliverStateMachineLogs"], st.Sid)])
+    error_message = "Every write of the deploy role names the environment's resources (CreateKey, unscopable, is conditioned on the environment's tag; Glue security configurations have no ARN; Step Functions' log-delivery actions take no resource)."
   }
 }
 

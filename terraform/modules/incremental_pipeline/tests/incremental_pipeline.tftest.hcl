@@ -1138,3 +1138,114 @@ run "accepts_quoted_and_three_part_jdbc_tables" {
     }
   }
 }
+
+run "every_event_target_parks_undelivered_events_in_its_own_modules_dead_letter_queue" {
+  command = plan
+
+  variables {
+    orchestration = "events"
+  }
+
+  assert {
+    condition     = { for k, a in module.alarms : k => a.dead_letter_queue_name } == { orders = "gi-test-orders-event-dead-letters", customers = "gi-test-customers-event-dead-letters", orders_enriched = "gi-test-orders-enriched-event-dead-letters" }
+    error_message = "Each pipeline's page rules park undelivered events in that pipeline's own queue (adding a pipeline changes no other)."
+  }
+
+  assert {
+    condition     = module.event_chain[0].dead_letter_queue_name == "gi-test-start-dependents-dead-letters"
+    error_message = "The dependents' rules park undelivered StartExecutions in the event chain's queue."
+  }
+}
+
+run "without_failure_events_a_pipeline_has_no_dead_letter_queue" {
+  command = plan
+
+  variables {
+    failure_events_enabled = false
+  }
+
+  assert {
+    condition     = alltrue([for a in module.alarms : a.dead_letter_queue_name == null])
+    error_message = "No rule, no queue (a queue policy cannot admit an empty list of rules)."
+  }
+}
+
+run "a_pipeline_naming_a_network_runs_through_its_created_connection" {
+  command = plan
+
+  variables {
+    networks = {
+      shop = {
+        vpc_id            = "vpc-0123456789abcdef0"
+        subnet_id         = "subnet-0123456789abcdef0"
+        availability_zone = "eu-west-1a"
+        route_table_ids   = ["rtb-0123456789abcdef0"]
+        database          = { port = 5432, cidr_blocks = ["10.20.30.0/24"] }
+      }
+    }
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+        network_name     = "shop"
+      }
+    }
+  }
+
+  assert {
+    condition     = jsonencode(output.pipelines["customers"].connections) == jsonencode(["gi-test-shop"]) && module.network["shop"].connection_name == "gi-test-shop"
+    error_message = "The pipeline's job runs through the NETWORK connection modules/glue_network creates for its network."
+  }
+
+  assert {
+    condition     = module.job["customers"].default_arguments["--source_secret_id"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf" && !contains(keys(module.job["customers"].default_arguments), "--connection_name")
+    error_message = "The credentials come from the secret; the NETWORK connection is the path only."
+  }
+}
+
+run "rejects_a_network_name_without_a_secret" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        connections      = ["gi-test-shop-login"]
+        network_name     = "shop"
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}
+
+run "rejects_an_unknown_network_name" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "jdbc:postgresql://db:5432/shop", table = "public.customers" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        target           = { path = "s3://gi-test-lake/curated/customers/" }
+        secret_arn       = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:gi-test/shop-AbCdEf"
+        network_name     = "warehouse"
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_networks]
+}

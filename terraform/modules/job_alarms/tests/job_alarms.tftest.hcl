@@ -1,4 +1,8 @@
-mock_provider "aws" {}
+mock_provider "aws" {
+  mock_resource "aws_sqs_queue" {
+    defaults = { arn = "arn:aws:sqs:eu-west-1:123456789012:orders-load-event-dead-letters" }
+  }
+}
 
 variables {
   job_name                        = "orders-load"
@@ -79,6 +83,49 @@ run "failure_events_can_be_turned_off_for_emulators" {
     condition     = length(aws_cloudwatch_event_rule.run_failed) == 0 && length(aws_cloudwatch_event_target.run_failed) == 0
     error_message = "enable_failure_events = false must drop the rule and its target."
   }
+
+  assert {
+    condition     = length(module.dead_letters) == 0
+    error_message = "Without a rule there is no dead-letter queue (its policy could admit no source)."
+  }
+}
+
+run "each_page_target_retries_then_parks_an_undelivered_event_in_the_dead_letter_queue" {
+  variables {
+    slow_run_warning_enabled = true
+    event_retry              = { maximum_event_age_in_seconds = 600 }
+  }
+
+  assert {
+    condition = alltrue([for t in concat(aws_cloudwatch_event_target.run_failed, aws_cloudwatch_event_target.run_slow) : (
+      t.dead_letter_config[0].arn == module.dead_letters[0].arn &&
+      t.retry_policy[0].maximum_event_age_in_seconds == 600 && t.retry_policy[0].maximum_retry_attempts == 20
+    )]) && length(aws_cloudwatch_event_target.run_slow) == 1
+    error_message = "The failed-run and slow-run targets retry as configured, then send the event to the dead-letter queue instead of dropping it."
+  }
+
+  assert {
+    condition = { for k, a in aws_cloudwatch_metric_alarm.failed_invocations : k => "${a.namespace}/${a.metric_name} RuleName=${a.dimensions.RuleName} -> ${join(",", a.alarm_actions)}" } == {
+      run_failed = "AWS/Events/FailedInvocations RuleName=orders-load-run-failed -> arn:aws:sns:eu-west-1:123456789012:gi-oncall"
+      run_slow   = "AWS/Events/FailedInvocations RuleName=orders-load-run-slow -> arn:aws:sns:eu-west-1:123456789012:gi-oncall"
+    }
+    error_message = "Each rule has a FailedInvocations alarm (AWS/Events, RuleName) paging the on-call topic."
+  }
+
+  assert {
+    condition     = length(output.event_rule_arns) == 2 && output.delivery_alarm_names.run_failed == "orders-load-run-failed-failed-invocations" && output.dead_letter_queue_name == "orders-load-event-dead-letters" && output.dead_letter_alarm_name == "orders-load-event-dead-letters-not-empty"
+    error_message = "The job's own dead-letter queue, its alarm and the delivery alarms are published."
+  }
+}
+
+run "rejects_more_retries_than_eventbridge_allows" {
+  command = plan
+
+  variables {
+    event_retry = { maximum_retry_attempts = 200 }
+  }
+
+  expect_failures = [var.event_retry]
 }
 
 run "rejects_period_cloudwatch_cannot_evaluate" {

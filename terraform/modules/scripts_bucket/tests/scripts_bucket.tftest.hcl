@@ -33,15 +33,25 @@ run "bucket_is_private_versioned_and_owner_enforced" {
 
 run "denies_every_request_without_tls" {
   assert {
-    condition = jsondecode(aws_s3_bucket_policy.this.policy).Statement == [{
+    condition = jsondecode(aws_s3_bucket_policy.this.policy).Statement[0] == {
       Sid       = "DenyInsecureTransport"
       Effect    = "Deny"
       Principal = "*"
       Action    = "s3:*"
       Resource  = ["arn:aws:s3:::gi-scripts", "arn:aws:s3:::gi-scripts/*"]
       Condition = { Bool = { "aws:SecureTransport" = "false" } }
-    }]
-    error_message = "The bucket policy must deny all non-TLS requests, and nothing else."
+    }
+    error_message = "The bucket policy must deny all non-TLS requests."
+  }
+}
+
+run "release_objects_are_written_once_and_never_deleted" {
+  assert {
+    condition = [for s in jsondecode(aws_s3_bucket_policy.this.policy).Statement : [s.Action, s.Resource, try(s.Condition, null)] if startswith(s.Sid, "Releases")] == [
+      [["s3:PutObject"], ["arn:aws:s3:::gi-scripts/releases/*"], { Null = { "s3:if-none-match" = "true" } }],
+      [["s3:DeleteObject", "s3:DeleteObjectVersion"], ["arn:aws:s3:::gi-scripts/releases/*"], null],
+    ]
+    error_message = "A PutObject under releases/ without If-None-Match, and any delete there, must be denied to everyone."
   }
 }
 

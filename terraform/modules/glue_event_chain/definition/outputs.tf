@@ -1,0 +1,4 @@
+output "json" {
+  description = "The state machine definition (Amazon States Language, JSONata), JSON-encoded."
+  value       = jsonencode(local.definition)
+}

@@ -1,0 +1,324 @@
+"""Every AWS call of an apply, evaluated against the IAM policies Terraform renders.
+
+dev and prod (environments/aws with dev.tfvars and prod.tfvars) are applied into one
+emulated account, side by side, with the provider's calls recorded from its debug log
+(``TF_LOG_PROVIDER=debug``: service, operation, request parameters). Each call becomes
+the IAM requests AWS authorizes it by (``tests/harness/iam.py``), evaluated offline by
+@cloud-copilot/iam-simulate, the exact version ``tools/iam-eval/package-lock.json`` pins,
+against the CI deploy role's identity policy (terraform/ci's plan) and the resource's own
+policy (the key policies, bucket policy, topic and queue policies of the applied state).
+A pull-request plan refreshes what an apply reads: the read calls are evaluated for the
+pull-request plan role of the environment. ``deploy`` and ``deploy switch`` then run
+against the applied environment with botocore's calls recorded, evaluated for the deploy
+role likewise.
+
+Least privilege is checked too: every statement of the deploy role must be needed by a
+recorded call (without it, some call is refused), or name in ``JUSTIFIED`` the call it is for.
+
+The emulators enforce none of this (LocalStack, moto): they only make the calls real.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from glue_incremental import aws
+from glue_incremental_tools import deploy
+
+from tests.harness.iam import (
+    EVALUATOR,
+    EVALUATOR_PACKAGE,
+    Account,
+    Call,
+    Principal,
+    RecordedApply,
+    Request,
+    Verdict,
+    apply_recorded,
+    apply_requests,
+    emulator_override,
+    evaluate,
+    evaluator_version,
+    least_privilege_gaps,
+    recording_boto3_calls,
+    requests_after_apply,
+    resources,
+    role_policies,
+    without_statement,
+)
+from tests.harness.moto_shim import moto_with_shim
+from tests.harness.terraform import TF, copy_tree, terraform_env, tf
+
+pytestmark = [pytest.mark.terraform, pytest.mark.xdist_group("iam_evaluation")]
+
+# The evaluator and the version this test was written against (package-lock.json pins it).
+EVALUATOR_VERSION = "0.1.173"
+REGION = "eu-west-1"
+ENVIRONMENTS = ("dev", "prod")
+READ_PREFIXES = ("Get", "List", "Describe", "Head", "ValidateStateMachineDefinition")
+
+# Statements of the CI roles no recorded call exercises here, each with the call it is for.
+JUSTIFIED = {
+    "ReadState": "the S3 backend reading <env>.backend.hcl's state (s3:GetObject); the applies here use a local backend",
+    "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
+    "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
+    "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
+}
+
+if not os.access(TF, os.X_OK):
+    pytest.skip(f"terraform CLI not found ({TF})", allow_module_level=True)
+if not (EVALUATOR / "node_modules" / EVALUATOR_PACKAGE).exists() or not shutil.which("node"):
+    pytest.skip("the IAM evaluator is not installed; run scripts/setup.sh", allow_module_level=True)
+
+
+@dataclass
+class Recorded:
+    account: str
+    applies: dict[str, RecordedApply]
+    ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
+    deploys: dict[str, list[Any]]
+    override: str  # routes a copied root to the emulators this module applied to
+
+    def role(self, name: str) -> Principal:
+        return Principal(f"arn:aws:iam::{self.account}:role/{name}", tuple(self.ci_roles[name]))
+
+    def requests(self, environment: str) -> list[Request]:
+        applied = self.applies[environment]
+        return apply_requests(applied.calls, Account("aws", REGION, self.account), applied.state)
+
+    def deploy_requests(self, environment: str) -> list[Request]:
+        state = self.applies[environment].state
+        return requests_after_apply(
+            self.deploys[environment], Account("aws", REGION, self.account), state
+        )
+
+
+def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list[Any]:
+    """``deploy`` to the applied environment's bucket and jobs, then ``deploy switch`` of one job."""
+    bucket = next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
+    jobs = sorted(r["values"]["name"] for r in resources(state) if r["type"] == "aws_glue_job")
+    saved = {k: os.environ.get(k) for k in endpoints}
+    os.environ.update(endpoints)
+    aws.reset_client_cache()
+    try:
+        with recording_boto3_calls("deploy") as calls:
+            release = None
+            try:
+                result = deploy.deploy(None, bucket=bucket, jobs=jobs, log=lambda *_: None)
+                release = result.manifest["release"] if result else None
+            except deploy.DeployError as error:
+                # The jobs of a first apply may name no release yet: verification fails
+                # after every upload was made, and the calls are what is evaluated here.
+                release = getattr(error, "release", None)
+            if release is None:
+                release = deploy.deployment_version(deploy.build_artifacts())
+            with contextlib.suppress(deploy.DeployError):
+                deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
+        return calls
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        aws.reset_client_cache()
+
+
+@pytest.fixture(scope="module")
+def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
+    endpoint.reset()
+    account = boto3.client(
+        "sts", endpoint_url=endpoint.url, region_name=REGION
+    ).get_caller_identity()["Account"]
+    with moto_with_shim(account) as moto:
+        override = emulator_override(endpoint.url, moto)
+        env = {**terraform_env(), "AWS_REGION": REGION}
+        ci = copy_tree(tmp_path_factory.mktemp("ci")) / "ci"
+        (ci / "override.tf").write_text(override)
+        trees = {}
+        for environment in ENVIRONMENTS:
+            trees[environment] = (
+                copy_tree(tmp_path_factory.mktemp(environment)) / "environments" / "aws"
+            )
+            (trees[environment] / "override.tf").write_text(override)
+        # Both environments in one account at once: their names must not collide.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {
+                e: pool.submit(apply_recorded, d, f"{e}.tfvars", e, env, TF)
+                for e, d in trees.items()
+            }
+            tf(ci, "init", "-no-color")
+            tf(ci, "plan", "-no-color", "-var-file=example.tfvars", "-out=ci.tfplan")
+            plan = json.loads(tf(ci, "show", "-json", "ci.tfplan").stdout)
+            applies = {e: f.result() for e, f in futures.items()}
+        endpoints = {
+            **endpoint.environment(),
+            "AWS_ENDPOINT_URL_GLUE": moto,
+            "AWS_ENDPOINT_URL_DYNAMODB": moto,
+            "AWS_REGION": REGION,
+        }
+        deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
+        yield Recorded(account, applies, role_policies(plan), deploys, override)
+
+
+def _refused(verdicts: list[Verdict]) -> list[str]:
+    seen: dict[str, None] = {}
+    for v in verdicts:
+        if v.result != "Allowed":
+            seen[f"{v.result}: {v.request.describe()} [{v.reason}]"] = None
+    return list(seen)
+
+
+def test_the_evaluator_is_the_pinned_iam_simulate():
+    lock = json.loads((EVALUATOR / "package-lock.json").read_text())
+    pinned = lock["packages"][f"node_modules/{EVALUATOR_PACKAGE}"]
+    assert pinned["version"] == EVALUATOR_VERSION == evaluator_version()
+    assert pinned["integrity"].startswith("sha512-")
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_an_apply_is_allowed_for_the_deploy_role(recorded, environment):
+    requests = recorded.requests(environment)
+    assert len(requests) > 300, "the apply recorded too few calls to be the whole apply"
+    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(recorded, environment):
+    requests = recorded.deploy_requests(environment)
+    operations = {r.call.operation for r in requests}
+    assert {"PutObject", "GetJob", "UpdateJob"} <= operations, sorted(operations)
+    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_read_of_a_plan_is_allowed_for_the_pull_request_plan_role(recorded, environment):
+    reads = [
+        r
+        for r in recorded.requests(environment)
+        if r.call.operation.startswith(READ_PREFIXES) and not r.note
+    ]
+    role = recorded.role(f"gi-ci-{environment}-pull-request-plan")
+    refused = _refused(evaluate(role, reads, recorded.account))
+    assert not refused, f"{len(refused)} reads refused:\n" + "\n".join(refused)
+
+
+def test_the_pull_request_plan_role_cannot_read_a_connections_password(recorded):
+    connection = Request(
+        Call("Glue", "GetConnection", {"Name": "gi-dev-shop-db"}, origin="a pull request's code"),
+        "glue:GetConnection",
+        f"arn:aws:glue:{REGION}:{recorded.account}:connection/gi-dev-shop-db",
+    )
+    (verdict,) = evaluate(
+        recorded.role("gi-ci-dev-pull-request-plan"), [connection], recorded.account
+    )
+    assert verdict.result != "Allowed", verdict.reason
+
+
+def _deploy_role_verdicts(recorded: Recorded, environment: str, role: Principal) -> list[Verdict]:
+    requests = recorded.requests(environment) + recorded.deploy_requests(environment)
+    return evaluate(role, requests, recorded.account)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_statement_of_the_deploy_role_is_needed_by_a_recorded_call(recorded, environment):
+    role = recorded.role(f"gi-ci-{environment}-deploy")
+    verdicts = _deploy_role_verdicts(recorded, environment, role)
+    gaps = least_privilege_gaps(role, verdicts, recorded.account, JUSTIFIED)
+    assert not gaps, (
+        "statements no recorded call needs (narrow them, or justify them in JUSTIFIED):\n"
+        + "\n".join(gaps)
+    )
+
+
+def test_removing_a_needed_statement_refuses_the_calls_it_allowed(recorded):
+    role = recorded.role("gi-ci-dev-deploy")
+    (name, document), *_ = role.policies
+    index = next(
+        i for i, st in enumerate(document["Statement"]) if st.get("Sid") == "CreateEnvironmentKeys"
+    )
+    verdicts = _deploy_role_verdicts(recorded, "dev", without_statement(role, f"{name}#{index}"))
+    refused = _refused(verdicts)
+    assert any("kms:CreateKey" in line for line in refused), refused
+
+
+def test_a_broad_statement_added_beside_the_exact_ones_is_a_least_privilege_gap(recorded):
+    role = recorded.role("gi-ci-dev-deploy")
+    (name, document), *rest = role.policies
+    broad = {"Sid": "AddedBroadS3", "Effect": "Allow", "Action": "s3:*", "Resource": "*"}
+    widened = Principal(
+        role.arn, ((name, {**document, "Statement": [*document["Statement"], broad]}), *rest)
+    )
+    verdicts = _deploy_role_verdicts(recorded, "dev", widened)
+    gaps = least_privilege_gaps(widened, verdicts, recorded.account, JUSTIFIED)
+    assert [g for g in gaps if g.startswith("AddedBroadS3")], gaps
+
+
+@pytest.mark.parametrize(
+    ("if_none_match", "expected"), [(None, "ExplicitlyDenied"), ("*", "Allowed")]
+)
+def test_a_release_object_is_written_only_with_if_none_match(recorded, if_none_match, expected):
+    """The bucket's own policy, as applied: a release write must let S3 refuse an existing key."""
+    state = recorded.applies["dev"].state
+    bucket = next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
+    params = {"Bucket": bucket, "Key": "releases/r1/orders_load.py"}
+    if if_none_match:
+        params["IfNoneMatch"] = if_none_match
+    call = Call(
+        "S3", "PutObject", params, url=f"/{bucket}/releases/r1/orders_load.py", origin="deploy"
+    )
+    requests = requests_after_apply([call], Account("aws", REGION, recorded.account), state)
+    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), requests, recorded.account)
+    assert verdicts[0].request.action == "s3:PutObject"
+    assert verdicts[0].result == expected, verdicts[0].reason
+
+
+PROD_ALONE = """
+region            = "eu-west-1"
+github_repository = "example/glue-incremental"
+environments = {
+  prod = {
+    github_environment    = "production"
+    name_prefix           = "gi-prod"
+    scripts_bucket_name   = "example-gi-prod-scripts"
+    watermarks_table_name = "glue-watermarks-prod"
+    state                 = { bucket = "example-terraform-state-prod", key = "glue-incremental/prod/terraform.tfstate" }
+  }
+}
+"""
+
+
+def test_an_account_of_its_own_gives_its_environment_every_ci_role(recorded, tmp_path):
+    """One account per environment: terraform/ci applied with prod alone still has prod's
+    pull-request plan role, and it may read every resource a prod plan refreshes."""
+    ci = copy_tree(tmp_path) / "ci"
+    (ci / "override.tf").write_text(recorded.override)
+    (ci / "prod-account.tfvars").write_text(PROD_ALONE)
+    tf(ci, "init", "-no-color")
+    tf(ci, "plan", "-no-color", "-var-file=prod-account.tfvars", "-out=prod.tfplan")
+    roles = role_policies(json.loads(tf(ci, "show", "-json", "prod.tfplan").stdout))
+    assert set(roles) == {"gi-ci-prod-pull-request-plan", "gi-ci-prod-plan", "gi-ci-prod-deploy"}
+    principal = Principal(
+        f"arn:aws:iam::{recorded.account}:role/gi-ci-prod-pull-request-plan",
+        tuple(roles["gi-ci-prod-pull-request-plan"]),
+    )
+    reads = [
+        r
+        for r in recorded.requests("prod")
+        if r.call.operation.startswith(READ_PREFIXES) and not r.note
+    ]
+    refused = _refused(evaluate(principal, reads, recorded.account))
+    assert not refused, "\n".join(refused)

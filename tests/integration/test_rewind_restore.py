@@ -1,0 +1,169 @@
+"""``watermarks rewind`` on a Parquet target restores the files that run left, with the state.
+
+A bad delivery (made-up keys, a key moved to another partition) is loaded, then undone: the
+target equals the pure-Python full refresh of the deliveries up to the run rewound to, the
+key index and deliveries are back with the rows (a later move of the same key leaves it
+once), and a further run brings the good data. A crash at any step of the restore is
+finished by a second rewind or by the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from glue_incremental import publish, restore
+from glue_incremental.hooks import hooks
+from glue_incremental_tools import cli
+from glue_incremental_tools.output_files import LocalStore
+
+from tests.harness import reference
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points
+from tests.harness.file_jobs import COLUMNS, Job, row, target_rows
+
+GOOD = [row(1, "a", 10, "x"), row(2, "a", 10, "y"), row(3, "b", 10, "z")]
+MORE = [row(2, "a", 20, "y2"), row(4, "b", 20, "w")]
+# Made-up keys, and key 1 moved to a partition it never was in.
+BAD = [row(1, "c", 30, "bad"), row(90, "a", 30, "made up"), row(91, "d", 30, "made up")]
+FS = LocalStore()
+
+
+@pytest.fixture
+def bad_load(spark, tmp_path, store, monkeypatch):
+    """Two good runs, then jr_3 loading ``bad.json``; the expected rows after jr_2."""
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store)
+    job.land(GOOD)
+    job.run()
+    job.land(MORE)
+    job.run()
+    expected = as_rows(reference.full_refresh(tmp_path / "source", ("id",), "updated"))
+    job.land(BAD, name="bad.json")
+    job.run()
+    assert (1, "c", 30, "bad") in target_rows(job)
+    return job, expected
+
+
+def as_rows(rows: list[dict]) -> list[tuple]:
+    return reference.as_tuples(rows, COLUMNS)
+
+
+def rewind(job: Job, run_id: str, *options: str) -> tuple[int, str]:
+    code = cli.main(["watermarks", "rewind", job.job_name, run_id, "--why", "bad load", *options])
+    return code, json.dumps(job.store.get_watermark(job.job_name), default=str)
+
+
+def quarantine_and_fix(job: Job) -> None:
+    """The runbook's next step: the bad file leaves the source, the corrected one lands."""
+    (job.tmp / "source" / "bad.json").unlink()
+    job.land([row(1, "b", 40, "fixed")], name="fix.json")
+
+
+def test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data(bad_load):
+    job, expected = bad_load
+
+    code, _ = rewind(job, "jr_2")
+
+    assert code == 0
+    assert target_rows(job) == expected
+    state = job.store.get_watermark(job.job_name)
+    assert state["output"] == restore.RESTORED
+    assert json.loads(state["restored_partitions"]) == ["part=a", "part=c", "part=d"]
+    kept = publish.retained_seqs(FS, str(job.target))
+    assert max(kept) == state["watermarks"][restore.STATE_KEY]
+    quarantine_and_fix(job)
+    job.run()
+    # Key 1 moves from a (restored) to b: a stale index would leave it in c or a too.
+    assert target_rows(job) == as_rows(
+        reference.full_refresh(job.tmp / "source", ("id",), "updated")
+    )
+
+
+def test_keep_output_leaves_the_files_and_the_next_run_merges_onto_them(bad_load):
+    job, _ = bad_load
+
+    code, _ = rewind(job, "jr_2", "--keep-output")
+
+    assert code == 0
+    assert (90, "a", 30, "made up") in target_rows(job)
+
+
+def test_a_rewind_past_the_retention_refuses_in_one_line_and_changes_nothing(bad_load, capsys):
+    job, _ = bad_load
+    before = job.store.get_watermark(job.job_name)["version"]
+    oldest = min(publish.retained_seqs(FS, str(job.target)))
+    FS.delete_file(f"{publish.record_prefix(str(job.target), oldest + 1)}/_publish.json")
+    capsys.readouterr()
+
+    code = cli.main(["watermarks", "rewind", job.job_name, "jr_1", "--why", "bad load"])
+
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"publish {oldest + 1}" in err and "reset" in err
+    assert job.store.get_watermark(job.job_name)["version"] == before
+
+
+def test_a_rewind_to_a_run_written_before_retention_keeps_the_files_with_a_notice(
+    spark, tmp_path, store, monkeypatch, capsys
+):
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store, output_retention=timedelta(0))
+    job.land(GOOD)
+    job.run()
+    job.land(BAD, name="bad.json")
+    job.run()
+    capsys.readouterr()
+
+    code = cli.main(["watermarks", "rewind", job.job_name, "jr_1", "--why", "bad load"])
+
+    err = capsys.readouterr().err
+    assert code == 0 and err.startswith("notice: ") and err.count("\n") == 1, err
+    assert (90, "a", 30, "made up") in target_rows(job)
+
+
+def test_a_restore_cut_short_at_any_step_is_finished_by_a_second_rewind(bad_load):
+    job, expected = bad_load
+    baseline = job.tmp / "baseline"
+    shutil.copytree(job.target, baseline)
+    counter = StepCounter()
+    with hooks.installed(counter):
+        rewind(job, "jr_2")
+    names = counter.names()
+    assert {"restore.stage", "publish.move", "publish.delete", "restore.drop"} <= set(names)
+
+    for step in crash_points(names):
+        back_to_bad_load(job, baseline)
+        crash = CrashAtStep(step)
+        with hooks.installed(crash), pytest.raises(Crash):
+            rewind(job, "jr_2")
+        code, _ = rewind(job, "jr_2")
+        assert code == 0
+        assert target_rows(job) == expected, crash.crashed_at
+
+
+@pytest.mark.parametrize(
+    ("point", "times"),
+    [("restore.stage", 1), ("publish.move", 2)],
+    ids=["before-the-intent", "after-the-intent"],
+)
+def test_a_restore_cut_short_is_finished_by_the_next_run(bad_load, point, times):
+    job, expected = bad_load
+    with hooks.installed(CrashAtStep(times, prefix=point)), pytest.raises(Crash):
+        rewind(job, "jr_2")
+    assert target_rows(job) != expected
+
+    (job.tmp / "source" / "bad.json").unlink()
+    summary = job.run()
+
+    assert target_rows(job) == expected
+    assert summary["output_restored_partitions"] == ["part=a", "part=c", "part=d"]
+
+
+def back_to_bad_load(job: Job, baseline: Path) -> None:
+    """The target as jr_3 left it, and its state current again."""
+    shutil.rmtree(job.target)
+    shutil.copytree(baseline, job.target)
+    job.store.rewind(job.job_name, "jr_3", why="next crash point")
