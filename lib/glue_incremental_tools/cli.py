@@ -525,6 +525,14 @@ def _rewind_parquet(
             file=sys.stderr,
         )
         return 0
+    undone = _restored_below(store, args.job, slot, args.run_id, int(recorded))
+    if undone is not None:
+        raise CommandError(
+            f"the files run {args.run_id} left are gone: rewind {undone['version']} "
+            f"(to run {undone.get('rewound_to_run')}) restored {path} to an earlier publish "
+            "and later publishes took their place; nothing was changed: rewind to a run "
+            "after that rewind, or reset (a full reload)"
+        )
     try:
         fs = output_files.open_store(path)
         planned = restore.plan(fs, path, int(recorded))
@@ -548,6 +556,30 @@ def _rewind_parquet(
             f"{len(partitions)} partitions restored"
         )
     return 0
+
+
+def _restored_below(
+    store: Any, job: str, slot: str, run_id: str, recorded: int
+) -> dict[str, Any] | None:
+    """The rewind committed after run ``run_id`` that restored the files to a publish before
+    ``recorded`` (None: none). That restore dropped the records of the publishes after it,
+    the run's included, and the next publishes reuse their numbers: restoring "to publish
+    ``recorded``" would then bring back another run's files under this run's state."""
+    from glue_incremental import restore
+
+    since = store.state_after_run(job, run_id, slot)["version"]
+    for entry in store.iter_history(job, slot):
+        if entry["version"] <= since:
+            return None
+        kept = (entry["watermarks"] or {}).get(restore.STATE_KEY)
+        if (
+            entry["kind"] == "rewind"
+            and entry.get("output") == restore.RESTORED
+            and kept is not None
+            and int(kept) < recorded
+        ):
+            return dict(entry)
+    return None
 
 
 def _cmd_create_table(args: argparse.Namespace) -> int:

@@ -167,3 +167,63 @@ def back_to_bad_load(job: Job, baseline: Path) -> None:
     shutil.rmtree(job.target)
     shutil.copytree(baseline, job.target)
     job.store.rewind(job.job_name, "jr_3", why="next crash point")
+
+
+def test_a_rewind_too_far_then_forward_again_refuses_and_the_next_run_converges(bad_load, capsys):
+    job, _ = bad_load
+    assert rewind(job, "jr_1")[0] == 0
+    state_back = job.store.get_watermark(job.job_name)["version"]
+    capsys.readouterr()
+
+    # The operator meant jr_2: its files were removed by the first rewind's restore.
+    code = cli.main(["watermarks", "rewind", job.job_name, "jr_2", "--why", "bad load"])
+
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "jr_2" in err and "reset" in err
+    assert job.store.get_watermark(job.job_name)["version"] == state_back
+    (job.tmp / "source" / "bad.json").unlink()
+    job.run()
+    assert target_rows(job) == as_rows(
+        reference.full_refresh(job.tmp / "source", ("id",), "updated")
+    )
+
+
+def test_a_rewind_a_run_and_a_second_rewind_to_the_same_run_restore_it_again(bad_load):
+    job, expected = bad_load
+    assert rewind(job, "jr_2")[0] == 0
+    quarantine_and_fix(job)
+    job.run()  # jr_4: the fix
+    assert target_rows(job) != expected
+
+    code, _ = rewind(job, "jr_2")
+
+    assert code == 0
+    assert target_rows(job) == expected
+
+
+def test_a_rewind_to_a_run_whose_output_an_earlier_rewind_undid_refuses(bad_load, capsys):
+    job, _ = bad_load
+    assert rewind(job, "jr_2")[0] == 0
+    quarantine_and_fix(job)
+    job.run()  # jr_4 publishes under the number jr_3's publish had
+    after_fix = target_rows(job)
+    before = job.store.get_watermark(job.job_name)["version"]
+    capsys.readouterr()
+
+    code = cli.main(["watermarks", "rewind", job.job_name, "jr_3", "--why", "bad load"])
+
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert job.store.get_watermark(job.job_name)["version"] == before
+    assert target_rows(job) == after_fix
+
+
+def test_a_rewind_after_a_keep_output_rewind_still_restores_the_later_run(bad_load):
+    job, expected = bad_load
+    assert rewind(job, "jr_1", "--keep-output")[0] == 0  # the files stay, records too
+
+    code, _ = rewind(job, "jr_2")
+
+    assert code == 0
+    assert target_rows(job) == expected
