@@ -323,3 +323,36 @@ def test_a_text_watermark_of_timestamps_in_mixed_formats_orders_by_instant(spark
     runs.run()
 
     assert runs.target("id", "v") == [(1, "newest")]
+
+
+def test_a_csv_timestamp_column_in_mixed_formats_then_one_format_loads_both_batches(
+    spark, tmp_path, store
+):
+    runs = Runs(spark, tmp_path, store, source_format="csv")
+    write_csv_file(
+        tmp_path / "source",
+        "a.csv",
+        ["id,updated,at", "1,1,2024-06-05 08:50:00", "2,1,2024-06-05T09:50:00Z"],
+        mtime=T0,
+    )
+    runs.run()
+    write_csv_file(
+        tmp_path / "source", "b.csv", ["id,updated,at", "3,2,2024-06-06 08:50:00"], mtime=T0 + 70
+    )
+
+    summary = runs.run()
+
+    assert summary["records_read"] == 1
+    assert [r[0] for r in runs.target("id")] == [1, 2, 3]
+
+
+def test_a_header_only_csv_file_first_then_rows_are_typed_by_the_rows(spark, tmp_path, store):
+    runs = Runs(spark, tmp_path, store, source_format="csv")
+    write_csv_file(tmp_path / "source", "a.csv", ["id,updated,amount"], mtime=T0)
+    runs.run()
+    write_csv_file(tmp_path / "source", "b.csv", ["id,updated,amount", "1,1,2.5"], mtime=T0 + 70)
+
+    runs.run()
+
+    assert (runs.types()["id"], runs.types()["amount"]) == ("int", "double")
+    assert runs.target("id", "amount") == [(1, 2.5)]
