@@ -184,8 +184,9 @@ def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
     return {key: value for key, value in (values or {}).items() if key not in keys}
 
 
-# What moves without the source having changed: not a reason to commit.
-_TIMES = ("cursor", "published_at_ms", "iceberg_snapshot")
+# What moves without the source having changed: not a reason to commit. ``output_changes``
+# describes the last commit's output (``output_changes``), not where the source stands.
+_TIMES = ("cursor", "published_at_ms", "iceberg_snapshot", "output_changes")
 
 
 def stored_without_times(values: Mapping[str, Any] | None) -> dict[str, Any]:

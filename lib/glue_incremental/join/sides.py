@@ -225,7 +225,7 @@ class FileSideSource:
         upstream = None
         if self.upstream_job is not None:
             seen = previous.upstream if previous else None
-            upstream = upstream_view(run.store, self.upstream_job, seen)
+            upstream = upstream_view(run.store, self.upstream_job, seen, path=root, columns=columns)
         upper_ms = _upper_bound_ms(upstream, run.upper_bound(slot))
         found = self.dataset.plan(
             spark,
