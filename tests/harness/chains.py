@@ -40,8 +40,17 @@ def order(key: int, day: str, updated: int, customer: int, amount: int, op: str 
 class Chain:
     """The load and the aggregation over ``tmp``; ``load_runs`` holds each load's run id."""
 
-    def __init__(self, spark: Any, tmp: Path, store: Any, **load_options: Any) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        tmp: Path,
+        store: Any,
+        names: tuple[str, str] = (LOAD_JOB, AGGREGATE_JOB),
+        **load_options: Any,
+    ) -> None:
         self.spark, self.tmp, self.store = spark, tmp, store
+        self.load_job, self.aggregate_job = names
+        self.committed_loads: list[str] = []
         self.source, self.orders, self.daily = tmp / "source", tmp / "orders", tmp / "daily"
         self.config = LoadConfig(
             source=self.source.as_uri(),
@@ -63,23 +72,26 @@ class Chain:
     def load(self, hook: Any = None) -> dict[str, Any]:
         run_id = f"up_{len(self.load_runs) + 1}"
         self.load_runs.append(run_id)
-        return run_load_at(
+        summary = run_load_at(
             self.spark,
             self.config,
-            job_name=LOAD_JOB,
+            job_name=self.load_job,
             run_id=run_id,
             clock=time.time,  # type: ignore[arg-type]
             store=self.store,
             hook=hook,
         )
+        if summary["committed"]:
+            self.committed_loads.append(run_id)
+        return summary
 
     def aggregate(self, hook: Any = None) -> dict[str, Any]:
         self.aggregate_runs += 1
         argv = [
             str(SCRIPT),
-            *("--JOB_NAME", AGGREGATE_JOB, "--JOB_RUN_ID", f"agg_{self.aggregate_runs}"),
+            *("--JOB_NAME", self.aggregate_job, "--JOB_RUN_ID", f"agg_{self.aggregate_runs}"),
             *("--orders_path", self.orders.as_uri(), "--orders_format", "parquet"),
-            *("--target_path", self.daily.as_uri(), "--upstream_job", LOAD_JOB),
+            *("--target_path", self.daily.as_uri(), "--upstream_job", self.load_job),
         ]
         with hooks.installed(hook) if hook else contextlib.nullcontext():
             return dict(self.main(argv, spark=self.spark))

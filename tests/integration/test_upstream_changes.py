@@ -5,10 +5,19 @@ the load's target holds."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import tempfile
+import uuid
+from pathlib import Path
+
 import pytest
+from glue_incremental.deletes import DeleteMarker
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.harness.chains import LOAD_JOB, Chain, order
-from tests.harness.faults import Crash, crash_at
+from tests.harness.faults import DEEP, Crash, crash_at
 
 pytestmark = pytest.mark.spark
 
@@ -32,8 +41,6 @@ def test_a_day_whose_orders_all_move_away_is_recomputed_and_not_counted_twice(
 
 
 def test_a_day_emptied_by_a_soft_delete_is_recomputed(spark, store, tmp_path):
-    from glue_incremental.deletes import DeleteMarker
-
     chain = Chain(spark, tmp_path, store, delete_marker=DeleteMarker("op", ("D",)))
     chain.land(order(1, "2026-06-04", 1, 7, 10), order(2, "2026-06-05", 1, 8, 5))
     chain.load()
@@ -101,3 +108,75 @@ def test_a_rewind_of_the_upstream_that_keeps_its_output_changes_no_partition(
 
     assert summary["sources"]["orders"]["upstream_changes"]["partitions"] == 0
     assert chain.output() == chain.expected()
+
+
+# --------------------------------------------------------------------------- the property
+
+_DAYS = ["2026-06-04", "2026-06-05", "2026-06-06"]
+# An order version: (key, day, customer, amount, deleted).
+_version = st.tuples(
+    st.integers(1, 4),
+    st.sampled_from(_DAYS),
+    st.integers(7, 8),
+    st.integers(1, 9),
+    st.booleans(),
+)
+_step = st.one_of(
+    st.tuples(st.just("orders"), st.lists(_version, min_size=1, max_size=3)),
+    st.tuples(st.just("rewind"), st.integers(0, 5)),
+    st.tuples(st.just("reset"), st.just(0)),
+)
+_LOAD_CRASHES = ["publish.move", "commit.before"]
+_AGGREGATE_CRASHES = ["custom.published", "publish.move", "commit.before"]
+
+
+@settings(max_examples=25 if DEEP else 1, deadline=None)
+@given(
+    first=st.lists(_version, min_size=1, max_size=3),
+    steps=st.lists(_step, min_size=1, max_size=3),
+    load_crash=st.none() | st.tuples(st.integers(0, 3), st.sampled_from(_LOAD_CRASHES)),
+    aggregate_crash=st.none() | st.tuples(st.integers(0, 3), st.sampled_from(_AGGREGATE_CRASHES)),
+)
+def test_property_a_downstream_of_a_load_equals_its_code_on_the_loads_current_output(
+    spark, store, first, steps, load_crash, aggregate_crash
+):
+    """Orders moving between days, soft deletes, rewinds and resets of the upstream, a
+    crash of either job (the downstream also runs while the upstream's publish is not
+    committed): after each round the aggregation equals the plain-Python aggregation of
+    the load's target as it is."""
+    tag = uuid.uuid4().hex[:8]
+    chain = Chain(
+        spark,
+        Path(tempfile.mkdtemp(prefix="upstream-property-")),
+        store,
+        (f"load-{tag}", f"agg-{tag}"),
+        delete_marker=DeleteMarker("op", ("D",)),
+    )
+    updated = itertools.count(1)
+
+    def land(versions: list) -> None:
+        chain.land(
+            *(
+                order(key, day, next(updated), customer, amount, "D" if gone else "U")
+                for key, day, customer, amount, gone in versions
+            )
+        )
+
+    for number, (kind, arg) in enumerate([("orders", first), *steps]):
+        if kind == "orders":
+            land(arg)
+        elif kind == "rewind" and chain.committed_loads:
+            runs = chain.committed_loads
+            chain.store.rewind(chain.load_job, runs[arg % len(runs)], why="property")
+        elif kind == "reset" and chain.committed_loads:
+            chain.store.reset(chain.load_job, why="property")
+        if load_crash is not None and load_crash[0] == number:
+            with contextlib.suppress(Crash):
+                chain.load(hook=crash_at(load_crash[1]))
+            chain.aggregate()  # reads only what the load committed
+        chain.load()
+        if aggregate_crash is not None and aggregate_crash[0] == number:
+            with contextlib.suppress(Crash):
+                chain.aggregate(hook=crash_at(aggregate_crash[1]))
+        chain.aggregate()
+        assert chain.output() == chain.expected(), f"round {number}: {kind} {arg}"
