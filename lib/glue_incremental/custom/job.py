@@ -288,7 +288,7 @@ class CustomJob:
         partition without rows is removed. A full reload replaces the whole target.
         Published on a clean exit of the block, never if it raises."""
         built = self._target(target)
-        affected = None if self._full_reload else list(partitions)
+        affected = None if self._replaces_whole else list(partitions)
         if affected == []:
             self._stage(target, lambda: WriteResult(0))
             return
@@ -385,12 +385,19 @@ class CustomJob:
 
     @property
     def _full_reload(self) -> bool:
-        """Bookmarks disabled (every dataset is read from the start), or an upstream's
-        commits could not name the partitions they changed: targets replaced whole."""
+        """Bookmarks disabled: every dataset is read from the start, targets replaced whole."""
+        return not self.run.bookmark.reads_state and not any(
+            planned.pending for planned in self._planned.values()
+        )
+
+    @property
+    def _replaces_whole(self) -> bool:
+        """``replace_partitions`` replaces the whole target: a full reload, or an upstream's
+        commits could not name the partitions they changed (every partition is affected;
+        a partition the upstream removed is known to no one). ``write`` merges only the
+        rows given, so it keeps to ``_full_reload``."""
         planned = self._planned.values()
-        if any(getattr(each, "recompute_all", False) for each in planned):
-            return True
-        return not self.run.bookmark.reads_state and not any(each.pending for each in planned)
+        return self._full_reload or any(getattr(p, "recompute_all", False) for p in planned)
 
     def _names(self, kind: type | tuple[type, ...]) -> list[str]:
         return [name for name, source in self.sources.items() if isinstance(source, kind)]
