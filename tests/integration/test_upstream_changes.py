@@ -13,11 +13,15 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.deletes import DeleteMarker
+from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
+from glue_incremental.runtime import IncrementalRun
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.harness import reference
 from tests.harness.chains import LOAD_JOB, Chain, order
 from tests.harness.faults import DEEP, Crash, crash_at
+from tests.harness.loads import write_json_file
 
 pytestmark = pytest.mark.spark
 
@@ -108,6 +112,44 @@ def test_a_rewind_of_the_upstream_that_keeps_its_output_changes_no_partition(
 
     assert summary["sources"]["orders"]["upstream_changes"]["partitions"] == 0
     assert chain.output() == chain.expected()
+
+
+def test_a_join_whose_left_side_is_the_load_drops_the_day_its_orders_moved_away(
+    spark, store, tmp_path
+):
+    """The join plans its sides as a custom job does: the load's commit names the emptied
+    day, the join removes its output there."""
+    chain = Chain(spark, tmp_path, store)
+    customers = tmp_path / "customers"
+    for day in ("2026-06-04", "2026-06-05"):
+        write_json_file(customers / f"day={day}", [{"customer_id": 7, "name": "ann"}], mtime=1)
+    config = JoinJobConfig(
+        left_path=chain.orders.as_uri(),
+        right_path=customers.as_uri(),
+        left_format="parquet",
+        right_format="json",
+        spec=JoinSpec(("customer_id",), "left", ("day",)),
+        target_path=(tmp_path / "joined").as_uri(),
+        upstream_jobs={"left": LOAD_JOB},
+    )
+
+    def join(run_id: str) -> list[tuple]:
+        context = IncrementalRun(
+            spark=spark, job_name="enriched", run_id=run_id, store=store, publish_metrics=False
+        )
+        with context:
+            run_join(context, config)
+        seen = reference.visible_rows(tmp_path / "joined", ["day", "id", "name"])
+        return reference.as_tuples(seen, ["day", "id", "name"])
+
+    chain.land(order(1, "2026-06-04", 1, 7, 10))
+    chain.load()
+    assert join("j1") == [("2026-06-04", 1, "ann")]
+
+    chain.land(order(1, "2026-06-05", 2, 7, 10))
+    chain.load()
+
+    assert join("j2") == [("2026-06-05", 1, "ann")]
 
 
 # --------------------------------------------------------------------------- the property
