@@ -1,24 +1,38 @@
 """What a commit changed in its outputs: the partitions each Parquet target wrote or removed.
 
-A job on ``CustomJob`` (the load, the join, a custom script) commits, in every slot's
-state, ``output_changes``: per Parquet target (its path, normalised by ``location``) the
-partition columns and the partitions its publish in this commit wrote or removed (a
-partition emptied by a delete or a key moving away is removed, and named), or
-``"all": true`` when they are too many to list (``MAX_LISTED``) or the item would not
-fit DynamoDB's 400 KB item limit. A target not written in the commit is recorded with no
-partition. A downstream reads these from the upstream's history
-(``join.upstream.committed_changes``): the upstream's commits, not the files that
-appeared, name what it must recompute. Design: ``docs/upstream-commits.md``.
-
-An Iceberg target is not recorded: its readers follow its snapshots (changelog).
+A job on ``CustomJob`` commits, in every slot's state, ``output_changes``: per Parquet
+target (its path, normalised by ``location``) the partition columns and the partitions
+its publish wrote or removed (an emptied partition is removed, and named), none when not
+written, or ``"all": true`` past ``MAX_LISTED`` or DynamoDB's item limit. Before a publish
+touches the live target it leaves a note (``note_uncommitted``) that the next commit
+names and then deletes: a publish a crash kept from its commit is named all the same. A
+downstream unions these over the upstream's history (``join.upstream.committed_changes``).
+An Iceberg target is not recorded (its readers follow its snapshots). Design:
+``docs/upstream-commits.md``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from glue_incremental.partition_paths import dir_to_values
 from glue_incremental.watermarks.errors import WatermarkItemTooLarge
+
+# Notes of publishes whose commit has not cleaned them up yet (``note_uncommitted``).
+UNCOMMITTED_DIR = "_uncommitted"
+
+
+class NoteStore(Protocol):
+    """What the notes need of a file system (``hadoop_fs.HadoopFileSystem``)."""
+
+    def exists(self, uri: str) -> bool: ...
+    def list_files(self, uri: str) -> list[tuple[str, int]]: ...
+    def read_bytes(self, uri: str) -> bytes | None: ...
+    def write_bytes(self, uri: str, data: bytes) -> None: ...
+    def delete_file(self, uri: str) -> None: ...
+
 
 CHANGES_KEY = "output_changes"
 # Beyond this many partitions in one commit a target's entry says "all" instead: an entry
@@ -76,3 +90,44 @@ def with_changes(
             candidate = {**state, CHANGES_KEY: everything(changes)}
         result[slot] = candidate
     return result
+
+
+def note_uncommitted(
+    fs: NoteStore, target_uri: str, run_id: str, relative_dirs: Sequence[str]
+) -> None:
+    """Before a publish touches the live target: the partition directories it replaces, in
+    ``_uncommitted/<run_id>.json``. The job that commits deletes the note after its commit;
+    a run that crashed between its publish and its commit leaves it, and the next commit
+    names those partitions too."""
+    fs.write_bytes(
+        _notes_dir(target_uri) + f"/{run_id}.json", json.dumps(sorted(relative_dirs)).encode()
+    )
+
+
+def uncommitted_partitions(
+    fs: NoteStore, target_uri: str, partition_by: Sequence[str]
+) -> tuple[list[dict[str, str | None]], list[str]]:
+    """The partitions the notes left in the target name, and the notes' URIs (to delete
+    once a commit has named them)."""
+    root = _notes_dir(target_uri)
+    if not fs.exists(root):
+        return [], []
+    partitions: list[dict[str, str | None]] = []
+    notes = []
+    for uri, _ in fs.list_files(root):
+        if not uri.endswith(".json"):  # Hadoop's local checksum files sit beside them
+            continue
+        for relative in json.loads(fs.read_bytes(uri) or b"[]"):
+            partitions.append(dir_to_values(relative, partition_by))
+        notes.append(uri)
+    return partitions, notes
+
+
+def forget_uncommitted(fs: NoteStore, notes: Sequence[str]) -> None:
+    """After the commit that named them: the notes go."""
+    for uri in notes:
+        fs.delete_file(uri)
+
+
+def _notes_dir(target_uri: str) -> str:
+    return target_uri.rstrip("/") + "/" + UNCOMMITTED_DIR

@@ -17,7 +17,6 @@ partition. Protocol, ties and escaping: ``docs/writer-protocol.md``.
 from __future__ import annotations
 
 import functools
-import json
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +32,7 @@ from glue_incremental import (
     incoming_keys,
     key_index,
     key_range,
+    output_changes,
     parquet_schema,
     publish,
     schema_conform,
@@ -49,8 +49,6 @@ from glue_incremental.tombstones import stage as stage_tombstones
 STAGING_DIR = publish.STAGING_DIR
 # Each stored row's delivery (key, partition, delivery columns), one directory per partition.
 DELIVERY_DIR = "_delivery"
-# Notes of publishes whose commit has not cleaned them up yet (``note_uncommitted``).
-UNCOMMITTED_DIR = "_uncommitted"
 UNPARTITIONED: tuple[str | None, ...] = ()
 
 PartitionValues = tuple[str | None, ...]
@@ -550,53 +548,11 @@ def replace_partitions(
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
-    note_uncommitted(fs, target_uri, run_id, sorted(to_replace))
+    output_changes.note_uncommitted(fs, target_uri, run_id, sorted(to_replace))
     publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
     return WriteResult(records, written, removed)
-
-
-def note_uncommitted(
-    fs: HadoopFileSystem, target_uri: str, run_id: str, relative_dirs: Sequence[str]
-) -> None:
-    """Before a publish touches the live target: the partition directories it replaces, in
-    ``_uncommitted/<run_id>.json``. The job that commits deletes the note after its commit
-    (``uncommitted_partitions``); a run that crashed between its publish and its commit
-    leaves it, and the next commit names those partitions too (``output_changes``): else a
-    partition that publish emptied would be named by no commit."""
-    fs.write_bytes(
-        _join(target_uri, f"{UNCOMMITTED_DIR}/{run_id}.json"),
-        json.dumps(sorted(relative_dirs)).encode(),
-    )
-
-
-def uncommitted_partitions(
-    spark: SparkSession, target_uri: str, partition_by: Sequence[str]
-) -> tuple[list[dict[str, str | None]], list[str]]:
-    """The partitions the notes of publishes not yet followed by a cleanup name, and the
-    notes' URIs (to delete once a commit names them)."""
-    fs = open_filesystem(spark, target_uri)
-    root = _join(target_uri, UNCOMMITTED_DIR)
-    if not fs.exists(root):
-        return [], []
-    partitions: list[dict[str, str | None]] = []
-    notes = []
-    for uri, _ in fs.list_files(root):
-        if not uri.endswith(".json"):
-            continue
-        data = fs.read_bytes(uri)
-        for relative in json.loads(data or b"[]"):
-            partitions.append(dir_to_values(relative, partition_by))
-        notes.append(uri)
-    return partitions, notes
-
-
-def forget_uncommitted(spark: SparkSession, target_uri: str, notes: Sequence[str]) -> None:
-    """After the commit that named them: the notes go."""
-    fs = open_filesystem(spark, target_uri)
-    for uri in notes:
-        fs.delete_file(uri)
 
 
 def _stage_index(

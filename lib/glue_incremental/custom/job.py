@@ -147,7 +147,7 @@ class CustomJob:
     _together: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
     _waiting_for: list[str] = field(default_factory=list, init=False)
     _schema_plans: dict[str, SchemaPlan] = field(default_factory=dict, init=False)
-    # Each Parquet target's notes of publishes this commit names (``writer.note_uncommitted``).
+    # Each Parquet target's notes of publishes this commit names (``output_changes.note_uncommitted``).
     _notes: dict[str, list[str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
@@ -373,9 +373,7 @@ class CustomJob:
             catalog_table = self.targets[name].catalog_table
             if catalog_table and run.committed:
                 catalog_schema.sync_after_commit(run.details, catalog_table, plan.resolved)
-        if run.committed:
-            for path, notes in self._notes.items():
-                writer.forget_uncommitted(run.spark, path, notes)
+        self._forget_notes()
         if conventions.records_after_commit:
             self._record(details, states)
         for planned in self._planned.values():
@@ -497,8 +495,9 @@ class CustomJob:
             if output.format != "parquet" or not output.path:
                 continue
             # A publish whose commit a crash prevented left a note: its partitions too.
-            noted, notes = writer.uncommitted_partitions(
-                run.spark, output.path, output.partition_by
+            fs = writer.open_filesystem(run.spark, output.path)
+            noted, notes = output_changes.uncommitted_partitions(
+                fs, output.path, output.partition_by
             )
             self._notes[output.path] = notes
             result = self._written.get(name)
@@ -511,6 +510,13 @@ class CustomJob:
             run.store.check_fits(str(run.state_name), run.run_id, state, slot=slot)
 
         return output_changes.with_changes(states, changes, fits)
+
+    def _forget_notes(self) -> None:
+        """Once committed: the notes of the publishes the commit named."""
+        if not self.run.committed:
+            return
+        for path, notes in self._notes.items():
+            output_changes.forget_uncommitted(writer.open_filesystem(self.run.spark, path), notes)
 
     def _with_unwritten(self, states: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Each slot's state with where every target not written this run was left."""
