@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from glue_incremental import output_changes
 from glue_incremental.deletes import DeleteMarker
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
 from glue_incremental.runtime import IncrementalRun
@@ -112,6 +113,23 @@ def test_a_rewind_of_the_upstream_that_keeps_its_output_changes_no_partition(
 
     assert summary["sources"]["orders"]["upstream_changes"]["partitions"] == 0
     assert chain.output() == chain.expected()
+
+
+def test_a_commit_with_too_many_partitions_to_list_makes_the_downstream_recompute_everything(
+    spark, store, tmp_path, monkeypatch
+):
+    chain = Chain(spark, tmp_path, store)
+    chain.land(order(1, "2026-06-04", 1, 7, 10), order(2, "2026-06-05", 1, 8, 5))
+    chain.load()
+    chain.aggregate()
+
+    monkeypatch.setattr(output_changes, "MAX_LISTED", 1)
+    chain.land(order(1, "2026-06-05", 2, 7, 10))  # writes one day, removes another: "all"
+    chain.load()
+    summary = chain.aggregate()
+
+    assert summary["sources"]["orders"]["upstream_changes"]["recompute_all"]
+    assert chain.output() == chain.expected() == [("2026-06-05", 7, 10, 1), ("2026-06-05", 8, 5, 1)]
 
 
 def test_a_join_whose_left_side_is_the_load_drops_the_day_its_orders_moved_away(
