@@ -510,6 +510,19 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
                     {"iam:PassedToService": "states.amazonaws.com"},
                 )
             )
+        if op in {"CreateStateMachine", "UpdateStateMachine"} and (
+            (p.get("loggingConfiguration") or {}).get("destinations")
+        ):
+            # Vended logs: whoever sets up the delivery needs these, on "*" (CloudWatch Logs,
+            # "Enabling logging from AWS services", logs sent to CloudWatch Logs;
+            # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-and-resource-policy.html).
+            for action in (
+                "logs:CreateLogDelivery",
+                "logs:PutResourcePolicy",
+                "logs:DescribeResourcePolicies",
+                "logs:DescribeLogGroups",
+            ):
+                out.append(Request(call, action, "*", {}))
         return out
 
     if prefix == "cloudwatch":
