@@ -89,3 +89,8 @@ def drops_s_values(rows: DataFrame) -> DataFrame:
 def drops_s_values_row(row: dict) -> dict | None:
     """``drops_s_values`` on one plain row: ``None`` where it drops the row."""
     return None if row["value"].startswith("s") else mask_value_row(row)
+
+
+def drops_zero_amounts(rows: DataFrame) -> DataFrame:
+    """A filter on the orders chain: an order of amount 0 is a cancelled one, never loaded."""
+    return rows.where(F.col("amount") != 0)
