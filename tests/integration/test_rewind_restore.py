@@ -271,3 +271,37 @@ def test_a_rewind_over_a_filtered_delete_brings_the_key_back_without_its_tombsto
     assert target_rows(job) == as_rows(
         reference.full_refresh(tmp_path / "source", ("id",), "updated")
     )
+
+
+def test_a_rewind_to_the_current_run_changes_no_file(bad_load):
+    job, _ = bad_load
+    before = target_rows(job)
+
+    code, _ = rewind(job, "jr_3")
+
+    assert code == 0
+    assert target_rows(job) == before
+
+
+def test_a_rewind_to_a_run_that_never_ran_is_one_line(bad_load, capsys):
+    job, _ = bad_load
+    before = job.store.get_watermark(job.job_name)["version"]
+    capsys.readouterr()
+
+    code = cli.main(["watermarks", "rewind", job.job_name, "jr_nope", "--why", "bad load"])
+
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and "jr_nope" in err, err
+    assert job.store.get_watermark(job.job_name)["version"] == before
+
+
+def test_history_and_show_after_a_restoring_rewind_print_without_a_traceback(bad_load, capsys):
+    job, _ = bad_load
+    assert rewind(job, "jr_2")[0] == 0
+    capsys.readouterr()
+
+    for argv in (["history", job.job_name], ["show", job.job_name]):
+        code = cli.main(["watermarks", *argv])
+        out, err = capsys.readouterr()
+        assert (code, err) == (0, ""), argv
+        assert "jr_2" in out, argv
