@@ -303,3 +303,22 @@ def test_a_run_whose_every_row_is_filtered_writes_no_partition_for_keys_never_lo
     assert job.stored(REGION_COLUMNS) == job.expected(REGION_COLUMNS)
     assert summary["records_deleted"] == 0
     assert not list((tmp_path / "target").glob("region=us/*.parquet"))
+
+
+@requires_iceberg
+def test_a_filtered_key_leaves_the_iceberg_table_beside_a_kept_delete_marker(
+    spark, tmp_path, store
+):
+    marker = DeleteMarker("op", ("D",))
+    job = iceberg_accounts(spark, tmp_path, store, delete_marker=marker, keep_delete_marker=True)
+    job.land([{**r, "op": "U"} for r in A])
+    job.run()
+    job.land([{**B[0], "op": "U"}, {**account(3, "user3@shop.example", 2), "op": "D"}])
+
+    summary = job.run()
+
+    # 9 filtered (its marker says U) and 3 deleted by its marker both leave; the column stays.
+    name = job.config.iceberg_target.name
+    assert table_rows(spark, name, ["account_id", "op"]) == []
+    assert "op" in spark.table(name).columns
+    assert summary["records_deleted"] == 2
