@@ -773,17 +773,29 @@ def apply_recorded(
     run = {"cwd": directory, "capture_output": True, "text": True, "timeout": 600}
     init = subprocess.run([tf, "init", "-no-color"], env=env, **run)  # type: ignore[call-overload]
     assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
-    applied = subprocess.run(  # type: ignore[call-overload]
-        [tf, "apply", "-auto-approve", "-no-color", f"-var-file={var_file}"],
-        env={**env, "TF_LOG_CORE": "off", "TF_LOG_PROVIDER": "debug", "TF_LOG_PATH": str(log)},
-        **run,
-    )
+    for attempt in range(2):
+        applied = subprocess.run(  # type: ignore[call-overload]
+            [tf, "apply", "-auto-approve", "-no-color", f"-var-file={var_file}"],
+            env={**env, "TF_LOG_CORE": "off", "TF_LOG_PROVIDER": "debug", "TF_LOG_PATH": str(log)},
+            **run,
+        )
+        # An emulator's dropped connection is no finding: the apply resumes where it stopped
+        # (the log keeps both attempts' calls; a call made twice is evaluated twice).
+        if applied.returncode == 0 or attempt or not _dropped_connection(applied.stderr):
+            break
     assert applied.returncode == 0, (
         f"terraform apply -var-file={var_file} failed:\n{applied.stdout[-3000:]}\n{applied.stderr[-4000:]}"
     )
     shown = subprocess.run([tf, "show", "-json"], env=env, **run)  # type: ignore[call-overload]
     return RecordedApply(
         environment, directory, provider_log_calls(log.read_text()), json.loads(shown.stdout)
+    )
+
+
+def _dropped_connection(stderr: str) -> bool:
+    return any(
+        sign in stderr
+        for sign in ("use of closed network connection", "connection reset by peer", "EOF")
     )
 
 
