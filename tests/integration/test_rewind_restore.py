@@ -305,3 +305,26 @@ def test_history_and_show_after_a_restoring_rewind_print_without_a_traceback(bad
         out, err = capsys.readouterr()
         assert (code, err) == (0, ""), argv
         assert "jr_2" in out, argv
+
+
+def test_a_rewind_over_a_reset_and_full_reload_brings_back_the_partitions_it_dropped(
+    spark, tmp_path, store, monkeypatch
+):
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store)
+    job.land(GOOD, name="good.json")
+    job.run()
+    job.land(MORE, name="more.json")
+    job.run()
+    expected = as_rows(reference.full_refresh(tmp_path / "source", ("id",), "updated"))
+    (tmp_path / "source" / "more.json").unlink()  # the reset's reload lacks part b's key 4
+    (tmp_path / "source" / "good.json").write_text("")  # and every other row: all dropped
+    job.land([row(5, "e", 50, "only")])
+    store.reset(job.job_name, why="a mistake")
+    job.run()
+    assert target_rows(job) == [(5, "e", 50, "only")]
+
+    code, _ = rewind(job, "jr_2")
+
+    assert code == 0
+    assert target_rows(job) == expected
