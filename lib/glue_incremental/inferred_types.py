@@ -77,8 +77,9 @@ def as_stored(
 
 def typed_watermark(rows: DataFrame, column: str, *, declared: bool = False) -> DataFrame:
     """``rows`` with a text ``column`` whose every value is an integer, a number or a
-    timestamp cast to ``bigint``, ``double`` or ``timestamp`` (the first that fits all); as
-    read when it is not text, null in every row, or holds a value that is none of them.
+    timestamp cast to ``bigint``, ``double`` or ``timestamp`` (the first that fits all; a
+    blank value counts as none and reads null); as read when it is not text, null or blank
+    in every row, or holds a value that is none of them.
 
     ``declared`` (``--source_schema`` said ``string``): such a column is refused in one line
     instead, since a text watermark orders ``"10"`` before ``"9"``. One small read when the
@@ -91,11 +92,13 @@ def typed_watermark(rows: DataFrame, column: str, *, declared: bool = False) -> 
         ("double", F.expr(f"try_cast(`{column}` AS DOUBLE)").isNotNull()),
         ("timestamp", F.expr(f"try_cast(`{column}` AS TIMESTAMP)").isNotNull()),
     ]
-    present = value.isNotNull()
+    # A blank value is no value (as CSV reads an empty field): null, the lowest watermark,
+    # not a reason to order every other value as text.
+    present = value.isNotNull() & (F.trim(value) != "")
     found = rows.agg(
-        F.count(value).alias("values"),
+        F.count(F.when(present, True)).alias("values"),
         *[F.count(F.when(present & fits, True)).alias(name) for name, fits in candidates],
-        F.first(value, ignorenulls=True).alias("sample"),
+        F.first(F.when(present, value), ignorenulls=True).alias("sample"),
     ).first()
     assert found is not None  # a global aggregate always has one row
     if not found["values"]:

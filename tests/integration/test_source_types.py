@@ -356,3 +356,24 @@ def test_a_header_only_csv_file_first_then_rows_are_typed_by_the_rows(spark, tmp
 
     assert (runs.types()["id"], runs.types()["amount"]) == ("int", "double")
     assert runs.target("id", "amount") == [(1, 2.5)]
+
+
+def test_a_blank_text_watermark_in_a_later_batch_reads_as_null_and_the_rest_as_timestamps(
+    spark, tmp_path, store
+):
+    # Blank, the batch read as text: refused as a type change whose advice (reset) would
+    # then store the whole watermark as text.
+    runs = Runs(spark, tmp_path, store)
+    write_json_file(tmp_path / "source", [{"id": 1, "updated": "2024-06-05 10:00:00"}], mtime=T0)
+    runs.run()
+    write_json_file(
+        tmp_path / "source",
+        [{"id": 2, "updated": "2024-06-06 10:00:00"}, {"id": 3, "updated": " "}],
+        mtime=T0 + 70,
+    )
+
+    summary = runs.run()
+
+    assert runs.types()["updated"] == "timestamp"
+    assert [r[0] for r in runs.target("id")] == [1, 2, 3]
+    assert summary["null_watermark_rows"] == 1
