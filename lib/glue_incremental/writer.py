@@ -33,6 +33,7 @@ from glue_incremental import (
     incoming_keys,
     key_index,
     key_range,
+    output_changes,
     parquet_schema,
     publish,
     schema_conform,
@@ -448,7 +449,7 @@ def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[s
     found = open_filesystem(spark, target_uri).first_data_file(target_uri)
     if found is None:
         return None
-    return _read_as_strings(spark, target_uri, [_parent(found)]).schema
+    return _read_as_strings(spark, target_uri, [found.rstrip("/").rsplit("/", 1)[0]]).schema
 
 
 def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -> DataFrame:
@@ -553,6 +554,7 @@ def replace_partitions(
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
+    output_changes.note_uncommitted(fs, target_uri, run_id, sorted(to_replace))
     publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files, retain=retain)
     written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
     removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
@@ -589,10 +591,6 @@ def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
 def data_exists(spark: SparkSession, uri: str) -> bool:
     fs = open_filesystem(spark, uri)
     return fs.exists(uri) and fs.has_data_files(uri)
-
-
-def _parent(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[0]
 
 
 def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:

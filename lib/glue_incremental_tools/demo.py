@@ -284,6 +284,49 @@ class Demo:
         )
         return {"new": len(new), "late": len(late), "deleted": len(deleted)}
 
+    def move_a_day_away(self) -> date:
+        """Every order of the newest day moves to the day before (its ``order_date``
+        corrected, a newer ``updated_at``): the orders load removes the newest day's
+        partition, with no new file in it. Returns the day emptied."""
+        emptied = FIRST_DAY + timedelta(days=DAYS)
+        into = emptied - timedelta(days=1)
+        moved = [
+            {
+                **_order(emptied, number),
+                NEW_COLUMN: ("web", "store")[number % 2],
+                "op": "U",
+                "updated_at": f"{emptied + timedelta(days=1)}T10:00:00Z",
+            }
+            for number in range(1, ORDERS_PER_DAY // 2 + 1)
+        ]
+        _write_json(f"{self.orders}/order_date={into}/part-0003-moved.json", moved)
+        self.log(f"the {len(moved)} orders of {emptied} moved to {into} (order_date corrected)")
+        return emptied
+
+    def recomputed_daily_revenue(self) -> dict[tuple[str, int], tuple[float, int]]:
+        """Revenue and orders per (day, customer) recomputed from the whole orders target."""
+        totals: dict[tuple[str, int], tuple[float, int]] = {}
+        for order in published_rows(self.target(ORDERS)):
+            key = (str(order["order_date"]), int(order["customer_id"]))
+            revenue, count = totals.get(key, (0.0, 0))
+            totals[key] = (revenue + float(order["amount"]), count + 1)
+        return {key: (round(revenue, 2), count) for key, (revenue, count) in totals.items()}
+
+    def check_daily_revenue(self, found: list[dict[str, Any]]) -> bool:
+        """Log whether the aggregation equals a full recompute of the orders target."""
+        seen = {
+            (str(row["day"]), int(row["customer_id"])): (
+                round(float(row["revenue"]), 2),
+                int(row["orders"]),
+            )
+            for row in found
+        }
+        same = seen == self.recomputed_daily_revenue()
+        self.log(
+            f"{DAILY_REVENUE} equals a full recompute of the orders target: {'yes' if same else 'NO'}"
+        )
+        return same
+
     def show_orders_target(self) -> list[dict[str, Any]]:
         """Log the orders target after the incremental run: its columns (the new one in the
         Glue Data Catalog too), null in older rows, and the deleted orders gone."""
@@ -892,6 +935,14 @@ def _chain(demo: Demo, steps: Steps) -> None:
         f"Run {daily}: a custom script aggregating the orders {orders} committed, per day"
     ):
         demo.show_daily_revenue(demo.run(DAILY_REVENUE, "aggregation"))
+    with steps.step(
+        f"Every order of one day moves to another day: run {orders}, then {daily} "
+        "(the emptied day is recomputed from what the load committed)"
+    ):
+        demo.move_a_day_away()
+        demo.run(ORDERS, "a day moves away")
+        moved = demo.run(DAILY_REVENUE, "after the move")
+        demo.check_daily_revenue(demo.show_daily_revenue(moved))
     with steps.step(f"Run {orders} with no new data"):
         waited = demo.wait_out_alarm_period()
         if waited:

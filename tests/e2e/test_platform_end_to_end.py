@@ -241,6 +241,18 @@ def test_the_platform_end_to_end(demo):
     } == {key: (round(revenue, 2), count) for key, (revenue, count) in expected.items()}
     assert set(demo.watermarks(demo.job(DAILY_REVENUE))) == {"orders"}
 
+    # -- every order of a day moves to another day: the emptied day leaves the aggregation ------
+    emptied = demo.move_a_day_away()
+    moved_load = demo.run(ORDERS, "a day moves away")
+    assert moved_load.state == "SUCCEEDED", moved_load.error_message
+    assert {"order_date": str(emptied)} in moved_load.summary["partitions_removed"]
+    after_move = demo.run(DAILY_REVENUE, "after the move")
+    assert after_move.state == "SUCCEEDED", after_move.error_message
+    revenue = demo.show_daily_revenue(after_move)
+    assert str(emptied) not in {str(row["day"]) for row in revenue}
+    assert demo.check_daily_revenue(revenue)
+    second = demo.watermarks(load)["default"]  # where "no new data" below must leave it
+
     # -- a second plan: the deploy changed no job definition, and the columns the runs added ----
     # -- to the catalog tables stay (Terraform ignores their columns after creation) -------------
     assert not [

@@ -510,6 +510,19 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
                     {"iam:PassedToService": "states.amazonaws.com"},
                 )
             )
+        if op in {"CreateStateMachine", "UpdateStateMachine"} and (
+            (p.get("loggingConfiguration") or {}).get("destinations")
+        ):
+            # Vended logs: whoever sets up the delivery needs these, on "*" (CloudWatch Logs,
+            # "Enabling logging from AWS services", logs sent to CloudWatch Logs;
+            # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-and-resource-policy.html).
+            for action in (
+                "logs:CreateLogDelivery",
+                "logs:PutResourcePolicy",
+                "logs:DescribeResourcePolicies",
+                "logs:DescribeLogGroups",
+            ):
+                out.append(Request(call, action, "*", {}))
         return out
 
     if prefix == "cloudwatch":
@@ -760,17 +773,29 @@ def apply_recorded(
     run = {"cwd": directory, "capture_output": True, "text": True, "timeout": 600}
     init = subprocess.run([tf, "init", "-no-color"], env=env, **run)  # type: ignore[call-overload]
     assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
-    applied = subprocess.run(  # type: ignore[call-overload]
-        [tf, "apply", "-auto-approve", "-no-color", f"-var-file={var_file}"],
-        env={**env, "TF_LOG_CORE": "off", "TF_LOG_PROVIDER": "debug", "TF_LOG_PATH": str(log)},
-        **run,
-    )
+    for attempt in range(2):
+        applied = subprocess.run(  # type: ignore[call-overload]
+            [tf, "apply", "-auto-approve", "-no-color", f"-var-file={var_file}"],
+            env={**env, "TF_LOG_CORE": "off", "TF_LOG_PROVIDER": "debug", "TF_LOG_PATH": str(log)},
+            **run,
+        )
+        # An emulator's dropped connection is no finding: the apply resumes where it stopped
+        # (the log keeps both attempts' calls; a call made twice is evaluated twice).
+        if applied.returncode == 0 or attempt or not _dropped_connection(applied.stderr):
+            break
     assert applied.returncode == 0, (
         f"terraform apply -var-file={var_file} failed:\n{applied.stdout[-3000:]}\n{applied.stderr[-4000:]}"
     )
     shown = subprocess.run([tf, "show", "-json"], env=env, **run)  # type: ignore[call-overload]
     return RecordedApply(
         environment, directory, provider_log_calls(log.read_text()), json.loads(shown.stdout)
+    )
+
+
+def _dropped_connection(stderr: str) -> bool:
+    return any(
+        sign in stderr
+        for sign in ("use of closed network connection", "connection reset by peer", "EOF")
     )
 
 

@@ -36,6 +36,14 @@ def _handler(upstream_port: int) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:
             pass
 
+        def end_headers(self) -> None:
+            # One request per connection: a client never reuses a connection the proxy's
+            # thread may be done with (a reused one failed a read, "use of closed network
+            # connection", under load).
+            self.send_header("Connection", "close")
+            self.close_connection = True
+            super().end_headers()
+
         def _forward(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             payload = ANSWERS.get(self.headers.get("X-Amz-Target") or "")

@@ -72,6 +72,7 @@ JUSTIFIED = {
     "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
     "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
     "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
+    "ManageJdbcNetworks": "modules/glue_network (ec2:CreateSecurityGroup, AuthorizeSecurityGroup*, CreateVpcEndpoint) for a pipeline that declares `networks`; dev.tfvars and prod.tfvars declare none",
 }
 
 if not os.access(TF, os.X_OK):

@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import catalog_schema, schema_conform
+from glue_incremental import catalog_schema, output_changes, schema_conform, writer
 from glue_incremental import targets as target_types
 from glue_incremental.custom.arguments import JobArguments
 from glue_incremental.custom.declarations import (
@@ -147,6 +147,8 @@ class CustomJob:
     _together: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
     _waiting_for: list[str] = field(default_factory=list, init=False)
     _schema_plans: dict[str, SchemaPlan] = field(default_factory=dict, init=False)
+    # Each Parquet target's notes of publishes this commit names (``output_changes.note_uncommitted``).
+    _notes: dict[str, list[str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         for name in [*self.sources, *self.targets]:
@@ -286,7 +288,7 @@ class CustomJob:
         partition without rows is removed. A full reload replaces the whole target.
         Published on a clean exit of the block, never if it raises."""
         built = self._target(target)
-        affected = None if self._full_reload else list(partitions)
+        affected = None if self._replaces_whole else list(partitions)
         if affected == []:
             self._stage(target, lambda: WriteResult(0))
             return
@@ -364,13 +366,14 @@ class CustomJob:
         # A job reading only whole tables has no slot: nothing to commit after its publish.
         changed = not all(self._planned[name].unchanged(s) for name, s in states.items())
         if states and (wrote or changed):
-            run.commit(states)
+            run.commit(self._with_output_changes(states))
         for name in self._built if conventions.settles_unwritten else self._written:
             self._built[name].after_commit(run, states)
         for name, plan in self._schema_plans.items():
             catalog_table = self.targets[name].catalog_table
             if catalog_table and run.committed:
                 catalog_schema.sync_after_commit(run.details, catalog_table, plan.resolved)
+        self._forget_notes()
         if conventions.records_after_commit:
             self._record(details, states)
         for planned in self._planned.values():
@@ -384,6 +387,15 @@ class CustomJob:
         return not self.run.bookmark.reads_state and not any(
             planned.pending for planned in self._planned.values()
         )
+
+    @property
+    def _replaces_whole(self) -> bool:
+        """``replace_partitions`` replaces the whole target: a full reload, or an upstream's
+        commits could not name the partitions they changed (every partition is affected;
+        a partition the upstream removed is known to no one). ``write`` merges only the
+        rows given, so it keeps to ``_full_reload``."""
+        planned = self._planned.values()
+        return self._full_reload or any(getattr(p, "recompute_all", False) for p in planned)
 
     def _names(self, kind: type | tuple[type, ...]) -> list[str]:
         return [name for name, source in self.sources.items() if isinstance(source, kind)]
@@ -473,6 +485,38 @@ class CustomJob:
         run = self.run
         for name, state in self._states(int(run.clock() * 1000)).items():
             run.store.check_fits(str(run.state_name), run.run_id, state, slot=name)
+
+    def _with_output_changes(self, states: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each slot's state with the partitions this commit wrote or removed in each Parquet
+        target (``output_changes``): what a downstream of this job recomputes."""
+        run = self.run
+        changes = {}
+        for name, output in self.targets.items():
+            if output.format != "parquet" or not output.path:
+                continue
+            # A publish whose commit a crash prevented left a note: its partitions too.
+            fs = writer.open_filesystem(run.spark, output.path)
+            noted, notes = output_changes.uncommitted_partitions(
+                fs, output.path, output.partition_by
+            )
+            self._notes[output.path] = notes
+            result = self._written.get(name)
+            done = [*result.partitions_written, *result.partitions_removed] if result else []
+            changes[output_changes.location(output.path)] = output_changes.entry(
+                output.partition_by, [*done, *noted]
+            )
+
+        def fits(slot: str, state: Mapping[str, Any]) -> None:
+            run.store.check_fits(str(run.state_name), run.run_id, state, slot=slot)
+
+        return output_changes.with_changes(states, changes, fits)
+
+    def _forget_notes(self) -> None:
+        """Once committed: the notes of the publishes the commit named."""
+        if not self.run.committed:
+            return
+        for path, notes in self._notes.items():
+            output_changes.forget_uncommitted(writer.open_filesystem(self.run.spark, path), notes)
 
     def _with_unwritten(self, states: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Each slot's state with where every target not written this run was left, and where

@@ -122,6 +122,9 @@ class PlannedSource:
     counts: Mapping[Partition, int]
     affected: list[Partition]
     pending: list[Partition]
+    # An upstream's commits could not name what changed (``CommittedChanges.everything``):
+    # every partition is recomputed and the job's targets are replaced whole.
+    recompute_all: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -164,6 +167,11 @@ class PlannedSource:
             "records_read": self.records_read,
             "files_read": len(self.side.plan.files),
             "file_plan": self.side.plan_summary(),
+            **(
+                {"upstream_changes": self.side.upstream.changes.details()}
+                if self.side.upstream is not None
+                else {}
+            ),
         }
 
     def read(self, run: IncrementalRun, partitions: Sequence[Partition]) -> DataFrame:
@@ -232,9 +240,17 @@ def plan_sources(run: IncrementalRun, datasets: Mapping[str, Dataset]) -> dict[s
         if side.previous
         for values in side.previous.pending_partitions
     ]
-    candidates = normalise_partitions([*touched, *pending_before], columns)
+    # What the upstreams' commits since the last read changed, emptied partitions included:
+    # a partition the upstream removed has no new file to name it.
+    changes = [side.upstream.changes for side in sides.values() if side.upstream is not None]
+    committed = [p for change in changes for p in change.partitions]
+    candidates = normalise_partitions([*touched, *pending_before, *committed], columns)
     for side in sides.values():
         side.cover(candidates, columns)  # S3 sides: what an ordered listing left out
+    recompute_all = any(change.everything for change in changes)
+    if recompute_all:
+        every = [p for side in sides.values() for p in side.existing_partitions(columns)]
+        candidates = normalise_partitions([*candidates, *every], columns)
     affected = [p for p in candidates if not any(p in s.unsettled for s in sides.values())]
     return {
         name: PlannedSource(
@@ -244,6 +260,7 @@ def plan_sources(run: IncrementalRun, datasets: Mapping[str, Dataset]) -> dict[s
             counts.get(name, {}),
             affected,
             [p for p in candidates if p in sides[name].unsettled],
+            recompute_all,
         )
         for name, dataset in datasets.items()
     }

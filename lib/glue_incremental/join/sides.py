@@ -146,7 +146,14 @@ class Side:
         s3 = self.s3
         if s3 is None or s3.lister is None:
             return
-        missing = s3_side.unlisted(s3.found.listed_after, partitions, columns)
+        wanted = list(partitions)
+        missing = s3_side.unlisted(s3.found.listed_after, wanted, columns)
+        # Above its StartAfter the run listed everything: a partition the bookmark knew with
+        # no file listed now was emptied (an upstream removed it) and is not read.
+        listed = {partition_of(source, columns) for source in self.listing}
+        self.pruned_partitions -= {
+            p for p in wanted if p not in listed and p not in missing.values()
+        }
         if not missing:
             return
         found = s3_side.list_partitions(s3.lister, missing)
@@ -225,7 +232,7 @@ class FileSideSource:
         upstream = None
         if self.upstream_job is not None:
             seen = previous.upstream if previous else None
-            upstream = upstream_view(run.store, self.upstream_job, seen)
+            upstream = upstream_view(run.store, self.upstream_job, seen, path=root, columns=columns)
         upper_ms = _upper_bound_ms(upstream, run.upper_bound(slot))
         found = self.dataset.plan(
             spark,

@@ -3,7 +3,12 @@
 The upstream job's committed state carries ``published_at_ms``; files newer than that, and
 partitions an unfinished publish of the upstream names, are unsettled: this run leaves them
 pending. Just before committing, the partitions read are checked again; if the upstream
-published into one meanwhile, ``UpstreamChanged`` stops the run before the commit. Design:
+published into one meanwhile, ``UpstreamChanged`` stops the run before the commit.
+
+What to recompute comes from the upstream's commits: each commit's ``output_changes``
+(``glue_incremental.output_changes``) names the partitions it wrote or removed in the side's
+path; ``committed_changes`` unions them over every commit since the one the side last read
+(a rewind that rolled its output back names the rolled-back runs' partitions). Design:
 ``docs/upstream-commits.md``.
 """
 
@@ -15,7 +20,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from glue_incremental import partition_paths, publish, writer
+from glue_incremental import output_changes, partition_paths, publish, restore, writer
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.join.spec import Partition, partition_of
 from glue_incremental.sources import files as file_source
@@ -41,6 +46,28 @@ class UpstreamContractError(GlueIncrementalError, ValueError):
     """The upstream job's committed state does not say when its output was published."""
 
 
+@dataclass(frozen=True)
+class CommittedChanges:
+    """The partitions (in the side's columns) the upstream's commits since the one a side
+    last read wrote or removed in its path.
+
+    ``everything``: recompute every partition (a commit said ``all``, its columns do not
+    cover the side's, or history between the two commits expired). ``unrecorded``: commits
+    that recorded nothing for this path (written before commits recorded their changes, or
+    an Iceberg roll-forward): for those, only the files that appeared name partitions."""
+
+    partitions: frozenset[Partition] = frozenset()
+    everything: bool = False
+    unrecorded: int = 0
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "partitions": len(self.partitions),
+            "recompute_all": self.everything,
+            "unrecorded_commits": self.unrecorded,
+        }
+
+
 @dataclass
 class Upstream:
     """What this run knows of a side's upstream job: its last commit and the runs since."""
@@ -51,6 +78,7 @@ class Upstream:
     run_id: str | None
     published_at_ms: int | None
     runs_consumed: list[str]
+    changes: CommittedChanges = CommittedChanges()
 
     @property
     def visible_until_ms(self) -> int:
@@ -66,8 +94,16 @@ class Upstream:
         )
 
 
-def upstream_view(store: Watermarks, job: str, seen: UpstreamState | None) -> Upstream:
-    """The upstream job's latest committed state and the runs committed since ``seen``."""
+def upstream_view(
+    store: Watermarks,
+    job: str,
+    seen: UpstreamState | None,
+    *,
+    path: str | None = None,
+    columns: Sequence[str] = (),
+) -> Upstream:
+    """The upstream job's latest committed state and the runs committed since ``seen``;
+    with ``path``, the partitions (of ``columns``) those commits changed there."""
     slots = store.slots(job)
     slot = "default" if "default" in slots else (sorted(slots)[0] if slots else None)
     if slot is None:
@@ -89,7 +125,97 @@ def upstream_view(store: Watermarks, job: str, seen: UpstreamState | None) -> Up
     since = seen["version"] if seen is not None and seen["job"] == job else None
     current = state["version"] if state else chosen["version"]
     consumed = _runs_between(store.iter_history(job, slot), since, current)
-    return Upstream(job, slot, current, chosen["job_run_id"], published, consumed)
+    changes = CommittedChanges()
+    if path is not None and since is not None and current is not None:
+        changes = committed_changes(store, job, slot, path, columns, since, current)
+    return Upstream(job, slot, current, chosen["job_run_id"], published, consumed, changes)
+
+
+def committed_changes(
+    store: Watermarks,
+    job: str,
+    slot: str,
+    path: str,
+    columns: Sequence[str],
+    since: int,
+    current: int,
+) -> CommittedChanges:
+    """The partitions of ``path`` the commits ``since < version <= current`` changed.
+
+    A run's commit names them (``output_changes``); a reset or a ``set`` changes no
+    output (after a reset the reload's commit names every partition it wrote or removed);
+    a rewind changes none unless it rolled the output back (an Iceberg target,
+    ``watermarks rewind``): then every partition the runs it undid had changed. Commits
+    older than ``since`` are read only for such a rollback. Every commit in the range is
+    read, each once, so a reader that paused, or was itself rewound, gets the union."""
+    if since > current:  # the history restarted (a table recreated): nothing is comparable
+        return CommittedChanges(everything=True)
+    where = output_changes.location(path)
+    items: dict[int, Mapping[str, Any]] = {}
+    oldest_needed = since + 1
+    rolled_back_to: dict[int, int] = {}  # a rollback's version -> the version it restored
+    for stored in store.iter_history(job, slot):
+        version = int(stored["version"])
+        if version > current:
+            continue
+        if version < oldest_needed:
+            break
+        items[version] = stored
+        if _rolls_back(stored) and version > since:
+            try:
+                back_to = store.state_after_run(job, str(stored.get("rewound_to_run")), slot)
+            except LookupError:
+                return CommittedChanges(everything=True)
+            rolled_back_to[version] = int(back_to["version"])
+            oldest_needed = min(oldest_needed, rolled_back_to[version] + 1)
+    if set(range(oldest_needed, current + 1)) - set(items):  # expired from history
+        return CommittedChanges(everything=True)
+    found: set[Partition] = set()
+    unrecorded = 0
+    for version in range(since + 1, current + 1):
+        item = items[version]
+        undone: list[Mapping[str, Any]] = [item]
+        if version in rolled_back_to:
+            undone = [items[v] for v in range(rolled_back_to[version] + 1, version)]
+        elif item["kind"] != "run":
+            continue  # a reset, a set, a rewind that kept the output: no partition changed
+        for each in undone:
+            if each["kind"] != "run":
+                continue
+            recorded = _entry(each, where)
+            if recorded is None:
+                unrecorded += 1
+                continue
+            partitions = _in_columns(recorded, columns)
+            if partitions is None:
+                return CommittedChanges(everything=True)
+            found |= partitions
+    return CommittedChanges(frozenset(found), unrecorded=unrecorded)
+
+
+def _rolls_back(item: Mapping[str, Any]) -> bool:
+    """A rewind that rolled the output back too (``watermarks rewind`` of an Iceberg target), or
+    restored a Parquet target's retained files (``restore.RESTORED``): every partition the
+    undone runs changed is rewritten either way."""
+    return item["kind"] == "rewind" and item.get("output") in ("rolled back", restore.RESTORED)
+
+
+def _entry(item: Mapping[str, Any], where: str) -> Mapping[str, Any] | None:
+    recorded = (item.get("watermarks") or {}).get(output_changes.CHANGES_KEY)
+    if not isinstance(recorded, Mapping):
+        return None
+    entry = recorded.get(where)
+    return entry if isinstance(entry, Mapping) else None
+
+
+def _in_columns(entry: Mapping[str, Any], columns: Sequence[str]) -> set[Partition] | None:
+    """The entry's partitions as the side's tuples; None: recompute everything (``all``, or
+    the side is partitioned by a column the upstream's target is not)."""
+    recorded = list(entry.get("columns") or ())
+    if entry.get("all") or not set(columns) <= set(recorded):
+        return None
+    at = [recorded.index(column) for column in columns]
+    return {tuple(values[i] for i in at) for values in entry.get("partitions") or ()}
 
 
 def _last_published(history: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
