@@ -861,7 +861,7 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
     started = time.monotonic()
     clean(workdir, out=lambda _: None)
     workdir.mkdir(parents=True)
-    steps = Steps(14, out)
+    steps = Steps(15, out)
     out(f"glue-incremental demo: the platform on this machine (work dir {workdir})")
     try:
         with ExitStack() as stack:

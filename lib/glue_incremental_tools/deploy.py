@@ -623,7 +623,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--env",
-        help="environment: terraform/environments/<ENV> (bucket and job names from its outputs)",
+        help="environment (local: terraform/environments/local; dev, prod: "
+        "terraform/environments/aws with TF_DATA_DIR=.terraform-<ENV>); bucket and job names "
+        "from its outputs",
     )
     parser.add_argument(
         "--bucket", help="the scripts bucket (default: terraform output scripts_bucket_name)"
@@ -635,8 +637,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--root",
-        help="the project checkout to deploy (default: the working directory or the nearest "
-        f"parent holding glue_scripts/, else ${project.ROOT_ENV})",
+        help=f"the project checkout to deploy (default: ${project.ROOT_ENV}, else the working "
+        "directory or its nearest parent holding glue_scripts/)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="build and show what would change; write nothing"

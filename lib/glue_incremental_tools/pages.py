@@ -157,7 +157,9 @@ def register_pages(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "pages",
         help="the pages (alarms, failed runs) that reached the on-call topic (local stack)",
-        description=__doc__.split("\n\n", 1)[0].replace("``", ""),
+        description="Show the alarm and failed-run pages the local on-call topic delivered "
+        "to its queue, without consuming them (the local stack; in an account it prints how "
+        "to list the topic's subscriptions instead).",
     )
     parser.add_argument("--env", required=True, help="environment (local)")
     parser.add_argument(

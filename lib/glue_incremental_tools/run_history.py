@@ -306,7 +306,8 @@ def register_runs(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "runs",
         help="a pipeline's recent runs: true state, rows read/written, error line",
-        description=__doc__.split("\n\n", 1)[0].replace("``", ""),
+        description="List a pipeline's recent runs: state (the local runner's record over "
+        "Glue's), times, rows read/written and the error line.",
     )
     parser.add_argument("pipeline", metavar="PIPELINE", help="pipeline, job or state name")
     parser.add_argument("--env", required=True, help="environment (local, dev, prod)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from glue_incremental import output_changes
+from glue_incremental import output_changes, restore
 from glue_incremental.join.upstream import committed_changes
 from glue_incremental.watermarks.errors import UnknownRun, WatermarkItemTooLarge
 
@@ -60,12 +60,15 @@ def test_a_reset_a_set_and_a_rewind_that_keeps_the_output_change_no_partition():
     assert _changes(history, 1, 4).partitions == frozenset()
 
 
-def test_a_rewind_that_rolled_the_output_back_names_what_the_undone_runs_changed():
+# An Iceberg table rolled back, or a load's retained Parquet files restored: either way the
+# undone runs' partitions are rewritten.
+@pytest.mark.parametrize("output", ["rolled back", restore.RESTORED])
+def test_a_rewind_that_rolled_the_output_back_names_what_the_undone_runs_changed(output):
     rollback = {
         **_run(4, "a"),
         "kind": "rewind",
         "job_run_id": "manual-rewind",
-        "output": "rolled back",
+        "output": output,
         "rewound_to_run": "r1",
     }
     history = History(_run(1, "a"), _run(2, "b"), _run(3, "c"), rollback)

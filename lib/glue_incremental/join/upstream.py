@@ -8,7 +8,7 @@ published into one meanwhile, ``UpstreamChanged`` stops the run before the commi
 What to recompute comes from the upstream's commits: each commit's ``output_changes``
 (``glue_incremental.output_changes``) names the partitions it wrote or removed in the side's
 path; ``committed_changes`` unions them over every commit since the one the side last read
-(a rewind that rolled its output back names the rolled-back runs' partitions). Design:
+(a rewind that rolled back or restored its output names the undone runs' partitions). Design:
 ``docs/upstream-commits.md``.
 """
 
@@ -144,8 +144,8 @@ def committed_changes(
 
     A run's commit names them (``output_changes``); a reset or a ``set`` changes no
     output (after a reset the reload's commit names every partition it wrote or removed);
-    a rewind changes none unless it rolled the output back (an Iceberg target,
-    ``watermarks rewind``): then every partition the runs it undid had changed. Commits
+    a rewind changes none unless it rolled the output back (an Iceberg target) or restored a
+    load's retained Parquet files: then every partition the runs it undid had changed. Commits
     older than ``since`` are read only for such a rollback. Every commit in the range is
     read, each once, so a reader that paused, or was itself rewound, gets the union."""
     if since > current:  # the history restarted (a table recreated): nothing is comparable

@@ -30,7 +30,7 @@ variable "oidc_provider_arn" {
 }
 
 variable "pull_request_plan_role" {
-  description = "Create the pull-request plan role (one per account: pull requests plan every environment of the account)."
+  description = "Create the environment's pull-request plan role (gi-ci-<env>-pull-request-plan: pull requests plan each environment with its own)."
   type        = bool
   default     = false
 }
