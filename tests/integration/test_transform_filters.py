@@ -322,3 +322,20 @@ def test_a_filtered_key_leaves_the_iceberg_table_beside_a_kept_delete_marker(
     assert table_rows(spark, name, ["account_id", "op"]) == []
     assert "op" in spark.table(name).columns
     assert summary["records_deleted"] == 2
+
+
+@requires_iceberg
+def test_a_key_never_loaded_and_filtered_stays_out_of_the_iceberg_table_until_a_newer_version(
+    spark, tmp_path, store
+):
+    job = iceberg_accounts(spark, tmp_path, store)
+    job.land(B)
+    job.run()  # account 9 only ever a test account: its tombstone goes to the side table
+    job.land(A[:1], late=True)
+    job.run()
+    assert stored_rows(job) == job.expected() == []
+
+    job.land([account(9, "user9@shop.example", 3, spend=7.0)])
+    job.run()
+
+    assert stored_rows(job) == job.expected() == [(9, "user9@shop.example", 7.0, 3)]
