@@ -296,8 +296,6 @@ def test_the_platform_end_to_end(demo):
     states = demo.evaluate_alarms()
     names = outputs["alarm_names"]
     assert states[names[ORDERS]["zero_records"]] == "ALARM"
-    for key in PIPELINES:
-        assert states[names[key]["watermark_stale"]] == "OK"
     assert states[names[CUSTOMERS]["zero_records"]] == "OK"
     assert states[names[ENRICHED]["zero_records"]] == "OK"
 
@@ -307,9 +305,11 @@ def test_the_platform_end_to_end(demo):
         page["alarm"] for page in pages if page["kind"] == "alarm" and page["state"] == "ALARM"
     }
     assert names[ORDERS]["zero_records"] in alarm_pages
-    # Besides it, only the missed-run alarms may page: evaluated when created, before any run.
-    # The count alarms (late files, null/future watermarks, publish failures) stay quiet.
-    missed = {names[key]["missed_run"] for key in PIPELINES}
+    # Besides it, only the missed-run alarms may page (evaluated when created, before any run)
+    # and the watermark-stale ones: the demo's data is dated May 2024, so a time cursor is
+    # years behind the clock. The count alarms (late files, null/future watermarks, publish
+    # failures) stay quiet.
+    missed = {names[key][alarm] for key in PIPELINES for alarm in ("missed_run", "watermark_stale")}
     # The failed run pages as a CloudWatch-alarm-shaped notification (what pagers parse).
     failed_run = f"{load}-run-failed"
     assert alarm_pages - {names[ORDERS]["zero_records"], failed_run} <= missed

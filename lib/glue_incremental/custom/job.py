@@ -357,16 +357,20 @@ class CustomJob:
         states = self._settled if self._settled is not None else self._settle_states()
         if conventions.settles_unwritten:
             states = self._with_unwritten(states)
-        if not conventions.records_after_commit:
-            self._record(details, states)  # before the commit: nothing after it may fail the run
         wrote = any(
             self._commit_unchanged.get(name, True) or result.records_deleted
             for name, result in self._written.items()
         )
         # A job reading only whole tables has no slot: nothing to commit after its publish.
         changed = not all(self._planned[name].unchanged(s) for name, s in states.items())
-        if states and (wrote or changed):
-            run.commit(self._with_output_changes(states))
+        committing = bool(states) and (wrote or changed)
+        if committing:
+            # The states as stored: the recorded state size is the committed item's.
+            states = self._with_output_changes(states)
+        if not conventions.records_after_commit:
+            self._record(details, states)  # before the commit: nothing after it may fail the run
+        if committing:
+            run.commit(states)
         for name in self._built if conventions.settles_unwritten else self._written:
             self._built[name].after_commit(run, states)
         for name, plan in self._schema_plans.items():
