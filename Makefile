@@ -29,6 +29,7 @@ lint-checks:
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	cd lib && ../$(VENV)/bin/lint-imports --config ../pyproject.toml --no-cache
 	terraform fmt -check -recursive terraform
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
 	$(VENV)/bin/shellcheck scripts/*.sh

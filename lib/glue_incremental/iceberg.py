@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +26,7 @@ from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-# iceberg_deliveries uses this module only inside its functions: the cycle is safe.
 from glue_incremental import deletes, iceberg_deliveries, iceberg_tombstones, tombstones
-from glue_incremental.args import ArgumentError
 from glue_incremental.encoding import encode
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
@@ -45,15 +42,17 @@ from glue_incremental.iceberg_summary import (  # noqa: F401
     WATERMARK,
     Snapshot,
 )
+from glue_incremental.iceberg_tables import (  # noqa: F401  (the target's names, as before)
+    DEFAULT_CATALOG,
+    TABLE_PROPERTIES,
+    IcebergTarget,
+    create_table,
+    table_exists,
+)
 from glue_incremental.key_index import having_keys
 from glue_incremental.schema_conform import with_columns_of
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.writer import merge_latest
-
-DEFAULT_CATALOG = "glue_catalog"
-# Set on the table at creation: a concurrent commit fails ours instead of being rebased onto it.
-TABLE_PROPERTIES = {"commit.retry.num-retries": "0", "format-version": "2"}
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class SnapshotMoved(GlueIncrementalError, RuntimeError):
@@ -65,33 +64,6 @@ class SnapshotMoved(GlueIncrementalError, RuntimeError):
             f"Iceberg table {table} moved from snapshot {expected} to {actual} during this run; "
             "nothing was committed (another writer?)"
         )
-
-
-@dataclass(frozen=True)
-class IcebergTarget:
-    """``--target_table db.table`` in ``--iceberg_catalog`` (default ``glue_catalog``)."""
-
-    table: str
-    catalog: str = DEFAULT_CATALOG
-
-    def __post_init__(self) -> None:
-        parts = self.table.split(".")
-        if len(parts) != 2 or not all(_IDENTIFIER.match(part) for part in parts):
-            raise ArgumentError(
-                "target_table", f"--target_table {self.table!r} must be database.table"
-            )
-        if not _IDENTIFIER.match(self.catalog):
-            raise ArgumentError(
-                "iceberg_catalog", f"--iceberg_catalog {self.catalog!r} is not an identifier"
-            )
-
-    @property
-    def name(self) -> str:
-        return f"{self.catalog}.{self.table}"
-
-    @property
-    def quoted(self) -> str:
-        return ".".join(f"`{part}`" for part in self.name.split("."))
 
 
 # -- pure transforms ------------------------------------------------------------------------------
@@ -198,10 +170,6 @@ def snapshot_properties(
 # -- I/O ------------------------------------------------------------------------------------------
 
 
-def table_exists(spark: Any, target: IcebergTarget) -> bool:
-    return bool(spark.catalog.tableExists(target.name))
-
-
 def _java_table(spark: Any, target: IcebergTarget) -> Any:
     jvm = spark._jvm
     return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
@@ -246,23 +214,6 @@ def snapshot_of_run(spark: Any, target: IcebergTarget, run_id: str) -> Snapshot 
 
 def table_schema(spark: Any, target: IcebergTarget) -> Any:
     return spark.table(target.quoted).schema if table_exists(spark, target) else None
-
-
-def create_table(
-    spark: Any, target: IcebergTarget, schema: Any, partition_by: Sequence[str]
-) -> None:
-    """Create the table empty (a metadata commit, no snapshot) if it does not exist."""
-    columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in schema)
-    partitioned = (
-        f" PARTITIONED BY ({', '.join(f'`{name}`' for name in partition_by)})"
-        if partition_by
-        else ""
-    )
-    properties = ", ".join(f"'{key}'='{value}'" for key, value in TABLE_PROPERTIES.items())
-    spark.sql(
-        f"CREATE TABLE IF NOT EXISTS {target.quoted} ({columns}) USING iceberg"
-        f"{partitioned} TBLPROPERTIES ({properties})"
-    )
 
 
 def read_at(spark: Any, target: IcebergTarget, snapshot_id: int | None) -> DataFrame | None:

@@ -22,15 +22,15 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental import iceberg
+from glue_incremental import iceberg_tables
 
 SUFFIX = "__delivery"
 ROW_HASH = "__glue_incremental_row_hash"
 
 
-def side_table(target: iceberg.IcebergTarget) -> iceberg.IcebergTarget:
+def side_table(target: iceberg_tables.IcebergTarget) -> iceberg_tables.IcebergTarget:
     """``<database>.<table>__delivery`` in the target's catalog."""
-    return iceberg.IcebergTarget(f"{target.table}{SUFFIX}", target.catalog)
+    return iceberg_tables.IcebergTarget(f"{target.table}{SUFFIX}", target.catalog)
 
 
 def row_hash(columns: Sequence[str]) -> Column:
@@ -42,7 +42,7 @@ def row_hash(columns: Sequence[str]) -> Column:
 
 def with_kept_delivery(
     spark: Any,
-    target: iceberg.IcebergTarget,
+    target: iceberg_tables.IcebergTarget,
     stored: DataFrame,
     primary_key: Sequence[str],
     delivery: Sequence[str],
@@ -51,7 +51,7 @@ def with_kept_delivery(
     """``stored`` with its kept ``delivery`` columns (null where no entry matches its values);
     ``types`` is the incoming schema the delivery columns take their types from."""
     side = side_table(target)
-    if not delivery or not iceberg.table_exists(spark, side):
+    if not delivery or not iceberg_tables.table_exists(spark, side):
         for name in delivery:
             stored = stored.withColumn(name, F.lit(None).cast(types[name].dataType))
         return stored
@@ -86,7 +86,7 @@ def with_kept_delivery(
 
 def record(
     spark: Any,
-    target: iceberg.IcebergTarget,
+    target: iceberg_tables.IcebergTarget,
     merged: DataFrame,
     primary_key: Sequence[str],
     delivery: Sequence[str],
@@ -105,7 +105,7 @@ def record(
         *[F.col(f"`{name}`") for name in delivery],
     )
     side = side_table(target)
-    iceberg.create_table(spark, side, entries.schema, ())
+    iceberg_tables.create_table(spark, side, entries.schema, ())
     if replace_all:
         entries.writeTo(side.name).overwrite(F.lit(True))
         return

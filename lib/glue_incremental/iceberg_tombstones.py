@@ -21,25 +21,25 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from glue_incremental import iceberg, tombstones
+from glue_incremental import iceberg_tables, tombstones
 
 SUFFIX = "__tombstone"
 
 
-def side_table(target: iceberg.IcebergTarget) -> iceberg.IcebergTarget:
+def side_table(target: iceberg_tables.IcebergTarget) -> iceberg_tables.IcebergTarget:
     """``<database>.<table>__tombstone`` in the target's catalog."""
-    return iceberg.IcebergTarget(f"{target.table}{SUFFIX}", target.catalog)
+    return iceberg_tables.IcebergTarget(f"{target.table}{SUFFIX}", target.catalog)
 
 
-def read(spark: Any, target: iceberg.IcebergTarget) -> DataFrame | None:
+def read(spark: Any, target: iceberg_tables.IcebergTarget) -> DataFrame | None:
     """The target's tombstones, or None when it keeps none."""
     side = side_table(target)
-    return spark.table(side.name) if iceberg.table_exists(spark, side) else None
+    return spark.table(side.name) if iceberg_tables.table_exists(spark, side) else None
 
 
 def record(
     spark: Any,
-    target: iceberg.IcebergTarget,
+    target: iceberg_tables.IcebergTarget,
     old: DataFrame | None,
     merged: DataFrame,
     kept: Sequence[str],
@@ -74,9 +74,9 @@ def record(
         spark.catalog.dropTempView(view)
 
 
-def _create_or_extend(spark: Any, side: iceberg.IcebergTarget, schema: StructType) -> None:
+def _create_or_extend(spark: Any, side: iceberg_tables.IcebergTarget, schema: StructType) -> None:
     """The side table, created, or given ``REMOVED_ROW`` if an earlier version made it."""
-    iceberg.create_table(spark, side, schema, ())
+    iceberg_tables.create_table(spark, side, schema, ())
     if tombstones.REMOVED_ROW not in spark.table(side.name).columns:
         spark.sql(f"ALTER TABLE {side.quoted} ADD COLUMN `{tombstones.REMOVED_ROW}` string")
 

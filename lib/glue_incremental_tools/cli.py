@@ -29,6 +29,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
+from glue_incremental_tools.errors import CommandError
+
 PROG = "python -m glue_incremental"
 TABLE_ENV = "GLUE_WATERMARKS_TABLE"
 EXIT_ERROR = 2
@@ -49,10 +51,6 @@ COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("pages", "glue_incremental_tools.pages:register_pages"),
     ("env", "glue_incremental_tools.pages:register_env"),
 ]
-
-
-class CommandError(Exception):
-    """An expected failure of a command: printed as one ``error:`` line, exit code 2."""
 
 
 # -- parser and dispatch ---------------------------------------------------------------------

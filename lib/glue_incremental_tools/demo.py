@@ -990,7 +990,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from glue_incremental_tools.cli import CommandError
+    from glue_incremental_tools.errors import CommandError
 
     workdir = Path(args.workdir) if args.workdir else deploy.project_root() / DEMO_DIR
     try:

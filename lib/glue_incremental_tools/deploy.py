@@ -669,7 +669,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_deploy(args: argparse.Namespace) -> int:
-    from glue_incremental_tools.cli import CommandError
+    from glue_incremental_tools.errors import CommandError
 
     try:
         deploy(
@@ -724,7 +724,7 @@ def switch_release(
 
 
 def _cmd_switch(args: argparse.Namespace) -> int:
-    from glue_incremental_tools.cli import CommandError
+    from glue_incremental_tools.errors import CommandError
 
     try:
         switch_release(

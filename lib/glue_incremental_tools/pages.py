@@ -27,7 +27,7 @@ from typing import Any
 
 from glue_incremental import aws
 
-from glue_incremental_tools.cli import CommandError
+from glue_incremental_tools.errors import CommandError
 
 RECEIVE_ROUNDS = 10
 

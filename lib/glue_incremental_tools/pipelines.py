@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from glue_incremental_tools.cli import CommandError
+from glue_incremental_tools.errors import CommandError
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from glue_incremental import aws
 
 from glue_incremental_tools import runner
-from glue_incremental_tools.cli import CommandError
+from glue_incremental_tools.errors import CommandError
 
 DEFAULT_RUNS = 10
 GLUE_LOG_PREFIX = "/aws-glue/jobs"

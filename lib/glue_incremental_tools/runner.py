@@ -507,7 +507,7 @@ def register(subparsers: Any) -> None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from glue_incremental_tools import stack
-    from glue_incremental_tools.cli import CommandError
+    from glue_incremental_tools.errors import CommandError
 
     if aws.endpoint_url() is None and stack.read_stack() is not None:
         stack.use_local_stack()  # `make up` is running: jobs run against it

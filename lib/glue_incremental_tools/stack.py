@@ -27,7 +27,6 @@ from typing import Any
 from glue_incremental import aws
 
 from glue_incremental_tools import deploy
-from glue_incremental_tools.localendpoint import DUMMY_ENV
 
 ENVIRONMENT = "local"
 STACK_DIR = ".local-stack"
@@ -62,35 +61,6 @@ def use_local_stack(root: Path | None = None) -> None:
     aws.reset_client_cache()
 
 
-# -- the background process ----------------------------------------------------------------------
-
-
-def serve(workdir: Path) -> None:
-    """Run the stack until SIGTERM: local AWS, terraform apply, deploy, the source files."""
-    from glue_incremental_tools.demo import Demo
-    from glue_incremental_tools.localendpoint import running_local_aws
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    with running_local_aws() as endpoint:
-        demo = Demo(workdir, endpoint)
-        outputs = demo.terraform_apply()
-        demo.deploy()
-        demo.generate_source()
-        record = {
-            "pid": os.getpid(),
-            "environment": {**DUMMY_ENV, **endpoint.environment(), **demo.terraform_env},
-            "jobs": outputs["job_names"],
-            "data_bucket": outputs.get("data_bucket_name"),
-            "watermarks_table": outputs["watermarks_table_name"],
-        }
-        partial = workdir / f"{STACK_FILE}.tmp"
-        partial.write_text(json.dumps(record, indent=2))
-        partial.replace(workdir / STACK_FILE)
-        print("stack ready", flush=True)
-        while True:
-            signal.pause()
-
-
 def up(root: Path | None = None, out: Any = print) -> int:
     """Start the stack in the background and wait until it is ready."""
     workdir = stack_dir(root)
@@ -104,7 +74,7 @@ def up(root: Path | None = None, out: Any = print) -> int:
     log_path = workdir / "stack.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "glue_incremental_tools.stack", "serve", str(workdir)],
+            [sys.executable, "-m", "glue_incremental_tools.stack_process", "serve", str(workdir)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -204,7 +174,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_up(_args: argparse.Namespace) -> int:
-    from glue_incremental_tools.cli import CommandError
+    from glue_incremental_tools.errors import CommandError
 
     try:
         return up()
@@ -214,10 +184,3 @@ def _cmd_up(_args: argparse.Namespace) -> int:
 
 def _cmd_down(_args: argparse.Namespace) -> int:
     return down()
-
-
-if __name__ == "__main__":  # the background process `up` starts
-    if sys.argv[1:2] == ["serve"] and len(sys.argv) == 3:
-        serve(Path(sys.argv[2]))
-    else:
-        sys.exit("usage: python -m glue_incremental_tools.stack serve WORKDIR")

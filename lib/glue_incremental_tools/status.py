@@ -23,7 +23,7 @@ from glue_incremental import aws, metrics
 from glue_incremental.watermarks import DEFAULT_SLOT, Watermarks
 
 from glue_incremental_tools import deploy, runner
-from glue_incremental_tools.cli import CommandError
+from glue_incremental_tools.errors import CommandError
 
 JOIN_SLOTS = ("left", "right")
 ALARM_ORDER = {"ALARM": 0, "INSUFFICIENT_DATA": 1, "OK": 2}

@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlparse
 
 from glue_incremental.partition_paths import HIVE_NULL, is_hidden
 
-from glue_incremental_tools.cli import CommandError
+from glue_incremental_tools.errors import CommandError
 
 DEFAULT_LIMIT = 10
 NULL = "null"

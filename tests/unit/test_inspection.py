@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from glue_incremental_tools import cli, pages, run_history, target_view, watermark_text
-from glue_incremental_tools.cli import CommandError
+from glue_incremental_tools.errors import CommandError
 
 # What a reader of the target sees: the live files only, partition values unescaped.
 LIVE = [
