@@ -40,7 +40,7 @@ fmt: setup ## format Python and Terraform in place
 	terraform fmt -recursive terraform
 
 # Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
-test: setup ## lint, and every test: unit, integration, terraform, end to end (~19 min)
+test: setup ## lint, and every test: unit, integration, terraform, end to end (~45 min on 2 cores)
 	@mkdir -p build; $(MAKE) --no-print-directory lint-checks > build/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST) tests --ignore=tests/benchmarks; tests=$$?; \
 	wait $$lint; linted=$$?; cat build/lint.log; \

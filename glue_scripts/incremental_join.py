@@ -17,8 +17,7 @@ unchanged::
         --target_path s3://lake/orders_payments \\
         --upstream_jobs left=orders_load,right=payments_load
 
-Arguments are documented in the README ("incremental_join.py"); one run:
-``docs/incremental-join.md``.
+Arguments and one run: ``docs/incremental-join.md``.
 """
 
 import sys

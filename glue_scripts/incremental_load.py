@@ -8,7 +8,7 @@ unchanged::
         --watermark_column updated_at --primary_key order_id \\
         --target_path file:///data/lake/orders --partition_by order_date
 
-Arguments are documented in the README ("incremental_load.py").
+Arguments are documented in ``docs/load-job.md`` (``--help`` prints them).
 """
 
 import sys

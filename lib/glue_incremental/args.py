@@ -1,8 +1,8 @@
 """Job arguments the Glue way: ``--NAME value`` pairs, like ``getResolvedOptions``.
 
 Each job declares its options once (``Option``: name, parser, default, help);
-the same declarations give the parser, the typed config values and the README
-table. Declared arguments are validated strictly. Glue's documented special
+the same declarations give the parser, the typed config values and the docs'
+argument table. Declared arguments are validated strictly. Glue's documented special
 parameters (``--conf``, ``--scriptLocation``, ``--TempDir``, ``--enable-metrics``,
 ...; ``GLUE_SPECIAL_PARAMETERS``) reach the script too and are ignored. Any other
 name that is close to a declared one (same letters up to case and ``-``/``_``,
@@ -331,7 +331,7 @@ def required_list(name: str, value: str | None) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Option:
-    """One job argument, declared once: parser, default and help for the README table.
+    """One job argument, declared once: parser, default and help for the docs' table.
 
     ``attribute`` is the config field it fills (default: the name with ``-`` as
     ``_``); ``parse(name, raw)`` returns the typed value or raises ArgumentError.
@@ -426,7 +426,7 @@ _JOB_OPTIONS: list[tuple[Option, ...]] = []
 
 
 def usage(script: str, names: Iterable[str]) -> str:
-    """``--help``: the argument table of the job declaring ``names`` (the README's table)."""
+    """``--help``: the argument table of the job declaring ``names`` (the docs' table)."""
     names = set(names)
     declared = [opts for opts in _JOB_OPTIONS if {o.name for o in opts} <= names]
     options = max(declared, key=len, default=())
@@ -449,7 +449,7 @@ def typed_values(options: Sequence[Option], args: Mapping[str, str | None]) -> d
 
 
 def markdown_table(options: Sequence[Option]) -> str:
-    """The README's argument table for ``options`` (generated, never edited by hand)."""
+    """The docs' argument table for ``options`` (generated, never edited by hand)."""
     lines = ["| argument | default | meaning |", "|---|---|---|"]
     for option in options:
         default = (

@@ -1,7 +1,7 @@
 """The load job's arguments and their validated configuration (``LoadConfig``).
 
-Every argument is declared once in ``LOAD_OPTIONS`` (parser, config, README
-table); ``LoadConfig`` validates them at construction, so a bad value is a
+Every argument is declared once in ``LOAD_OPTIONS`` (parser, config, the
+table in ``docs/load-job.md``); ``LoadConfig`` validates them at construction, so a bad value is a
 one-line ``ArgumentError`` naming the argument before anything is read.
 """
 
@@ -52,7 +52,7 @@ DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
 # How long a Parquet publish keeps the files it replaced (`watermarks rewind` restores them).
 DEFAULT_OUTPUT_RETENTION = "7 days"
 
-# The job's arguments, declared once: parser, config, README table (tests keep it in sync).
+# The job's arguments, declared once: parser, config, docs table (tests keep it in sync).
 LOAD_OPTIONS: tuple[Option, ...] = (
     Option(
         "source",

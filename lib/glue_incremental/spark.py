@@ -1,4 +1,8 @@
-"""Building the SparkSession: Glue's when ``awsglue`` is importable, a local one otherwise."""
+"""The local SparkSession (JDBC, S3A, Iceberg) and the settings every session gets.
+
+On Glue the session is the GlueContext's, built in ``runtime.py``; this module adds the
+settings the library relies on to it (``apply_required_conf``).
+"""
 
 from __future__ import annotations
 

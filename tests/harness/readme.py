@@ -1,7 +1,8 @@
 """The shell commands the README's quick start and local guides show, in order.
 
 They are the ```sh blocks between ``<!-- readme-commands:begin`` and
-``<!-- readme-commands:end -->``; a line ending in ``\\`` continues on the next.
+``<!-- readme-commands:end -->`` (the first-pipeline tutorial's: ``tutorial-commands``);
+a line ending in ``\\`` continues on the next.
 Placeholders are written ``<NAME>`` and filled in by the test that runs them.
 """
 
@@ -13,15 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-BEGIN, END = "<!-- readme-commands:begin", "<!-- readme-commands:end -->"
 CLI = ".venv/bin/python -m glue_incremental "
 
 
-def readme_commands(text: str | None = None) -> list[str]:
-    """Every command of the marked section, continuations joined, comments kept."""
+def readme_commands(text: str | None = None, marker: str = "readme-commands") -> list[str]:
+    """Every command of the marked section, continuations joined, comments dropped."""
     text = README.read_text() if text is None else text
-    assert BEGIN in text and END in text, "README lacks the marked readme-commands section"
-    section = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    begin, end = f"<!-- {marker}:begin", f"<!-- {marker}:end -->"
+    assert begin in text and end in text, f"README lacks the marked {marker} section"
+    section = text.split(begin, 1)[1].split(end, 1)[0]
     commands: list[str] = []
     for block in re.findall(r"^```sh\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL):
         pending = ""

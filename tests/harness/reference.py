@@ -1,8 +1,8 @@
 """The independent reference: a full refresh computed in pure Python from the source files.
 
 "Latest row per key": the greatest watermark wins; ties go to the later
-delivery (file modification time, then file name). That is the rule the README
-states; nothing here calls the library.
+delivery (file modification time, then file name). That is the rule docs/load-job.md
+states ("Ties"); nothing here calls the library.
 """
 
 from __future__ import annotations

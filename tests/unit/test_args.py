@@ -224,22 +224,32 @@ def test_the_load_job_validates_declared_arguments_strictly():
         load.main([*base, "--dry_run", "maybe"], spark=object())
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.mark.parametrize(
-    ("marker", "options"),
-    [("load-arguments", load.LOAD_OPTIONS), ("join-arguments", join.JOIN_OPTIONS)],
+    ("page", "marker", "options"),
+    [
+        ("load-job.md", "load-arguments", load.LOAD_OPTIONS),
+        ("incremental-join.md", "join-arguments", join.JOIN_OPTIONS),
+    ],
 )
-def test_the_readme_argument_tables_are_generated_from_the_declarations(marker, options):
-    text = README.read_text()
+def test_the_docs_argument_tables_are_generated_from_the_declarations(page, marker, options):
+    text = (DOCS / page).read_text()
     begin, end = f"<!-- {marker}:begin -->\n", f"<!-- {marker}:end -->"
-    assert begin in text and end in text, f"README lacks the generated {marker} block"
+    assert begin in text and end in text, f"docs/{page} lacks the generated {marker} block"
     block = text.split(begin, 1)[1].split(end, 1)[0]
     assert block == markdown_table([*options, *COMMON_OPTIONS]), (
-        f"README's {marker} table is out of date: replace the block with "
+        f"docs/{page}'s {marker} table is out of date: replace the block with "
         "glue_incremental.args.markdown_table([*<JOB>_OPTIONS, *COMMON_OPTIONS])"
     )
+
+
+def test_each_generated_argument_table_is_printed_once_in_the_docs():
+    pages = [Path(__file__).resolve().parents[2] / "README.md", *sorted(DOCS.glob("*.md"))]
+    for marker in ("load-arguments", "join-arguments"):
+        printed = [page.name for page in pages if f"<!-- {marker}:begin -->" in page.read_text()]
+        assert len(printed) == 1, (marker, printed)
 
 
 @pytest.mark.parametrize(

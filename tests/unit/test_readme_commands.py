@@ -1,7 +1,8 @@
-"""The README's quick start and local guide name real make targets and valid commands.
+"""The README's quick start, local guide and first-pipeline tutorial name real make targets
+and valid commands.
 
-tests/e2e/test_platform_end_to_end.py runs the same commands on the local stack; this
-checks, without any AWS, that each one at least parses.
+tests/e2e/test_platform_end_to_end.py runs the quick start's and local guide's commands on
+the local stack; this checks, without any AWS, that each command of all three parses.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
 from glue_incremental_tools import cli
 
 from tests.harness.readme import CLI, make_targets, placeholders, readme_commands
@@ -32,16 +34,20 @@ def test_the_guides_start_with_setup_and_demo_and_bring_the_stack_up_and_down():
 
 
 def test_every_make_target_the_guides_use_is_listed_by_make_help():
-    used = {target for command in readme_commands() for target in make_targets(command)}
+    commands = readme_commands() + readme_commands(marker="tutorial-commands")
+    used = {target for command in commands for target in make_targets(command)}
     assert used and used - documented_targets() == set()
 
 
-def test_every_cli_command_of_the_guides_parses():
-    commands = [command for command in readme_commands() if command.startswith(CLI)]
-    assert len(commands) >= 5
+@pytest.mark.parametrize(("marker", "least"), [("readme-commands", 5), ("tutorial-commands", 4)])
+def test_every_cli_command_of_the_guides_parses(marker, least):
+    commands = [command for command in readme_commands(marker=marker) if command.startswith(CLI)]
+    assert len(commands) >= least
     parser = cli.build_parser()
     for command in commands:
-        argv = shlex.split(command.removeprefix(CLI).replace("<", "").replace(">", ""))
+        argv = shlex.split(
+            command.removeprefix(CLI).replace("<", "").replace(">", ""), comments=True
+        )
         args, extras = parser.parse_known_args(argv)
         assert (extras, args.handler is not None) == ([], True), command
 

@@ -1,7 +1,7 @@
 """The join job's options, declared once, and its validated configuration.
 
-``JOIN_OPTIONS`` produces the Glue argument parser, ``JoinJobConfig`` and the README
-table (a test keeps them in sync). Every check runs at construction, before a run
+``JOIN_OPTIONS`` produces the Glue argument parser, ``JoinJobConfig`` and the table
+in ``docs/incremental-join.md`` (a test keeps them in sync). Every check runs at construction, before a run
 starts, and raises ``ArgumentError`` naming the option.
 """
 
@@ -91,7 +91,7 @@ def _listing_only(name: str, value: str | None) -> str:
 
 _FULL_LISTING_EVERY = next(o for o in DISCOVERY_OPTIONS if o.name == "full_listing_every")
 
-# The job's arguments, declared once: parser, config, README table (tests keep it in sync).
+# The job's arguments, declared once: parser, config, docs table (tests keep it in sync).
 JOIN_OPTIONS: tuple[Option, ...] = (
     Option("left_path", "The left partitioned dataset.", required=True),
     Option("right_path", "The right partitioned dataset.", required=True),
