@@ -23,7 +23,7 @@ help: ## this list
 setup: ## check the prerequisites, then install everything else (idempotent)
 	@scripts/setup.sh
 
-lint: setup lint-checks ## ruff, ruff format, mypy, terraform fmt, actionlint, shellcheck
+lint: setup lint-checks ## ruff, ruff format, mypy, import contracts, terraform fmt, actionlint, shellcheck
 
 lint-checks:
 	$(VENV)/bin/ruff check .
