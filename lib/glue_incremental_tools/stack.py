@@ -33,6 +33,9 @@ STACK_DIR = ".local-stack"
 STACK_FILE = "stack.json"
 START_TIMEOUT_SECONDS = 900.0
 
+# The background process `up` starts (its own module: it drives the demo's steps).
+PROCESS_MODULE = "glue_incremental_tools.stack_process"
+
 
 def stack_dir(root: Path | None = None) -> Path:
     return (root or deploy.project_root()) / STACK_DIR
@@ -74,7 +77,7 @@ def up(root: Path | None = None, out: Any = print) -> int:
     log_path = workdir / "stack.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "glue_incremental_tools.stack_process", "serve", str(workdir)],
+            [sys.executable, "-m", PROCESS_MODULE, "serve", str(workdir)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -7,6 +7,8 @@ checking left out: those never run.
 
 from __future__ import annotations
 
+import importlib
+
 import grimp
 import pytest
 
@@ -77,3 +79,9 @@ def test_a_cycle_is_found_when_two_modules_import_each_other():
     graph.add_import(importer="pkg.b", imported="pkg.a")
     graph.add_import(importer="pkg.c", imported="pkg.a")
     assert _cycles(graph) == [["pkg.a", "pkg.b"]]
+
+
+def test_the_process_make_up_starts_is_a_module_that_serves():
+    from glue_incremental_tools import stack
+
+    assert callable(importlib.import_module(stack.PROCESS_MODULE).serve)
