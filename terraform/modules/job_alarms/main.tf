@@ -103,9 +103,12 @@ resource "aws_cloudwatch_metric_alarm" "zero_records" {
   datapoints_to_alarm = var.zero_records_evaluation_periods
   comparison_operator = "LessThanOrEqualToThreshold"
   threshold           = 0
-  # Every run publishes RecordsNew, even 0; no datapoint means no run, which
-  # is the missed-run alarm's page, not this one's.
-  treat_missing_data = "notBreaching"
+  # Every run publishes RecordsNew, even 0; no datapoint means no run, which is the
+  # missed-run alarm's page, not this one's. `ignore` keeps the current state through
+  # periods without a run: a zero-record page stays in ALARM until a run brings records,
+  # instead of resolving itself once its datapoint leaves the window
+  # (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarms-and-missing-data.html).
+  treat_missing_data = "ignore"
 
   alarm_actions = local.alarm_topic_arns
   ok_actions    = local.alarm_topic_arns

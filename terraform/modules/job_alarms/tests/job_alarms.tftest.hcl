@@ -37,8 +37,8 @@ run "zero_record_alarm_follows_the_metric_contract" {
     condition = (aws_cloudwatch_metric_alarm.zero_records.comparison_operator == "LessThanOrEqualToThreshold" &&
       aws_cloudwatch_metric_alarm.zero_records.threshold == 0 &&
       aws_cloudwatch_metric_alarm.zero_records.period == 3600 &&
-    aws_cloudwatch_metric_alarm.zero_records.treat_missing_data == "notBreaching")
-    error_message = "The zero-record alarm must fire on RecordsNew <= 0 per schedule period and leave missing data to the missed-run alarm."
+    aws_cloudwatch_metric_alarm.zero_records.treat_missing_data == "ignore")
+    error_message = "The zero-record alarm must fire on RecordsNew <= 0 per schedule period, leave missing data to the missed-run alarm and keep its state until a run reports (ignore)."
   }
 }
 
