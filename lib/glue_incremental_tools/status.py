@@ -156,6 +156,20 @@ def render_table(rows: Sequence[PipelineStatus]) -> str:
     return "\n".join(lines)
 
 
+def table_notes(rows: Sequence[PipelineStatus], env: str) -> list[str]:
+    """Lines under the table explaining what would otherwise mislead (the local stack's alarms)."""
+    if env != "local":
+        return []
+    idle = [row.pipeline for row in rows if row.alarms.get("missed_run") == "ALARM"]
+    if not idle:
+        return []
+    return [
+        f"missed_run ({', '.join(idle)}): the local stack's Glue never fires triggers, so a "
+        "pipeline sits in missed_run until a run reports; "
+        "`python -m glue_incremental run JOB_NAME` runs one."
+    ]
+
+
 # -- sources ---------------------------------------------------------------------------------
 
 
@@ -412,4 +426,6 @@ def _cmd_status(args: argparse.Namespace, out: Callable[[str], Any] = print) -> 
         out(json.dumps([asdict(row) for row in rows], indent=2, default=str))
     else:
         out(render_table(rows))
+        for note in table_notes(rows, args.env):
+            out(note)
     return 0

@@ -36,3 +36,21 @@ def test_a_job_without_runs_is_looked_up_over_the_whole_period():
 
 def test_the_run_summary_wins_over_metrics():
     assert status._figure({"records_read": 7}, "records_read", "job", "RecordsRead", None) == 7.0
+
+
+def _row(pipeline: str, **alarms: str) -> status.PipelineStatus:
+    return status.PipelineStatus(pipeline, "load", f"gi-local-{pipeline}", [], alarms=alarms)
+
+
+def test_locally_a_missed_run_alarm_is_explained_under_the_table():
+    rows = [_row("orders", missed_run="ALARM"), _row("customers", missed_run="OK")]
+
+    (note,) = status.table_notes(rows, "local")
+
+    assert note.startswith("missed_run (orders): the local stack's Glue never fires triggers")
+    assert "python -m glue_incremental run JOB_NAME" in note
+
+
+def test_in_an_account_a_missed_run_alarm_is_not_explained_away():
+    assert status.table_notes([_row("orders", missed_run="ALARM")], "prod") == []
+    assert status.table_notes([_row("orders", missed_run="OK")], "local") == []
