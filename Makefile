@@ -13,7 +13,7 @@ ENV ?= local
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
-.PHONY: help setup test test-fast test-deep lint lint-checks fmt demo demo-clean up down status bench bench-smoke deploy
+.PHONY: help setup test test-fast test-deep lint lint-checks fmt demo demo-clean up apply down status bench bench-smoke deploy
 
 # `make help` prints each target's `## ` line: one line per target, kept next to the target.
 help: ## this list
@@ -67,6 +67,9 @@ bench-smoke: setup ## the benchmarks at tiny scales (a smoke test)
 
 up: setup ## start the local environment in the background (make down stops it)
 	$(PY) -m glue_incremental up
+
+apply: setup ## re-apply terraform/environments/local to the running stack, keeping its data
+	$(PY) -m glue_incremental apply
 
 down: ## stop the local environment that make up started
 	@if [ -x $(PY) ]; then $(PY) -m glue_incremental down; fi

@@ -45,6 +45,7 @@ COMMAND_GROUPS: list[tuple[str, RegisterFn | str]] = [
     ("demo", "glue_incremental_tools.demo:register"),
     ("status", "glue_incremental_tools.status:register"),
     ("up", "glue_incremental_tools.stack:register"),
+    ("apply", "glue_incremental_tools.stack_process:register"),
     ("target", "glue_incremental_tools.target_view:register"),
     ("runs", "glue_incremental_tools.run_history:register_runs"),
     ("logs", "glue_incremental_tools.run_history:register_logs"),

@@ -28,12 +28,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from glue_incremental import aws, iceberg_summary
 
 from glue_incremental_tools import deploy, runner, status
-from glue_incremental_tools.localendpoint import LocalAws, running_local_aws
+from glue_incremental_tools.localendpoint import running_local_aws
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
@@ -90,12 +90,18 @@ class IcebergTableState:
         return self.records.get(self.current_id, 0) if self.current_id is not None else 0
 
 
+class TerraformEndpoint(Protocol):
+    """Where environments/local points its providers (``LocalAws``, or a running stack's record)."""
+
+    def terraform_vars(self) -> list[str]: ...
+
+
 @dataclass
 class Demo:
     """The demo's steps, in order; each returns what it made (the e2e test asserts on it)."""
 
     workdir: Path
-    endpoint: LocalAws
+    endpoint: TerraformEndpoint
     log: Log = print
     root: Path = field(default_factory=deploy.project_root)
     outputs: dict[str, Any] = field(default_factory=dict)
