@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -154,24 +154,6 @@ class Demo:
     def curated(self, key: str) -> str:
         return f"{self.data}/curated/{key}/"
 
-    def local_arguments(self, key: str) -> dict[str, str]:
-        """This run's ``--arguments``: JSON sources (the jobs default to Parquet), s3:// paths."""
-        if key in (ORDERS, ICEBERG):
-            return {"--source_format": "json"}
-        if key == CUSTOMERS:
-            return {
-                "--source": f"{self.customers}/",
-                "--source_format": "json",
-                "--target_path": self.curated(CUSTOMERS),
-            }
-        if key == DAILY_REVENUE:
-            return {}  # its job definition's arguments (paths, --day_column, ...) as they are
-        return {
-            "--left_path": self.curated(ORDERS),
-            "--right_path": self.curated(CUSTOMERS),
-            "--target_path": self.curated(ENRICHED),
-        }
-
     @property
     def warehouse(self) -> str:
         """The Iceberg pipeline's warehouse: its Terraform target path, in the data bucket."""
@@ -196,23 +178,23 @@ class Demo:
 
     # -- steps -----------------------------------------------------------------------------------
 
-    def terraform_apply(self) -> dict[str, Any]:
-        """``terraform init`` + ``apply`` of environments/local; returns its outputs."""
+    def terraform_apply(self, targets: Sequence[str] = ()) -> dict[str, Any]:
+        """``terraform init`` + ``apply`` of environments/local (of ``targets`` only, when
+        given); returns its outputs."""
         (self.workdir / "terraform").mkdir(parents=True, exist_ok=True)
         self._terraform(["init", "-input=false", f"-backend-config=path={self.state_path}"])
         started = time.monotonic()
         created = self._terraform(
-            ["apply", "-input=false", "-auto-approve", *self.endpoint.terraform_vars()],
+            [
+                "apply",
+                "-input=false",
+                "-auto-approve",
+                *self.endpoint.terraform_vars(),
+                *(f"-target={address}" for address in targets),
+            ],
             progress=True,
         )
-        completed = subprocess.run(
-            [_terraform(), f"-chdir={self.terraform_dir}", "output", "-json", "-no-color"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **self.terraform_env},
-            check=True,
-        )
-        self.outputs = deploy.output_values(json.loads(completed.stdout))
+        self.read_outputs()
         self.log(
             f"{created} resources in {time.monotonic() - started:.0f} s: "
             f"jobs {', '.join(self.outputs['job_names'].values())}; "
@@ -224,9 +206,28 @@ class Demo:
         )
         return self.outputs
 
+    def read_outputs(self) -> dict[str, Any]:
+        """The applied environment's Terraform outputs (kept in ``outputs``)."""
+        completed = subprocess.run(
+            [_terraform(), f"-chdir={self.terraform_dir}", "output", "-json", "-no-color"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.terraform_env},
+            check=True,
+        )
+        self.outputs = deploy.output_values(json.loads(completed.stdout))
+        return self.outputs
+
     def terraform_plan(self) -> list[str]:
         """A second plan: the addresses it would change (empty: the deploy left it clean)."""
-        plan = self.workdir / "terraform" / "second.tfplan"
+        return sorted(
+            f"{address} ({'/'.join(actions)})"
+            for address, (actions, _) in self.planned_changes().items()
+        )
+
+    def planned_changes(self) -> dict[str, tuple[list[str], set[str]]]:
+        """What a plan would change: each address with its actions and changed attributes."""
+        plan = self.workdir / "terraform" / "next.tfplan"
         self._terraform(["plan", "-input=false", f"-out={plan}", *self.endpoint.terraform_vars()])
         shown = subprocess.run(
             [_terraform(), f"-chdir={self.terraform_dir}", "show", "-json", str(plan)],
@@ -235,12 +236,21 @@ class Demo:
             env={**os.environ, **self.terraform_env},
             check=True,
         )
-        changes = json.loads(shown.stdout).get("resource_changes") or []
-        return sorted(
-            f"{change['address']} ({'/'.join(change['change']['actions'])})"
-            for change in changes
-            if change["change"]["actions"] not in (["no-op"], ["read"])
-        )
+        found = {}
+        for change in json.loads(shown.stdout).get("resource_changes") or []:
+            actions = change["change"]["actions"]
+            if actions in (["no-op"], ["read"]):
+                continue
+            before = change["change"].get("before") or {}
+            after = change["change"].get("after") or {}
+            unknown = change["change"].get("after_unknown") or {}
+            changed = {
+                key
+                for key in set(before) | set(after)
+                if before.get(key) != after.get(key) or unknown.get(key)
+            }
+            found[change["address"]] = (actions, changed)
+        return found
 
     def deploy(self) -> deploy.DeployResult:
         """``python -m glue_incremental deploy --env local``, against the demo's Terraform state."""
@@ -365,7 +375,7 @@ class Demo:
         job = self.job(key)
         run = runner.run_job(
             job,
-            {**self.local_arguments(key), **(arguments or {})},
+            dict(arguments or {}),
             log_dir=self.workdir / "runs",
             extra_env=self.iceberg_env() if key == ICEBERG else None,
         )
@@ -376,7 +386,7 @@ class Demo:
             self.log(
                 f"from Glue's GetJob: {run.script_location} with --extra-py-files "
                 f"{run.arguments.get('--extra-py-files')}; this run's --arguments: "
-                f"{', '.join(sorted({**self.local_arguments(key), **(arguments or {})}))}"
+                f"{', '.join(sorted(arguments or {})) or 'none (its DefaultArguments, from Terraform)'}"
             )
         counts = f": read {row.read}, wrote {row.written}" if row.read is not None else ""
         self.log(f"{run.state} {run.run_id[:15]}... in {run.execution_seconds:.1f} s{counts}")

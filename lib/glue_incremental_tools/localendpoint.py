@@ -606,6 +606,39 @@ def _moto_identity(url: str) -> str:
     return f"moto {__version__}"
 
 
+def _teach_moto_update_job() -> None:
+    """glue:UpdateJob on moto's Glue, which answers it NotImplemented (moto 5.2).
+
+    Glue's UpdateJob replaces the whole definition with ``JobUpdate``; here that is a
+    delete and a create under the same name, the job's tags kept (UpdateJob carries
+    none). Terraform's in-place job updates (``make apply``) and ``deploy switch`` use it.
+    """
+    import inspect
+
+    from moto.core.responses import ActionResult
+    from moto.core.utils import camelcase_to_underscores
+    from moto.glue.responses import GlueResponse
+
+    if hasattr(GlueResponse, "update_job"):
+        return
+
+    def update_job(self: Any) -> Any:
+        backend = self.glue_backend
+        name = self._get_param("JobName")
+        job = backend.get_job(name)  # EntityNotFoundException, as Glue answers
+        fields = dict.fromkeys(inspect.signature(backend.create_job).parameters)
+        update = {camelcase_to_underscores(k): v for k, v in self._get_param("JobUpdate").items()}
+        unknown = set(update) - set(fields)
+        if unknown:
+            raise ValueError(f"UpdateJob: JobUpdate fields this shim does not know: {unknown}")
+        definition = {**fields, **update, "name": name, "tags": dict(backend.get_tags(job.arn))}
+        backend.delete_job(name)
+        backend.create_job(**definition)
+        return ActionResult({"JobName": name})
+
+    GlueResponse.update_job = update_job  # type: ignore[attr-defined]
+
+
 @contextmanager
 def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
     """Start LocalStack, DynamoDB Local and moto (Glue), export their endpoints, stop them after.
@@ -614,6 +647,8 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
     """
     # moto is a development dependency: imported only when a session starts.
     from moto.server import ThreadedMotoServer
+
+    _teach_moto_update_job()
 
     root = root or project_root()
     use_dummy_credentials()

@@ -12,6 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+# A change that is only DynamoDB Local not describing SSE back: the rule `make apply` uses.
+from glue_incremental_tools.stack_process import DYNAMODB_LOCAL_GAPS, local_gap  # noqa: F401
+
 from tests.harness.provider_daemons import reattached
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,12 +63,6 @@ def copy_tree(destination: Path) -> Path:
 
 # DynamoDB Local accepts SSESpecification but never describes it back: the one
 # difference a second plan may show (terraform/environments/local/README.md).
-DYNAMODB_LOCAL_GAPS = {"server_side_encryption"}
-
-
-def local_gap(address: str, attributes: set[str]) -> bool:
-    """A change that is only DynamoDB Local not describing SSE back (DYNAMODB_LOCAL_GAPS)."""
-    return address.endswith("aws_dynamodb_table.this") and attributes <= DYNAMODB_LOCAL_GAPS
 
 
 def changed_attributes(shown_plan: dict[str, Any]) -> dict[str, set[str]]:

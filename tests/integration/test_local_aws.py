@@ -1,8 +1,8 @@
 """Which implementation answers each AWS service in the tests (issue 10).
 
 LocalStack for everything it really offers, DynamoDB Local for DynamoDB, moto's
-server for Glue only. Nothing is patched into any of them, and each is asked
-directly who it is.
+server for Glue only, each asked directly who it is. moto is taught the one call it
+lacks that Terraform's in-place job updates make (glue:UpdateJob).
 """
 
 from __future__ import annotations
@@ -58,6 +58,28 @@ def test_glue_is_moto_and_only_glue(aws):
         if value == aws.glue_url and name.startswith("AWS_ENDPOINT_URL")
     }
     assert routed_to_moto == {"AWS_ENDPOINT_URL_GLUE"}
+
+
+def test_moto_updates_a_job_in_place_replacing_its_definition_and_keeping_its_tags(aws):
+    glue = aws_clients.client("glue")
+    command = {"Name": "glueetl", "ScriptLocation": "s3://scripts/a.py"}
+    glue.create_job(
+        Name="updated", Role="role", Command=command, MaxRetries=1, Tags={"team": "data"}
+    )
+
+    glue.update_job(
+        JobName="updated",
+        JobUpdate={"Role": "role", "Command": command, "DefaultArguments": {"--a": "2"}},
+    )
+
+    job = glue.get_job(JobName="updated")["Job"]
+    assert job["DefaultArguments"] == {"--a": "2"}
+    assert job.get("MaxRetries", 0) == 0  # replaced, as Glue's UpdateJob does
+    arn = f"arn:aws:glue:{glue.meta.region_name}:123456789012:job/updated"
+    assert glue.get_tags(ResourceArn=arn)["Tags"] == {"team": "data"}
+    with pytest.raises(glue.exceptions.EntityNotFoundException):
+        glue.update_job(JobName="missing", JobUpdate={"Role": "role", "Command": command})
+    glue.delete_job(JobName="updated")
 
 
 def test_localstack_client_reaches_the_sessions_localstack(aws):

@@ -227,6 +227,7 @@ module "watermarks_table" {
   deletion_protection_enabled    = var.deletion_protection_enabled
   point_in_time_recovery_enabled = var.point_in_time_recovery_enabled
   kms_key_arn                    = local.table_key_arn
+  kms_encryption_enabled         = var.watermarks_kms_encryption_enabled
   tags                           = var.tags
 }
 

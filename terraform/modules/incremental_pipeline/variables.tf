@@ -25,6 +25,13 @@ variable "point_in_time_recovery_enabled" {
   default     = true
 }
 
+variable "watermarks_kms_encryption_enabled" {
+  description = "Encrypt the watermarks table with its KMS key. false (DynamoDB's AWS owned key) is for DynamoDB Local only, which does not describe a table's encryption back: with it every re-apply would fail."
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
 variable "watermarks_kms_key_arn" {
   description = "Customer managed KMS key for the watermarks table; null uses the AWS managed key."
   type        = string

@@ -33,9 +33,14 @@ resource "aws_dynamodb_table" "this" {
     enabled = var.point_in_time_recovery_enabled
   }
 
-  server_side_encryption {
-    enabled     = true
-    kms_key_arn = var.kms_key_arn
+  # Without the block DynamoDB keeps its default AWS owned key (kms_encryption_enabled false:
+  # emulators only).
+  dynamic "server_side_encryption" {
+    for_each = var.kms_encryption_enabled ? [var.kms_key_arn] : []
+    content {
+      enabled     = true
+      kms_key_arn = server_side_encryption.value
+    }
   }
 
   tags = var.tags

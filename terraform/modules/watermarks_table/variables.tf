@@ -59,6 +59,13 @@ variable "kms_key_arn" {
   }
 }
 
+variable "kms_encryption_enabled" {
+  description = "Encrypt the table with a KMS key: kms_key_arn, or the AWS managed key when that is null. false leaves DynamoDB's default AWS owned key; only for an emulator that does not describe a table's encryption back (DynamoDB Local), where every plan would update it and the update fails."
+  type        = bool
+  default     = true
+  nullable    = false
+}
+
 variable "deletion_protection_enabled" {
   description = "Refuse DeleteTable. Deleting the table forgets every job's watermark, so it is on unless an environment is disposable."
   type        = bool
