@@ -19,10 +19,11 @@ from glue_incremental import publish, restore
 from glue_incremental.hooks import hooks
 from glue_incremental.load import LoadConfig
 from glue_incremental.transforms import TransformSpec
+from glue_incremental.watermarks import Watermarks, create_table
 from glue_incremental_tools import cli
 from glue_incremental_tools.output_files import LocalStore
 
-from tests.harness import reference
+from tests.harness import job_snapshots, reference
 from tests.harness.change_rows import DELETE_COLUMNS, change
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points
 from tests.harness.file_jobs import COLUMNS, OP_D, Job, row, target_rows
@@ -37,20 +38,31 @@ BAD = [row(1, "c", 30, "bad"), row(90, "a", 30, "made up"), row(91, "d", 30, "ma
 FS = LocalStore()
 
 
-@pytest.fixture
-def bad_load(spark, tmp_path, store, monkeypatch):
-    """Two good runs, then jr_3 loading ``bad.json``; the expected rows after jr_2."""
-    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
-    job = Job(spark, tmp_path, store)
+@pytest.fixture(scope="module")
+def bad_load_history(spark, endpoint, tmp_path_factory):
+    """Two good runs, then jr_3 loading ``bad.json``, run once for the module (three Spark
+    runs each test would repeat); the expected rows after jr_2."""
+    endpoint.reset()
+    create_table()
+    root = tmp_path_factory.mktemp("bad_load")
+    job = Job(spark, root / "job", Watermarks())
     job.land(GOOD)
     job.run()
     job.land(MORE)
     job.run()
-    expected = as_rows(reference.full_refresh(tmp_path / "source", ("id",), "updated"))
+    expected = as_rows(reference.full_refresh(job.tmp / "source", ("id",), "updated"))
     job.land(BAD, name="bad.json")
     job.run()
     assert (1, "c", 30, "bad") in target_rows(job)
-    return job, expected
+    return job_snapshots.take(job, root / "pristine"), expected
+
+
+@pytest.fixture
+def bad_load(bad_load_history, store, monkeypatch):
+    """The module's bad load, its files and state as after jr_3, for this test alone."""
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    snapshot, expected = bad_load_history
+    return job_snapshots.restore(snapshot, store), expected
 
 
 def as_rows(rows: list[dict]) -> list[tuple]:
