@@ -30,10 +30,11 @@ from glue_incremental.predicates import (
 )
 from glue_incremental.runtime import BookmarkControl, IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge, Watermarks
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.harness import joins, reference
+from tests.harness.deep import IN_DEEP_RUN
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, crash_points, on_point
 from tests.harness.joins import (
     HIVE_NULL,
@@ -62,6 +63,9 @@ _batch = st.tuples(
 _history = st.lists(st.lists(_batch, max_size=3), min_size=1, max_size=4)
 
 
+# Each example is up to four joins and their checks (58 s for six on a loaded 2-core machine):
+# make test draws three, make test-deep its profile's 200.
+@settings(max_examples=settings.default.max_examples if IN_DEEP_RUN else 3)
 @given(
     history=_history,
     join_type=st.sampled_from(["inner", "left", "full"]),
