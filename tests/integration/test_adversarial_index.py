@@ -15,10 +15,16 @@ import pytest
 from glue_incremental import key_index
 
 from tests.harness import reference
+from tests.harness.change_rows import load_full_refresh, load_target_rows
 from tests.harness.faults import DEEP, StepCounter, crash_points, use_filesystem
 from tests.harness.file_jobs import T0, Job, config_for, row
 from tests.harness.iceberg import requires_iceberg, unique_table
-from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
+from tests.harness.loads import (
+    FixedClock,
+    read_parquet,
+    run_load_at,
+    write_json_file,
+)
 from tests.harness.reference import as_tuples
 
 pytestmark = pytest.mark.spark
@@ -159,3 +165,39 @@ def test_an_older_version_of_a_null_key_does_not_replace_the_newer_one_in_an_ice
 
     rows = spark.table(config.iceberg_target.name).select("id", "value").collect()
     assert sorted((r["id"] or 0, r["value"]) for r in rows) == [(0, "newer"), (2, "newer")]
+
+
+def test_a_key_moving_partition_twice_in_one_batch_and_again_in_the_next_stays_in_one_place(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "ü ñ", 1, "v1"), row(2, "a/b", 1, "w1")])
+    job.run()
+    job.land([row(1, "a/b", 2, "v2"), row(1, "c=d", 3, "v3"), row(2, "e f", 2, "w2")])
+    job.land([row(1, None, 4, "v4"), row(2, "g%2Fh", 3, "w3"), row(2, "c=d", 4, "w4")])
+    job.run(max_batch_files=1)
+    job.land([row(1, "e f", 5, "v5"), row(1, "ü ñ", 6, "v6"), row(2, None, 5, "w5")])
+    job.run()
+
+    job.assert_equals_full_refresh()
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [[9, 10, -1, -12], ["pre", "prefix", "pré", "pre\U0001f600", "Z", "\uffff"]],
+    ids=["numbers_that_order_differently_as_text", "strings_with_a_prefix_and_unicode"],
+)
+def test_the_least_and_greatest_stored_key_moving_partition_stay_in_one_place(
+    spark, store, tmp_path, keys
+):
+    job = Job(spark, tmp_path, store, job_name="moves")
+    job.land([row(key, "a", 10, "first") for key in keys])
+    job.run()
+
+    for updated, key in enumerate((max(keys), min(keys)), start=20):
+        job.land([row(key, "b", updated, "moved")])
+        job.run()
+
+    seen = load_target_rows(job)
+    assert len({r[0] for r in seen}) == len(seen), f"a key is there twice: {seen}"
+    assert seen == load_full_refresh(job)

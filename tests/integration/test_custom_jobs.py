@@ -18,7 +18,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-from glue_incremental.custom import Dataset, Reference, incremental_job, parquet
+from glue_incremental.custom import (
+    Dataset,
+    DeclarationError,
+    JobArguments,
+    Reference,
+    incremental_job,
+    jdbc_options,
+    parquet,
+)
 from glue_incremental.runtime import run_script
 from glue_incremental_tools import cli
 from hypothesis import given, settings
@@ -26,6 +34,8 @@ from hypothesis import strategies as st
 
 from tests.harness.aggregates import ROOT, World, documented_script
 from tests.harness.faults import DEEP, Crash, CrashAtStep, StepCounter, crash_at, crash_points
+from tests.harness.iceberg import requires_iceberg
+from tests.harness.iceberg_sides import create_left, iceberg_left_join, insert_left
 
 pytestmark = pytest.mark.spark
 _deep_only = pytest.mark.skipif(not DEEP, reason="make test-deep only")
@@ -387,3 +397,45 @@ def test_with_an_upstream_job_only_what_it_committed_is_aggregated(spark, store,
     upstream_commits("up_2", age=0)
     world.run(spark, "jr_2", "--upstream_job", "orders_load")
     assert world.output(spark) == world.expected()
+
+
+def custom_increment(spark, table: str, target: Path, run_id: str) -> list[tuple]:
+    """One run of a custom job merging its Iceberg dataset's increment by key; the
+    increment's (id, value) rows."""
+    argv = ["s.py", "--JOB_NAME", "attack_custom_iceberg", "--JOB_RUN_ID", run_id]
+    orders = Dataset(table, ("date",), format="iceberg")
+    with incremental_job(
+        argv,
+        JobArguments(()),
+        sources={"orders": orders},
+        targets={"out": parquet(target.as_uri())},
+        spark=spark,
+    ) as job:
+        rows = job.increment("orders")
+        if rows is None:
+            return []
+        job.write("out", rows, keys=["id"], order_by="amount")
+        return sorted((row.id, row.value) for row in rows.collect())
+
+
+@pytest.mark.spark
+@requires_iceberg
+def test_a_row_deleted_from_an_iceberg_dataset_is_not_in_a_custom_jobs_increment(
+    spark, tmp_path, store
+):
+    config = iceberg_left_join(tmp_path)
+    table = create_left(spark, config)
+    insert_left(spark, table, [("d1", 1, "a", 10), ("d1", 2, "b", 20)])
+    assert custom_increment(spark, config.left_path, tmp_path / "out", "jr_1") == [
+        (1, "a"),
+        (2, "b"),
+    ]
+    spark.sql(f"DELETE FROM {table.quoted} WHERE id = 2")
+
+    assert custom_increment(spark, config.left_path, tmp_path / "out", "jr_2") == []
+
+
+def test_a_jdbc_source_whose_argument_is_a_common_one_is_refused_when_declared():
+    # Terraform passes a source `watermarks` as --watermarks_table: the state table's argument.
+    with pytest.raises(DeclarationError, match="--watermarks_table is a common argument"):
+        JobArguments((*jdbc_options("payments", "watermarks"),))

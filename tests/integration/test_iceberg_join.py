@@ -10,9 +10,11 @@ from glue_incremental.join import JoinJobConfig, JoinSpec
 from glue_incremental.load import LoadConfig
 
 from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.iceberg_sides import create_left, iceberg_left_join, insert_left
 from tests.harness.joins import (
     OUT_COLUMNS,
     T0,
+    assert_output,
     land,
     left_row,
     reference,
@@ -148,3 +150,83 @@ def test_a_side_that_is_an_upstream_iceberg_table_is_read_incrementally_and_equa
     assert summary["records_read_by_side"]["left"] <= 2 * len(later)
     head = iceberg.current_snapshot(spark, upstream.iceberg_target).snapshot_id
     assert store.get_watermark("jl", "left")["watermarks"]["iceberg_snapshot_id"] == head
+
+
+def head(spark, target: iceberg.IcebergTarget) -> int:
+    snapshot = iceberg.current_snapshot(spark, target)
+    assert snapshot is not None
+    return snapshot.snapshot_id
+
+
+@pytest.mark.spark
+@requires_iceberg
+def test_a_row_deleted_from_an_iceberg_side_leaves_the_join_output(spark, tmp_path, store):
+    config = iceberg_left_join(tmp_path)
+    target = create_left(spark, config)
+    left = [("d1", 1, "a", 10), ("d1", 2, "b", 20)]
+    right = [("d1", 1, "r1", "x"), ("d1", 2, "r2", "y")]
+    insert_left(spark, target, left)
+    land(tmp_path / "right", "d1", [right_row(k, v, lb) for _, k, v, lb in right], T0)
+    run_at(spark, config, store, job_name="adel", run_id="r1", now=T0 + 50)
+    assert_output(spark, config, left, right, "inner")
+
+    spark.sql(f"DELETE FROM {target.quoted} WHERE id = 2")
+    run_at(spark, config, store, job_name="adel", run_id="r2", now=T0 + 100)
+    assert_output(spark, config, left[:1], right, "inner")
+
+
+@pytest.mark.spark
+@requires_iceberg
+def test_an_iceberg_side_rolled_back_past_the_consumed_snapshot_drops_the_rolled_back_rows(
+    spark, tmp_path, store
+):
+    config = iceberg_left_join(tmp_path)
+    target = create_left(spark, config)
+    left = [("d1", 1, "a", 10)]
+    right = [("d1", 1, "r1", "x"), ("d2", 2, "r2", "y")]
+    insert_left(spark, target, left)
+    before = head(spark, target)
+    land(tmp_path / "right", "d1", [right_row(1, "r1", "x")], T0)
+    land(tmp_path / "right", "d2", [right_row(2, "r2", "y")], T0)
+    insert_left(spark, target, [("d2", 2, "b", 20)])
+    run_at(spark, config, store, job_name="aroll", run_id="r1", now=T0 + 50)
+    assert_output(spark, config, [*left, ("d2", 2, "b", 20)], right, "inner")
+
+    # The upstream is rolled back past the snapshot the join consumed: key 2 never happened.
+    iceberg.rollback_to(spark, target, before)
+    run_at(spark, config, store, job_name="aroll", run_id="r2", now=T0 + 100)
+    assert_output(spark, config, left, right, "inner")
+
+
+@pytest.mark.spark
+@requires_iceberg
+def test_an_iceberg_side_with_no_snapshot_yet_joins_as_empty_and_later_catches_up(
+    spark, tmp_path, store
+):
+    config = iceberg_left_join(tmp_path, "full")
+    target = create_left(spark, config)
+    right = [("d1", 1, "r1", "x")]
+    land(tmp_path / "right", "d1", [right_row(1, "r1", "x")], T0)
+    run_at(spark, config, store, job_name="aempty", run_id="r1", now=T0 + 50)
+    assert_output(spark, config, [], right, "full")
+
+    left = [("d1", 1, "a", 10)]
+    insert_left(spark, target, left)
+    run_at(spark, config, store, job_name="aempty", run_id="r2", now=T0 + 100)
+    assert_output(spark, config, left, right, "full")
+
+
+@pytest.mark.spark
+@requires_iceberg
+def test_an_iceberg_side_emptied_by_a_delete_empties_the_inner_join(spark, tmp_path, store):
+    config = iceberg_left_join(tmp_path)
+    target = create_left(spark, config)
+    left = [("d1", 1, "a", 10), ("d2", 2, "b", 20)]
+    right = [("d1", 1, "r1", "x"), ("d2", 2, "r2", "y")]
+    insert_left(spark, target, left)
+    land(tmp_path / "right", "d1", [right_row(1, "r1", "x")], T0)
+    land(tmp_path / "right", "d2", [right_row(2, "r2", "y")], T0)
+    run_at(spark, config, store, job_name="awipe", run_id="r1", now=T0 + 50)
+    spark.sql(f"DELETE FROM {target.quoted} WHERE true")
+    run_at(spark, config, store, job_name="awipe", run_id="r2", now=T0 + 100)
+    assert_output(spark, config, [], right, "inner")

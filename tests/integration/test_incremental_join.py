@@ -28,11 +28,13 @@ from glue_incremental.predicates import (
     MissingPartitionColumn,
     scanned_files,
 )
-from glue_incremental.runtime import IncrementalRun
-from glue_incremental.watermarks import Watermarks
-from hypothesis import given
+from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.watermarks import WatermarkItemTooLarge, Watermarks
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.harness import joins, reference
+from tests.harness.deep import IN_DEEP_RUN
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_at, crash_points, on_point
 from tests.harness.joins import (
     HIVE_NULL,
@@ -61,6 +63,9 @@ _batch = st.tuples(
 _history = st.lists(st.lists(_batch, max_size=3), min_size=1, max_size=4)
 
 
+# Each example is up to four joins and their checks (58 s for six on a loaded 2-core machine):
+# make test draws three, make test-deep its profile's 200.
+@settings(max_examples=settings.default.max_examples if IN_DEEP_RUN else 3)
 @given(
     history=_history,
     join_type=st.sampled_from(["inner", "left", "full"]),
@@ -512,3 +517,110 @@ def test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_
             [*right, ("2024-01-02", 2, "r2", "b")],
             "left",
         )
+
+
+def join_output(target, columns) -> list[tuple]:
+    rows = reference.visible_rows(target, columns)
+    return sorted((tuple(r[c] for c in columns) for r in rows), key=repr)
+
+
+def join_dry_run(spark, config, store, job_name: str, now: float) -> dict:
+    run = IncrementalRun(
+        spark=spark,
+        job_name=job_name,
+        run_id=f"dry_{now}",
+        store=store,
+        bookmark=BookmarkControl(BookmarkOption.ENABLE),
+        clock=FixedClock(now),
+        publish_metrics=False,
+        dry_run=True,
+    )
+    with run:
+        run_join(run, config)
+    return run.summary
+
+
+def test_a_side_adding_a_column_then_an_older_partition_recomputed_keeps_every_row(
+    spark, store, tmp_path
+):
+    config = joins.config_for(tmp_path, "left")
+    left, right = tmp_path / "left", tmp_path / "right"
+    joins.land(left, "d1", [joins.left_row(1, "a", 1)], joins.T0 - 300)
+    joins.land(right, "d1", [joins.right_row(1, "r", "x")], joins.T0 - 300)
+    joins.run_at(spark, config, store, job_name="evolves", run_id="jr_1", now=joins.T0)
+    joins.land(left, "d2", [joins.left_row(2, "b", 2)], joins.T0 + 10)
+    joins.land(right, "d2", [{**joins.right_row(2, "r", "y"), "note": "n"}], joins.T0 + 10)
+    joins.run_at(spark, config, store, job_name="evolves", run_id="jr_2", now=joins.T0 + 60)
+    joins.land(left, "d1", [joins.left_row(3, "c", 3)], joins.T0 + 70)
+
+    summary = joins.run_at(
+        spark, config, store, job_name="evolves", run_id="jr_3", now=joins.T0 + 120
+    )
+
+    assert summary["affected_partitions"] == 1
+    columns = ["date", "id", "amount", "label", "note"]
+    assert join_output(tmp_path / "target", columns) == [
+        ("d1", 1, 1, "x", None),
+        ("d1", 3, 3, None, None),
+        ("d2", 2, 2, "y", "n"),
+    ]
+
+
+def test_a_side_appearing_after_two_runs_with_dry_runs_and_a_crash_at_published_between(
+    spark, store, tmp_path
+):
+    config = joins.config_for(tmp_path, "full")
+    name, t0 = "appears", joins.T0
+    left_root, right_root = tmp_path / "left", tmp_path / "right"
+    left = [("d1", 1, "a", 1)]
+    joins.land(left_root, "d1", [joins.left_row(1, "a", 1)], t0 - 100)
+    assert not joins.run_at(spark, config, store, job_name=name, run_id="jr_1", now=t0)["committed"]
+    join_dry_run(spark, config, store, name, t0 + 30)
+    left.append(("d2", 2, "b", 2))
+    joins.land(left_root, "d2", [joins.left_row(2, "b", 2)], t0 + 40)
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_2", now=t0 + 60)
+    assert store.get_watermark(name, "left") is None
+    right = [("d2", 2, "r", "x"), ("d3", 3, "r", "y")]
+    joins.land(right_root, "d2", [joins.right_row(2, "r", "x")], t0 + 70)
+    joins.land(right_root, "d3", [joins.right_row(3, "r", "y")], t0 + 70)
+
+    with pytest.raises(Crash):
+        joins.run_at(
+            spark,
+            config,
+            store,
+            job_name=name,
+            run_id="jr_3",
+            now=t0 + 120,
+            hook=CrashAtStep(1, prefix="join.published"),
+        )
+    assert join_dry_run(spark, config, store, name, t0 + 130)["plan"]["affected_partitions"] == 3
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_4", now=t0 + 140)
+    joins.assert_output(spark, config, left, right, "full")
+
+    left.append(("d3", 3, "c", 3))
+    joins.land(left_root, "d3", [joins.left_row(3, "c", 3)], t0 + 150)
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_5", now=t0 + 200)
+    joins.assert_output(spark, config, left, right, "full")
+
+
+def test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_nothing(
+    spark, store, tmp_path
+):
+    config = joins.config_for(tmp_path, "left")
+    joins.land(tmp_path / "left", "d1", [joins.left_row(1, "a", 1)], joins.T0 - 100)
+    # Deep directories of long names: a file bookmark entry of ~2.9 kB per directory, 150 of
+    # them over DynamoDB's 400 kB item.
+    levels = "/".join(f"{chr(97 + level)}={'n' * 240}" for level in range(12))
+    for number in range(150):
+        directory = tmp_path / "right" / "date=d1" / levels / f"z={number}"
+        directory.mkdir(parents=True)
+        path = directory / "f.json"
+        path.write_text('{"id": 1, "value": "r", "label": "x"}\n')
+        os.utime(path, (joins.T0 - 5000, joins.T0 - 5000))
+
+    with pytest.raises(WatermarkItemTooLarge, match="409600-byte item limit"):
+        joins.run_at(spark, config, store, job_name="too_big", run_id="jr_1", now=joins.T0)
+
+    assert store.get_watermark("too_big", "left") is None
+    assert joins.read_output(spark, config.target_path) is None, "published, never committed"

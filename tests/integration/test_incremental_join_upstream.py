@@ -250,3 +250,26 @@ def test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit(
     summary = run(spark, config, store, "jr_2")
     assert summary["upstream_runs_consumed"] == {"right": ["up_1", "up_2"]}
     assert_output(spark, config, left, upstream.committed)
+
+
+@pytest.mark.spark
+def test_a_join_side_whose_upstream_rewinds_and_reruns_equals_a_full_recompute(
+    spark, tmp_path, store
+):
+    upstream, config = Upstream(spark, tmp_path / "right"), config_for(tmp_path)
+    left = land_left(tmp_path / "left", {"d1": [(1, "l1", 10)], "d2": [(2, "l2", 20)]})
+    upstream.publish("up_1", {"d1": [(1, "u1", "first")]})
+    upstream.commit("up_1")
+    upstream.publish("up_2", {"d2": [(2, "u2", "second")]})
+    upstream.commit("up_2")
+    run(spark, config, store, "jr_1")
+
+    # The upstream is rewound to up_1 (its Parquet output is kept): its commit time goes back.
+    store.rewind(UPSTREAM, "up_1", why="recompute")
+    run(spark, config, store, "jr_2")
+    assert_output(spark, config, left, upstream.committed)
+
+    upstream.publish("up_3", {"d2": [(2, "u3", "third")]})
+    upstream.commit("up_3")
+    run(spark, config, store, "jr_3")
+    assert_output(spark, config, left, upstream.committed)

@@ -17,13 +17,19 @@ from pathlib import Path
 import pytest
 from glue_incremental import publish, restore
 from glue_incremental.hooks import hooks
+from glue_incremental.load import LoadConfig
 from glue_incremental.transforms import TransformSpec
+from glue_incremental.watermarks import Watermarks, create_table
 from glue_incremental_tools import cli
 from glue_incremental_tools.output_files import LocalStore
 
-from tests.harness import reference
+from tests.harness import job_snapshots, reference
+from tests.harness.change_rows import DELETE_COLUMNS, change
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points
-from tests.harness.file_jobs import COLUMNS, Job, row, target_rows
+from tests.harness.file_jobs import COLUMNS, OP_D, Job, row, target_rows
+from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
+from tests.harness.joins import T0
+from tests.harness.loads import FixedClock, run_load_at, write_json_file
 
 GOOD = [row(1, "a", 10, "x"), row(2, "a", 10, "y"), row(3, "b", 10, "z")]
 MORE = [row(2, "a", 20, "y2"), row(4, "b", 20, "w")]
@@ -32,20 +38,31 @@ BAD = [row(1, "c", 30, "bad"), row(90, "a", 30, "made up"), row(91, "d", 30, "ma
 FS = LocalStore()
 
 
-@pytest.fixture
-def bad_load(spark, tmp_path, store, monkeypatch):
-    """Two good runs, then jr_3 loading ``bad.json``; the expected rows after jr_2."""
-    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
-    job = Job(spark, tmp_path, store)
+@pytest.fixture(scope="module")
+def bad_load_history(spark, endpoint, tmp_path_factory):
+    """Two good runs, then jr_3 loading ``bad.json``, run once for the module (three Spark
+    runs each test would repeat); the expected rows after jr_2."""
+    endpoint.reset()
+    create_table()
+    root = tmp_path_factory.mktemp("bad_load")
+    job = Job(spark, root / "job", Watermarks())
     job.land(GOOD)
     job.run()
     job.land(MORE)
     job.run()
-    expected = as_rows(reference.full_refresh(tmp_path / "source", ("id",), "updated"))
+    expected = as_rows(reference.full_refresh(job.tmp / "source", ("id",), "updated"))
     job.land(BAD, name="bad.json")
     job.run()
     assert (1, "c", 30, "bad") in target_rows(job)
-    return job, expected
+    return job_snapshots.take(job, root / "pristine"), expected
+
+
+@pytest.fixture
+def bad_load(bad_load_history, store, monkeypatch):
+    """The module's bad load, its files and state as after jr_3, for this test alone."""
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    snapshot, expected = bad_load_history
+    return job_snapshots.restore(snapshot, store), expected
 
 
 def as_rows(rows: list[dict]) -> list[tuple]:
@@ -328,3 +345,41 @@ def test_a_rewind_over_a_reset_and_full_reload_brings_back_the_partitions_it_dro
 
     assert code == 0
     assert target_rows(job) == expected
+
+
+@pytest.mark.spark
+@requires_iceberg
+def test_a_rewind_across_a_run_that_deleted_keys_then_a_rerun_equals_the_full_refresh(
+    spark, tmp_path, store
+):
+    config = LoadConfig(
+        source=(tmp_path / "source").as_uri(),
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_format="iceberg",
+        target_table=unique_table("tombstones"),
+        delete_marker=OP_D,
+    )
+    clock = FixedClock(T0)
+    batches = [
+        [change(1, 10, "U"), change(2, 10, "U")],
+        [change(1, 20, "D")],  # key 1 leaves, its tombstone stays
+        [change(1, 30, "U", "back"), change(2, 40, "D")],  # key 1 back, key 2 leaves
+    ]
+    for number, batch in enumerate(batches, start=1):
+        clock.now += 60
+        write_json_file(tmp_path / "source", batch, mtime=clock.now - 30)
+        run_load_at(spark, config, job_name="tomb", run_id=f"jr_{number}", clock=clock, store=store)
+    assert cli.main(["watermarks", "rewind", "tomb", "jr_1", "--why", "recompute"]) == 0
+    late = [change(1, 15, "U", "late"), change(2, 35, "U", "late")]  # older than each delete
+    clock.now += 60
+    write_json_file(tmp_path / "source", late, mtime=clock.now - 30)
+
+    run_load_at(spark, config, job_name="tomb", run_id="jr_4", clock=clock, store=store)
+
+    latest = reference.full_refresh(tmp_path / "source", ("id",), "updated")
+    expected = reference.without_deletes(latest, lambda row: OP_D.is_delete(row["op"]))
+    assert table_rows(spark, config.iceberg_target.name, DELETE_COLUMNS) == reference.as_tuples(
+        expected, DELETE_COLUMNS
+    )

@@ -8,6 +8,7 @@ itself, so runs start on the real clock, after the objects they should see.
 from __future__ import annotations
 
 import gzip
+import json
 import uuid
 from datetime import timedelta
 
@@ -25,6 +26,7 @@ from pyspark.testing import assertDataFrameEqual
 from tests.harness.joins import OUT_COLUMNS, OUT_SCHEMA, reference
 from tests.harness.loads import FixedClock, read_parquet, run_load_at
 from tests.harness.s3 import after_last_write, keys_under, put_json_lines, split_uri
+from tests.harness.s3 import split_uri as s3_split_uri
 from tests.harness.targets import partition_values_as_strings
 
 pytestmark = [pytest.mark.spark, pytest.mark.s3]
@@ -230,3 +232,30 @@ def test_csv_objects_on_s3_are_read_by_their_own_header_compressed_or_not(spark,
     with partition_values_as_strings(spark):
         seen = read_parquet(spark, f"{s3_root}/target/", ["id", "part", "updated", "value"])
         assert sorted(tuple(r) for r in seen.collect()) == [(1, "a", 1, None), (2, "b", 20, "x")]
+
+
+@pytest.mark.s3
+def test_an_s3_object_whose_key_holds_a_colon_is_read(spark, s3_root, store):
+    bucket, prefix = s3_split_uri(f"{s3_root}/source/")
+    body = json.dumps(row(1, "a", 1, "iso")) + "\n"
+    aws.client("s3").put_object(Bucket=bucket, Key=f"{prefix}2024-01-01T00:00:00.json", Body=body)
+    config = LoadConfig(
+        source=f"{s3_root}/source/",
+        source_format="json",
+        watermark_column="updated",
+        primary_key=("id",),
+        target_path=f"{s3_root}/target/",
+        partition_by=("part",),
+    )
+
+    run_load_at(
+        spark,
+        config,
+        job_name="colon",
+        run_id="jr_1",
+        clock=FixedClock(after_last_write()),
+        store=store,
+    )
+
+    seen = read_parquet(spark, config.target_path, COLUMNS).collect()
+    assert [tuple(r) for r in seen] == [(1, "a", 1, "iso")]

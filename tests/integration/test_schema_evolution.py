@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from glue_incremental import iceberg
 from glue_incremental.join import JoinJobConfig, JoinSpec
@@ -243,7 +245,6 @@ def test_a_join_reading_a_load_target_keeps_the_column_only_its_newer_files_carr
 
 
 def _parquet_file(directory: Path, name: str, table, mtime: float) -> None:
-    import pyarrow.parquet as pq
 
     directory.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, directory / name)
@@ -255,7 +256,6 @@ def test_parquet_source_files_of_one_batch_with_and_without_a_new_column_keep_it
 ):
     # Seed 002: Glue's own Parquet writer adds a column between files. Read in one batch, the
     # older file first, Spark would take its footer alone and drop the newer file's column.
-    import pyarrow as pa
 
     source = tmp_path / "source"
     _parquet_file(source, "a.parquet", pa.table({"id": [1], "updated": [10]}), FixedClock(1e9).now)
@@ -281,7 +281,6 @@ def test_parquet_source_files_of_one_batch_with_and_without_a_new_column_keep_it
 def test_parquet_source_files_of_one_batch_with_two_types_of_a_column_are_one_line(
     spark, tmp_path, store
 ):
-    import pyarrow as pa
 
     source = tmp_path / "source"
     narrow = pa.table({"id": [1], "updated": [10], "qty": pa.array([1], pa.int32())})
@@ -298,3 +297,19 @@ def test_parquet_source_files_of_one_batch_with_two_types_of_a_column_are_one_li
     assert raised.value.column == "qty"
     assert "\n" not in str(raised.value) and "int" in str(raised.value)
     assert not (tmp_path / "target").exists() and store.get_watermark("orders") is None
+
+
+def test_a_key_written_as_text_in_a_later_file_is_refused_with_one_line_writing_nothing(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 1, "v1"), row(2, "b", 1, "w1")])
+    job.run()
+    before = partition_file_snapshot(job.target)
+    job.land([{**row(1, "b", 2, "v2"), "id": "1"}])
+
+    with pytest.raises(SchemaChangeError, match="column 'id' is string in the source") as bad:
+        job.run()
+
+    assert "\n" not in str(bad.value)
+    assert partition_file_snapshot(job.target) == before

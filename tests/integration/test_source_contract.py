@@ -7,6 +7,8 @@ PostgreSQL, in ``test_incremental_load_jdbc.py``.)
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from glue_incremental import load_sources
 from glue_incremental.join.sides import FileSideSource, plan_side, read_full
@@ -14,6 +16,9 @@ from glue_incremental.predicates import filter_partitions
 from glue_incremental.runtime import IncrementalRun
 from glue_incremental.sources.listing import SourceNotFound
 
+from tests.harness import joins
+from tests.harness.change_rows import load_target_rows
+from tests.harness.file_jobs import Job, row
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.joins import config_for, land, left_row
 from tests.harness.loads import FixedClock, json_files_config, write_json_file
@@ -214,3 +219,43 @@ def test_a_side_before_any_data_reads_nothing_and_has_no_schema_yet(spark, store
 
     assert side.new_rows is None
     assert not side.has_schema and not side.exists
+
+
+def test_a_load_whose_source_root_disappeared_fails_in_one_line_committing_nothing(
+    spark, store, tmp_path
+):
+    job = Job(spark, tmp_path, store, job_name="vanished")
+    job.land([row(1, "a", 10, "x")])
+    job.run()
+    before = store.get_watermark("vanished")
+    shutil.rmtree(tmp_path / "source")
+
+    with pytest.raises(SourceNotFound) as error:
+        job.run()
+
+    assert "\n" not in str(error.value) and "source" in str(error.value)
+    assert store.get_watermark("vanished") == before
+    assert load_target_rows(job) == [(1, "a", 10, "x")]
+
+
+def test_a_join_side_whose_root_vanishes_waits_and_once_restored_equals_the_full_recompute(
+    spark, store, tmp_path
+):
+    config = joins.config_for(tmp_path, "inner")
+    name, t0 = "vanishes", joins.T0
+    left_root, right_root = tmp_path / "left", tmp_path / "right"
+    left = [("d1", 1, "a", 1)]
+    right = [("d1", 1, "r", "x"), ("d1", 2, "r", "y")]
+    joins.land(left_root, "d1", [joins.left_row(1, "a", 1)], t0 - 100)
+    joins.land(right_root, "d1", [joins.right_row(1, "r", "x")], t0 - 100)
+    joins.land(right_root, "d1", [joins.right_row(2, "r", "y")], t0 - 100)
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_1", now=t0)
+    shutil.move(right_root, tmp_path / "right.moved")
+    left.append(("d1", 2, "b", 2))
+    joins.land(left_root, "d1", [joins.left_row(2, "b", 2)], t0 + 10)
+
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_2", now=t0 + 60)
+    shutil.move(tmp_path / "right.moved", right_root)  # restored as it was: nothing new
+    joins.run_at(spark, config, store, job_name=name, run_id="jr_3", now=t0 + 120)
+
+    joins.assert_output(spark, config, left, right, "inner")

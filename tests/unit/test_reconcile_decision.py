@@ -137,3 +137,13 @@ def test_bad_reconcile_options_are_one_line_naming_the_option(name, value, messa
 def test_the_key_read_selects_only_the_key_columns():
     source = JdbcSource(url="jdbc:postgresql://db/shop", table="public.orders")
     assert key_query(source, ["id", "region"]) == 'SELECT "id", "region" FROM "public"."orders"'
+
+
+@pytest.mark.parametrize(("gone", "keys", "fraction"), [(1, 4, 0.25), (3, 10, 0.3), (1, 3, 1 / 3)])
+def test_a_reconcile_removing_exactly_the_fraction_is_allowed(gone, keys, fraction):
+    counts = KeyCounts.of([(k,) for k in range(keys)], [(k,) for k in range(gone, keys)])
+    counts.check(fraction)  # "more than" the fraction stops, exactly the fraction does not
+    with pytest.raises(ReconcileStopped):
+        KeyCounts.of([(k,) for k in range(keys)], [(k,) for k in range(gone + 1, keys)]).check(
+            fraction
+        )
