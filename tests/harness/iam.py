@@ -164,6 +164,7 @@ class Account:
     key_aliases: dict[str, set[str]] = field(default_factory=dict)  # key id -> aliases
     bucket_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     bucket_keys: dict[str, str] = field(default_factory=dict)  # bucket -> SSE-KMS key id
+    table_keys: dict[str, str] = field(default_factory=dict)  # DynamoDB table -> key id
     topic_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     queue_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     alias_targets: dict[str, str] = field(default_factory=dict)  # alias -> key id
@@ -403,6 +404,18 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         return out
 
     if prefix == "dynamodb":
+        if op in {"TransactWriteItems", "TransactGetItems"}:
+            # IAM authorizes each item of a transaction by its own action; there is no
+            # Transact* action ("Using IAM with DynamoDB transactions",
+            # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+            kinds = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+            kinds |= {"ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+            for entry in p.get("TransactItems") or []:
+                for kind, item in entry.items():
+                    out.extend(_item_requests(call, acct, f"dynamodb:{kinds[kind]}", item))
+            return out
+        if op in DYNAMODB_ITEM_OPERATIONS:
+            return _item_requests(call, acct, action, p)
         table = _first(p, "TableName") or (p.get("ResourceArn") or "").split("/")[-1]
         req(acct.arn("dynamodb", f"table/{table}"))
         sse = p.get("SSESpecification") or {}
@@ -453,9 +466,9 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
             req(catalog)
             req(acct.arn("glue", f"database/{name}"))
             return out
-        if "Table" in op:
+        if "Table" in op or "Partition" in op:
             db = _first(p, "DatabaseName")
-            name = _first(p, "Name") or (p.get("TableInput") or {}).get("Name")
+            name = _first(p, "Name", "TableName") or (p.get("TableInput") or {}).get("Name")
             req(catalog)
             req(acct.arn("glue", f"database/{db}"))
             req(acct.arn("glue", f"table/{db}/{name}"))
@@ -529,7 +542,11 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         arn = _first(p, "ResourceARN")
         alarm = _first(p, "AlarmName", "AlarmNames.member.1")
         dashboard = _first(p, "DashboardName", "DashboardNames.member.1")
-        if arn:
+        names = p.get("AlarmNames")
+        if isinstance(names, list) and names:  # botocore's list: each alarm is authorized
+            for name in names:
+                req(acct.arn("cloudwatch", f"alarm:{name}"))
+        elif arn:
             req(arn)
         elif alarm:
             req(acct.arn("cloudwatch", f"alarm:{alarm}"))
@@ -567,6 +584,37 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         return out
 
     req("*")
+    return out
+
+
+DYNAMODB_ITEM_OPERATIONS = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"}
+
+
+def _leading_key(params: dict[str, Any]) -> str | None:
+    """The partition key value an item call names (dynamodb:LeadingKeys), if one is found."""
+    for name in ("Key", "Item"):
+        item = params.get(name)
+        if isinstance(item, dict):
+            for value in item.values():  # the table's hash key comes first in the key
+                if isinstance(value, dict) and "S" in value:
+                    return str(value["S"])
+    values = params.get("ExpressionAttributeValues") or {}
+    pk = values.get(":pk") if isinstance(values, dict) else None
+    return str(pk["S"]) if isinstance(pk, dict) and "S" in pk else None
+
+
+def _item_requests(call: Call, acct: Account, action: str, params: dict[str, Any]) -> list[Request]:
+    """An item read or write: the action on the table, and the table's customer managed key,
+    which DynamoDB uses on the caller's behalf ("How Amazon DynamoDB uses AWS KMS",
+    https://docs.aws.amazon.com/kms/latest/developerguide/services-dynamodb.html#dynamodb-authz)."""
+    table = str(params.get("TableName", ""))
+    key = _leading_key(params)
+    context = {"dynamodb:LeadingKeys": [key]} if key else {}
+    out = [Request(call, action, acct.arn("dynamodb", f"table/{table}"), context)]
+    kms = acct.table_keys.get(table)
+    if kms:
+        via = {"kms:ViaService": f"dynamodb.{acct.region}.amazonaws.com"}
+        out.append(acct.key_request(call, "kms:Decrypt", kms, via, "table key"))
     return out
 
 
@@ -701,6 +749,10 @@ def load_resource_policies(acct: Account, state: dict[str, Any]) -> None:
         if r["type"] == "aws_kms_key":
             acct.key_policies[v["key_id"]] = json.loads(v["policy"])
             acct.key_tags[v["key_id"]] = dict(v.get("tags_all") or {})
+        elif r["type"] == "aws_dynamodb_table":
+            for sse in v.get("server_side_encryption") or []:
+                if sse.get("enabled") and sse.get("kms_key_arn"):
+                    acct.table_keys[v["name"]] = acct.key_id(sse["kms_key_arn"])
         elif r["type"] == "aws_sns_topic_policy":
             acct.topic_policies[v["arn"]] = json.loads(v["policy"])
         elif r["type"] == "aws_sqs_queue_policy":

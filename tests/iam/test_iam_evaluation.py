@@ -32,7 +32,8 @@ from typing import Any
 import boto3
 import pytest
 from glue_incremental import aws
-from glue_incremental_tools import deploy
+from glue_incremental.watermarks import Watermarks
+from glue_incremental_tools import cli, deploy, status
 
 from tests.harness.iam import (
     EVALUATOR,
@@ -51,6 +52,7 @@ from tests.harness.iam import (
     least_privilege_gaps,
     recording_boto3_calls,
     requests_after_apply,
+    requests_for,
     resources,
     role_policies,
     without_statement,
@@ -90,6 +92,7 @@ class Recorded:
     applies: dict[str, RecordedApply]
     ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
     deploys: dict[str, list[Any]]
+    oncall: dict[str, tuple[list[Any], list[int]]]  # the runbook's calls, the commands' exit codes
     override: str  # routes a copied root to the emulators this module applied to
 
     def role(self, name: str) -> Principal:
@@ -105,15 +108,43 @@ class Recorded:
             self.deploys[environment], Account("aws", REGION, self.account), state
         )
 
+    def applied_role(self, environment: str, name: str) -> Principal:
+        """A role the environment's apply created, with its inline policies as applied."""
+        roles = role_policies(self.applies[environment].state)
+        return Principal(f"arn:aws:iam::{self.account}:role/{name}", tuple(roles[name]))
+
+    def oncall_requests(self, environment: str) -> list[Request]:
+        state = self.applies[environment].state
+        calls, _ = self.oncall[environment]
+        return requests_after_apply(calls, Account("aws", REGION, self.account), state)
+
+    def analyst_requests(self, environment: str) -> list[Request]:
+        return athena_reader_requests(
+            self.applies[environment].state, Account("aws", REGION, self.account)
+        )
+
+
+@contextlib.contextmanager
+def _endpoints(endpoints: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in endpoints}
+    os.environ.update(endpoints)
+    aws.reset_client_cache()
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        aws.reset_client_cache()
+
 
 def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list[Any]:
     """``deploy`` to the applied environment's bucket and jobs, then ``deploy switch`` of one job."""
     bucket = next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
     jobs = sorted(r["values"]["name"] for r in resources(state) if r["type"] == "aws_glue_job")
-    saved = {k: os.environ.get(k) for k in endpoints}
-    os.environ.update(endpoints)
-    aws.reset_client_cache()
-    try:
+    with _endpoints(endpoints):
         with recording_boto3_calls("deploy") as calls:
             release = None
             try:
@@ -128,13 +159,110 @@ def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list
             with contextlib.suppress(deploy.DeployError):
                 deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
         return calls
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        aws.reset_client_cache()
+
+
+def _oncall_runbook(
+    environment: str, state: dict[str, Any], endpoints: dict[str, str]
+) -> tuple[list[Any], list[int]]:
+    """The runbook's first steps as the on-call runs them: ``status``, ``watermarks show``
+    and ``watermarks rewind`` of a pipeline with two committed runs and a job run."""
+    outputs = deploy.output_values(state["values"]["outputs"])
+    table = outputs["watermarks_table_name"]
+    orders = outputs["pipelines"]["orders"]
+    with _endpoints(endpoints):
+        # What the jobs would have left: two commits and a run (not the on-call's calls).
+        store = Watermarks(table)
+        for run in ("jr_1", "jr_2"):
+            store.add_watermark(
+                store.create_watermark_item(orders["state_name"], run, updated_at=run)
+            )
+        aws.client("glue").start_job_run(JobName=orders["job_name"])
+        with recording_boto3_calls("on-call") as calls:
+            status.environment_status(environment, outputs=outputs)
+            codes = [
+                cli.main(["watermarks", "show", orders["state_name"], "--table", table]),
+                cli.main(
+                    [
+                        "watermarks",
+                        "rewind",
+                        orders["state_name"],
+                        "jr_1",
+                        "--table",
+                        table,
+                        "--why",
+                        "reload what jr_2 read",
+                        "--who",
+                        "on-call",
+                    ]
+                ),
+            ]
+    return calls, codes
+
+
+def athena_reader_requests(state: dict[str, Any], acct: Account) -> list[Request]:
+    """What Athena authorizes as the analyst for a query of each target in the workgroup.
+
+    Athena's calls cannot be recorded here (moto's Athena runs no query), so they are
+    written from Athena's documentation: the workgroup's query actions; glue:GetDatabase,
+    GetTable and GetPartitions on the catalog, database and table ("Fine-grained access to
+    databases and tables in the AWS Glue Data Catalog",
+    https://docs.aws.amazon.com/athena/latest/ug/fine-grained-access-to-glue-resources.html);
+    s3:GetBucketLocation, ListBucket and GetObject on the data, and on the result location
+    PutObject, GetObject and AbortMultipartUpload ("Access to Amazon S3",
+    https://docs.aws.amazon.com/athena/latest/ug/s3-permissions.html); kms:Decrypt of the
+    data's SSE-KMS key and the result key's GenerateDataKey/Decrypt, through S3
+    ("Encryption at rest", https://docs.aws.amazon.com/athena/latest/ug/encryption.html).
+    """
+    requests_after_apply([], acct, state)  # the resource policies and aliases, as applied
+    outputs = deploy.output_values(state["values"]["outputs"])
+    workgroup = outputs["athena_workgroup_name"]
+    results = outputs["scripts_bucket_name"]
+    origin = "Athena for the analyst (documented)"
+    via_s3 = {"kms:ViaService": f"s3.{acct.region}.amazonaws.com"}
+    data_key = next(
+        r["values"]["target_key_id"]
+        for r in resources(state)
+        if r["type"] == "aws_kms_alias" and r["values"]["name"].endswith("-data")
+    )
+    calls = [
+        Call("Athena", op, {"WorkGroup": workgroup}, origin=origin)
+        for op in (
+            "GetWorkGroup",
+            "StartQueryExecution",
+            "GetQueryExecution",
+            "GetQueryResults",
+            "StopQueryExecution",
+        )
+    ]
+    requests: list[Request] = []
+    for pipeline in outputs["pipelines"].values():
+        database, table = pipeline["table"].split(".")
+        bucket, _, prefix = pipeline["target_path"].removeprefix("s3://").partition("/")
+        calls += [
+            Call("Glue", "GetDatabase", {"Name": database}, origin=origin),
+            Call("Glue", "GetTable", {"DatabaseName": database, "Name": table}, origin=origin),
+            Call(
+                "Glue",
+                "GetPartitions",
+                {"DatabaseName": database, "TableName": table},
+                origin=origin,
+            ),
+            Call("S3", "GetBucketLocation", {}, url=f"/{bucket}", origin=origin),
+            Call("S3", "ListObjectsV2", {"prefix": prefix}, url=f"/{bucket}", origin=origin),
+        ]
+        read = Call("S3", "GetObject", {}, url=f"/{bucket}/{prefix}part-0.parquet", origin=origin)
+        calls.append(read)
+        # The lake's buckets are the platform team's, not this state's: their SSE-KMS key is
+        # the data key the Glue security configuration writes with.
+        requests.append(acct.key_request(read, "kms:Decrypt", data_key, via_s3, "SSE-KMS"))
+    calls += [
+        Call("S3", "GetBucketLocation", {}, url=f"/{results}", origin=origin),
+        Call("S3", "ListObjectsV2", {"prefix": "athena/"}, url=f"/{results}", origin=origin),
+        Call("S3", "PutObject", {}, url=f"/{results}/athena/q1.csv", origin=origin),
+        Call("S3", "GetObject", {}, url=f"/{results}/athena/q1.csv", origin=origin),
+        Call("S3", "AbortMultipartUpload", {}, url=f"/{results}/athena/q2.csv", origin=origin),
+    ]
+    return [r for call in calls for r in requests_for(call, acct)] + requests
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +299,8 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
             "AWS_REGION": REGION,
         }
         deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
-        yield Recorded(account, applies, role_policies(plan), deploys, override)
+        oncall = {e: _oncall_runbook(e, applies[e].state, endpoints) for e in ENVIRONMENTS}
+        yield Recorded(account, applies, role_policies(plan), deploys, oncall, override)
 
 
 def _refused(verdicts: list[Verdict]) -> list[str]:
@@ -326,3 +455,60 @@ def test_an_account_of_its_own_gives_its_environment_every_ci_role(recorded, tmp
     ]
     refused = _refused(evaluate(principal, reads, recorded.account))
     assert not refused, "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorded, environment):
+    """status, watermarks show and watermarks rewind, recorded against the emulators, for the
+    environment's on-call role (identity policy and the watermarks table's key policy)."""
+    _, codes = recorded.oncall[environment]
+    assert codes == [0, 0]
+    requests = recorded.oncall_requests(environment)
+    actions = {r.action for r in requests}
+    assert {
+        "glue:GetJobRuns",
+        "cloudwatch:DescribeAlarms",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "kms:Decrypt",
+    } <= actions, sorted(actions)
+    role = recorded.applied_role(environment, f"glue-gi-{environment}--oncall")
+    refused = _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_athena_makes_for_an_analyst_is_allowed_for_the_analyst_role(
+    recorded, environment
+):
+    """A query of each target in the workgroup (Athena's documented calls) for the analyst
+    role: identity policy, the scripts bucket's policy and the data and scripts key policies."""
+    requests = recorded.analyst_requests(environment)
+    role = recorded.applied_role(environment, f"glue-gi-{environment}--analyst")
+    refused = _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize(
+    ("who", "requests"),
+    [("oncall", "oncall_requests"), ("analyst", "analyst_requests")],
+)
+def test_every_statement_of_the_operator_roles_is_needed_by_a_call(recorded, who, requests):
+    role = recorded.applied_role("dev", f"glue-gi-dev--{who}")
+    verdicts = evaluate(role, getattr(recorded, requests)("dev"), recorded.account)
+    gaps = least_privilege_gaps(role, verdicts, recorded.account, {})
+    assert not gaps, "statements no call needs:\n" + "\n".join(gaps)
+
+
+def test_the_oncall_reads_the_watermarks_only_through_the_table_keys_grant(recorded):
+    """The table key's policy, not the role alone, decides: without the on-call's ARN in
+    it, DynamoDB's decrypt for the on-call is refused."""
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    decrypts = [r for r in recorded.oncall_requests("dev") if r.action == "kms:Decrypt"]
+    assert decrypts and all(r.resource_policy for r in decrypts)
+    for r in decrypts:
+        name, policy = r.resource_policy  # type: ignore[misc]
+        text = json.dumps(policy).replace(f'"{role.arn}", ', "").replace(f', "{role.arn}"', "")
+        r.resource_policy = (name, json.loads(text))
+    assert {v.result for v in evaluate(role, decrypts, recorded.account)} == {"ImplicitlyDenied"}
