@@ -543,7 +543,10 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         alarm = _first(p, "AlarmName", "AlarmNames.member.1")
         dashboard = _first(p, "DashboardName", "DashboardNames.member.1")
         names = p.get("AlarmNames")
-        if isinstance(names, list) and names:  # botocore's list: each alarm is authorized
+        if op == "PutMetricData":
+            # No resource type; the namespace is the only scope (cloudwatch:namespace).
+            req("*", {"cloudwatch:namespace": p.get("Namespace", "")})
+        elif isinstance(names, list) and names:  # botocore's list: each alarm is authorized
             for name in names:
                 req(acct.arn("cloudwatch", f"alarm:{name}"))
         elif arn:

@@ -31,7 +31,7 @@ from typing import Any
 
 import boto3
 import pytest
-from glue_incremental import aws
+from glue_incremental import aws, metrics
 from glue_incremental.watermarks import Watermarks
 from glue_incremental_tools import cli, deploy, status
 
@@ -93,6 +93,7 @@ class Recorded:
     ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
     deploys: dict[str, list[Any]]
     oncall: dict[str, tuple[list[Any], list[int]]]  # the runbook's calls, the commands' exit codes
+    job_runs: dict[str, dict[str, list[Any]]]  # environment -> pipeline -> its run's recorded calls
     override: str  # routes a copied root to the emulators this module applied to
 
     def role(self, name: str) -> Principal:
@@ -117,6 +118,14 @@ class Recorded:
         state = self.applies[environment].state
         calls, _ = self.oncall[environment]
         return requests_after_apply(calls, Account("aws", REGION, self.account), state)
+
+    def job_run_requests(self, environment: str, pipeline: str) -> list[Request]:
+        return job_run_requests(
+            self.applies[environment].state,
+            Account("aws", REGION, self.account),
+            pipeline,
+            self.job_runs[environment][pipeline],
+        )
 
     def analyst_requests(self, environment: str) -> list[Request]:
         return athena_reader_requests(
@@ -197,6 +206,128 @@ def _oncall_runbook(
                 ),
             ]
     return calls, codes
+
+
+def _job_arguments(state: dict[str, Any], job_name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The applied Glue job and every argument a run gets from its definition."""
+    job = next(
+        r["values"]
+        for r in resources(state)
+        if r["type"] == "aws_glue_job" and r["values"]["name"] == job_name
+    )
+    arguments = {**(job.get("default_arguments") or {})}
+    arguments.update(job.get("non_overridable_arguments") or {})
+    return job, arguments
+
+
+def _job_runs(state: dict[str, Any], endpoints: dict[str, str]) -> dict[str, list[Any]]:
+    """What one run of each job sends through botocore, recorded against the emulators: the
+    library's watermark protocol (lease, upstream and own state, the commit under the lease,
+    release) and its metrics (``metrics.publish``), as the job's entry point calls them."""
+    outputs = deploy.output_values(state["values"]["outputs"])
+    pipelines = outputs["pipelines"]
+    runs = {}
+    with _endpoints(endpoints):
+        for name, pipeline in sorted(pipelines.items()):
+            _, arguments = _job_arguments(state, pipeline["job_name"])
+            store = Watermarks(outputs["watermarks_table_name"])
+            own = pipeline["state_name"]
+            with recording_boto3_calls(f"job {pipeline['job_name']}") as calls:
+                lease = store.acquire_lease(own, "jr_iam")
+                for upstream in pipeline["upstreams"]:
+                    store.get_watermark(pipelines[upstream]["state_name"])
+                item = store.create_watermark_item(own, "jr_iam", updated_at="2024-05-01")
+                store.commit_many([item], lease=lease)
+                lease.release()
+                metrics.publish(
+                    metrics.RunMetrics(pipeline["job_name"], 1, 1),
+                    namespace=arguments.get("--metrics_namespace", metrics.NAMESPACE),
+                )
+            runs[name] = calls
+    return runs
+
+
+def _s3_location(uri: str) -> tuple[str, str]:
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    return bucket, key
+
+
+def job_run_requests(
+    state: dict[str, Any], acct: Account, pipeline_name: str, recorded: list[Call]
+) -> list[Request]:
+    """One run of a pipeline's job, as its role: the recorded calls (DynamoDB, CloudWatch)
+    and, written from the library's code paths and Glue's documentation because Spark's S3
+    client (EMRFS/S3A, not botocore) cannot be recorded here, the rest: its script and
+    library read from the scripts bucket; each source listed and read; each written prefix
+    (target, temp dir) listed, read, written and cleaned; objects written SSE-KMS with the
+    data key (the security configuration); its log streams; job bookmarks encrypted and
+    decrypted with the data key (CSE-KMS, "Setting up encryption in AWS Glue",
+    https://docs.aws.amazon.com/glue/latest/dg/set-up-encryption.html); its JDBC secret and
+    connection; the catalog table a schema change updates. Not covered: the network
+    interfaces Glue creates as the role in a connection's VPC, and Iceberg targets."""
+    requests_after_apply([], acct, state)  # the resource policies and aliases, as applied
+    pipeline = deploy.output_values(state["values"]["outputs"])["pipelines"][pipeline_name]
+    job, arguments = _job_arguments(state, pipeline["job_name"])
+    origin = f"job {job['name']} (documented)"
+    via_s3 = {"kms:ViaService": f"s3.{acct.region}.amazonaws.com"}
+    data_key = next(
+        r["values"]["target_key_id"]
+        for r in resources(state)
+        if r["type"] == "aws_kms_alias" and r["values"]["name"].endswith("-data")
+    )
+
+    def s3(operation: str, uri: str, **params: Any) -> Call:
+        bucket, key = _s3_location(uri)
+        return Call("S3", operation, params, url=f"/{bucket}/{key}".rstrip("/"), origin=origin)
+
+    calls = list(recorded)
+    calls += [
+        s3("GetObject", job["command"][0]["script_location"]),
+        s3("GetObject", arguments["--extra-py-files"].split(",")[0]),
+    ]
+    keyed: list[Request] = []
+    for uri in pipeline["read_s3_uris"]:
+        bucket, prefix = _s3_location(uri)
+        read = s3("GetObject", f"{uri.rstrip('/')}/part-0.parquet")
+        calls += [s3("ListObjectsV2", f"s3://{bucket}", prefix=prefix), read]
+        keyed.append(acct.key_request(read, "kms:Decrypt", data_key, via_s3, "SSE-KMS"))
+    for uri in [*pipeline["write_s3_uris"], arguments["--TempDir"]]:
+        bucket, prefix = _s3_location(uri)
+        written = f"{uri.rstrip('/')}/part-0.parquet"
+        put, get = s3("PutObject", written), s3("GetObject", written)
+        calls += [s3("ListObjectsV2", f"s3://{bucket}", prefix=prefix), put, get]
+        calls.append(s3("DeleteObject", written))
+        keyed.append(acct.key_request(put, "kms:GenerateDataKey", data_key, via_s3, "SSE-KMS"))
+        keyed.append(acct.key_request(get, "kms:Decrypt", data_key, via_s3, "SSE-KMS"))
+    logs = Call("CloudWatch Logs", "PutLogEvents", {}, origin=origin)
+    for group in ("output", "error"):
+        arn = acct.arn("logs", f"log-group:{arguments['--custom-logGroup-prefix']}/{group}")
+        # Both are authorized on the stream (Service Authorization Reference, CloudWatch Logs).
+        for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+            keyed.append(Request(logs, action, f"{arn}:log-stream:jr_iam"))
+    if job.get("security_configuration") and arguments["--job-bookmark-option"] != (
+        "job-bookmark-disable"
+    ):
+        bookmark = Call("Glue", "(job bookmark)", {}, origin=origin)
+        for action in ("kms:Encrypt", "kms:Decrypt"):
+            keyed.append(acct.key_request(bookmark, action, data_key, None, "bookmark CSE-KMS"))
+    if pipeline.get("secret_arn"):
+        calls.append(
+            Call(
+                "Secrets Manager",
+                "GetSecretValue",
+                {"SecretId": pipeline["secret_arn"]},
+                origin=origin,
+            )
+        )
+    for connection in pipeline.get("connections") or []:
+        calls.append(Call("Glue", "GetConnection", {"Name": connection}, origin=origin))
+    if "--catalog_table" in arguments:
+        database, table = arguments["--catalog_table"].split(".")
+        for operation in ("GetTable", "UpdateTable"):
+            params = {"DatabaseName": database, "Name": table}
+            calls.append(Call("Glue", operation, params, origin=origin))
+    return [r for call in calls for r in requests_for(call, acct)] + keyed
 
 
 def athena_reader_requests(state: dict[str, Any], acct: Account) -> list[Request]:
@@ -300,7 +431,8 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
         }
         deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
         oncall = {e: _oncall_runbook(e, applies[e].state, endpoints) for e in ENVIRONMENTS}
-        yield Recorded(account, applies, role_policies(plan), deploys, oncall, override)
+        runs = {e: _job_runs(applies[e].state, endpoints) for e in ENVIRONMENTS}
+        yield Recorded(account, applies, role_policies(plan), deploys, oncall, runs, override)
 
 
 def _refused(verdicts: list[Verdict]) -> list[str]:
@@ -512,3 +644,37 @@ def test_the_oncall_reads_the_watermarks_only_through_the_table_keys_grant(recor
         text = json.dumps(policy).replace(f'"{role.arn}", ', "").replace(f', "{role.arn}"', "")
         r.resource_policy = (name, json.loads(text))
     assert {v.result for v in evaluate(role, decrypts, recorded.account)} == {"ImplicitlyDenied"}
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_a_job_run_is_allowed_for_its_role(recorded, environment):
+    """One run of each job, for the job's role: the library's DynamoDB and CloudWatch calls
+    recorded, the S3, logs, KMS (bookmarks included), secret and catalog calls documented
+    (``job_run_requests``), with the scripts bucket's policy and the key policies."""
+    refused = []
+    for pipeline in sorted(recorded.job_runs[environment]):
+        requests = recorded.job_run_requests(environment, pipeline)
+        actions = {r.action for r in requests}
+        assert {"dynamodb:UpdateItem", "dynamodb:GetItem", "cloudwatch:PutMetricData"} <= (
+            actions
+        ), sorted(actions)
+        state = recorded.applies[environment].state
+        name = deploy.output_values(state["values"]["outputs"])["pipelines"][pipeline]["job_name"]
+        role = recorded.applied_role(environment, f"glue-{name}")
+        refused += _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_a_job_role_without_kms_encrypt_cannot_write_its_bookmarks(recorded):
+    role = recorded.applied_role("dev", "glue-gi-dev-orders")
+    (name, document), *rest = role.policies
+    kept = [s for s in document["Statement"] if s.get("Sid") != "EncryptBookmarks"]
+    without = Principal(role.arn, ((name, {**document, "Statement": kept}), *rest))
+    requests = [
+        r for r in recorded.job_run_requests("dev", "orders") if r.note == "bookmark CSE-KMS"
+    ]
+    verdicts = {
+        r.action: v.result
+        for r, v in zip(requests, evaluate(without, requests, recorded.account), strict=True)
+    }
+    assert verdicts == {"kms:Encrypt": "ImplicitlyDenied", "kms:Decrypt": "Allowed"}
