@@ -74,7 +74,6 @@ JUSTIFIED = {
     "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
     "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
     "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
-    "ManageJdbcNetworks": "modules/glue_network (ec2:CreateSecurityGroup, AuthorizeSecurityGroup*, CreateVpcEndpoint) for a pipeline that declares `networks`; dev.tfvars and prod.tfvars declare none",
 }
 
 if not os.access(TF, os.X_OK):
@@ -94,6 +93,7 @@ class Recorded:
     deploys: dict[str, list[Any]]
     oncall: dict[str, tuple[list[Any], list[int]]]  # the runbook's calls, the commands' exit codes
     job_runs: dict[str, dict[str, list[Any]]]  # environment -> pipeline -> its run's recorded calls
+    networks: dict[str, RecordedApply]  # modules/glue_network applied as each environment
     override: str  # routes a copied root to the emulators this module applied to
 
     def role(self, name: str) -> Principal:
@@ -101,6 +101,10 @@ class Recorded:
 
     def requests(self, environment: str) -> list[Request]:
         applied = self.applies[environment]
+        return apply_requests(applied.calls, Account("aws", REGION, self.account), applied.state)
+
+    def network_requests(self, environment: str) -> list[Request]:
+        applied = self.networks[environment]
         return apply_requests(applied.calls, Account("aws", REGION, self.account), applied.state)
 
     def deploy_requests(self, environment: str) -> list[Request]:
@@ -131,6 +135,47 @@ class Recorded:
         return athena_reader_requests(
             self.applies[environment].state, Account("aws", REGION, self.account)
         )
+
+
+NETWORK_ROOT = """
+provider "aws" {
+  region = "%(region)s"
+  # As environments/aws tags everything (providers.tf): the deploy role's EC2 grants
+  # rest on the Environment tag.
+  default_tags {
+    tags = { Project = "glue-incremental", Environment = "%(environment)s", ManagedBy = "terraform" }
+  }
+}
+
+module "network" {
+  source            = "%(module)s"
+  name              = "gi-%(environment)s-shop-db"
+  vpc_id            = "%(vpc)s"
+  subnet_id         = "%(subnet)s"
+  availability_zone = "%(region)sa"
+  route_table_ids   = ["%(route_table)s"]
+  database          = { port = 5432, cidr_blocks = ["10.20.9.0/24"] }
+}
+"""
+
+
+def _network_apply(
+    environment: str, directory: Any, ec2_url: str, override: str, env: dict[str, str]
+) -> RecordedApply:
+    """modules/glue_network applied as ``environment`` (a JDBC pipeline's ``networks`` entry:
+    the module incremental_pipeline instantiates per network) into a VPC the network team
+    made, with the provider's calls recorded like an environment's apply."""
+    ec2 = boto3.client("ec2", endpoint_url=ec2_url, region_name=REGION)
+    vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24", AvailabilityZone=f"{REGION}a")
+    route_table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    module = EVALUATOR.parents[1] / "terraform" / "modules" / "glue_network"
+    values = {"region": REGION, "environment": environment, "module": module, "vpc": vpc}
+    values |= {"subnet": subnet["Subnet"]["SubnetId"], "route_table": route_table}
+    (directory / "main.tf").write_text(NETWORK_ROOT % values)
+    (directory / "override.tf").write_text(override)
+    (directory / "network.tfvars").write_text("")
+    return apply_recorded(directory, "network.tfvars", environment, env, TF)
 
 
 @contextlib.contextmanager
@@ -423,6 +468,19 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
             tf(ci, "plan", "-no-color", "-var-file=example.tfvars", "-out=ci.tfplan")
             plan = json.loads(tf(ci, "show", "-json", "ci.tfplan").stdout)
             applies = {e: f.result() for e, f in futures.items()}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            network_futures = {
+                e: pool.submit(
+                    _network_apply,
+                    e,
+                    tmp_path_factory.mktemp(f"{e}-network"),
+                    moto,
+                    override,
+                    env,
+                )
+                for e in ENVIRONMENTS
+            }
+            networks = {e: f.result() for e, f in network_futures.items()}
         endpoints = {
             **endpoint.environment(),
             "AWS_ENDPOINT_URL_GLUE": moto,
@@ -432,7 +490,9 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
         deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
         oncall = {e: _oncall_runbook(e, applies[e].state, endpoints) for e in ENVIRONMENTS}
         runs = {e: _job_runs(applies[e].state, endpoints) for e in ENVIRONMENTS}
-        yield Recorded(account, applies, role_policies(plan), deploys, oncall, runs, override)
+        yield Recorded(
+            account, applies, role_policies(plan), deploys, oncall, runs, networks, override
+        )
 
 
 def _refused(verdicts: list[Verdict]) -> list[str]:
@@ -473,7 +533,7 @@ def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(recorded
 def test_every_read_of_a_plan_is_allowed_for_the_pull_request_plan_role(recorded, environment):
     reads = [
         r
-        for r in recorded.requests(environment)
+        for r in recorded.requests(environment) + recorded.network_requests(environment)
         if r.call.operation.startswith(READ_PREFIXES) and not r.note
     ]
     role = recorded.role(f"gi-ci-{environment}-pull-request-plan")
@@ -495,6 +555,7 @@ def test_the_pull_request_plan_role_cannot_read_a_connections_password(recorded)
 
 def _deploy_role_verdicts(recorded: Recorded, environment: str, role: Principal) -> list[Verdict]:
     requests = recorded.requests(environment) + recorded.deploy_requests(environment)
+    requests += recorded.network_requests(environment)
     return evaluate(role, requests, recorded.account)
 
 
@@ -678,3 +739,34 @@ def test_a_job_role_without_kms_encrypt_cannot_write_its_bookmarks(recorded):
         for r, v in zip(requests, evaluate(without, requests, recorded.account), strict=True)
     }
     assert verdicts == {"kms:Encrypt": "ImplicitlyDenied", "kms:Decrypt": "Allowed"}
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_a_jdbc_network_apply_is_allowed_for_the_deploy_role(recorded, environment):
+    """modules/glue_network's security group, rules, endpoints and connection, created in
+    the network team's VPC, for the deploy role: tag-scoped (aws:RequestTag, then
+    aws:ResourceTag) to the environment."""
+    requests = recorded.network_requests(environment)
+    actions = {r.action for r in requests}
+    assert {"ec2:CreateSecurityGroup", "ec2:CreateVpcEndpoint", "ec2:CreateTags"} <= actions
+    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_one_environments_deploy_role_cannot_change_the_others_network(recorded):
+    """One account, two environments: dev's deploy role may not touch what prod's apply
+    made (its Environment tag says prod)."""
+    prod = [
+        r
+        for r in recorded.network_requests("prod")
+        if r.action.startswith(("ec2:Authorize", "ec2:Revoke")) and r.context
+    ]
+    assert prod
+    deletes = [
+        Request(r.call, "ec2:DeleteSecurityGroup", r.resource, r.context)
+        for r in prod
+        if "security-group/sg-" in r.resource
+    ]
+    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), prod + deletes, recorded.account)
+    assert deletes and {v.result for v in verdicts} == {"ImplicitlyDenied"}, _refused(verdicts)
