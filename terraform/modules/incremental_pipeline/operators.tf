@@ -22,7 +22,7 @@ locals {
   target_locations = [for k, path in local.target_paths : regex("^s3://(?P<bucket>[^/]+)/(?P<prefix>.*)$", path)]
   target_buckets   = distinct([for l in local.target_locations : l.bucket])
 
-  oncall_statements = [
+  oncall_statements = concat([
     {
       # `watermarks show` and `status` read the current items, `rewind` the run's pointer
       # and history item, and `slots` queries a job's state items.
@@ -40,16 +40,6 @@ locals {
       Effect   = "Allow"
       Action   = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
       Resource = module.watermarks_table.arn
-    },
-    {
-      # The table's customer managed key, used by DynamoDB on the caller's behalf
-      # ("How Amazon DynamoDB uses AWS KMS", authorizing use of your KMS key:
-      # https://docs.aws.amazon.com/kms/latest/developerguide/services-dynamodb.html#dynamodb-authz).
-      Sid       = "UseTableKeyThroughDynamoDB"
-      Effect    = "Allow"
-      Action    = ["kms:Decrypt"]
-      Resource  = compact([local.table_key_arn])
-      Condition = { StringEquals = { "kms:ViaService" = "dynamodb.${local.region}.amazonaws.com" } }
     },
     {
       # `status`: each job's last run.
@@ -73,14 +63,30 @@ locals {
       Action   = ["cloudwatch:DescribeAlarms"]
       Resource = "${local.arn_prefix}:cloudwatch:${local.region}:${local.account}:alarm:${var.name_prefix}-*"
     },
-  ]
+    ], !local.table_key_known ? [] : [
+    {
+      # The table's customer managed key, used by DynamoDB on the caller's behalf
+      # ("How Amazon DynamoDB uses AWS KMS", authorizing use of your KMS key:
+      # https://docs.aws.amazon.com/kms/latest/developerguide/services-dynamodb.html#dynamodb-authz).
+      Sid       = "UseTableKeyThroughDynamoDB"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt"]
+      Resource  = [local.table_key_arn]
+      Condition = { StringEquals = { "kms:ViaService" = "dynamodb.${local.region}.amazonaws.com" } }
+    },
+  ])
 
   # What Athena does as the analyst ("Access to Amazon S3",
   # https://docs.aws.amazon.com/athena/latest/ug/s3-permissions.html; "Fine-grained access
   # to databases and tables in the AWS Glue Data Catalog",
   # https://docs.aws.amazon.com/athena/latest/ug/fine-grained-access-to-glue-resources.html;
   # "Encryption at rest", https://docs.aws.amazon.com/athena/latest/ug/encryption.html).
-  analyst_statements = [
+  # Whether a key exists, decided from the inputs (known at plan, unlike a new key's ARN);
+  # an environment without customer managed keys (environments/local) gets no key grant.
+  table_key_known    = contains(keys(local.created_keys), "table") || var.watermarks_kms_key_arn != null
+  analyst_keys_known = length(local.created_keys) > 0 || length(var.data_kms_key_arns) > 0 || var.scripts_bucket_kms_key_arn != null
+  analyst_keys       = distinct(compact(concat(local.data_key_arns, [local.scripts_key_arn])))
+  analyst_statements = concat([
     {
       Sid      = "QueryInWorkgroup"
       Effect   = "Allow"
@@ -123,16 +129,17 @@ locals {
       Action   = ["s3:GetBucketLocation", "s3:ListBucket"]
       Resource = module.scripts_bucket.bucket_arn
     },
+    ], !local.analyst_keys_known ? [] : [
     {
       # Targets are SSE-KMS with the data key (the Glue security configuration), results
       # with the scripts key (the workgroup's SSE_KMS): both through S3 only.
       Sid       = "UseDataAndResultKeysThroughS3"
       Effect    = "Allow"
       Action    = ["kms:Decrypt", "kms:GenerateDataKey"]
-      Resource  = distinct(compact(concat(local.data_key_arns, [local.scripts_key_arn])))
+      Resource  = local.analyst_keys
       Condition = { StringEquals = { "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
     },
-  ]
+  ])
 }
 
 resource "aws_iam_role" "oncall" {
