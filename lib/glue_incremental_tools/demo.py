@@ -843,7 +843,7 @@ def _terraform() -> str:
     found = shutil.which("terraform")
     if not found:
         raise deploy.DeployError(
-            f"terraform is not on PATH: install Terraform >= 1.7 ({deploy.TERRAFORM_INSTALL}); "
+            f"terraform is not on PATH: install Terraform >= 1.10 ({deploy.TERRAFORM_INSTALL}); "
             "`make setup` checks for it"
         )
     return found

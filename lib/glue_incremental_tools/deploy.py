@@ -293,7 +293,7 @@ def terraform_outputs(
     terraform = shutil.which("terraform")
     if terraform is None:
         raise UnresolvedEnvironment(
-            f"terraform is not on PATH: install Terraform >= 1.7 ({TERRAFORM_INSTALL}); "
+            f"terraform is not on PATH: install Terraform >= 1.10 ({TERRAFORM_INSTALL}); "
             "`make setup` checks for it"
         )
     completed = subprocess.run(

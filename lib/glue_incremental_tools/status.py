@@ -112,7 +112,7 @@ def environment_status(
     for name in sorted(pipelines):
         pipeline = pipelines[name]
         job = pipeline["job_name"]
-        run = _last_run(job)
+        run = _last_run(job, local=env == "local")
         committed = _committed(store, pipeline["state_name"], pipeline["kind"])
         pending, behind = _pending_upstream(store, committed, state_names, pipeline)
         # The local runner's record carries the run's own summary; elsewhere
@@ -173,7 +173,7 @@ def table_notes(rows: Sequence[PipelineStatus], env: str) -> list[str]:
 # -- sources ---------------------------------------------------------------------------------
 
 
-def _last_run(job: str) -> dict[str, Any]:
+def _last_run(job: str, *, local: bool) -> dict[str, Any]:
     try:
         runs = aws.client("glue").get_job_runs(JobName=job).get("JobRuns", [])
     except ClientError as error:
@@ -185,10 +185,14 @@ def _last_run(job: str) -> dict[str, Any]:
     # Glue lists newest first; emulators do not all agree, so pick by start time.
     latest = max(runs, key=lambda r: r.get("StartedOn") or datetime.min.replace(tzinfo=UTC))
     run = dict(latest)
+    if not local:
+        # Real Glue's own state is authoritative; looking for a local runner's record
+        # there would cost the on-call's role glue:GetJob and the scripts bucket.
+        return run
     try:
         record = runner.get_run_record(job, run["Id"])
     except (ClientError, BotoCoreError, KeyError, ValueError):
-        return run  # real Glue: its own state is authoritative
+        return run  # no record: the emulated Glue's own state stands
     run.update(
         {
             k: record[k]

@@ -42,6 +42,7 @@ PREFIX = {
     "Athena": "athena",
     "SFN": "states",
     "Secrets Manager": "secretsmanager",
+    "EC2": "ec2",
 }
 
 # S3 API operations whose IAM action has another name (Service Authorization Reference,
@@ -164,10 +165,13 @@ class Account:
     key_aliases: dict[str, set[str]] = field(default_factory=dict)  # key id -> aliases
     bucket_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     bucket_keys: dict[str, str] = field(default_factory=dict)  # bucket -> SSE-KMS key id
+    table_keys: dict[str, str] = field(default_factory=dict)  # DynamoDB table -> key id
     topic_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     queue_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     alias_targets: dict[str, str] = field(default_factory=dict)  # alias -> key id
     key_tags: dict[str, dict[str, str]] = field(default_factory=dict)  # key id -> tags
+    ec2_tags: dict[str, dict[str, str]] = field(default_factory=dict)  # sg-/vpce-/sgr- id -> tags
+    resource_tags: dict[str, dict[str, str]] = field(default_factory=dict)  # ARN -> tags (Glue)
     applied: bool = False  # resource policies known from the state apply at once
 
     def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
@@ -263,7 +267,8 @@ def requests_for(call: Call, acct: Account) -> list[Request]:
         return []
     out = _requests_for(call, acct)
     tags = _request_tags(call.params)
-    if tags and call.operation.startswith(("Create", "Put")) and out:
+    tagged = any(r.note == "tags on create" for r in out)
+    if tags and call.operation.startswith(("Create", "Put")) and out and not tagged:
         # Tagging on create needs the tagging action as well (e.g. KMS "Tagging keys",
         # https://docs.aws.amazon.com/kms/latest/developerguide/tag-permissions.html).
         prefix = PREFIX[call.service]
@@ -403,6 +408,18 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         return out
 
     if prefix == "dynamodb":
+        if op in {"TransactWriteItems", "TransactGetItems"}:
+            # IAM authorizes each item of a transaction by its own action; there is no
+            # Transact* action ("Using IAM with DynamoDB transactions",
+            # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+            kinds = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+            kinds |= {"ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+            for entry in p.get("TransactItems") or []:
+                for kind, item in entry.items():
+                    out.extend(_item_requests(call, acct, f"dynamodb:{kinds[kind]}", item))
+            return out
+        if op in DYNAMODB_ITEM_OPERATIONS:
+            return _item_requests(call, acct, action, p)
         table = _first(p, "TableName") or (p.get("ResourceArn") or "").split("/")[-1]
         req(acct.arn("dynamodb", f"table/{table}"))
         sse = p.get("SSESpecification") or {}
@@ -453,16 +470,30 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
             req(catalog)
             req(acct.arn("glue", f"database/{name}"))
             return out
-        if "Table" in op:
+        if "Table" in op or "Partition" in op:
             db = _first(p, "DatabaseName")
-            name = _first(p, "Name") or (p.get("TableInput") or {}).get("Name")
+            name = _first(p, "Name", "TableName") or (p.get("TableInput") or {}).get("Name")
             req(catalog)
             req(acct.arn("glue", f"database/{db}"))
             req(acct.arn("glue", f"table/{db}/{name}"))
             return out
         if "Connection" in op:
+            given = p.get("ConnectionInput") if isinstance(p.get("ConnectionInput"), dict) else {}
+            arn = acct.arn("glue", f"connection/{_first(p, 'Name') or given.get('Name')}")
+            tags = acct.resource_tags.get(arn, {})
             req(catalog)
-            req(acct.arn("glue", f"connection/{_first(p, 'Name')}"))
+            if op == "CreateConnection":
+                # Authorized on the catalog alone (Service Authorization Reference, AWS
+                # Glue: connectionType, rootcatalog); its tags on the connection it makes.
+                requested = _request_tags(p)
+                context: dict[str, Any] = {f"aws:RequestTag/{k}": v for k, v in requested.items()}
+                if requested:
+                    context["aws:TagKeys"] = sorted(requested)
+                    out.append(
+                        Request(call, "glue:TagResource", arn, context, None, "tags on create")
+                    )
+                return out
+            req(arn, {f"aws:ResourceTag/{k}": v for k, v in tags.items()})
             return out
         req("*")
         return out
@@ -529,7 +560,14 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         arn = _first(p, "ResourceARN")
         alarm = _first(p, "AlarmName", "AlarmNames.member.1")
         dashboard = _first(p, "DashboardName", "DashboardNames.member.1")
-        if arn:
+        names = p.get("AlarmNames")
+        if op == "PutMetricData":
+            # No resource type; the namespace is the only scope (cloudwatch:namespace).
+            req("*", {"cloudwatch:namespace": p.get("Namespace", "")})
+        elif isinstance(names, list) and names:  # botocore's list: each alarm is authorized
+            for name in names:
+                req(acct.arn("cloudwatch", f"alarm:{name}"))
+        elif arn:
             req(arn)
         elif alarm:
             req(acct.arn("cloudwatch", f"alarm:{alarm}"))
@@ -562,11 +600,128 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         req(arn or acct.arn("athena", f"workgroup/{_first(p, 'WorkGroup', 'Name')}"))
         return out
 
+    if prefix == "ec2":
+        return _ec2_requests(call, acct)
+
     if prefix == "secretsmanager":
         req(_first(p, "SecretId") or "*")
         return out
 
     req("*")
+    return out
+
+
+# EC2 resources whose tags (aws:ResourceTag) the state records, by the id prefix EC2 gives them.
+EC2_TAGGED = (
+    "aws_security_group",
+    "aws_vpc_endpoint",
+    "aws_vpc_security_group_ingress_rule",
+    "aws_vpc_security_group_egress_rule",
+)
+EC2_TYPES = {"sg-": "security-group", "vpce-": "vpc-endpoint", "sgr-": "security-group-rule"}
+EC2_TYPES |= {"vpc-": "vpc", "subnet-": "subnet", "rtb-": "route-table"}
+# What each create action makes, and the existing resources it is authorized on as well
+# (Service Authorization Reference, "Actions defined by Amazon EC2").
+EC2_CREATES = {
+    "CreateSecurityGroup": ("security-group", ("VpcId",)),
+    "CreateVpcEndpoint": ("vpc-endpoint", ("VpcId", "RouteTableId", "SubnetId", "SecurityGroupId")),
+    "AuthorizeSecurityGroupIngress": ("security-group-rule", ("GroupId",)),
+    "AuthorizeSecurityGroupEgress": ("security-group-rule", ("GroupId",)),
+}
+
+
+def _ec2_list(params: dict[str, Any], name: str) -> list[str]:
+    """A query-protocol list (``Name.1``, ``Name.2``) or a single ``Name``, in order."""
+    single = params.get(name)
+    numbered = sorted(
+        (int(k.rsplit(".", 1)[1]), str(v))
+        for k, v in params.items()
+        if k.startswith(f"{name}.") and k.rsplit(".", 1)[1].isdigit()
+    )
+    return ([str(single)] if isinstance(single, str) else []) + [v for _, v in numbered]
+
+
+def _ec2_request_tags(params: dict[str, Any]) -> dict[str, str]:
+    """The tags of ``TagSpecification.N.Tag.M.Key/Value`` (tag on create) or ``Tag.M``."""
+    tags = {}
+    for k, v in params.items():
+        match = re.fullmatch(r"((?:TagSpecification\.\d+\.)?Tag\.\d+)\.Key", k)
+        if match:
+            tags[str(v)] = str(params.get(f"{match.group(1)}.Value", ""))
+    return tags
+
+
+def _ec2_requests(call: Call, acct: Account) -> list[Request]:
+    """EC2 calls: each resource the action is authorized on, the existing ones with their
+    tags (aws:ResourceTag), the one created with the request's (aws:RequestTag), and the
+    ec2:CreateTags that tagging on create needs ("Grant permission to tag Amazon EC2
+    resources during creation",
+    https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/supported-iam-actions-tagging.html)."""
+    op, p = call.operation, call.params
+    action = f"ec2:{op}"
+    if op.startswith("Describe"):
+        return [Request(call, action, "*")]
+
+    def existing(resource_id: str) -> tuple[str, dict[str, Any]]:
+        kind = next(t for prefix, t in EC2_TYPES.items() if resource_id.startswith(prefix))
+        tags = acct.ec2_tags.get(resource_id, {})
+        return acct.arn("ec2", f"{kind}/{resource_id}"), {
+            f"aws:ResourceTag/{k}": v for k, v in tags.items()
+        }
+
+    tags = _ec2_request_tags(p)
+    requested: dict[str, Any] = {f"aws:RequestTag/{k}": v for k, v in tags.items()}
+    if tags:
+        requested["aws:TagKeys"] = sorted(tags)
+    out = []
+    if op in EC2_CREATES:
+        created, names = EC2_CREATES[op]
+        for name in names:
+            for resource_id in _ec2_list(p, name):
+                arn, context = existing(resource_id)
+                out.append(Request(call, action, arn, context))
+        if tags or not op.startswith("Authorize"):
+            arn = acct.arn("ec2", f"{created}/*")
+            out.append(Request(call, action, arn, dict(requested)))
+            if tags:
+                context = {**requested, "ec2:CreateAction": op}
+                out.append(Request(call, "ec2:CreateTags", arn, context, note="tags on create"))
+        return out
+    ids = _ec2_list(p, "GroupId") or _ec2_list(p, "VpcEndpointId") or _ec2_list(p, "ResourceId")
+    for resource_id in ids:
+        arn, context = existing(resource_id)
+        out.append(Request(call, action, arn, {**context, **requested}))
+    return out or [Request(call, action, "*")]
+
+
+DYNAMODB_ITEM_OPERATIONS = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query"}
+
+
+def _leading_key(params: dict[str, Any]) -> str | None:
+    """The partition key value an item call names (dynamodb:LeadingKeys), if one is found."""
+    for name in ("Key", "Item"):
+        item = params.get(name)
+        if isinstance(item, dict):
+            for value in item.values():  # the table's hash key comes first in the key
+                if isinstance(value, dict) and "S" in value:
+                    return str(value["S"])
+    values = params.get("ExpressionAttributeValues") or {}
+    pk = values.get(":pk") if isinstance(values, dict) else None
+    return str(pk["S"]) if isinstance(pk, dict) and "S" in pk else None
+
+
+def _item_requests(call: Call, acct: Account, action: str, params: dict[str, Any]) -> list[Request]:
+    """An item read or write: the action on the table, and the table's customer managed key,
+    which DynamoDB uses on the caller's behalf ("How Amazon DynamoDB uses AWS KMS",
+    https://docs.aws.amazon.com/kms/latest/developerguide/services-dynamodb.html#dynamodb-authz)."""
+    table = str(params.get("TableName", ""))
+    key = _leading_key(params)
+    context = {"dynamodb:LeadingKeys": [key]} if key else {}
+    out = [Request(call, action, acct.arn("dynamodb", f"table/{table}"), context)]
+    kms = acct.table_keys.get(table)
+    if kms:
+        via = {"kms:ViaService": f"dynamodb.{acct.region}.amazonaws.com"}
+        out.append(acct.key_request(call, "kms:Decrypt", kms, via, "table key"))
     return out
 
 
@@ -641,7 +796,7 @@ def evaluator_version() -> str:
 # -- applying with the calls recorded ---------------------------------------------------------
 
 # LocalStack serves what it implements without provider waits; moto (behind the shim) what
-# LocalStack community lacks (Athena, Step Functions) and DynamoDB (DynamoDB Local has no
+# LocalStack community lacks (Athena, Step Functions), what it does not run here (EC2) and DynamoDB (DynamoDB Local has no
 # UpdateContinuousBackups and describes no SSE).
 LOCALSTACK_ENDPOINTS = (
     "cloudwatch",
@@ -655,7 +810,7 @@ LOCALSTACK_ENDPOINTS = (
     "sqs",
     "sts",
 )
-MOTO_ENDPOINTS = ("athena", "dynamodb", "glue", "sfn")
+MOTO_ENDPOINTS = ("athena", "dynamodb", "ec2", "glue", "sfn")
 
 _OVERRIDE = """terraform {
   backend "local" {}
@@ -701,6 +856,14 @@ def load_resource_policies(acct: Account, state: dict[str, Any]) -> None:
         if r["type"] == "aws_kms_key":
             acct.key_policies[v["key_id"]] = json.loads(v["policy"])
             acct.key_tags[v["key_id"]] = dict(v.get("tags_all") or {})
+        elif r["type"] == "aws_glue_connection":
+            acct.resource_tags[v["arn"]] = dict(v.get("tags_all") or {})
+        elif r["type"] in EC2_TAGGED:
+            acct.ec2_tags[v["id"]] = dict(v.get("tags_all") or {})
+        elif r["type"] == "aws_dynamodb_table":
+            for sse in v.get("server_side_encryption") or []:
+                if sse.get("enabled") and sse.get("kms_key_arn"):
+                    acct.table_keys[v["name"]] = acct.key_id(sse["kms_key_arn"])
         elif r["type"] == "aws_sns_topic_policy":
             acct.topic_policies[v["arn"]] = json.loads(v["policy"])
         elif r["type"] == "aws_sqs_queue_policy":

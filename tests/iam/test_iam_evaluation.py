@@ -31,8 +31,9 @@ from typing import Any
 
 import boto3
 import pytest
-from glue_incremental import aws
-from glue_incremental_tools import deploy
+from glue_incremental import aws, metrics
+from glue_incremental.watermarks import Watermarks
+from glue_incremental_tools import cli, deploy, status
 
 from tests.harness.iam import (
     EVALUATOR,
@@ -51,6 +52,7 @@ from tests.harness.iam import (
     least_privilege_gaps,
     recording_boto3_calls,
     requests_after_apply,
+    requests_for,
     resources,
     role_policies,
     without_statement,
@@ -72,7 +74,6 @@ JUSTIFIED = {
     "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
     "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
     "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
-    "ManageJdbcNetworks": "modules/glue_network (ec2:CreateSecurityGroup, AuthorizeSecurityGroup*, CreateVpcEndpoint) for a pipeline that declares `networks`; dev.tfvars and prod.tfvars declare none",
 }
 
 if not os.access(TF, os.X_OK):
@@ -90,6 +91,9 @@ class Recorded:
     applies: dict[str, RecordedApply]
     ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
     deploys: dict[str, list[Any]]
+    oncall: dict[str, tuple[list[Any], list[int]]]  # the runbook's calls, the commands' exit codes
+    job_runs: dict[str, dict[str, list[Any]]]  # environment -> pipeline -> its run's recorded calls
+    networks: dict[str, RecordedApply]  # modules/glue_network applied as each environment
     override: str  # routes a copied root to the emulators this module applied to
 
     def role(self, name: str) -> Principal:
@@ -99,21 +103,102 @@ class Recorded:
         applied = self.applies[environment]
         return apply_requests(applied.calls, Account("aws", REGION, self.account), applied.state)
 
+    def network_requests(self, environment: str) -> list[Request]:
+        applied = self.networks[environment]
+        return apply_requests(applied.calls, Account("aws", REGION, self.account), applied.state)
+
     def deploy_requests(self, environment: str) -> list[Request]:
         state = self.applies[environment].state
         return requests_after_apply(
             self.deploys[environment], Account("aws", REGION, self.account), state
         )
 
+    def applied_role(self, environment: str, name: str) -> Principal:
+        """A role the environment's apply created, with its inline policies as applied."""
+        roles = role_policies(self.applies[environment].state)
+        return Principal(f"arn:aws:iam::{self.account}:role/{name}", tuple(roles[name]))
+
+    def oncall_requests(self, environment: str) -> list[Request]:
+        state = self.applies[environment].state
+        calls, _ = self.oncall[environment]
+        return requests_after_apply(calls, Account("aws", REGION, self.account), state)
+
+    def job_run_requests(self, environment: str, pipeline: str) -> list[Request]:
+        return job_run_requests(
+            self.applies[environment].state,
+            Account("aws", REGION, self.account),
+            pipeline,
+            self.job_runs[environment][pipeline],
+        )
+
+    def analyst_requests(self, environment: str) -> list[Request]:
+        return athena_reader_requests(
+            self.applies[environment].state, Account("aws", REGION, self.account)
+        )
+
+
+NETWORK_ROOT = """
+provider "aws" {
+  region = "%(region)s"
+  # As environments/aws tags everything (providers.tf): the deploy role's EC2 grants
+  # rest on the Environment tag.
+  default_tags {
+    tags = { Project = "glue-incremental", Environment = "%(environment)s", ManagedBy = "terraform" }
+  }
+}
+
+module "network" {
+  source            = "%(module)s"
+  name              = "gi-%(environment)s-shop-db"
+  vpc_id            = "%(vpc)s"
+  subnet_id         = "%(subnet)s"
+  availability_zone = "%(region)sa"
+  route_table_ids   = ["%(route_table)s"]
+  database          = { port = 5432, cidr_blocks = ["10.20.9.0/24"] }
+}
+"""
+
+
+def _network_apply(
+    environment: str, directory: Any, ec2_url: str, override: str, env: dict[str, str]
+) -> RecordedApply:
+    """modules/glue_network applied as ``environment`` (a JDBC pipeline's ``networks`` entry:
+    the module incremental_pipeline instantiates per network) into a VPC the network team
+    made, with the provider's calls recorded like an environment's apply."""
+    ec2 = boto3.client("ec2", endpoint_url=ec2_url, region_name=REGION)
+    vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24", AvailabilityZone=f"{REGION}a")
+    route_table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    module = EVALUATOR.parents[1] / "terraform" / "modules" / "glue_network"
+    values = {"region": REGION, "environment": environment, "module": module, "vpc": vpc}
+    values |= {"subnet": subnet["Subnet"]["SubnetId"], "route_table": route_table}
+    (directory / "main.tf").write_text(NETWORK_ROOT % values)
+    (directory / "override.tf").write_text(override)
+    (directory / "network.tfvars").write_text("")
+    return apply_recorded(directory, "network.tfvars", environment, env, TF)
+
+
+@contextlib.contextmanager
+def _endpoints(endpoints: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in endpoints}
+    os.environ.update(endpoints)
+    aws.reset_client_cache()
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        aws.reset_client_cache()
+
 
 def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list[Any]:
     """``deploy`` to the applied environment's bucket and jobs, then ``deploy switch`` of one job."""
     bucket = next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
     jobs = sorted(r["values"]["name"] for r in resources(state) if r["type"] == "aws_glue_job")
-    saved = {k: os.environ.get(k) for k in endpoints}
-    os.environ.update(endpoints)
-    aws.reset_client_cache()
-    try:
+    with _endpoints(endpoints):
         with recording_boto3_calls("deploy") as calls:
             release = None
             try:
@@ -128,13 +213,232 @@ def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list
             with contextlib.suppress(deploy.DeployError):
                 deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
         return calls
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        aws.reset_client_cache()
+
+
+def _oncall_runbook(
+    environment: str, state: dict[str, Any], endpoints: dict[str, str]
+) -> tuple[list[Any], list[int]]:
+    """The runbook's first steps as the on-call runs them: ``status``, ``watermarks show``
+    and ``watermarks rewind`` of a pipeline with two committed runs and a job run."""
+    outputs = deploy.output_values(state["values"]["outputs"])
+    table = outputs["watermarks_table_name"]
+    orders = outputs["pipelines"]["orders"]
+    with _endpoints(endpoints):
+        # What the jobs would have left: two commits and a run (not the on-call's calls).
+        store = Watermarks(table)
+        for run in ("jr_1", "jr_2"):
+            store.add_watermark(
+                store.create_watermark_item(orders["state_name"], run, updated_at=run)
+            )
+        aws.client("glue").start_job_run(JobName=orders["job_name"])
+        with recording_boto3_calls("on-call") as calls:
+            status.environment_status(environment, outputs=outputs)
+            codes = [
+                cli.main(["watermarks", "show", orders["state_name"], "--table", table]),
+                cli.main(
+                    [
+                        "watermarks",
+                        "rewind",
+                        orders["state_name"],
+                        "jr_1",
+                        "--table",
+                        table,
+                        "--why",
+                        "reload what jr_2 read",
+                        "--who",
+                        "on-call",
+                    ]
+                ),
+            ]
+    return calls, codes
+
+
+def _job_arguments(state: dict[str, Any], job_name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The applied Glue job and every argument a run gets from its definition."""
+    job = next(
+        r["values"]
+        for r in resources(state)
+        if r["type"] == "aws_glue_job" and r["values"]["name"] == job_name
+    )
+    arguments = {**(job.get("default_arguments") or {})}
+    arguments.update(job.get("non_overridable_arguments") or {})
+    return job, arguments
+
+
+def _job_runs(state: dict[str, Any], endpoints: dict[str, str]) -> dict[str, list[Any]]:
+    """What one run of each job sends through botocore, recorded against the emulators: the
+    library's watermark protocol (lease, upstream and own state, the commit under the lease,
+    release) and its metrics (``metrics.publish``), as the job's entry point calls them."""
+    outputs = deploy.output_values(state["values"]["outputs"])
+    pipelines = outputs["pipelines"]
+    runs = {}
+    with _endpoints(endpoints):
+        for name, pipeline in sorted(pipelines.items()):
+            _, arguments = _job_arguments(state, pipeline["job_name"])
+            store = Watermarks(outputs["watermarks_table_name"])
+            own = pipeline["state_name"]
+            with recording_boto3_calls(f"job {pipeline['job_name']}") as calls:
+                lease = store.acquire_lease(own, "jr_iam")
+                for upstream in pipeline["upstreams"]:
+                    store.get_watermark(pipelines[upstream]["state_name"])
+                item = store.create_watermark_item(own, "jr_iam", updated_at="2024-05-01")
+                store.commit_many([item], lease=lease)
+                lease.release()
+                metrics.publish(
+                    metrics.RunMetrics(pipeline["job_name"], 1, 1),
+                    namespace=arguments.get("--metrics_namespace", metrics.NAMESPACE),
+                )
+            runs[name] = calls
+    return runs
+
+
+def _s3_location(uri: str) -> tuple[str, str]:
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    return bucket, key
+
+
+def job_run_requests(
+    state: dict[str, Any], acct: Account, pipeline_name: str, recorded: list[Call]
+) -> list[Request]:
+    """One run of a pipeline's job, as its role: the recorded calls (DynamoDB, CloudWatch)
+    and, written from the library's code paths and Glue's documentation because Spark's S3
+    client (EMRFS/S3A, not botocore) cannot be recorded here, the rest: its script and
+    library read from the scripts bucket; each source listed and read; each written prefix
+    (target, temp dir) listed, read, written and cleaned; objects written SSE-KMS with the
+    data key (the security configuration); its log streams; job bookmarks encrypted and
+    decrypted with the data key (CSE-KMS, "Setting up encryption in AWS Glue",
+    https://docs.aws.amazon.com/glue/latest/dg/set-up-encryption.html); its JDBC secret and
+    connection; the catalog table a schema change updates. Not covered: the network
+    interfaces Glue creates as the role in a connection's VPC, and Iceberg targets."""
+    requests_after_apply([], acct, state)  # the resource policies and aliases, as applied
+    pipeline = deploy.output_values(state["values"]["outputs"])["pipelines"][pipeline_name]
+    job, arguments = _job_arguments(state, pipeline["job_name"])
+    origin = f"job {job['name']} (documented)"
+    via_s3 = {"kms:ViaService": f"s3.{acct.region}.amazonaws.com"}
+    data_key = next(
+        r["values"]["target_key_id"]
+        for r in resources(state)
+        if r["type"] == "aws_kms_alias" and r["values"]["name"].endswith("-data")
+    )
+
+    def s3(operation: str, uri: str, **params: Any) -> Call:
+        bucket, key = _s3_location(uri)
+        return Call("S3", operation, params, url=f"/{bucket}/{key}".rstrip("/"), origin=origin)
+
+    calls = list(recorded)
+    calls += [
+        s3("GetObject", job["command"][0]["script_location"]),
+        s3("GetObject", arguments["--extra-py-files"].split(",")[0]),
+    ]
+    keyed: list[Request] = []
+    for uri in pipeline["read_s3_uris"]:
+        bucket, prefix = _s3_location(uri)
+        read = s3("GetObject", f"{uri.rstrip('/')}/part-0.parquet")
+        calls += [s3("ListObjectsV2", f"s3://{bucket}", prefix=prefix), read]
+        keyed.append(acct.key_request(read, "kms:Decrypt", data_key, via_s3, "SSE-KMS"))
+    for uri in [*pipeline["write_s3_uris"], arguments["--TempDir"]]:
+        bucket, prefix = _s3_location(uri)
+        written = f"{uri.rstrip('/')}/part-0.parquet"
+        put, get = s3("PutObject", written), s3("GetObject", written)
+        calls += [s3("ListObjectsV2", f"s3://{bucket}", prefix=prefix), put, get]
+        calls.append(s3("DeleteObject", written))
+        keyed.append(acct.key_request(put, "kms:GenerateDataKey", data_key, via_s3, "SSE-KMS"))
+        keyed.append(acct.key_request(get, "kms:Decrypt", data_key, via_s3, "SSE-KMS"))
+    logs = Call("CloudWatch Logs", "PutLogEvents", {}, origin=origin)
+    for group in ("output", "error"):
+        arn = acct.arn("logs", f"log-group:{arguments['--custom-logGroup-prefix']}/{group}")
+        # Both are authorized on the stream (Service Authorization Reference, CloudWatch Logs).
+        for action in ("logs:CreateLogStream", "logs:PutLogEvents"):
+            keyed.append(Request(logs, action, f"{arn}:log-stream:jr_iam"))
+    if job.get("security_configuration") and arguments["--job-bookmark-option"] != (
+        "job-bookmark-disable"
+    ):
+        bookmark = Call("Glue", "(job bookmark)", {}, origin=origin)
+        for action in ("kms:Encrypt", "kms:Decrypt"):
+            keyed.append(acct.key_request(bookmark, action, data_key, None, "bookmark CSE-KMS"))
+    if pipeline.get("secret_arn"):
+        calls.append(
+            Call(
+                "Secrets Manager",
+                "GetSecretValue",
+                {"SecretId": pipeline["secret_arn"]},
+                origin=origin,
+            )
+        )
+    for connection in pipeline.get("connections") or []:
+        calls.append(Call("Glue", "GetConnection", {"Name": connection}, origin=origin))
+    if "--catalog_table" in arguments:
+        database, table = arguments["--catalog_table"].split(".")
+        for operation in ("GetTable", "UpdateTable"):
+            params = {"DatabaseName": database, "Name": table}
+            calls.append(Call("Glue", operation, params, origin=origin))
+    return [r for call in calls for r in requests_for(call, acct)] + keyed
+
+
+def athena_reader_requests(state: dict[str, Any], acct: Account) -> list[Request]:
+    """What Athena authorizes as the analyst for a query of each target in the workgroup.
+
+    Athena's calls cannot be recorded here (moto's Athena runs no query), so they are
+    written from Athena's documentation: the workgroup's query actions; glue:GetDatabase,
+    GetTable and GetPartitions on the catalog, database and table ("Fine-grained access to
+    databases and tables in the AWS Glue Data Catalog",
+    https://docs.aws.amazon.com/athena/latest/ug/fine-grained-access-to-glue-resources.html);
+    s3:GetBucketLocation, ListBucket and GetObject on the data, and on the result location
+    PutObject, GetObject and AbortMultipartUpload ("Access to Amazon S3",
+    https://docs.aws.amazon.com/athena/latest/ug/s3-permissions.html); kms:Decrypt of the
+    data's SSE-KMS key and the result key's GenerateDataKey/Decrypt, through S3
+    ("Encryption at rest", https://docs.aws.amazon.com/athena/latest/ug/encryption.html).
+    """
+    requests_after_apply([], acct, state)  # the resource policies and aliases, as applied
+    outputs = deploy.output_values(state["values"]["outputs"])
+    workgroup = outputs["athena_workgroup_name"]
+    results = outputs["scripts_bucket_name"]
+    origin = "Athena for the analyst (documented)"
+    via_s3 = {"kms:ViaService": f"s3.{acct.region}.amazonaws.com"}
+    data_key = next(
+        r["values"]["target_key_id"]
+        for r in resources(state)
+        if r["type"] == "aws_kms_alias" and r["values"]["name"].endswith("-data")
+    )
+    calls = [
+        Call("Athena", op, {"WorkGroup": workgroup}, origin=origin)
+        for op in (
+            "GetWorkGroup",
+            "StartQueryExecution",
+            "GetQueryExecution",
+            "GetQueryResults",
+            "StopQueryExecution",
+        )
+    ]
+    requests: list[Request] = []
+    for pipeline in outputs["pipelines"].values():
+        database, table = pipeline["table"].split(".")
+        bucket, _, prefix = pipeline["target_path"].removeprefix("s3://").partition("/")
+        calls += [
+            Call("Glue", "GetDatabase", {"Name": database}, origin=origin),
+            Call("Glue", "GetTable", {"DatabaseName": database, "Name": table}, origin=origin),
+            Call(
+                "Glue",
+                "GetPartitions",
+                {"DatabaseName": database, "TableName": table},
+                origin=origin,
+            ),
+            Call("S3", "GetBucketLocation", {}, url=f"/{bucket}", origin=origin),
+            Call("S3", "ListObjectsV2", {"prefix": prefix}, url=f"/{bucket}", origin=origin),
+        ]
+        read = Call("S3", "GetObject", {}, url=f"/{bucket}/{prefix}part-0.parquet", origin=origin)
+        calls.append(read)
+        # The lake's buckets are the platform team's, not this state's: their SSE-KMS key is
+        # the data key the Glue security configuration writes with.
+        requests.append(acct.key_request(read, "kms:Decrypt", data_key, via_s3, "SSE-KMS"))
+    calls += [
+        Call("S3", "GetBucketLocation", {}, url=f"/{results}", origin=origin),
+        Call("S3", "ListObjectsV2", {"prefix": "athena/"}, url=f"/{results}", origin=origin),
+        Call("S3", "PutObject", {}, url=f"/{results}/athena/q1.csv", origin=origin),
+        Call("S3", "GetObject", {}, url=f"/{results}/athena/q1.csv", origin=origin),
+        Call("S3", "AbortMultipartUpload", {}, url=f"/{results}/athena/q2.csv", origin=origin),
+    ]
+    return [r for call in calls for r in requests_for(call, acct)] + requests
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +468,19 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
             tf(ci, "plan", "-no-color", "-var-file=example.tfvars", "-out=ci.tfplan")
             plan = json.loads(tf(ci, "show", "-json", "ci.tfplan").stdout)
             applies = {e: f.result() for e, f in futures.items()}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            network_futures = {
+                e: pool.submit(
+                    _network_apply,
+                    e,
+                    tmp_path_factory.mktemp(f"{e}-network"),
+                    moto,
+                    override,
+                    env,
+                )
+                for e in ENVIRONMENTS
+            }
+            networks = {e: f.result() for e, f in network_futures.items()}
         endpoints = {
             **endpoint.environment(),
             "AWS_ENDPOINT_URL_GLUE": moto,
@@ -171,7 +488,11 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
             "AWS_REGION": REGION,
         }
         deploys = {e: _deploy_and_switch(applies[e].state, endpoints) for e in ENVIRONMENTS}
-        yield Recorded(account, applies, role_policies(plan), deploys, override)
+        oncall = {e: _oncall_runbook(e, applies[e].state, endpoints) for e in ENVIRONMENTS}
+        runs = {e: _job_runs(applies[e].state, endpoints) for e in ENVIRONMENTS}
+        yield Recorded(
+            account, applies, role_policies(plan), deploys, oncall, runs, networks, override
+        )
 
 
 def _refused(verdicts: list[Verdict]) -> list[str]:
@@ -212,7 +533,7 @@ def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(recorded
 def test_every_read_of_a_plan_is_allowed_for_the_pull_request_plan_role(recorded, environment):
     reads = [
         r
-        for r in recorded.requests(environment)
+        for r in recorded.requests(environment) + recorded.network_requests(environment)
         if r.call.operation.startswith(READ_PREFIXES) and not r.note
     ]
     role = recorded.role(f"gi-ci-{environment}-pull-request-plan")
@@ -234,6 +555,7 @@ def test_the_pull_request_plan_role_cannot_read_a_connections_password(recorded)
 
 def _deploy_role_verdicts(recorded: Recorded, environment: str, role: Principal) -> list[Verdict]:
     requests = recorded.requests(environment) + recorded.deploy_requests(environment)
+    requests += recorded.network_requests(environment)
     return evaluate(role, requests, recorded.account)
 
 
@@ -326,3 +648,125 @@ def test_an_account_of_its_own_gives_its_environment_every_ci_role(recorded, tmp
     ]
     refused = _refused(evaluate(principal, reads, recorded.account))
     assert not refused, "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorded, environment):
+    """status, watermarks show and watermarks rewind, recorded against the emulators, for the
+    environment's on-call role (identity policy and the watermarks table's key policy)."""
+    _, codes = recorded.oncall[environment]
+    assert codes == [0, 0]
+    requests = recorded.oncall_requests(environment)
+    actions = {r.action for r in requests}
+    assert {
+        "glue:GetJobRuns",
+        "cloudwatch:DescribeAlarms",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "kms:Decrypt",
+    } <= actions, sorted(actions)
+    role = recorded.applied_role(environment, f"glue-gi-{environment}--oncall")
+    refused = _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_athena_makes_for_an_analyst_is_allowed_for_the_analyst_role(
+    recorded, environment
+):
+    """A query of each target in the workgroup (Athena's documented calls) for the analyst
+    role: identity policy, the scripts bucket's policy and the data and scripts key policies."""
+    requests = recorded.analyst_requests(environment)
+    role = recorded.applied_role(environment, f"glue-gi-{environment}--analyst")
+    refused = _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize(
+    ("who", "requests"),
+    [("oncall", "oncall_requests"), ("analyst", "analyst_requests")],
+)
+def test_every_statement_of_the_operator_roles_is_needed_by_a_call(recorded, who, requests):
+    role = recorded.applied_role("dev", f"glue-gi-dev--{who}")
+    verdicts = evaluate(role, getattr(recorded, requests)("dev"), recorded.account)
+    gaps = least_privilege_gaps(role, verdicts, recorded.account, {})
+    assert not gaps, "statements no call needs:\n" + "\n".join(gaps)
+
+
+def test_the_oncall_reads_the_watermarks_only_through_the_table_keys_grant(recorded):
+    """The table key's policy, not the role alone, decides: without the on-call's ARN in
+    it, DynamoDB's decrypt for the on-call is refused."""
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    decrypts = [r for r in recorded.oncall_requests("dev") if r.action == "kms:Decrypt"]
+    assert decrypts and all(r.resource_policy for r in decrypts)
+    for r in decrypts:
+        name, policy = r.resource_policy  # type: ignore[misc]
+        text = json.dumps(policy).replace(f'"{role.arn}", ', "").replace(f', "{role.arn}"', "")
+        r.resource_policy = (name, json.loads(text))
+    assert {v.result for v in evaluate(role, decrypts, recorded.account)} == {"ImplicitlyDenied"}
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_a_job_run_is_allowed_for_its_role(recorded, environment):
+    """One run of each job, for the job's role: the library's DynamoDB and CloudWatch calls
+    recorded, the S3, logs, KMS (bookmarks included), secret and catalog calls documented
+    (``job_run_requests``), with the scripts bucket's policy and the key policies."""
+    refused = []
+    for pipeline in sorted(recorded.job_runs[environment]):
+        requests = recorded.job_run_requests(environment, pipeline)
+        actions = {r.action for r in requests}
+        assert {"dynamodb:UpdateItem", "dynamodb:GetItem", "cloudwatch:PutMetricData"} <= (
+            actions
+        ), sorted(actions)
+        state = recorded.applies[environment].state
+        name = deploy.output_values(state["values"]["outputs"])["pipelines"][pipeline]["job_name"]
+        role = recorded.applied_role(environment, f"glue-{name}")
+        refused += _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_a_job_role_without_kms_encrypt_cannot_write_its_bookmarks(recorded):
+    role = recorded.applied_role("dev", "glue-gi-dev-orders")
+    (name, document), *rest = role.policies
+    kept = [s for s in document["Statement"] if s.get("Sid") != "EncryptBookmarks"]
+    without = Principal(role.arn, ((name, {**document, "Statement": kept}), *rest))
+    requests = [
+        r for r in recorded.job_run_requests("dev", "orders") if r.note == "bookmark CSE-KMS"
+    ]
+    verdicts = {
+        r.action: v.result
+        for r, v in zip(requests, evaluate(without, requests, recorded.account), strict=True)
+    }
+    assert verdicts == {"kms:Encrypt": "ImplicitlyDenied", "kms:Decrypt": "Allowed"}
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_every_call_of_a_jdbc_network_apply_is_allowed_for_the_deploy_role(recorded, environment):
+    """modules/glue_network's security group, rules, endpoints and connection, created in
+    the network team's VPC, for the deploy role: tag-scoped (aws:RequestTag, then
+    aws:ResourceTag) to the environment."""
+    requests = recorded.network_requests(environment)
+    actions = {r.action for r in requests}
+    assert {"ec2:CreateSecurityGroup", "ec2:CreateVpcEndpoint", "ec2:CreateTags"} <= actions
+    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_one_environments_deploy_role_cannot_change_the_others_network(recorded):
+    """One account, two environments: dev's deploy role may not touch what prod's apply
+    made (its Environment tag says prod)."""
+    prod = [
+        r
+        for r in recorded.network_requests("prod")
+        if r.action.startswith(("ec2:Authorize", "ec2:Revoke")) and r.context
+    ]
+    assert prod
+    deletes = [
+        Request(r.call, "ec2:DeleteSecurityGroup", r.resource, r.context)
+        for r in prod
+        if "security-group/sg-" in r.resource
+    ]
+    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), prod + deletes, recorded.account)
+    assert deletes and {v.result for v in verdicts} == {"ImplicitlyDenied"}, _refused(verdicts)

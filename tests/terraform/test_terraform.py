@@ -132,7 +132,7 @@ def test_every_module_follows_the_house_layout():
         } - files
         assert not missing, f"{module.name} lacks {sorted(missing)}"
         versions = (module / "versions.tf").read_text()
-        assert 'required_version = ">= 1.7"' in versions
+        assert 'required_version = ">= 1.10"' in versions
         # 5.65 is the first provider with aws_glue_job.job_run_queuing_enabled.
         assert 'version = ">= 5.65, < 6.0"' in versions
 

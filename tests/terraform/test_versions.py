@@ -95,3 +95,20 @@ def test_every_provider_major_in_the_mirror_is_admitted_and_no_untested_major_is
         if _admits(constraint, (m, 0, 0))
     ]
     assert not untested, f"{constraint} admits major(s) {untested} that no test ran against"
+
+
+REQUIRED_VERSION = re.compile(r'required_version\s*=\s*"([^"]+)"')
+
+
+def test_one_terraform_version_constraint_everywhere_and_the_prerequisites_state_it():
+    found = {
+        str(path.relative_to(ROOT)): match.group(1)
+        for path in _versions_files()
+        if (match := REQUIRED_VERSION.search(path.read_text()))
+    }
+    assert len(found) == len(_versions_files()), "a versions.tf sets no required_version"
+    constraints = set(found.values())
+    assert len(constraints) == 1, found
+    (constraint,) = constraints
+    readme = (ROOT / "README.md").read_text()
+    assert f"**Terraform {constraint}**" in readme, "README's prerequisites state another version"

@@ -57,7 +57,7 @@ locals {
         "kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListAliases", "kms:ListResourceTags",
         "athena:GetWorkGroup", "athena:ListTagsForResource", "sts:GetCallerIdentity",
         # modules/glue_network (JDBC pipelines' VPC path) and the state machine's log delivery.
-        "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules",
+        "ec2:DescribeVpcs", "ec2:DescribeVpcAttribute", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules",
         "ec2:DescribeVpcEndpoints", "ec2:DescribePrefixLists", "ec2:DescribeRouteTables", "ec2:DescribeNetworkInterfaces",
         "logs:GetLogDelivery", "logs:ListLogDeliveries",
       ]
@@ -73,6 +73,26 @@ locals {
       Effect   = "Allow"
       Action   = ["states:ValidateStateMachineDefinition"]
       Resource = "*"
+    },
+  ]
+
+  # The plan roles only (the deploy role manages connections by name, ManageJobsTriggersCatalog):
+  # a plan refreshes modules/glue_network's NETWORK connections (GetConnection, authorized on
+  # the catalog and the connection), which hold no credentials and say so by their tag. A
+  # JDBC connection with a password carries no such tag and stays unreadable.
+  connection_read_statements = [
+    {
+      Sid       = "ReadCredentialFreeConnections"
+      Effect    = "Allow"
+      Action    = ["glue:GetConnection"]
+      Resource  = [for arn in local.named.glue : arn if strcontains(arn, ":connection/")]
+      Condition = { StringEquals = { "aws:ResourceTag/glue-incremental:credentials" = "none" } }
+    },
+    {
+      Sid      = "GetConnectionsInTheCatalog"
+      Effect   = "Allow"
+      Action   = ["glue:GetConnection"]
+      Resource = [local.named.catalog[0]]
     },
   ]
 
@@ -95,6 +115,8 @@ locals {
       "arn:${local.partition}:glue:${local.region}:${local.account}:table/${replace(local.prefix, "-", "_")}/*",
     ]
     roles = "arn:${local.partition}:iam::${local.account}:role/glue-${local.prefix}-*"
+    # modules/glue_network's own resources (EC2 names them by id, never by our names).
+    network = [for kind in ["security-group", "security-group-rule", "vpc-endpoint"] : "arn:${local.partition}:ec2:${local.region}:${local.account}:${kind}/*"]
   }
 
   # Apply and deploy: write only what the environment's names cover.
@@ -166,18 +188,47 @@ locals {
       ]
       Resource = "*"
     },
+    # modules/glue_network: a JDBC network's security group, its rules and the VPC endpoints
+    # the VPC lacks, scoped by the Environment tag the provider's default_tags put on each:
+    # created only carrying this environment's (aws:RequestTag), changed or deleted only
+    # when they carry it (aws:ResourceTag), tagged outside a create only then too. EC2
+    # authorizes a create on the VPC, subnet and route tables it lands in as well, which
+    # are the network team's and carry no tag of ours: those are named by account and
+    # region only. (Service Authorization Reference, Amazon EC2:
+    # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html;
+    # tag on create needs ec2:CreateTags with ec2:CreateAction:
+    # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/supported-iam-actions-tagging.html)
     {
-      # modules/glue_network: a JDBC network's security group, its rules and the VPC endpoints
-      # the VPC lacks. EC2 names none of them by prefix, so this account and region only.
-      Sid    = "ManageJdbcNetworks"
+      Sid       = "CreateJdbcNetworkResources"
+      Effect    = "Allow"
+      Action    = ["ec2:CreateSecurityGroup", "ec2:CreateVpcEndpoint", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress"]
+      Resource  = local.named.network
+      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
+    },
+    {
+      Sid       = "TagJdbcNetworkResourcesOnCreate"
+      Effect    = "Allow"
+      Action    = ["ec2:CreateTags"]
+      Resource  = local.named.network
+      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment, "ec2:CreateAction" = ["CreateSecurityGroup", "CreateVpcEndpoint", "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress"] } }
+    },
+    {
+      Sid    = "ManageOwnJdbcNetworkResources"
       Effect = "Allow"
       Action = [
-        "ec2:CreateSecurityGroup", "ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
+        "ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress",
         "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules",
         "ec2:UpdateSecurityGroupRuleDescriptionsIngress", "ec2:UpdateSecurityGroupRuleDescriptionsEgress",
         "ec2:CreateVpcEndpoint", "ec2:ModifyVpcEndpoint", "ec2:DeleteVpcEndpoints", "ec2:CreateTags", "ec2:DeleteTags",
       ]
-      Resource = "arn:${local.partition}:ec2:${local.region}:${local.account}:*"
+      Resource  = local.named.network
+      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment } }
+    },
+    {
+      Sid      = "CreateInTheNetworkTeamsVpcs"
+      Effect   = "Allow"
+      Action   = ["ec2:CreateSecurityGroup", "ec2:CreateVpcEndpoint"]
+      Resource = [for kind in ["vpc", "subnet", "route-table"] : "arn:${local.partition}:ec2:${local.region}:${local.account}:${kind}/*"]
     },
     {
       # CreateKey is authorized on "*" and the key it makes has no alias yet, so
@@ -267,10 +318,10 @@ locals {
       # One per environment, reading that environment's state only: the workflow plans
       # each environment of a pull request with its own (AWS_PR_PLAN_ROLE_ARN_<ENV>), in
       # one account or one account per environment alike.
-      pull_request = { name = "gi-ci-${var.environment}-pull-request-plan", statements = local.read_statements, description = "Plans ${var.environment} for pull requests (read only, no state lock)." }
+      pull_request = { name = "gi-ci-${var.environment}-pull-request-plan", statements = concat(local.read_statements, local.connection_read_statements), description = "Plans ${var.environment} for pull requests (read only, no state lock)." }
     } : {},
     {
-      plan   = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
+      plan   = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, local.connection_read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
       deploy = { name = "gi-ci-${var.environment}-deploy", statements = local.deploy_statements, description = "Applies ${var.environment}'s reviewed plan and deploys its scripts (GitHub environment ${var.github_environment})." }
     },
   )

@@ -301,6 +301,18 @@ locals {
         Resource = var.kms_key_arns
       },
     ],
+    # Job bookmarks under the security configuration's CSE-KMS are encrypted by Glue
+    # as the job's role, which needs kms:Encrypt (and kms:Decrypt, granted above) on
+    # that key (AWS Glue, "Setting up encryption in AWS Glue", step 2:
+    # https://docs.aws.amazon.com/glue/latest/dg/set-up-encryption.html).
+    var.bookmark_kms_key_arn == null || var.bookmark_option == "disable" ? [] : [
+      {
+        Sid      = "EncryptBookmarks"
+        Effect   = "Allow"
+        Action   = ["kms:Encrypt"]
+        Resource = [var.bookmark_kms_key_arn]
+      },
+    ],
   )
 }
 
@@ -351,6 +363,11 @@ resource "aws_iam_role_policy" "this" {
   })
 
   lifecycle {
+    precondition {
+      condition     = var.bookmark_kms_key_arn == null || contains(var.kms_key_arns, coalesce(var.bookmark_kms_key_arn, "-"))
+      error_message = "bookmark_kms_key_arn must be one of kms_key_arns (the role decrypts the bookmarks with it too)."
+    }
+
     # jsonencode writes no whitespace, so its length is what IAM counts.
     precondition {
       condition     = length(jsonencode({ Version = "2012-10-17", Statement = local.policy_statements })) <= 10240

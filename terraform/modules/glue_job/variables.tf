@@ -449,3 +449,9 @@ variable "catalog_table" {
     error_message = "catalog_table account_id must be 12 digits and region an AWS region name."
   }
 }
+
+variable "bookmark_kms_key_arn" {
+  description = "The key the security configuration encrypts job bookmarks with (CSE-KMS); the role gets kms:Encrypt on it. Must be one of kms_key_arns. Null: bookmarks are not encrypted with a customer managed key."
+  type        = string
+  default     = null
+}

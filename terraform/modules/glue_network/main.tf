@@ -137,7 +137,9 @@ resource "aws_glue_connection" "this" {
   name            = var.name
   description     = "Network path of ${var.name}'s Glue jobs: subnet ${var.subnet_id} (${var.availability_zone}), security group ${aws_security_group.glue.id}."
   connection_type = "NETWORK"
-  tags            = var.tags
+  # A NETWORK connection holds no credentials; the tag says so to the pull-request plan
+  # role, which may read (refresh) only connections carrying it (modules/ci_roles).
+  tags = merge(var.tags, { "glue-incremental:credentials" = "none" })
 
   physical_connection_requirements {
     subnet_id              = var.subnet_id

@@ -35,6 +35,9 @@ module "key" {
     local.job_role_arns,
     var.encryption.key_users[each.key],
     each.key == "scripts" ? var.scripts_writer_role_arns : [],
+    # The on-call reads the table, the analysts the targets and their query results
+    # (operators.tf); without these the keys refuse them whatever their roles allow.
+    local.operator_key_users[each.key],
   ))
   tags = var.tags
 }

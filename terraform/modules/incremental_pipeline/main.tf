@@ -296,6 +296,7 @@ module "job" {
   read_s3_uris             = local.jobs[each.key].read_s3_uris
   write_s3_uris            = local.jobs[each.key].write_s3_uris
   kms_key_arns             = local.job_kms_key_arns
+  bookmark_kms_key_arn     = var.encryption.security_configuration.create ? try(local.data_key_arns[0], null) : null
   log_kms_key_arn          = local.logs_key_arn
   security_configuration   = local.security_configuration_name
   permissions_boundary_arn = var.permissions_boundary_arn

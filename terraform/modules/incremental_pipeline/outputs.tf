@@ -107,3 +107,13 @@ output "trigger_names" {
   description = "Scheduled and conditional trigger names (empty when triggers are disabled)."
   value       = try(merge(module.triggers[0].scheduled_trigger_names, module.triggers[0].conditional_trigger_names), {})
 }
+
+output "oncall_role_arn" {
+  description = "Role the on-call assumes for `status` and `watermarks` (its grant on the table key included)."
+  value       = aws_iam_role.oncall.arn
+}
+
+output "analyst_role_arn" {
+  description = "Role analysts assume to query the targets in the Athena workgroup (its grants on the data and scripts keys included), or null without the workgroup."
+  value       = try(aws_iam_role.analyst[0].arn, null)
+}

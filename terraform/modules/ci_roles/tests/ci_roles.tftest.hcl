@@ -47,9 +47,12 @@ run "plan_roles_write_nothing_but_the_lock" {
 
   assert {
     condition = alltrue(flatten([for st in jsondecode(aws_iam_role_policy.this["pull_request"].policy).Statement : [
-      for a in flatten([st.Action]) : !contains(["glue:Get*", "glue:*", "glue:GetConnection", "glue:GetConnections", "secretsmanager:GetSecretValue"], a)
+      for a in flatten([st.Action]) : !contains(["glue:Get*", "glue:*", "glue:GetConnections", "secretsmanager:GetSecretValue"], a) && (
+        # GetConnection only of credential-free (tagged) connections, or on the catalog alone.
+        a != "glue:GetConnection" || try(st.Condition.StringEquals["aws:ResourceTag/glue-incremental:credentials"], "") == "none" || alltrue([for r in flatten([st.Resource]) : endswith(r, ":catalog")])
+      )
     ]]))
-    error_message = "The pull-request plan role runs pull-request code: it must not read a Glue connection's password or a secret."
+    error_message = "The pull-request plan role runs pull-request code: it must not read a Glue connection's password (only connections tagged credential-free) or a secret."
   }
 
   assert {

@@ -1,3 +1,3 @@
 terraform {
-  required_version = ">= 1.7"
+  required_version = ">= 1.10"
 }

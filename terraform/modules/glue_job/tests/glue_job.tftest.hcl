@@ -604,3 +604,39 @@ run "rejects_a_catalog_table_that_is_not_a_glue_name" {
 
   expect_failures = [var.catalog_table]
 }
+
+run "bookmarks_under_a_cse_kms_key_are_encrypted_as_the_role" {
+  variables {
+    kms_key_arns         = ["arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"]
+    bookmark_kms_key_arn = "arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"
+  }
+
+  assert {
+    condition = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "EncryptBookmarks"]) == {
+      Sid      = "EncryptBookmarks", Effect = "Allow", Action = ["kms:Encrypt"]
+      Resource = ["arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"]
+    }
+    error_message = "Glue encrypts CSE-KMS bookmarks as the job's role: it needs kms:Encrypt on exactly the bookmark key."
+  }
+}
+
+run "no_bookmark_key_no_kms_encrypt" {
+  variables {
+    kms_key_arns = ["arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"]
+  }
+
+  assert {
+    condition     = !anytrue([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : contains(flatten([s.Action]), "kms:Encrypt")])
+    error_message = "Without a bookmark key the role must not get kms:Encrypt."
+  }
+}
+
+run "rejects_a_bookmark_key_the_role_cannot_decrypt_with" {
+  command = plan
+
+  variables {
+    bookmark_kms_key_arn = "arn:aws:kms:eu-west-1:123456789012:key/1111aaaa-2222-bbbb-3333-cccc4444dddd"
+  }
+
+  expect_failures = [aws_iam_role_policy.this]
+}

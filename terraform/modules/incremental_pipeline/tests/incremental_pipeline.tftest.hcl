@@ -564,9 +564,14 @@ run "created_keys_encrypt_table_scripts_data_and_logs_and_only_the_jobs_use_them
   assert {
     condition = (
       toset(one([for s in jsondecode(module.key["data"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"])) ==
-      toset([for k in ["customers", "orders", "orders-enriched"] : "arn:aws:iam::123456789012:role/glue-gi-test-${k}"])
+      toset([for k in ["customers", "orders", "orders-enriched", "-analyst"] : "arn:aws:iam::123456789012:role/glue-gi-test-${k}"])
     )
-    error_message = "The data key must be usable by exactly the jobs' roles."
+    error_message = "The data key must be usable by exactly the jobs' roles and the analysts' (Athena reads the targets as them)."
+  }
+
+  assert {
+    condition     = contains(one([for s in jsondecode(module.key["table"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"]), "arn:aws:iam::123456789012:role/glue-gi-test--oncall")
+    error_message = "The on-call role must be able to use the table key (status, watermarks)."
   }
 
   assert {

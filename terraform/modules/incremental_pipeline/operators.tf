@@ -1,0 +1,191 @@
+# The people around the jobs: the on-call engineer (the runbook's `status`, `watermarks
+# show` and `watermarks rewind`) and the analysts querying the targets through the Athena
+# workgroup. Each is a role people assume (sts:AssumeRole from the account, e.g. an IAM
+# Identity Center permission set allowed to assume it), named glue-<prefix>--<who>: the
+# double hyphen keeps them apart from job roles (glue-<job>, a pipeline name never starts
+# with a hyphen) while the CI deploy role's ManageJobRoles (glue-<prefix>-*) covers them.
+# Their key grants are in encryption.tf (operator_key_users). Every statement below is used
+# by a call evaluated in tests/iam/test_iam_evaluation.py.
+locals {
+  account_root       = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"
+  oncall_role_name   = "glue-${var.name_prefix}--oncall"
+  analyst_role_name  = "glue-${var.name_prefix}--analyst"
+  oncall_role_arn    = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${local.oncall_role_name}"
+  analyst_role_arn   = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${local.analyst_role_name}"
+  operator_key_users = { data = var.athena_workgroup_enabled ? [local.analyst_role_arn] : [], table = [local.oncall_role_arn], scripts = var.athena_workgroup_enabled ? [local.analyst_role_arn] : [] }
+
+  arn_prefix = "arn:${data.aws_partition.current.partition}"
+  region     = data.aws_region.current.name
+  account    = data.aws_caller_identity.current.account_id
+
+  # s3://bucket/prefix/ of every target, by bucket: what Athena reads as the analyst.
+  target_locations = [for k, path in local.target_paths : regex("^s3://(?P<bucket>[^/]+)/(?P<prefix>.*)$", path)]
+  target_buckets   = distinct([for l in local.target_locations : l.bucket])
+
+  oncall_statements = concat([
+    {
+      # `watermarks show` and `status` read the current items, `rewind` the run's pointer
+      # and history item, and `slots` queries a job's state items.
+      Sid      = "ReadWatermarks"
+      Effect   = "Allow"
+      Action   = ["dynamodb:GetItem", "dynamodb:Query"]
+      Resource = module.watermarks_table.arn
+    },
+    {
+      # `watermarks rewind` commits the rewound state as a new version: one transaction
+      # putting the history item and updating the current one (IAM authorizes each item
+      # of TransactWriteItems by its own action; there is no TransactWriteItems action:
+      # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+      Sid      = "RewindWatermarks"
+      Effect   = "Allow"
+      Action   = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+      Resource = module.watermarks_table.arn
+    },
+    {
+      # `status`: each job's last run.
+      Sid      = "ReadJobRuns"
+      Effect   = "Allow"
+      Action   = ["glue:GetJobRuns"]
+      Resource = [for k in sort(keys(var.pipelines)) : "${local.arn_prefix}:glue:${local.region}:${local.account}:job/${local.job_names[k]}"]
+    },
+    {
+      # `status`: rows and lag of a run that left no summary. GetMetricStatistics has no
+      # resource type (Service Authorization Reference, Amazon CloudWatch).
+      Sid      = "ReadRunMetrics"
+      Effect   = "Allow"
+      Action   = ["cloudwatch:GetMetricStatistics"]
+      Resource = "*"
+    },
+    {
+      # `status`: the alarm states of every job.
+      Sid      = "ReadAlarmStates"
+      Effect   = "Allow"
+      Action   = ["cloudwatch:DescribeAlarms"]
+      Resource = "${local.arn_prefix}:cloudwatch:${local.region}:${local.account}:alarm:${var.name_prefix}-*"
+    },
+    ], !local.table_key_known ? [] : [
+    {
+      # The table's customer managed key, used by DynamoDB on the caller's behalf
+      # ("How Amazon DynamoDB uses AWS KMS", authorizing use of your KMS key:
+      # https://docs.aws.amazon.com/kms/latest/developerguide/services-dynamodb.html#dynamodb-authz).
+      Sid       = "UseTableKeyThroughDynamoDB"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt"]
+      Resource  = [local.table_key_arn]
+      Condition = { StringEquals = { "kms:ViaService" = "dynamodb.${local.region}.amazonaws.com" } }
+    },
+  ])
+
+  # What Athena does as the analyst ("Access to Amazon S3",
+  # https://docs.aws.amazon.com/athena/latest/ug/s3-permissions.html; "Fine-grained access
+  # to databases and tables in the AWS Glue Data Catalog",
+  # https://docs.aws.amazon.com/athena/latest/ug/fine-grained-access-to-glue-resources.html;
+  # "Encryption at rest", https://docs.aws.amazon.com/athena/latest/ug/encryption.html).
+  # Whether a key exists, decided from the inputs (known at plan, unlike a new key's ARN);
+  # an environment without customer managed keys (environments/local) gets no key grant.
+  table_key_known    = contains(keys(local.created_keys), "table") || var.watermarks_kms_key_arn != null
+  analyst_keys_known = length(local.created_keys) > 0 || length(var.data_kms_key_arns) > 0 || var.scripts_bucket_kms_key_arn != null
+  analyst_keys       = distinct(compact(concat(local.data_key_arns, [local.scripts_key_arn])))
+  analyst_statements = concat([
+    {
+      Sid      = "QueryInWorkgroup"
+      Effect   = "Allow"
+      Action   = ["athena:GetWorkGroup", "athena:StartQueryExecution", "athena:GetQueryExecution", "athena:GetQueryResults", "athena:StopQueryExecution"]
+      Resource = "${local.arn_prefix}:athena:${local.region}:${local.account}:workgroup/${var.name_prefix}-analysts"
+    },
+    {
+      Sid    = "ReadCatalog"
+      Effect = "Allow"
+      Action = ["glue:GetDatabase", "glue:GetTable", "glue:GetTables", "glue:GetPartitions"]
+      Resource = [
+        "${local.arn_prefix}:glue:${local.region}:${local.account}:catalog",
+        "${local.arn_prefix}:glue:${local.region}:${local.account}:database/${local.database_name}",
+        "${local.arn_prefix}:glue:${local.region}:${local.account}:table/${local.database_name}/*",
+      ]
+    },
+    {
+      Sid      = "LocateTargetBuckets"
+      Effect   = "Allow"
+      Action   = ["s3:GetBucketLocation", "s3:ListBucket"]
+      Resource = [for b in local.target_buckets : "${local.arn_prefix}:s3:::${b}"]
+    },
+    {
+      Sid      = "ReadTargets"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject"]
+      Resource = [for l in local.target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
+    },
+    {
+      # The workgroup's result location (enforced by the workgroup): Athena writes and
+      # reads the results there as the caller.
+      Sid      = "WriteQueryResults"
+      Effect   = "Allow"
+      Action   = ["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload"]
+      Resource = "${module.scripts_bucket.bucket_arn}/athena/*"
+    },
+    {
+      Sid      = "LocateResultBucket"
+      Effect   = "Allow"
+      Action   = ["s3:GetBucketLocation", "s3:ListBucket"]
+      Resource = module.scripts_bucket.bucket_arn
+    },
+    ], !local.analyst_keys_known ? [] : [
+    {
+      # Targets are SSE-KMS with the data key (the Glue security configuration), results
+      # with the scripts key (the workgroup's SSE_KMS): both through S3 only.
+      Sid       = "UseDataAndResultKeysThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt", "kms:GenerateDataKey"]
+      Resource  = local.analyst_keys
+      Condition = { StringEquals = { "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
+    },
+  ])
+}
+
+resource "aws_iam_role" "oncall" {
+  name                 = local.oncall_role_name
+  description          = "On-call for ${var.name_prefix}: status, watermarks show/history/rewind."
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = var.tags
+
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { AWS = local.account_root }
+      Action    = "sts:AssumeRole"
+    }]
+  })
+}
+
+resource "aws_iam_role_policy" "oncall" {
+  name   = "oncall"
+  role   = aws_iam_role.oncall.id
+  policy = jsonencode({ Version = "2012-10-17", Statement = local.oncall_statements })
+}
+
+resource "aws_iam_role" "analyst" {
+  count = var.athena_workgroup_enabled ? 1 : 0
+
+  name                 = local.analyst_role_name
+  description          = "Analysts of ${var.name_prefix}: queries the targets through workgroup ${var.name_prefix}-analysts."
+  permissions_boundary = var.permissions_boundary_arn
+  tags                 = var.tags
+
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { AWS = local.account_root }
+      Action    = "sts:AssumeRole"
+    }]
+  })
+}
+
+resource "aws_iam_role_policy" "analyst" {
+  count = var.athena_workgroup_enabled ? 1 : 0
+
+  name   = "analyst"
+  role   = aws_iam_role.analyst[0].id
+  policy = jsonencode({ Version = "2012-10-17", Statement = local.analyst_statements })
+}
