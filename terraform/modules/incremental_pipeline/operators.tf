@@ -42,11 +42,12 @@ locals {
       Resource = module.watermarks_table.arn
     },
     {
-      # `status`: each job's last run.
+      # `status`: each job's last run. By the environment's job-name prefix, not job by
+      # job: adding a pipeline changes no shared resource (every job is <prefix>-<pipeline>).
       Sid      = "ReadJobRuns"
       Effect   = "Allow"
       Action   = ["glue:GetJobRuns"]
-      Resource = [for k in sort(keys(var.pipelines)) : "${local.arn_prefix}:glue:${local.region}:${local.account}:job/${local.job_names[k]}"]
+      Resource = "${local.arn_prefix}:glue:${local.region}:${local.account}:job/${var.name_prefix}-*"
     },
     {
       # `status`: rows and lag of a run that left no summary. GetMetricStatistics has no
