@@ -7,11 +7,16 @@
 # Their key grants are in encryption.tf (operator_key_users). Every statement below is used
 # by a call evaluated in tests/iam/test_iam_evaluation.py.
 locals {
-  account_root       = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"
-  oncall_role_name   = "glue-${var.name_prefix}--oncall"
-  analyst_role_name  = "glue-${var.name_prefix}--analyst"
-  oncall_role_arn    = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${local.oncall_role_name}"
-  analyst_role_arn   = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${local.analyst_role_name}"
+  account_root      = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"
+  oncall_role_name  = "glue-${var.name_prefix}--oncall"
+  analyst_role_name = "glue-${var.name_prefix}--analyst"
+  oncall_role_arn   = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${local.oncall_role_name}"
+  analyst_role_arn  = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${local.analyst_role_name}"
+  # People assume the operator roles from the account (an IAM Identity Center permission set).
+  operator_trust_policy = jsonencode({
+    Version   = "2012-10-17"
+    Statement = [{ Effect = "Allow", Principal = { AWS = local.account_root }, Action = "sts:AssumeRole" }]
+  })
   operator_key_users = { data = var.athena_workgroup_enabled ? [local.analyst_role_arn] : [], table = [local.oncall_role_arn], scripts = var.athena_workgroup_enabled ? [local.analyst_role_arn] : [] }
 
   arn_prefix = "arn:${data.aws_partition.current.partition}"
@@ -149,14 +154,7 @@ resource "aws_iam_role" "oncall" {
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags
 
-  assume_role_policy = jsonencode({
-    Version = "2012-10-17"
-    Statement = [{
-      Effect    = "Allow"
-      Principal = { AWS = local.account_root }
-      Action    = "sts:AssumeRole"
-    }]
-  })
+  assume_role_policy = local.operator_trust_policy
 }
 
 resource "aws_iam_role_policy" "oncall" {
@@ -173,14 +171,7 @@ resource "aws_iam_role" "analyst" {
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags
 
-  assume_role_policy = jsonencode({
-    Version = "2012-10-17"
-    Statement = [{
-      Effect    = "Allow"
-      Principal = { AWS = local.account_root }
-      Action    = "sts:AssumeRole"
-    }]
-  })
+  assume_role_policy = local.operator_trust_policy
 }
 
 resource "aws_iam_role_policy" "analyst" {
