@@ -23,7 +23,7 @@ Arguments and one run: ``docs/incremental-join.md``.
 import sys
 
 from glue_incremental.join import main
-from glue_incremental.runtime import run_script
+from glue_incremental.run.context import run_script
 
 if __name__ == "__main__":
     run_script(main, sys.argv)

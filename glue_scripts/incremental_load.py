@@ -13,8 +13,8 @@ Arguments are documented in ``docs/load-job.md`` (``--help`` prints them).
 
 import sys
 
-from glue_incremental.load import main
-from glue_incremental.runtime import run_script
+from glue_incremental.load.job import main
+from glue_incremental.run.context import run_script
 
 if __name__ == "__main__":
     run_script(main, sys.argv)

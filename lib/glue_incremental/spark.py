@@ -1,6 +1,6 @@
 """The local SparkSession (JDBC, S3A, Iceberg) and the settings every session gets.
 
-On Glue the session is the GlueContext's, built in ``runtime.py``; this module adds the
+On Glue the session is the GlueContext's, built in ``run/context.py``; this module adds the
 settings the library relies on to it (``apply_required_conf``).
 """
 

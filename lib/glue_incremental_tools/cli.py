@@ -458,7 +458,7 @@ def _iceberg_target(args: argparse.Namespace, table: str) -> Any:
 def _recorded_snapshot(state: dict[str, Any], table: str, run_id: str) -> Any:
     """For a run that wrote no snapshot (it read nothing): the one it left current, as its
     state recorded it; CommandError when the state names none."""
-    from glue_incremental.iceberg_summary import RESTORE_SNAPSHOT, Snapshot
+    from glue_incremental.targets.iceberg.summary import RESTORE_SNAPSHOT, Snapshot
 
     recorded = state.get(RESTORE_SNAPSHOT)
     if recorded is None:
@@ -508,9 +508,9 @@ def _rewind_parquet(
     args: argparse.Namespace, store: Any, slot: str, target: dict[str, Any], path: str, why: str
 ) -> int:
     """Rewind a Parquet target's state and restore its files to what that run left
-    (``glue_incremental.restore``). Checked before the state moves: files no longer retained
+    (``glue_incremental.targets.parquet.restore``). Checked before the state moves: files no longer retained
     refuse the rewind in one line; a run written before retention rewinds the state alone."""
-    from glue_incremental import restore
+    from glue_incremental.targets.parquet import restore
 
     from glue_incremental_tools import output_files
 
@@ -564,7 +564,7 @@ def _restored_below(
     ``recorded`` (None: none). That restore dropped the records of the publishes after it,
     the run's included, and the next publishes reuse their numbers: restoring "to publish
     ``recorded``" would then bring back another run's files under this run's state."""
-    from glue_incremental import restore
+    from glue_incremental.targets.parquet import restore
 
     since = store.state_after_run(job, run_id, slot)["version"]
     for entry in store.iter_history(job, slot):

@@ -30,7 +30,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from glue_incremental import aws, iceberg_summary
+from glue_incremental import aws
+from glue_incremental.targets.iceberg import summary as iceberg_summary
 
 from glue_incremental_tools import deploy, runner, status
 from glue_incremental_tools.localendpoint import running_local_aws

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import boto3
 from glue_incremental import aws
-from glue_incremental.iceberg_summary import Snapshot
+from glue_incremental.targets.iceberg.summary import Snapshot
 
 # The Spark catalog name jobs use for the Glue Data Catalog (``--iceberg_catalog``).
 JOB_CATALOG = "glue_catalog"
@@ -188,20 +188,20 @@ class LocalWarehouseTable:
     database_table: CatalogTable
 
     def _spark_target(self) -> tuple[Any, Any]:
-        from glue_incremental import iceberg
         from glue_incremental.spark import local_spark_session
+        from glue_incremental.targets.iceberg import writer as iceberg
 
         spark = local_spark_session(app_name="glue-incremental-operator")
         return spark, iceberg.IcebergTarget(str(self.database_table), JOB_CATALOG)
 
     def current(self) -> Snapshot | None:
-        from glue_incremental import iceberg
+        from glue_incremental.targets.iceberg import writer as iceberg
 
         spark, target = self._spark_target()
         return iceberg.current_snapshot(spark, target)
 
     def snapshot_of_run(self, run_id: str) -> Snapshot | None:
-        from glue_incremental import iceberg
+        from glue_incremental.targets.iceberg import writer as iceberg
 
         spark, target = self._spark_target()
         return iceberg.snapshot_of_run(spark, target, run_id)

@@ -1,6 +1,6 @@
 """A Parquet target's files, for ``watermarks rewind`` to restore them without Spark.
 
-The operator's command restores the files the publish retained (``glue_incremental.restore``)
+The operator's command restores the files the publish retained (``glue_incremental.targets.parquet.restore``)
 through the same object operations the job uses (``publish.ObjectStore``, plus a copy):
 S3 through boto3 (``s3://`` and ``s3a://`` name the same objects), a local path through the
 OS. Only these semantics are relied on: one object is fully present or absent (a ``PUT`` or
@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from glue_incremental import local_files
+from glue_incremental.io import local_files
 
 # Hadoop's local file system keeps a ``.<name>.crc`` beside each file it writes and checks
 # it on read: a file moved or copied here takes its checksum along.

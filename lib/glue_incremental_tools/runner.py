@@ -396,7 +396,7 @@ def _emit(output: IO[str] | None, prefix: str, text: str) -> None:
 
 
 def _summary(lines: Sequence[str]) -> dict[str, Any] | None:
-    """The run's ``run_summary`` line (``glue_incremental.metrics.log_summary``), the last one."""
+    """The run's ``run_summary`` line (``glue_incremental.run.metrics.log_summary``), the last one."""
     for line in reversed(lines):
         if line.startswith("{") and '"run_summary"' in line:
             try:

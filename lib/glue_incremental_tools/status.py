@@ -19,7 +19,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from glue_incremental import aws, metrics
+from glue_incremental import aws
+from glue_incremental.run import metrics
 from glue_incremental.watermarks import DEFAULT_SLOT, Watermarks
 
 from glue_incremental_tools import deploy, runner

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from glue_incremental.partition_paths import HIVE_NULL, is_hidden
+from glue_incremental.partitions.paths import HIVE_NULL, is_hidden
 
 from glue_incremental_tools.errors import CommandError
 

@@ -64,7 +64,7 @@ def run(ctx: Context) -> dict[str, Any]:
             )
         ),
         "method": (
-            "glue_incremental.load.main twice on the same files, each into its own empty target "
+            "glue_incremental.load.job.main twice on the same files, each into its own empty target "
             "and state: without a bound, then with --max_batch_files (each batch committed "
             f"before the next is read). An untimed load of {min(WARM_UP_FILES, files)} other "
             "files runs first, so neither timed run pays the JVM warm-up. Per-batch fixed cost: "

@@ -2,7 +2,7 @@
 
 Three ways to take ``delta`` new files into a Parquet target partitioned by ``date``:
 
-- ``ours``: the project's load job (``glue_incremental.load.main``) with its file
+- ``ours``: the project's load job (``glue_incremental.load.job.main``) with its file
   bookmarks, bookmark enabled, DEFAULT settings (``--partition_moves detect``:
   older versions of the incoming keys are found through the target's key index);
   primed by a first (full) run over the history.
@@ -39,7 +39,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from glue_incremental.load import main as load_main
+from glue_incremental.load.job import main as load_main
 
 from tests.benchmarks.common import (
     Context,
@@ -462,7 +462,7 @@ def run(ctx: Context) -> dict[str, Any]:
             f"{repeats} run{'s' if repeats > 1 else ''} per method"
         ),
         "method": (
-            "ours = glue_incremental.load.main with DEFAULT settings (file bookmarks, merge by "
+            "ours = glue_incremental.load.job.main with DEFAULT settings (file bookmarks, merge by "
             "primary key into the affected target partitions, --partition_moves detect: "
             "older versions of the incoming keys are looked up in the target's key index); "
             "ours_ignore = the same with --partition_moves ignore, on its own target; AvailableNow = spark.readStream.json + Trigger.AvailableNow + checkpoint, "

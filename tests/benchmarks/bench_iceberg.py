@@ -69,7 +69,7 @@ def run(ctx: Context) -> dict[str, Any]:
             "round) into Parquet and into Iceberg, same source state per round"
         ),
         "method": (
-            "each round runs glue_incremental.load.main twice on the same source state, into "
+            "each round runs glue_incremental.load.job.main twice on the same source state, into "
             "Parquet (--target_path) and into Iceberg (--target_format iceberg, local Hadoop "
             "catalog). Target bytes: data files after the run (Parquet: files under the path; "
             "Iceberg: sum(file_size_in_bytes) of the current snapshot's files). Bytes "

@@ -3,7 +3,7 @@
 A table of ``rows`` orders spread evenly over ``jdbc_days`` days is generated
 server-side (``INSERT ... SELECT generate_series``), with an index on the
 watermark column ``updated_at`` as an incremental source would have. The load
-job (``glue_incremental.load.main``) takes it into Parquet partitioned by
+job (``glue_incremental.load.job.main``) takes it into Parquet partitioned by
 ``order_day``: a first run (full load), then, per round, ``jdbc_changed_fraction``
 of the table changes (half updates of rows from the last five days, half
 inserts on a new day; their new ``updated_at`` values spread over the day
@@ -77,7 +77,7 @@ def _argv(ctx: Context, job: str, table: str, target: Path, *extra: str) -> list
 
 
 def _run(ctx: Context, argv: list[str], label: str) -> dict[str, Any]:
-    from glue_incremental.load import main as load_main
+    from glue_incremental.load.job import main as load_main
 
     figures = measured(ctx, label, lambda: load_main(argv, spark=ctx.spark))
     summary = figures.pop("result")
@@ -216,7 +216,7 @@ def run(ctx: Context) -> dict[str, Any]:
             "reload (bookmark disabled); target Parquet partitioned by order_day"
         ),
         "method": (
-            "glue_incremental.load.main with --lookback, --jdbc_num_partitions 2 "
+            "glue_incremental.load.job.main with --lookback, --jdbc_num_partitions 2 "
             "(--jdbc_partition_column id); rows read = the run summary's records_read; "
             "expected = SELECT count(*) WHERE updated_at >= cursor - lookback, run by "
             "PostgreSQL just before the run (cursor = the committed watermark). Changes: half "

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from glue_incremental.predicates import affected_partitions, to_sql_predicate
+from glue_incremental.partitions.predicates import affected_partitions, to_sql_predicate
 
 from tests.benchmarks.common import Context, SparkJobs, Timer
 from tests.harness.collect_loop import collect_loop_predicates

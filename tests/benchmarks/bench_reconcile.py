@@ -53,7 +53,7 @@ def _argv(ctx: Context, job: str, table: str, target: Path, *extra: str) -> list
 
 
 def _run(ctx: Context, argv: list[str], label: str) -> dict[str, Any]:
-    from glue_incremental.load import main as load_main
+    from glue_incremental.load.job import main as load_main
 
     figures = measured(ctx, label, lambda: load_main(argv, spark=ctx.spark))
     summary = figures.pop("result")
@@ -202,7 +202,7 @@ def run(ctx: Context) -> dict[str, Any]:
             "--reconcile true, vs a full reload (bookmark disabled) of the same table"
         ),
         "method": (
-            "glue_incremental.load.main (no lookback: the reconcile run's increment is empty, "
+            "glue_incremental.load.job.main (no lookback: the reconcile run's increment is empty, "
             "its cost is the reconcile's). What was read: the statements PostgreSQL logged "
             "during the run (log_statement=all) and pg_column_size of the key column against "
             "the whole row (statements counted once per execution: a cursor's further fetches are "

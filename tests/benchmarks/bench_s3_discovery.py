@@ -233,7 +233,7 @@ def _one_point(ctx: Any, history: int, s3: Any, sqs: Any, counters: Any) -> dict
 
 def _real_run(ctx: Any, point: dict[str, Any]) -> dict[str, Any]:
     """The load job on the smallest source: a first run, new objects, a timed incremental run."""
-    from glue_incremental.load import LoadConfig
+    from glue_incremental.load.job import LoadConfig
     from glue_incremental.watermarks import Watermarks
 
     from tests.harness.loads import FixedClock, run_load_at

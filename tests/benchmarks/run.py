@@ -80,10 +80,10 @@ def _git_commit() -> str | None:
 # Imported before the first measurement, so one snapshot of the code serves the whole run
 # (the jobs import some of these lazily).
 LIBRARY_MODULES = (
-    "glue_incremental.load",
+    "glue_incremental.load.job",
     "glue_incremental.join",
-    "glue_incremental.predicates",
-    "glue_incremental.writer",
+    "glue_incremental.partitions.predicates",
+    "glue_incremental.targets.parquet.writer",
     "glue_incremental.sources.files",
     "glue_incremental.sources.jdbc",
     "glue_incremental.sources.discovery",

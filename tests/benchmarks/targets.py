@@ -512,7 +512,7 @@ def _batches_why(point: dict[str, Any]) -> str:
     load's jobs (listing, counts with its key range and partitions, the publish's writes);
     the key index lookup (a join past ``MAX_LISTED_KEYS`` keys) runs only when its keys may
     be stored (``key_range``): a backfill's new keys skip it."""
-    from glue_incremental.key_index import MAX_LISTED_KEYS
+    from glue_incremental.keys.index import MAX_LISTED_KEYS
 
     unbounded, bounded = point["unbounded"], point["bounded"]
     batches = -(-point["files"] // point["files_per_batch"])

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 import pyarrow.parquet as pq
 import pytest
 from glue_incremental import aws
-from glue_incremental.metrics import NAMESPACE, RECORDS_NEW
+from glue_incremental.run.metrics import NAMESPACE, RECORDS_NEW
 from glue_incremental_tools import deploy
 from glue_incremental_tools.demo import (
     BAD_ARGUMENTS,

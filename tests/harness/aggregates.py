@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from glue_incremental.runtime import hooks
+from glue_incremental.run.context import hooks
 
 from tests.harness.targets import partition_values_as_strings
 

@@ -13,8 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from glue_incremental.load import LoadConfig
-from glue_incremental.runtime import hooks
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.run.context import hooks
 
 from tests.harness import reference
 from tests.harness.aggregates import OUT_COLUMNS, SCRIPT, script_module

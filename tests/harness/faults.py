@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from glue_incremental import writer
-from glue_incremental.runtime import hooks
+from glue_incremental.run.context import hooks
+from glue_incremental.targets.parquet import writer
 
 
 class Crash(RuntimeError):

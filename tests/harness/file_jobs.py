@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from glue_incremental import key_index
-from glue_incremental.deletes import DeleteMarker
-from glue_incremental.load import LoadConfig
+from glue_incremental.deletes.markers import DeleteMarker
+from glue_incremental.keys import index as key_index
+from glue_incremental.load.job import LoadConfig
 from pyspark.testing import assertDataFrameEqual
 
 from tests.harness import reference

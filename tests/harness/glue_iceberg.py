@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 from glue_incremental import aws
-from glue_incremental.iceberg import snapshot_properties
+from glue_incremental.targets.iceberg.writer import snapshot_properties
 from glue_incremental_tools import iceberg_catalog
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("value", pa.string())])

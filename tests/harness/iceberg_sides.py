@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glue_incremental import iceberg
 from glue_incremental.join import JoinJobConfig, JoinSpec
+from glue_incremental.targets.iceberg import writer as iceberg
 
 from tests.harness.iceberg import unique_table
 

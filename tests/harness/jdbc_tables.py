@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
 
 from tests.harness.postgres import Postgres
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from glue_incremental.args import BookmarkOption
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
-from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.run.context import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks
 from pyspark.testing import assertDataFrameEqual
 

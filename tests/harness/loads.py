@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from glue_incremental.args import BookmarkOption
-from glue_incremental.load import LoadConfig, run_load
-from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.load.job import LoadConfig, run_load
+from glue_incremental.run.context import BookmarkControl, IncrementalRun, hooks
 from glue_incremental.watermarks import Watermarks
 
 from tests.harness.reference import hidden

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import iceberg
+from glue_incremental.targets.iceberg import writer as iceberg
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.targets import LocalTarget, S3Target

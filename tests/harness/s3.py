@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from glue_incremental import aws
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
 from glue_incremental.sources.discovery import (
     DiscoveredPlan,
     Discovery,

@@ -31,7 +31,8 @@ from typing import Any
 
 import boto3
 import pytest
-from glue_incremental import aws, metrics
+from glue_incremental import aws
+from glue_incremental.run import metrics
 from glue_incremental.watermarks import Watermarks
 from glue_incremental_tools import cli, deploy, status
 

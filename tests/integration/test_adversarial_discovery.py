@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from glue_incremental import aws
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
 from glue_incremental.sources import discovery
 from glue_incremental.sources.discovery import Discovery, plan_discovered_read
 

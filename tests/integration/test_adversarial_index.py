@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from glue_incremental import key_index
+from glue_incremental.keys import index as key_index
 
 from tests.harness import reference
 from tests.harness.change_rows import load_full_refresh, load_target_rows

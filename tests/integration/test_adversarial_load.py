@@ -12,9 +12,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental import aws, writer
+from glue_incremental import aws
 from glue_incremental.args import BookmarkOption
-from glue_incremental.state import LayoutChanged
+from glue_incremental.run.state import LayoutChanged
+from glue_incremental.targets.parquet import writer
 from glue_incremental_tools import cli
 
 from tests.harness.faults import Crash, crash_at

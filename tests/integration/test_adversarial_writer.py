@@ -11,8 +11,8 @@ import contextlib
 from pathlib import Path
 
 import pytest
-from glue_incremental import publish, writer
-from glue_incremental.runtime import hooks
+from glue_incremental.run.context import hooks
+from glue_incremental.targets.parquet import publish, writer
 
 from tests.harness.faults import Crash, crash_at
 from tests.harness.reference import as_tuples, visible_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.custom import Dataset, incremental_job, parquet
-from glue_incremental.runtime import run_script
+from glue_incremental.run.context import run_script
 from pyspark.sql import functions as F
 
 from tests.harness.aggregates import World

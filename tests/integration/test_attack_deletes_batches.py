@@ -7,7 +7,7 @@ a batched run with it (and, where it breaks, with the same history loaded unboun
 from __future__ import annotations
 
 import pytest
-from glue_incremental.deletes import DeleteMarker
+from glue_incremental.deletes.markers import DeleteMarker
 
 from tests.harness import reference
 from tests.harness.file_jobs import OP_D, Job, target_rows

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental.deletes import DeleteMarker
-from glue_incremental.transforms import TransformError, TransformSpec
+from glue_incremental.deletes.markers import DeleteMarker
+from glue_incremental.transforms.function import TransformError, TransformSpec
 
 from tests.harness.file_jobs import Job
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.transforms import TransformError, TransformSpec
+from glue_incremental.transforms.function import TransformError, TransformSpec
 
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, read_parquet, run_load_at

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import cursors
+from glue_incremental.load import cursors
 from glue_incremental.sources import bulk
 from glue_incremental.sources.listing import SourceFile
 

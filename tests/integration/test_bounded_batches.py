@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import iceberg
+from glue_incremental.targets.iceberg import writer as iceberg
 from glue_incremental.watermarks import Watermarks
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points

@@ -9,9 +9,9 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.load_config import SchemaError
-from glue_incremental.schema_evolution import SchemaChangeError
-from glue_incremental.transforms import TransformSpec
+from glue_incremental.load.config import SchemaError
+from glue_incremental.schema.evolution import SchemaChangeError
+from glue_incremental.transforms.function import TransformSpec
 
 from tests.harness import reference
 from tests.harness.change_rows import (

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from glue_incremental.deletes import DeleteMarker
+from glue_incremental.deletes.markers import DeleteMarker
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st

@@ -9,9 +9,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental import iceberg
 from glue_incremental.custom import DeclarationError, JdbcReference, JdbcTable, incremental_job
 from glue_incremental.custom import iceberg as iceberg_output
+from glue_incremental.targets.iceberg import writer as iceberg
 from glue_incremental_tools import cli
 
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table

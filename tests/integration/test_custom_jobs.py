@@ -27,7 +27,7 @@ from glue_incremental.custom import (
     jdbc_options,
     parquet,
 )
-from glue_incremental.runtime import run_script
+from glue_incremental.run.context import run_script
 from glue_incremental_tools import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -249,7 +249,7 @@ def test_a_scripts_own_exception_is_stderrs_first_line_naming_type_message_and_f
 ):
     script = tmp_path / "tier_report.py"
     script.write_text(
-        "from glue_incremental.runtime import run_script\n"
+        "from glue_incremental.run.context import run_script\n"
         "\n"
         "def check_tiers(argv):\n"
         "    raise ValueError(\"unknown customer tier 'gold'\\nthe second line stays out\")\n"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from glue_incremental.custom import Dataset, Reference, incremental_job, parquet
-from glue_incremental.runtime import run_script
+from glue_incremental.run.context import run_script
 from pyspark.sql import functions as F
 
 from tests.harness.aggregates import World

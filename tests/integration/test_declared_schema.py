@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import LoadConfig, SchemaError
+from glue_incremental.load.job import LoadConfig, SchemaError
 
 from tests.harness.file_jobs import config_for, row
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from glue_incremental.runtime import IncrementalRun
+from glue_incremental.run.context import IncrementalRun
 
 
 class GlueJobStandIn:
@@ -37,7 +37,7 @@ def committed_run(store, glue_job: GlueJobStandIn) -> IncrementalRun:
 
 def test_a_failing_glue_job_commit_is_logged_and_named_and_the_run_succeeds(store, caplog):
     glue_job = GlueJobStandIn(RuntimeError("bookmark service unavailable\nsecond line"))
-    with caplog.at_level(logging.ERROR, logger="glue_incremental.runtime"):
+    with caplog.at_level(logging.ERROR, logger="glue_incremental.run.context"):
         run = committed_run(store, glue_job)
 
     assert glue_job.commits == 1

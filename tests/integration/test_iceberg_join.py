@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from glue_incremental import iceberg
 from glue_incremental.join import JoinJobConfig, JoinSpec
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.targets.iceberg import writer as iceberg
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.iceberg_sides import create_left, iceberg_left_join, insert_left

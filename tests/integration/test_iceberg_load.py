@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import iceberg
-from glue_incremental.load import LoadConfig, run_load
-from glue_incremental.runtime import IncrementalRun
+from glue_incremental.load.job import LoadConfig, run_load
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.targets.iceberg import writer as iceberg
 from glue_incremental.watermarks import LeaseLost, Watermarks, create_table
 from glue_incremental_tools import cli
 from hypothesis import given, settings

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import iceberg
-from glue_incremental.iceberg_maintenance import Retention, compact, expire
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg.maintenance import Retention, compact, expire
 from glue_incremental.watermarks import Watermarks
 
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table

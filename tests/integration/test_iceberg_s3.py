@@ -11,8 +11,8 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from glue_incremental import iceberg
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.targets.iceberg import writer as iceberg
 
 from tests.harness.iceberg import requires_iceberg, table_rows
 from tests.harness.loads import FixedClock, run_load_at, write_json_file

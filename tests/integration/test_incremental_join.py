@@ -23,12 +23,12 @@ from glue_incremental.join import (
     main,
     run_join,
 )
-from glue_incremental.predicates import (
+from glue_incremental.partitions.predicates import (
     InvalidPartitionValue,
     MissingPartitionColumn,
     scanned_files,
 )
-from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.run.context import BookmarkControl, IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge, Watermarks
 from hypothesis import given, settings
 from hypothesis import strategies as st

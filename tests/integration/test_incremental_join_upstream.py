@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import writer
 from glue_incremental.join import JoinJobConfig, JoinSpec, UpstreamChanged, run_join
-from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.run.context import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.targets.parquet import writer
 from glue_incremental.watermarks import Watermarks
 from pyspark.testing import assertDataFrameEqual
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.args import BookmarkOption
-from glue_incremental.load import LoadConfig, SchemaError
+from glue_incremental.load.job import LoadConfig, SchemaError
 from glue_incremental.watermarks import LeaseHeld, WatermarkConflict, Watermarks, create_table
 from hypothesis import given
 from hypothesis import strategies as st
@@ -125,7 +125,7 @@ def test_a_run_that_finds_nothing_publishes_zero_and_keeps_the_watermark(spark, 
     from datetime import UTC, datetime, timedelta
 
     from glue_incremental import aws as aws_clients
-    from glue_incremental import metrics
+    from glue_incremental.run import metrics
 
     config = config_for(tmp_path)
     write_json_file(tmp_path / "source", [row(1, "a", 10, "x")], mtime=T0 - 100)

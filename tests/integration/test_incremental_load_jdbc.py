@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.load import SchemaError
+from glue_incremental.load.job import SchemaError
 from glue_incremental.sources.jdbc import SourceUnavailable
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 from glue_incremental import aws as aws_clients
-from glue_incremental import load
 from glue_incremental.args import ArgumentError
-from glue_incremental.credentials import CredentialsError
+from glue_incremental.load import job as load
+from glue_incremental.sources.credentials import CredentialsError
 
 pytestmark = [pytest.mark.spark, pytest.mark.postgres]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from glue_incremental import key_index
+from glue_incremental.keys import index as key_index
 
 from tests.harness.faults import StepCounter, crash_points
 from tests.harness.file_jobs import Job, row

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
 from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.faults import StepCounter, crash_points

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.args import BookmarkOption
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
 
 from tests.harness.loads import FixedClock, read_parquet, run_load_at, write_json_file
 
@@ -91,8 +91,8 @@ def test_the_script_fails_with_one_clear_first_line_on_a_bad_argument(aws, tmp_p
 
 @pytest.mark.spark
 def test_the_state_follows_the_logical_pipeline_name_across_job_renames(spark, store, tmp_path):
-    from glue_incremental.load import run_load
-    from glue_incremental.runtime import BookmarkControl, IncrementalRun
+    from glue_incremental.load.job import run_load
+    from glue_incremental.run.context import BookmarkControl, IncrementalRun
 
     config = src_to_out(tmp_path)
     write_json_file(tmp_path / "src", [{"id": 1, "ts": 5}], mtime=T0)

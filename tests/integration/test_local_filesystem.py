@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from glue_incremental import writer
+from glue_incremental.targets.parquet import writer
 
 pytestmark = pytest.mark.spark
 

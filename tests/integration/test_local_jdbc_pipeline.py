@@ -13,7 +13,7 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
-from glue_incremental import load
+from glue_incremental.load import job as load
 
 from tests.harness.environments import planned_pipelines
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from glue_incremental import publish, restore
+from glue_incremental.targets.parquet import publish, restore
 from glue_incremental_tools.output_files import LocalStore, S3Store, open_store
 
 WEEK = timedelta(days=7)

@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from botocore.exceptions import ClientError
 from glue_incremental import aws as aws_clients
-from glue_incremental import metrics
-from glue_incremental.load import run_load
-from glue_incremental.runtime import IncrementalRun
+from glue_incremental.load.job import run_load
+from glue_incremental.run import metrics
+from glue_incremental.run.context import IncrementalRun
 from glue_incremental.watermarks import WatermarkItemTooLarge
 
 from tests.harness.alarm_states import wait_for_alarm_state

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.reconcile import ReconcileStopped
+from glue_incremental.load.reconcile import ReconcileStopped
 
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
 from tests.harness.loads import FixedClock, partition_file_snapshot, read_parquet, run_load_at

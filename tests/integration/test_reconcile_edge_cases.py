@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.schema_evolution import SchemaChangeError
+from glue_incremental.schema.evolution import SchemaChangeError
 
 from tests.harness import reference
 from tests.harness.change_rows import deleted_row, land_parquet, live_row, snapshots_reference

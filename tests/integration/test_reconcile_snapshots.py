@@ -7,7 +7,7 @@ keys of the newest file (``tests.harness.reference``).
 from __future__ import annotations
 
 import pytest
-from glue_incremental.reconcile import ReconcileStopped
+from glue_incremental.load.reconcile import ReconcileStopped
 from glue_incremental.sources import snapshots
 
 from tests.harness import reference

@@ -15,10 +15,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import publish, restore
 from glue_incremental.hooks import hooks
-from glue_incremental.load import LoadConfig
-from glue_incremental.transforms import TransformSpec
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.targets.parquet import publish, restore
+from glue_incremental.transforms.function import TransformSpec
 from glue_incremental.watermarks import Watermarks, create_table
 from glue_incremental_tools import cli
 from glue_incremental_tools.output_files import LocalStore

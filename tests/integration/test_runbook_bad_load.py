@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from glue_incremental import load
+from glue_incremental.load import job as load
 from glue_incremental_tools import cli
 
 from tests.harness import reference

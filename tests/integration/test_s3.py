@@ -16,8 +16,8 @@ import pytest
 from glue_incremental import aws
 from glue_incremental.args import BookmarkOption
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
-from glue_incremental.load import LoadConfig
-from glue_incremental.runtime import BookmarkControl, IncrementalRun
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.run.context import BookmarkControl, IncrementalRun
 from glue_incremental.sources.files import list_source_files
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st

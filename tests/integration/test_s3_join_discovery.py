@@ -14,10 +14,10 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from glue_incremental import writer
 from glue_incremental.args import BookmarkOption
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
-from glue_incremental.runtime import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.run.context import BookmarkControl, IncrementalRun, hooks
+from glue_incremental.targets.parquet import writer
 from glue_incremental.watermarks import Watermarks
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual

@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from glue_incremental import iceberg
 from glue_incremental.join import JoinJobConfig, JoinSpec
-from glue_incremental.schema_evolution import RESCUED_COLUMN, SchemaChangeError
+from glue_incremental.schema.evolution import RESCUED_COLUMN, SchemaChangeError
+from glue_incremental.targets.iceberg import writer as iceberg
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -5,7 +5,8 @@ equals a full refresh."""
 from __future__ import annotations
 
 import pytest
-from glue_incremental import key_index, staged_writes
+from glue_incremental.keys import index as key_index
+from glue_incremental.targets.parquet import staged_writes
 
 from tests.harness.loads import (
     FixedClock,

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from glue_incremental.deletes import DeleteMarker, DeleteMarkerError
+from glue_incremental.deletes.markers import DeleteMarker, DeleteMarkerError
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -182,7 +182,7 @@ def test_a_soft_delete_on_iceberg_is_a_merge_delete(spark, tmp_path, aws):
     create_table()
     store, clock = Watermarks(), FixedClock(T0)
     table = unique_table("deletes")
-    from glue_incremental.load import LoadConfig
+    from glue_incremental.load.job import LoadConfig
 
     config = LoadConfig(
         source=(tmp_path / "source").as_uri(),

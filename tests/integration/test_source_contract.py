@@ -10,10 +10,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from glue_incremental import load_sources
 from glue_incremental.join.sides import FileSideSource, plan_side, read_full
-from glue_incremental.predicates import filter_partitions
-from glue_incremental.runtime import IncrementalRun
+from glue_incremental.load import sources as load_sources
+from glue_incremental.partitions.predicates import filter_partitions
+from glue_incremental.run.context import IncrementalRun
 from glue_incremental.sources.listing import SourceNotFound
 
 from tests.harness import joins

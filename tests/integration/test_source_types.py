@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-from glue_incremental import iceberg
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.inferred_types import TextWatermarkError
-from glue_incremental.schema_evolution import SchemaChangeError
+from glue_incremental.schema.evolution import SchemaChangeError
+from glue_incremental.schema.inferred_types import TextWatermarkError
+from glue_incremental.targets.iceberg import writer as iceberg
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import (

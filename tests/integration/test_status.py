@@ -26,7 +26,7 @@ JOBS = {"orders": "t-orders", "customers": "t-customers", "orders_enriched": "t-
 PROBE = textwrap.dedent(
     """
     import json, sys
-    from glue_incremental import metrics
+    from glue_incremental.run import metrics
     from glue_incremental.args import resolve_options
     from glue_incremental.watermarks import Watermarks
 

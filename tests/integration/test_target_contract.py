@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from glue_incremental import targets
 from glue_incremental.hooks import hooks
-from glue_incremental.runtime import IncrementalRun
-from glue_incremental.targets import TargetOptions, UpsertSpec
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.targets import registry as targets
+from glue_incremental.targets.registry import TargetOptions, UpsertSpec
 
 from tests.harness.faults import Crash
 from tests.harness.iceberg import requires_iceberg, unique_table

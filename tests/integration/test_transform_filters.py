@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental.deletes import DeleteMarker
-from glue_incremental.transforms import TransformSpec
+from glue_incremental.deletes.markers import DeleteMarker
+from glue_incremental.transforms.function import TransformSpec
 from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness import reference, user_transforms

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from glue_incremental.transforms import TransformError, TransformSpec
+from glue_incremental.transforms.function import TransformError, TransformSpec
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
 from pyspark.sql import Row

@@ -12,11 +12,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from glue_incremental import output_changes
-from glue_incremental.deletes import DeleteMarker
+from glue_incremental.deletes.markers import DeleteMarker
 from glue_incremental.join import JoinJobConfig, JoinSpec, run_join
-from glue_incremental.runtime import IncrementalRun
-from glue_incremental.transforms import TransformSpec
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.targets.parquet import output_changes
+from glue_incremental.transforms.function import TransformSpec
 from glue_incremental_tools import cli
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -17,7 +17,6 @@ from decimal import Decimal
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from glue_incremental.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks import (
     LeaseHeld,
     LeaseLost,
@@ -30,6 +29,7 @@ from glue_incremental.watermarks import (
     WatermarkTableSchemaMismatch,
     create_table,
 )
+from glue_incremental.watermarks.encoding import InvalidWatermarkValue
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -15,10 +15,10 @@ import os
 from pathlib import Path
 
 import pytest
-from glue_incremental import writer
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import main
-from glue_incremental.runtime import hooks
+from glue_incremental.load.job import main
+from glue_incremental.run.context import hooks
+from glue_incremental.targets.parquet import writer
 from glue_incremental.watermarks import Watermarks, create_table
 
 from tests.harness.faults import (

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import join, load
+from glue_incremental import join
+from glue_incremental.load import job as load
 from glue_incremental.args import resolve_options
 from glue_incremental.custom import JdbcReference
 from glue_incremental.custom.jdbc_arguments import connection_arguments

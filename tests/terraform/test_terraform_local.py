@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental import aws, join, load, metrics
-from glue_incremental.metrics import RunMetrics
+from glue_incremental import aws, join
+from glue_incremental.load import job as load
+from glue_incremental.run import metrics
+from glue_incremental.run.metrics import RunMetrics
 from glue_incremental_tools import deploy, status
 
 from tests.harness import catalog

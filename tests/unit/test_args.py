@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental import join, load
+from glue_incremental import join
 from glue_incremental.args import (
     COMMON_OPTIONS,
     ArgumentError,
@@ -17,7 +17,8 @@ from glue_incremental.args import (
     parse_positive_int,
     resolve_options,
 )
-from glue_incremental.runtime import BookmarkControl, glue_init_args
+from glue_incremental.load import job as load
+from glue_incremental.run.context import BookmarkControl, glue_init_args
 
 
 def test_arguments_are_read_as_glue_passes_them():

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glue_incremental import metrics
-from glue_incremental.metrics import RunMetrics, metric_data
+from glue_incremental.run import metrics
+from glue_incremental.run.metrics import RunMetrics, metric_data
 
 VARIABLES = Path(__file__).resolve().parents[2] / "terraform/modules/job_alarms/variables.tf"
 

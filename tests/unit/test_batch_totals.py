@@ -7,8 +7,8 @@ largest. A schema change made by several batches (a column rescued in each) is o
 
 from __future__ import annotations
 
-from glue_incremental.load_batches import BatchTotals
-from glue_incremental.run_summary import RunCounts
+from glue_incremental.load.batches import BatchTotals
+from glue_incremental.run.summary import RunCounts
 
 RESCUED = "rescued qty (string, not bigint)"
 

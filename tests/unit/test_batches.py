@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.batches import (
+from glue_incremental.load.batch_plan import (
     BatchLimits,
     FileBatch,
     batch_end_query,
@@ -16,8 +16,8 @@ from glue_incremental.batches import (
     row_batch_ends,
     rows_after_query,
 )
-from glue_incremental.load_batches import read_position
-from glue_incremental.load_config import LOAD_OPTIONS, LoadConfig
+from glue_incremental.load.batches import read_position
+from glue_incremental.load.config import LOAD_OPTIONS, LoadConfig
 from glue_incremental.sources.jdbc import JdbcSource, incremental_query
 
 

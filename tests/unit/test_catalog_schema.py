@@ -4,8 +4,9 @@ its schema (moto); ``--catalog_table`` is checked when the job's options are."""
 from __future__ import annotations
 
 import pytest
-from glue_incremental import aws, catalog_schema, join
+from glue_incremental import aws, join
 from glue_incremental.args import ArgumentError
+from glue_incremental.targets.parquet import catalog_schema
 from moto import mock_aws
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from glue_incremental import aws
-from glue_incremental import load_config as load
 from glue_incremental.args import COMMON_OPTIONS, markdown_table, resolve_options
+from glue_incremental.load import config as load
 from glue_incremental_tools import cli
 from glue_incremental_tools.environments import Environment, UnknownName
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from glue_incremental.cursors import BatchStats
 from glue_incremental.custom.loads import PlannedLoad
-from glue_incremental.load_sources import SourcePlan
-from glue_incremental.state import LoadState
+from glue_incremental.load.cursors import BatchStats
+from glue_incremental.load.sources import SourcePlan
+from glue_incremental.run.state import LoadState
 
 STORED = {"cursor": 5, "published_at_ms": 1_000, "runs_since_reconcile": 1}
 

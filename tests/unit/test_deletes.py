@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental import deletes, iceberg
 from glue_incremental.args import ArgumentError
-from glue_incremental.deletes import DeleteMarker, latest_is_delete, parse_marker
-from glue_incremental.load_config import OPTIONAL_ARGS, LoadConfig
+from glue_incremental.deletes import markers as deletes
+from glue_incremental.deletes.markers import DeleteMarker, latest_is_delete, parse_marker
+from glue_incremental.load.config import OPTIONAL_ARGS, LoadConfig
+from glue_incremental.targets.iceberg import writer as iceberg
 
 
 def config(**overrides) -> LoadConfig:

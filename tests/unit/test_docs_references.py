@@ -211,15 +211,15 @@ def test_the_pages_not_yet_written_are_still_missing():
 
 def test_a_reference_resolves_through_modules_and_attributes():
     assert resolves("glue_incremental.args.markdown_table")
-    assert resolves("sources.files.plan_from_listing") and resolves("targets.FACTORIES")
+    assert resolves("sources.files.plan_from_listing") and resolves("targets.registry.FACTORIES")
     assert not resolves("load._no_such_function") and not resolves("no_such_module.x")
 
 
 def test_references_are_found_in_code_spans_only_and_spark_settings_are_not_the_library():
     text = "`load.main` and `spark.sql.shuffle.partitions`, but not load.prose\n"
     assert dotted_references(text) == {"load.main"}
-    assert module_paths("see `lib/glue_incremental/load.py` and `x/gone.py`") == {
-        "lib/glue_incremental/load.py",
+    assert module_paths("see `lib/glue_incremental/load/job.py` and `x/gone.py`") == {
+        "lib/glue_incremental/load/job.py",
         "x/gone.py",
     }
 

@@ -8,7 +8,12 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
-from glue_incremental.encoding import ENCODING_VERSION, InvalidWatermarkValue, decode, encode
+from glue_incremental.watermarks.encoding import (
+    ENCODING_VERSION,
+    InvalidWatermarkValue,
+    decode,
+    encode,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -10,12 +10,12 @@ import glue_incremental
 import pytest
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError, InvalidName, first_line
-from glue_incremental.runtime import run_script, script_error_line
+from glue_incremental.run.context import run_script, script_error_line
 from glue_incremental.watermarks import Watermarks
 from glue_incremental_tools import cli
 
 # Raised and caught inside one function, never seen by a caller.
-INTERNAL = {"glue_incremental.partition_values._Rejected"}
+INTERNAL = {"glue_incremental.partitions.values._Rejected"}
 
 
 def library_exceptions() -> list[type[BaseException]]:

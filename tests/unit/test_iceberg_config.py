@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from glue_incremental import join, load
+from glue_incremental import join
 from glue_incremental.args import ArgumentError
-from glue_incremental.iceberg import IcebergTarget, merge_statement
-from glue_incremental.load import LoadConfig
+from glue_incremental.load import job as load
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.targets.iceberg.writer import IcebergTarget, merge_statement
 
 ROOT = Path(__file__).resolve().parents[2]
 JACKSON = [

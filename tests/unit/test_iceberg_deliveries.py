@@ -3,8 +3,13 @@ forward (plain Python: the statements, not Spark)."""
 
 from __future__ import annotations
 
-from glue_incremental.iceberg import IcebergTarget
-from glue_incremental.iceberg_deliveries import ROW_HASH, _later, _merge_statement, side_table
+from glue_incremental.targets.iceberg.deliveries import (
+    ROW_HASH,
+    _later,
+    _merge_statement,
+    side_table,
+)
+from glue_incremental.targets.iceberg.writer import IcebergTarget
 
 
 def test_the_deliveries_table_sits_beside_the_target_in_its_catalog():

@@ -12,7 +12,7 @@ from pathlib import Path
 LIBRARY = Path(__file__).resolve().parents[2] / "lib" / "glue_incremental"
 MAX_LINES = 600
 # The one import that cannot sit at the top: awsglue exists only on Glue itself.
-OPTIONAL_IMPORTS = {"runtime.py": {"awsglue.context", "awsglue.job"}}
+OPTIONAL_IMPORTS = {"run/context.py": {"awsglue.context", "awsglue.job"}}
 
 
 def modules() -> dict[str, Path]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from glue_incremental import output_changes, restore
 from glue_incremental.join.upstream import committed_changes
+from glue_incremental.targets.parquet import output_changes, restore
 from glue_incremental.watermarks.errors import UnknownRun, WatermarkItemTooLarge
 
 PATH = "s3://lake/orders"

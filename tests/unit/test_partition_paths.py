@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glue_incremental.partition_paths import (
+from glue_incremental.partitions.paths import (
     HIVE_NULL,
     dir_to_values,
     directory_name,

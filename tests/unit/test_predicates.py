@@ -13,7 +13,7 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
-from glue_incremental.predicates import (
+from glue_incremental.partitions.predicates import (
     DEFAULT_MAX_PREDICATE_LENGTH,
     InvalidPartitionValue,
     MissingPartitionColumn,

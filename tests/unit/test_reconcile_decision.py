@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.load_config import LoadConfig
-from glue_incremental.reconcile import KeyCounts, ReconcileStopped, due, runs_since_after
+from glue_incremental.load.config import LoadConfig
+from glue_incremental.load.reconcile import KeyCounts, ReconcileStopped, due, runs_since_after
 from glue_incremental.sources import snapshots
 from glue_incremental.sources.jdbc import JdbcSource, key_query
 from glue_incremental.sources.listing import SourceFile
@@ -118,7 +118,7 @@ def test_keys_missing_from_the_latest_snapshot_are_gone():
     ],
 )
 def test_bad_reconcile_options_are_one_line_naming_the_option(name, value, message):
-    from glue_incremental.load_config import OPTIONAL_ARGS
+    from glue_incremental.load.config import OPTIONAL_ARGS
 
     args = {
         **OPTIONAL_ARGS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental.credentials import Credentials
+from glue_incremental.sources.credentials import Credentials
 from glue_incremental.sources.jdbc import redact_url
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from glue_incremental.run_summary import RunCounts, RunSummary, jsonable
+from glue_incremental.run.summary import RunCounts, RunSummary, jsonable
 
 FIXED = {
     "job_name": "orders",
@@ -55,7 +55,7 @@ def test_details_become_json_data():
 
 
 def test_the_release_a_run_ran_is_on_its_summary_line_and_in_its_runs_metric():
-    from glue_incremental.metrics import RunMetrics, metric_data
+    from glue_incremental.run.metrics import RunMetrics, metric_data
 
     summary = RunSummary(
         job_name="j",
@@ -82,6 +82,6 @@ def test_the_release_a_run_ran_is_on_its_summary_line_and_in_its_runs_metric():
 
 
 def test_a_run_without_a_release_argument_keeps_the_line_and_metrics_as_they_were():
-    from glue_incremental.metrics import RunMetrics, metric_data
+    from glue_incremental.run.metrics import RunMetrics, metric_data
 
     assert "Runs" not in {d["MetricName"] for d in metric_data(RunMetrics("j", 1, 1))}

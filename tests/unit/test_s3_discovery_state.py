@@ -9,11 +9,11 @@ import pytest
 from glue_incremental.args import ArgumentError
 from glue_incremental.join import OPTIONAL_ARGS, JoinJobConfig
 from glue_incremental.join.s3_side import unlisted
-from glue_incremental.load import LoadConfig
+from glue_incremental.load.job import LoadConfig
+from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark, InvalidBookmarkState
 from glue_incremental.sources.notifications import keys_in
-from glue_incremental.state import JoinSideState
 
 
 def s3_event(*records: tuple[str, str]) -> str:

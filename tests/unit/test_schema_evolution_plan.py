@@ -6,7 +6,7 @@ import re
 
 import pytest
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.schema_evolution import (
+from glue_incremental.schema.evolution import (
     RESCUED_COLUMN,
     Added,
     Missing,

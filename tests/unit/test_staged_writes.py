@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from glue_incremental.staged_writes import side_by_side
+from glue_incremental.targets.parquet.staged_writes import side_by_side
 
 
 def test_side_by_side_returns_each_result_in_the_order_given():

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental.sources.discovery import DiscoveryState
-from glue_incremental.sources.files import FileBookmark
-from glue_incremental.state import (
+from glue_incremental.run.state import (
     JoinSideState,
     LayoutChanged,
     LoadState,
@@ -14,6 +12,8 @@ from glue_incremental.state import (
     stored_without_times,
     target_layout,
 )
+from glue_incremental.sources.discovery import DiscoveryState
+from glue_incremental.sources.files import FileBookmark
 
 BOOKMARK = FileBookmark(
     high_mark_ms=2_000, band_start_ms=1_000, band_fingerprints=("0123456789abcdef",)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental import targets
 from glue_incremental.args import ArgumentError
-from glue_incremental.targets import IcebergTableTarget, ParquetTarget, TargetOptions
+from glue_incremental.targets import registry as targets
+from glue_incremental.targets.registry import IcebergTableTarget, ParquetTarget, TargetOptions
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from glue_incremental.tombstones import latest_kept
+from glue_incremental.deletes.tombstones import latest_kept
 from hypothesis import given
 from hypothesis import strategies as st
 

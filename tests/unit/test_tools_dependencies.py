@@ -36,7 +36,7 @@ def test_the_library_glue_runs_never_imports_pyiceberg():
 
 
 def test_reading_a_snapshot_summary_needs_no_spark():
-    probe = "import sys, glue_incremental.iceberg_summary; print(any(m.startswith('pyspark') for m in sys.modules))"
+    probe = "import sys, glue_incremental.targets.iceberg.summary; print(any(m.startswith('pyspark') for m in sys.modules))"
 
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.transforms import (
+from glue_incremental.transforms.function import (
     Contract,
     TransformContractError,
     TransformFailed,

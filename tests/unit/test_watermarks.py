@@ -16,7 +16,6 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.retries.standard import ExponentialBackoff
-from glue_incremental.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks import (
     EXPIRES_ATTRIBUTE,
     HISTORY_RETENTION_DAYS,
@@ -27,6 +26,7 @@ from glue_incremental.watermarks import (
     WatermarkStoreUnavailable,
     create_table,
 )
+from glue_incremental.watermarks.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks.errors import RewindAcrossLayoutChange
 from hypothesis import given
 from hypothesis import strategies as st

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
-from glue_incremental import catalog_schema
 from glue_incremental.args import ArgumentError
 from glue_incremental.custom.errors import DeclarationError
-from glue_incremental.iceberg import IcebergTarget
-from glue_incremental.load_config import LoadConfig
-from glue_incremental.load_sources import jdbc_source
-from glue_incremental.partition_values import PARTITION_TYPES
-from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
+from glue_incremental.load.config import LoadConfig
+from glue_incremental.load.sources import jdbc_source
+from glue_incremental.partitions.values import PARTITION_TYPES
+from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources import jdbc
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS
 from glue_incremental.targets.base import TargetOptions
+from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.parquet import catalog_schema
 
 FileFormat = Literal["parquet", "json", "csv", "iceberg"]
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")

@@ -21,8 +21,6 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import catalog_schema, output_changes, schema_conform, writer
-from glue_incremental import targets as target_types
 from glue_incremental.custom.arguments import JobArguments
 from glue_incremental.custom.declarations import (
     Dataset,
@@ -44,11 +42,14 @@ from glue_incremental.custom.sides import Planned, PlannedSource, plan_source, p
 from glue_incremental.custom.tables import plan_table
 from glue_incremental.hooks import hooks
 from glue_incremental.join.spec import Partition
-from glue_incremental.key_range import KeyRange
-from glue_incremental.runtime import GlueJob, IncrementalRun
-from glue_incremental.schema_evolution import SchemaPlan
-from glue_incremental.targets import Target, UpsertSpec
-from glue_incremental.writer import PartitionMoves, WriteResult
+from glue_incremental.keys.ranges import KeyRange
+from glue_incremental.run.context import GlueJob, IncrementalRun
+from glue_incremental.schema import conform as schema_conform
+from glue_incremental.schema.evolution import SchemaPlan
+from glue_incremental.targets import registry as target_types
+from glue_incremental.targets.parquet import catalog_schema, output_changes, writer
+from glue_incremental.targets.parquet.writer import PartitionMoves, WriteResult
+from glue_incremental.targets.registry import Target, UpsertSpec
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
 

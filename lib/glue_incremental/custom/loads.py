@@ -17,14 +17,14 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import cursors
 from glue_incremental.custom.job import Conventions
 from glue_incremental.custom.tables import OneFrameRead
-from glue_incremental.digest import state_bytes
 from glue_incremental.join.spec import Partition
-from glue_incremental.load_sources import SourcePlan
-from glue_incremental.runtime import IncrementalRun
-from glue_incremental.state import LoadState, stored_without_times
+from glue_incremental.load import cursors
+from glue_incremental.load.sources import SourcePlan
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.run.state import LoadState, stored_without_times
+from glue_incremental.watermarks.digest import state_bytes
 
 # Where the load settles and reports as it always has (``Conventions``).
 LOAD_CONVENTIONS = Conventions(

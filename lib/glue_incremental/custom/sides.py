@@ -17,20 +17,20 @@ from pyspark.sql import DataFrame
 
 from glue_incremental.custom.declarations import Dataset
 from glue_incremental.custom.errors import DeclarationError, NoSchemaYet
-from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.config import JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
 from glue_incremental.join.spec import Partition, declared_types
 from glue_incremental.join.upstream import recheck_upstream
-from glue_incremental.predicates import (
+from glue_incremental.partitions.predicates import (
     filter_partitions,
     normalise_partitions,
     partition_counts,
     validate_partition_values,
 )
-from glue_incremental.runtime import IncrementalRun
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources.discovery import Discovery
-from glue_incremental.state import JoinSideState
+from glue_incremental.targets.iceberg.writer import IcebergTarget
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from glue_incremental import catalog_schema
 from glue_incremental.args import (
     DISCOVERY_OPTIONS,
     ArgumentError,
@@ -23,16 +22,17 @@ from glue_incremental.args import (
     split_options,
     typed_values,
 )
-from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join.spec import SIDES, JoinSpec, JoinSpecError
-from glue_incremental.partition_values import PARTITION_TYPES
-from glue_incremental.schema_evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
+from glue_incremental.partitions.values import PARTITION_TYPES
+from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
-from glue_incremental.targets import FACTORIES as TARGET_FACTORIES
-from glue_incremental.targets import build as build_target
 from glue_incremental.targets.base import TargetOptions
-from glue_incremental.transforms import TRANSFORM_OPTION, TransformSpec
+from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.parquet import catalog_schema
+from glue_incremental.targets.registry import FACTORIES as TARGET_FACTORIES
+from glue_incremental.targets.registry import build as build_target
+from glue_incremental.transforms.function import TRANSFORM_OPTION, TransformSpec
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")

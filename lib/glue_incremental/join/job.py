@@ -14,13 +14,13 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import transforms
 from glue_incremental.custom import job as custom
 from glue_incremental.custom.declarations import Dataset, Output
 from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
 from glue_incremental.join.spec import SIDES, JoinSpec, Partition, join_partitions, validate_sides
-from glue_incremental.runtime import GlueJob, IncrementalRun
+from glue_incremental.run.context import GlueJob, IncrementalRun
+from glue_incremental.transforms import function as transforms
 
 OUTPUT = "output"
 

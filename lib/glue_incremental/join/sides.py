@@ -17,7 +17,6 @@ from typing import Any, Literal, Protocol, cast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental.iceberg import IcebergTarget
 from glue_incremental.join import s3_side
 from glue_incremental.join.config import JoinJobConfig
 from glue_incremental.join.spec import (
@@ -28,15 +27,16 @@ from glue_incremental.join.spec import (
     string_partitions,
 )
 from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files, upstream_view
-from glue_incremental.partition_paths import literal
-from glue_incremental.runtime import IncrementalRun
+from glue_incremental.partitions.paths import literal
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources import files as file_source
 from glue_incremental.sources.discovery import Discovery, DiscoveryState
 from glue_incremental.sources.file_dataset import FileDataset, FileDatasetPlan, band_seconds
 from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
-from glue_incremental.state import JoinSideState
-from glue_incremental.writer import partition_dir
+from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.parquet.writer import partition_dir
 
 
 @dataclass(frozen=True)

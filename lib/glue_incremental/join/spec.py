@@ -25,8 +25,8 @@ from pyspark.sql.types import (
 )
 
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.partition_paths import HIVE_NULL
-from glue_incremental.predicates import quote_identifier
+from glue_incremental.partitions.paths import HIVE_NULL
+from glue_incremental.partitions.predicates import quote_identifier
 
 JoinType = Literal["inner", "left", "full"]
 JOIN_TYPES: tuple[str, ...] = get_args(JoinType)

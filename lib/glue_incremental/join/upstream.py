@@ -6,7 +6,7 @@ pending. Just before committing, the partitions read are checked again; if the u
 published into one meanwhile, ``UpstreamChanged`` stops the run before the commit.
 
 What to recompute comes from the upstream's commits: each commit's ``output_changes``
-(``glue_incremental.output_changes``) names the partitions it wrote or removed in the side's
+(``glue_incremental.targets.parquet.output_changes``) names the partitions it wrote or removed in the side's
 path; ``committed_changes`` unions them over every commit since the one the side last read
 (a rewind that rolled back or restored its output names the undone runs' partitions). Design:
 ``docs/upstream-commits.md``.
@@ -20,11 +20,12 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from glue_incremental import output_changes, partition_paths, publish, restore, writer
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.join.spec import Partition, partition_of
+from glue_incremental.partitions import paths as partition_paths
+from glue_incremental.run.state import UpstreamState
 from glue_incremental.sources import files as file_source
-from glue_incremental.state import UpstreamState
+from glue_incremental.targets.parquet import output_changes, publish, restore, writer
 from glue_incremental.watermarks import Watermarks
 
 MAX_UPSTREAM_RUNS_LISTED = 100

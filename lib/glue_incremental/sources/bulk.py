@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from glue_incremental import local_files
+from glue_incremental.io import local_files
 from glue_incremental.sources import files
 
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"

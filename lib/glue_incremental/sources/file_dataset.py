@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from glue_incremental.partition_paths import parse_name
+from glue_incremental.partitions.paths import parse_name
 from glue_incremental.sources import discovery
 from glue_incremental.sources.discovery import DiscoveredPlan, Discovery, DiscoveryState
 from glue_incremental.sources.files import (

@@ -17,8 +17,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental import iceberg
-from glue_incremental.iceberg import IcebergTarget
+from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg.writer import IcebergTarget
 
 
 @dataclass(frozen=True)

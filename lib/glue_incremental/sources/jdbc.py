@@ -20,8 +20,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from glue_incremental import credentials
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.sources import credentials
 
 __all__ = [
     "JdbcSource",

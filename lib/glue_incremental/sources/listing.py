@@ -19,10 +19,10 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError
 
-from glue_incremental import local_files
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.hadoop_fs import jvm_class
-from glue_incremental.partition_paths import is_hidden, parse_name
+from glue_incremental.io import local_files
+from glue_incremental.io.hadoop_fs import jvm_class
+from glue_incremental.partitions.paths import is_hidden, parse_name
 
 FINGERPRINT_HEX_CHARS = 16
 # Schemes whose directories have no modification time worth trusting.

@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.partition_paths import HIVE_NULL
+from glue_incremental.partitions.paths import HIVE_NULL
 from glue_incremental.sources.listing import SourceFile
 
 INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"

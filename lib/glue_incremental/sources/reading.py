@@ -12,10 +12,11 @@ from typing import Any, Literal
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
-from glue_incremental import inferred_types, local_files
-from glue_incremental.hadoop_fs import HadoopFileSystem
-from glue_incremental.partition_paths import literal
-from glue_incremental.schema_evolution import SchemaChangeError
+from glue_incremental.io import local_files
+from glue_incremental.io.hadoop_fs import HadoopFileSystem
+from glue_incremental.partitions.paths import literal
+from glue_incremental.schema import inferred_types
+from glue_incremental.schema.evolution import SchemaChangeError
 from glue_incremental.sources import partition_types as partition_type_rules
 from glue_incremental.sources.listing import SourceFile
 

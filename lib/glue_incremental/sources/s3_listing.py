@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glue_incremental import aws
-from glue_incremental.partition_paths import is_hidden, parse_name
+from glue_incremental.partitions.paths import is_hidden, parse_name
 from glue_incremental.sources.listing import SourceFile, SourceNotFound
 
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.key_range import KeyRange
-from glue_incremental.schema_evolution import SchemaPlan
-from glue_incremental.writer import PartitionMoves, PartitionValues, WriteResult
+from glue_incremental.keys.ranges import KeyRange
+from glue_incremental.schema.evolution import SchemaPlan
+from glue_incremental.targets.parquet.writer import PartitionMoves, PartitionValues, WriteResult
 
 if TYPE_CHECKING:
-    from glue_incremental.runtime import IncrementalRun
+    from glue_incremental.run.context import IncrementalRun
 
 # A state per slot, as the run commits it (``{"default": {...}}`` for a load).
 StatesBySlot = Mapping[str, Mapping[str, Any]]

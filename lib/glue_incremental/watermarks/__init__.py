@@ -8,7 +8,7 @@ from committing (``LeaseHeld``, ``LeaseLost``). Modules: ``keys`` (item layout),
 Design: ``docs/watermarks-and-leases.md``.
 """
 
-from glue_incremental.encoding import InvalidWatermarkValue
+from glue_incremental.watermarks.encoding import InvalidWatermarkValue
 from glue_incremental.watermarks.errors import (
     LeaseHeld,
     LeaseLost,

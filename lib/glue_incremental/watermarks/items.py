@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from glue_incremental.encoding import decode, encode
+from glue_incremental.watermarks.encoding import decode, encode
 from glue_incremental.watermarks.errors import WatermarkItemTooLarge
 from glue_incremental.watermarks.keys import (
     DEFAULT_SLOT,

@@ -20,8 +20,8 @@ from typing import Any
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
 from glue_incremental import aws
-from glue_incremental.encoding import encode
 from glue_incremental.errors import InvalidName
+from glue_incremental.watermarks.encoding import encode
 from glue_incremental.watermarks.errors import (
     LeaseLost,
     RewindAcrossLayoutChange,
@@ -75,7 +75,7 @@ class Watermarks:
     remembers the version it read per job and slot; ``create_watermark_item``
     carries that version so ``add_watermark`` can refuse to overwrite a commit
     made in between. Items are validated before any request: see
-    ``glue_incremental.encoding`` for what values can be stored. ``clock`` (seconds
+    ``glue_incremental.watermarks.encoding`` for what values can be stored. ``clock`` (seconds
     since the epoch) stamps commits and judges lease expiry.
     """
 

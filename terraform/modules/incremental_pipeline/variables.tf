@@ -370,7 +370,7 @@ variable "lease_seconds" {
 }
 
 variable "metrics_namespace" {
-  description = "CloudWatch namespace of the run metrics (glue_incremental.metrics.NAMESPACE)."
+  description = "CloudWatch namespace of the run metrics (glue_incremental.run.metrics.NAMESPACE)."
   type        = string
   default     = "GlueIncremental"
 }

@@ -1,5 +1,5 @@
 locals {
-  # Mirrors glue_incremental.metrics (DIMENSION, RECORDS_NEW, RECORDS_READ,
+  # Mirrors glue_incremental.run.metrics (DIMENSION, RECORDS_NEW, RECORDS_READ,
   # WATERMARK_LAG, METRIC_CONTRACT statistics); tests/terraform/test_terraform_local.py
   # compares the deployed alarm with the Python constants.
   dimension     = "JobName"

@@ -19,7 +19,7 @@ variable "alarm_topic_arn" {
 }
 
 variable "metrics_namespace" {
-  description = "Namespace the runtime publishes run metrics to (glue_incremental.metrics.NAMESPACE)."
+  description = "Namespace the runtime publishes run metrics to (glue_incremental.run.metrics.NAMESPACE)."
   type        = string
   default     = "GlueIncremental"
 
@@ -30,7 +30,7 @@ variable "metrics_namespace" {
 }
 
 variable "schedule_period_seconds" {
-  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10, 20 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds: the job publishes every metric with StorageResolution 1, which such periods need (glue_incremental.metrics)."
+  description = "Interval between scheduled runs (3600 for hourly, 86400 for daily). Period of the zero-record and staleness alarms, so each period holds one run. 10, 20 and 30 (CloudWatch's high-resolution alarm periods) exist for local environments that must evaluate within seconds: the job publishes every metric with StorageResolution 1, which such periods need (glue_incremental.run.metrics)."
   type        = number
 
   validation {

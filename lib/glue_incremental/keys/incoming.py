@@ -1,0 +1,74 @@
+"""One pass over a merge's incoming rows for what ``detect`` needs: their partitions and keys.
+
+An upsert that can see keys move partition needs the partitions the incoming rows fall in
+and, for the key index lookup (``key_index.partitions_of``), the incoming keys as a list.
+Both come from one distinct of (key, partition values), collected when it holds at most
+``key_index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. More pairs, or a null
+key, leave what is missing to the caller (computed as before, never collected twice); a
+composite or non-listable key is not surveyed.
+Each batch of a bounded backfill pays this once (``docs/bounded-batches.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
+
+from glue_incremental.keys import index as key_index
+
+PartitionValues = tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class IncomingKeys:
+    """The incoming rows' distinct partition values (as strings) and keys.
+
+    ``partitions`` None: more (key, partition) pairs than ``MAX_LISTED_KEYS``, computed
+    apart. ``keys`` None: too many keys, or a null key, to list (the index is joined).
+    """
+
+    partitions: tuple[PartitionValues, ...] | None
+    keys: tuple[Any, ...] | None
+
+
+def survey(
+    incoming: DataFrame, primary_key: Sequence[str], partition_by: Sequence[str]
+) -> IncomingKeys | None:
+    """The partitions and keys of ``incoming`` in one job, or None when the key cannot be
+    listed at all (composite, or of a type a literal filter cannot match exactly)."""
+    if len(primary_key) != 1 or not partition_by:
+        return None
+    key = primary_key[0]
+    if not isinstance(incoming.schema[key].dataType, key_index.LISTABLE_TYPES):
+        return None
+    partitions = [name for name in partition_by if name != key]
+    pairs = (
+        incoming.select(
+            F.col(f"`{key}`").alias("key"),
+            *[F.col(f"`{n}`").cast(StringType()).alias(f"p{i}") for i, n in enumerate(partitions)],
+        )
+        .distinct()
+        .limit(key_index.MAX_LISTED_KEYS + 1)
+        .collect()
+    )
+    if len(pairs) > key_index.MAX_LISTED_KEYS:
+        return IncomingKeys(partitions=None, keys=None)
+    found = set()
+    for pair in pairs:
+        by_name = {key: None if pair["key"] is None else str(pair["key"])}
+        by_name |= {name: pair[f"p{i}"] for i, name in enumerate(partitions)}
+        found.add(tuple(by_name[name] for name in partition_by))
+    keys = {pair["key"] for pair in pairs}
+    return IncomingKeys(
+        partitions=tuple(sorted(found, key=_sort_key)),
+        keys=None if None in keys else tuple(sorted(keys)),
+    )
+
+
+def _sort_key(values: PartitionValues) -> tuple:
+    return tuple((value is None, value or "") for value in values)

@@ -1,0 +1,156 @@
+"""Whether a batch's keys can be in the target at all, answered by the key index's footers.
+
+A merge that can see keys move partition looks its incoming keys up in the key index
+(``key_index.partitions_of``): with many keys, a join of the index with them (a few Spark
+jobs). Every index file's Parquet footer holds, per row group, the least and greatest key it
+stores. When the batch's key range (its least and greatest key, computed in the batch's first
+aggregate, ``cursors.batch_stats``) lies outside every stored range, no incoming key is
+stored: the lookup would find nothing, so it is skipped and the guarantee is unchanged. Each
+later batch of a bounded first load is this case (its keys are all new).
+
+Only a single key of an integral or string type is compared. A null incoming key, an index
+file without statistics, or any other key type answers "may be stored": the lookup runs.
+Footers are read once per index file per process (a file, named by Spark with a unique
+name, never changes once written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, Row, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
+
+from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class
+from glue_incremental.keys import index as key_index
+
+# Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).
+COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
+_LOW, _HIGH = "__glue_incremental_key_low", "__glue_incremental_key_high"
+_NULLS, _PARTITIONS = "__glue_incremental_key_nulls", "__glue_incremental_partitions"
+# (low, high) per row group with a non-null key; None: a file whose statistics say nothing.
+_footer_ranges: dict[str, list[tuple[Any, Any]] | None] = {}
+_MAX_CACHED_FILES = 4096
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    """The least and greatest incoming key (None when every key is null), the null count and,
+    when asked for, the rows' distinct partition values as strings (the partitions they fall in).
+    """
+
+    low: Any
+    high: Any
+    nulls: int
+    partitions: tuple[tuple[str | None, ...], ...] | None = None
+
+
+def aggregates(
+    schema: StructType, primary_key: Sequence[str], partition_by: Sequence[str] = ()
+) -> list[Column]:
+    """Columns to add to the batch's aggregate, or none when the key cannot be compared.
+    ``partition_by``: the distinct partition values too (a later batch's merge needs them)."""
+    if len(primary_key) != 1 or not isinstance(schema[primary_key[0]].dataType, COMPARABLE_TYPES):
+        return []
+    key = F.col(f"`{primary_key[0]}`")
+    columns = [
+        F.min(key).alias(_LOW),
+        F.max(key).alias(_HIGH),
+        F.sum(key.isNull().cast("int")).alias(_NULLS),
+    ]
+    if partition_by:
+        values = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
+        columns.append(F.collect_set(F.struct(*values)).alias(_PARTITIONS))
+    return columns
+
+
+def from_aggregate(row: Row) -> KeyRange | None:
+    """The range the ``aggregates`` columns computed (None when there were none)."""
+    found = row.asDict()
+    if _LOW not in found:
+        return None
+    partitions = found.get(_PARTITIONS)
+    return KeyRange(
+        row[_LOW],
+        row[_HIGH],
+        int(row[_NULLS] or 0),
+        None if partitions is None else tuple(tuple(values) for values in partitions),
+    )
+
+
+def index_plan_if_new(
+    spark: SparkSession,
+    fs: HadoopFileSystem,
+    target_uri: str,
+    schema: StructType,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str],
+    incoming: KeyRange | None,
+) -> key_index.IndexPlan | None:
+    """The index part of the publish when no incoming key can be stored, else None (look up)."""
+    if incoming is None or incoming.nulls or incoming.low is None:
+        return None
+    layout = key_index.Layout.of(schema, primary_key, partition_by)
+    segments = key_index.live_segments(fs, target_uri)
+    if not key_index.usable(segments, layout):
+        return None  # no index, or one of other columns: the lookup rebuilds it
+    for segment in segments:
+        for path, _ in fs.list_files(target_uri.rstrip("/") + "/" + segment.relative):
+            if path.rstrip("/").rsplit("/", 1)[-1].startswith(("_", ".")):
+                continue
+            ranges = _stored_ranges(spark, path, primary_key[0])
+            if ranges is None:
+                return None
+            if any(low <= incoming.high and incoming.low <= high for low, high in ranges):
+                return None
+    return key_index.plan(segments, layout)
+
+
+def _stored_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, Any]] | None:
+    if path not in _footer_ranges:
+        if len(_footer_ranges) >= _MAX_CACHED_FILES:
+            _footer_ranges.clear()
+        _footer_ranges[path] = _read_ranges(spark, path, key)
+    return _footer_ranges[path]
+
+
+def _read_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, Any]] | None:
+    jvm: Any = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    hadoop_path = jvm_class(jvm, "org.apache.hadoop.fs.Path")(path)
+    input_file = jvm_class(jvm, "org.apache.parquet.hadoop.util.HadoopInputFile")
+    reader = jvm_class(jvm, "org.apache.parquet.hadoop.ParquetFileReader").open(
+        input_file.fromPath(hadoop_path, conf)
+    )
+    try:
+        blocks = list(reader.getFooter().getBlocks())
+    finally:
+        reader.close()
+    ranges = []
+    for block in blocks:
+        if not block.getRowCount():
+            continue
+        columns = [c for c in block.getColumns() if list(c.getPath().toArray()) == [key]]
+        if len(columns) != 1:
+            return None
+        statistics = columns[0].getStatistics()
+        if statistics is None or statistics.isEmpty():
+            return None
+        if not statistics.hasNonNullValue():
+            # No least and greatest key: only null keys (an incoming null key always looks
+            # up), or values too long for statistics (unknown: look up).
+            if statistics.isNumNullsSet() and statistics.getNumNulls() == block.getRowCount():
+                continue
+            return None
+        ranges.append((_value(statistics.genericGetMin()), _value(statistics.genericGetMax())))
+    return ranges
+
+
+def _value(value: Any) -> Any:
+    """A statistic as Python compares it with the aggregate's value (Binary: UTF-8 text)."""
+    if isinstance(value, int | str):
+        return value
+    return str(value.toStringUsingUTF8())

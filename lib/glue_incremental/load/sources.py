@@ -1,0 +1,407 @@
+"""What a load reads: the ``Source`` interface, a JDBC table or a file dataset, by registry.
+
+A source plans what is new since the stored state (``LoadState``), reads it, and says
+which state it leaves (``SourcePlan.carried``); ``load/job.py`` merges the rows into the
+target and commits. Planning writes nothing, so a dry run or a failed run leaves no
+trace. Invariants: ``docs/targets-and-sources.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType, _parse_datatype_string
+
+from glue_incremental.args import ArgumentError
+from glue_incremental.load import batch_plan as batches
+from glue_incremental.load import cursors
+from glue_incremental.load.config import LoadConfig, SchemaError
+from glue_incremental.run.context import IncrementalRun
+from glue_incremental.run.state import LoadState
+from glue_incremental.sources import (
+    bulk,
+    credentials,
+    file_dataset,
+    files,
+    jdbc,
+    partition_types,
+    reading,
+    snapshots,
+)
+from glue_incremental.watermarks import DEFAULT_SLOT
+
+# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
+FILE_MODIFIED = "__glue_incremental_file_modified"
+FILE_NAME = "__glue_incremental_file_name"
+FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)
+# Their types (Spark's ``_metadata`` columns), for a run that reads no file but merges.
+DELIVERY_TYPES = {FILE_MODIFIED: "timestamp", FILE_NAME: "string"}
+DELIVERY_SOURCES = {
+    FILE_MODIFIED: "_metadata.file_modification_time",
+    FILE_NAME: "_metadata.file_name",
+}
+
+
+def _nothing_after_commit(run: IncrementalRun) -> None:
+    return None
+
+
+def _nothing() -> None:
+    return None
+
+
+def _no_types() -> dict[str, str]:
+    return {}
+
+
+def _no_misfit() -> tuple[str | None, str] | None:
+    return None
+
+
+@dataclass(frozen=True)
+class SourcePlan:
+    """One run's read, planned: what a dry run prints, how to read, the state it leaves.
+
+    ``carried`` is the next state but for the cursor (still the previous one) and the
+    publish time. ``rereads``: rows read may be versions already loaded (then only those
+    the target lacks count as new), at or after ``reread_from`` when that is known.
+    """
+
+    summary: Mapping[str, object]
+    read: Callable[[], DataFrame | None]
+    carried: LoadState
+    details: Mapping[str, object]
+    delivery: Sequence[str] = ()
+    late_files: int = 0
+    file_high_mark_ms: int | None = None
+    rereads: bool = False
+    reread_from: Any = None
+    after_commit: Callable[[IncrementalRun], None] = field(default=_nothing_after_commit)
+    # For a run that will not commit (a failure, a dry run): leave the source as it was found.
+    release: Callable[[], None] = field(default=_nothing)
+    # After ``read``: the source's partition column types to keep in the state (files).
+    partition_types: Callable[[], dict[str, str]] = field(default=_no_types)
+    # A bounded batch (``batches``) that left more for the next batch to read.
+    more: bool = False
+    # After a read failed on a value that does not fit the declared schema: (column, where),
+    # naming the file, line, column and value (``reading.first_misfit``); None if not found.
+    misfit: Callable[[], tuple[str | None, str] | None] = field(default=_no_misfit)
+
+
+class Source(Protocol):
+    def plan(
+        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+    ) -> SourcePlan:
+        """Plan this run's read (one batch of at most ``limits``) from the run's stored state;
+        reads data lazily, writes nothing."""
+        ...
+
+
+@dataclass(frozen=True)
+class JdbcTableSource:
+    """``--source jdbc:...`` and ``--source_table``: rows with ``watermark >= cursor - lookback``.
+
+    ``slot``: the state slot holding the cursor (a custom job has one per source)."""
+
+    config: LoadConfig
+    slot: str = DEFAULT_SLOT
+
+    def plan(
+        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+    ) -> SourcePlan:
+        config = self.config
+        source = _jdbc_source(config)
+        require_columns(
+            jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
+        )
+        previous = LoadState.from_state(run.previous(self.slot))
+        cursor = previous.cursor if previous else None
+        lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
+        upper_state = LoadState.from_state(run.upper_bound(self.slot))
+        # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
+        upper = cursors.just_after(upper_state.cursor) if upper_state else None
+        batch_end = None
+        upper_inclusive = False
+        if limits.max_rows is not None and upper is None:
+            batch_end = jdbc.first_value(
+                run.spark,
+                source,
+                batches.batch_end_query(
+                    source,
+                    watermark_column=config.watermark_column,
+                    after=cursor,
+                    max_rows=limits.max_rows,
+                ),
+            )
+            # Up to and including the batch's last watermark value: no ``just_after``, so
+            # any watermark type the database orders (numeric, float, text) can be batched.
+            upper, upper_inclusive = batch_end, batch_end is not None
+        more = batch_end is not None and _has_rows_after(run, source, config, batch_end)
+        bounds: dict[str, Any] = {
+            "watermark_column": config.watermark_column,
+            "lower_bound": lower,
+            "upper_bound": upper,
+            "include_null_watermarks": config.null_watermarks == "load",
+            "upper_inclusive": upper_inclusive,
+        }
+        query = jdbc.incremental_query(source, **bounds)
+        return SourcePlan(
+            summary={
+                "source": "jdbc",
+                "table": config.source_table,
+                "lower_bound": lower,
+                "query": query,
+                **_row_batches_preview(run, source, config, limits, cursor),
+            },
+            read=lambda: jdbc.read_incremental(run.spark, source, **bounds),
+            carried=LoadState(cursor=cursor, published_at_ms=0),
+            details={"query": query},
+            rereads=True,
+            reread_from=lower,
+            more=more,
+        )
+
+
+def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
+    """The source's primary keys and nothing else, the reconcile's read: the JDBC table's
+    (``jdbc.key_query``), or the latest snapshot's (``--file_snapshots``, ``snapshots``)."""
+    if not config.is_jdbc:
+        previous = LoadState.from_state(run.previous())
+        return snapshots.keys_of_latest(
+            run.spark,
+            config.source,
+            config.primary_key,
+            source_format=config.source_format,
+            schema=declared_schema(config),
+            partition_types=previous.partition_types if previous else None,
+            delivery=DELIVERY_SOURCES,
+        )
+    return jdbc.read_keys(run.spark, _jdbc_source(config), config.primary_key)
+
+
+def _has_rows_after(
+    run: IncrementalRun, source: jdbc.JdbcSource, config: LoadConfig, batch_end: Any
+) -> bool:
+    query = batches.rows_after_query(
+        source, watermark_column=config.watermark_column, after=batch_end
+    )
+    return jdbc.first_value(run.spark, source, query) is not None
+
+
+def _row_batches_preview(
+    run: IncrementalRun,
+    source: jdbc.JdbcSource,
+    config: LoadConfig,
+    limits: batches.BatchLimits,
+    cursor: Any,
+) -> dict[str, Any]:
+    """A dry run's ``batches``: the watermark each row batch of this run would end at."""
+    if not run.dry_run or limits.max_rows is None:
+        return {}
+    max_rows = limits.max_rows
+
+    def next_end(after: Any) -> Any:
+        query = batches.batch_end_query(
+            source, watermark_column=config.watermark_column, after=after, max_rows=max_rows
+        )
+        return jdbc.first_value(run.spark, source, query)
+
+    most = limits.max_batches or batches.PREVIEW_BATCHES
+    ends = batches.row_batch_ends(next_end, cursor, most)
+    listed: list[dict[str, Any]] = [{"ends_at_watermark": end} for end in ends]
+    if len(ends) < most:
+        listed.append({"ends_at_watermark": None})  # the rest, up to the newest row
+    return {"batches": listed}
+
+
+def _jdbc_source(config: LoadConfig) -> jdbc.JdbcSource:
+    found = credentials.resolve(
+        secret_id=config.source_secret_id,
+        connection_name=config.connection_name,
+        user=config.source_user,
+        password=config.source_password,
+    )
+    return jdbc.JdbcSource(
+        url=config.source,
+        table=str(config.source_table),
+        user=found.user,
+        password=found.password,
+        num_partitions=config.jdbc_num_partitions,
+        partition_column=config.jdbc_partition_column,
+    )
+
+
+jdbc_source = _jdbc_source  # the table and its resolved credentials (custom jobs read it too)
+
+
+@dataclass(frozen=True)
+class FileDatasetSource:
+    """``--source`` a directory of files: new files by the file bookmark, found by listing,
+    ordered S3 listing or S3 notifications (``--discovery``), as ``sources.file_dataset``
+    plans them; this adds bounded batches, the delivery columns and the kept partition types."""
+
+    config: LoadConfig
+
+    @property
+    def dataset(self) -> file_dataset.FileDataset:
+        config = self.config
+        return file_dataset.FileDataset(
+            config.source, config.file_discovery, file_dataset.band_seconds(config.lookback)
+        )
+
+    def plan(
+        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+    ) -> SourcePlan:
+        """The files new since the state; bounded, the first batch of them (``batches``)."""
+        found = self._discover(run, None)
+        cut: list[batches.FileBatch] = []
+        if limits.bounds_a_batch:
+            previous = LoadState.from_state(run.previous())
+            cut = batches.file_batches(
+                found.files, limits, after_ms=_file_bookmark(previous).high_mark_ms
+            )
+            if len(cut) > 1:
+                # Planned again up to the batch's end: the bookmark then says exactly that.
+                found.release()
+                found = self._discover(run, cut[0].last_modified_ms)
+        return self._plan(run, found, cut, limits)
+
+    def _discover(self, run: IncrementalRun, end_ms: int | None) -> file_dataset.FileDatasetPlan:
+        previous = LoadState.from_state(run.previous())
+        upper_state = LoadState.from_state(run.upper_bound())
+        upper_ms = _file_bookmark(upper_state).high_mark_ms if upper_state else None
+        if end_ms is not None:
+            upper_ms = end_ms if upper_ms is None else min(upper_ms, end_ms)
+        return self.dataset.plan(
+            run.spark,
+            _file_bookmark(previous),
+            previous.discovery if previous else None,
+            run_start_ms=int(run.started_at * 1000),
+            upper_bound_ms=upper_ms,
+            force_full_listing=run.starts_from_an_earlier_state(),
+        )
+
+    def _plan(
+        self,
+        run: IncrementalRun,
+        found: file_dataset.FileDatasetPlan,
+        cut: list[batches.FileBatch],
+        limits: batches.BatchLimits,
+    ) -> SourcePlan:
+        config = self.config
+        declared = declared_schema(config)
+        previous = LoadState.from_state(run.previous())
+        plan = found.file_plan
+        kept_types = previous.partition_types if previous else None
+        types: dict[str, str] = dict(kept_types or {})
+
+        def read() -> DataFrame | None:
+            rows = bulk.read_listed_files(
+                run.spark,
+                plan.files,
+                root_uri=config.source,
+                source_format=config.source_format,
+                schema=declared,
+                partition_types=kept_types,
+                columns=DELIVERY_SOURCES,
+            )
+            # Fixed on the first run (declared, or as inferred then) and never re-inferred.
+            types.clear()
+            if not declared:
+                types.update(partition_types.kept_types(rows, plan.files, kept_types))
+            if rows is None:
+                return None
+            return rows
+
+        preview = cut[: limits.max_batches or batches.PREVIEW_BATCHES]
+        return SourcePlan(
+            summary={
+                "source": "files",
+                **found.summary(),
+                **({"batches": [vars(batch) for batch in preview]} if cut else {}),
+            },
+            read=read,
+            carried=LoadState(
+                cursor=previous.cursor if previous else None,
+                published_at_ms=0,
+                files=plan.next_bookmark,
+                discovery=found.next_state,
+            ),
+            details={"files_read": len(plan.files), "file_plan": found.summary()},
+            delivery=FILE_DELIVERY,
+            late_files=plan.late_file_count,
+            file_high_mark_ms=plan.next_bookmark.high_mark_ms,
+            # Notifications are deleted only once the state that makes them no-ops is committed.
+            after_commit=lambda run: found.after_commit(run.bookmark.commits),
+            release=found.release,
+            partition_types=lambda: dict(types),
+            more=len(cut) > 1,
+            misfit=lambda: (
+                reading.first_misfit(
+                    run.spark,
+                    plan.files,
+                    root_uri=config.source,
+                    source_format=config.source_format,
+                    schema=declared,
+                )
+                if declared is not None
+                else None
+            ),
+        )
+
+
+def _file_bookmark(state: LoadState | None) -> files.FileBookmark:
+    """The state's file bookmark; the initial one without a state or before any file."""
+    if state is None or state.files is None:
+        return files.FileBookmark.initial()
+    return state.files
+
+
+def declared_schema(config: LoadConfig) -> StructType | None:
+    """``--source_schema`` parsed (None when not given); bad DDL stops the run before any read."""
+    if config.source_schema is None:
+        return None
+    try:
+        schema = _parse_datatype_string(config.source_schema)
+    except Exception as error:  # Spark's ParseException: its first line says where
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+        raise ArgumentError(
+            "source_schema", f"--source_schema is not a column list in Spark DDL: {first_line}"
+        ) from None
+    if not isinstance(schema, StructType):
+        raise ArgumentError(
+            "source_schema",
+            f"--source_schema {config.source_schema!r} is one type, not columns "
+            "(`name TYPE, name TYPE`)",
+        )
+    return schema
+
+
+def require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:
+    """SchemaError naming the first key, watermark or partition column ``columns`` lacks."""
+    present = set(columns)
+    for role, names in (
+        ("--watermark_column", (config.watermark_column,)),
+        ("--primary_key", config.primary_key),
+        ("--partition_by", config.partition_by),
+    ):
+        for name in names:
+            if name not in present:
+                raise SchemaError(
+                    name,
+                    f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})",
+                )
+
+
+SOURCES: dict[str, Callable[[LoadConfig], Source]] = {
+    "jdbc": JdbcTableSource,
+    "files": FileDatasetSource,
+}
+
+
+def build(config: LoadConfig) -> Source:
+    """The source ``--source`` names: a ``jdbc:`` URL is a table, anything else files."""
+    return SOURCES["jdbc" if config.is_jdbc else "files"](config)

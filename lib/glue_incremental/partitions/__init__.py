@@ -1,0 +1,1 @@
+"""Partition directory names, typed partition values and the predicates built from them."""

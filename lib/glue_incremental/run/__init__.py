@@ -1,0 +1,1 @@
+"""One run's context: its lease, typed state, commit, metrics and summary."""

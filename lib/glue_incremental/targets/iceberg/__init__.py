@@ -1,0 +1,1 @@
+"""An Iceberg table as a target: one snapshot per run, side tables, schema, maintenance."""

@@ -1,0 +1,594 @@
+"""Idempotent, partition-at-a-time writes of Parquet targets.
+
+Every write *replaces* whole partitions, so a rerun after a failure rewrites the
+same partitions with the same (or newer) rows and converges on what a full
+refresh produces. ``replace_partitions``: ``recover`` what a crashed run left
+(``publish.recover``), stage the rows under ``<target>/_staging/<run_id>/``,
+call ``before_publish`` (the lease check), then ``publish.publish``. An
+unpartitioned target is one partition; affected partitions left without rows
+disappear.
+
+``merge_latest`` keeps the latest version of each key by one total order,
+(watermark, delivery time, file name), as a full refresh does; stored rows'
+deliveries live in ``<target>/_delivery/`` (hidden), published with their
+partition. Protocol, ties and escaping: ``docs/writer-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Any, Literal
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructType
+from pyspark.sql.window import Window
+
+from glue_incremental.args import validate_run_id
+from glue_incremental.deletes import markers as deletes
+from glue_incremental.deletes import tombstones
+from glue_incremental.deletes.tombstones import stage as stage_tombstones
+from glue_incremental.errors import RowsOutsidePartitions
+from glue_incremental.hooks import hooks
+from glue_incremental.io.hadoop_fs import HadoopFileSystem
+from glue_incremental.keys import incoming as incoming_keys
+from glue_incremental.keys import index as key_index
+from glue_incremental.keys import ranges as key_range
+from glue_incremental.partitions.paths import dir_to_values, directory_name, literal
+from glue_incremental.schema import conform as schema_conform
+from glue_incremental.targets.parquet import output_changes, publish, staged_writes
+from glue_incremental.targets.parquet import schema_file as parquet_schema
+
+STAGING_DIR = publish.STAGING_DIR
+_join = publish.join
+# Each stored row's delivery (key, partition, delivery columns), one directory per partition.
+DELIVERY_DIR = "_delivery"
+UNPARTITIONED: tuple[str | None, ...] = ()
+
+PartitionValues = tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    records_written: int
+    partitions_written: list[dict[str, str | None]] = field(default_factory=list)
+    partitions_removed: list[dict[str, str | None]] = field(default_factory=list)
+    records_deleted: int = 0
+
+
+def merge_latest(
+    df: DataFrame,
+    primary_key: Sequence[str],
+    order_by: str | None,
+    *,
+    prefer: str | None = None,
+    delivery: Sequence[str] = (),
+    keep_delivery: bool = False,
+    deleted: str | None = None,
+) -> DataFrame:
+    """Keep one row per primary key: the one with the greatest ``order_by``.
+
+    Ties (the same key and ``order_by``, null included) go, in this order, to:
+    the later delivery (``delivery`` columns compared in order, descending,
+    nulls last: a file's modification time, then its name; a stored row whose
+    delivery is unknown ranks below any known one), then the greater
+    ``prefer`` (the load marks the rows just read 1 and the target's rows 0:
+    with no delivery to compare, as for JDBC, the source's current row wins),
+    then the greater xxhash64 of the row's values (so two runs seeing the same
+    candidates keep the same one). ``prefer`` is dropped from the result, and
+    ``delivery`` columns too unless ``keep_delivery``. ``deleted``: a reconcile's delete of a
+    snapshot source ranks as ``tombstones.absent_versions`` says.
+    """
+    if not primary_key:
+        raise ValueError("merge_latest needs a primary key")
+    if deleted is not None:
+        df = tombstones.absent_versions(df, primary_key, delivery, deleted)
+    dropped = {prefer, *delivery}
+    data_columns = [name for name in df.columns if name not in dropped]
+    ordering: list[Column] = []
+    if order_by:
+        ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
+    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
+    if prefer:
+        ordering.append(F.col(prefer).desc())
+    hashed = [name for name in data_columns if name != tombstones.GONE_AT]
+    ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in hashed]).desc())
+    window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
+    rank = "__glue_incremental_rank"
+    ranked = df.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1)
+    kept = [*data_columns, *(delivery if keep_delivery else ())]
+    merged = ranked.select(*[F.col(f"`{name}`") for name in kept])
+    return merged if deleted is None else tombstones.still_gone(merged, delivery, deleted)
+
+
+PartitionMoves = Literal["detect", "ignore"]
+
+
+def upsert(
+    spark: SparkSession,
+    rows: DataFrame,
+    target_uri: str,
+    *,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str],
+    order_by: str | None,
+    run_id: str,
+    replace_all: bool = False,
+    partition_moves: PartitionMoves = "detect",
+    before_publish: Callable[[], None] | None = None,
+    delivery: Sequence[str] = (),
+    deleted: str | None = None,
+    incoming_range: key_range.KeyRange | None = None,
+    retain: timedelta | None = None,
+) -> WriteResult:
+    """Merge ``rows`` into the target by primary key, keeping the latest version.
+
+    ``replace_all`` replaces the whole target with ``rows`` (first run, full
+    reload). Otherwise the affected partitions are those the new rows fall in,
+    plus, when a key's partition value can change, those holding an older
+    version of one of their keys, so the key ends up in exactly one place.
+    Only affected partitions are read and rewritten.
+
+    Older versions elsewhere are found in the target's key index
+    (``key_index``, maintained by each such publish in the same write-ahead
+    intent), not by reading the target: a cost that follows the new keys, not
+    the history. With no usable index (first run of an existing target) the
+    key columns of the whole target are read once and the index is rebuilt.
+    The lookup is skipped when it cannot matter: every partition column is
+    part of the primary key (a different partition value is a different key),
+    or the caller declares ``partition_moves="ignore"`` (partition values never
+    change for a key; a violation would leave the old version behind; the
+    index is then dropped, and rebuilt by the next ``detect`` run), or the
+    ``incoming_range`` of keys lies outside every key the index stores (``key_range``).
+
+    Ties are broken as ``merge_latest`` says: the incoming row beats the
+    target's, then the later ``delivery`` (columns of ``rows``, dropped before
+    writing). A crashed earlier publish is recovered before the target is read.
+    ``deleted`` (a boolean column of ``rows``, ``deletes``): a key whose latest version
+    is a delete leaves the target; its partition is rewritten without it.
+    """
+    validate_run_id(run_id)
+    recover(spark, target_uri)
+    incoming = partition_values_as_strings(rows, partition_by)
+    data_columns = [name for name in incoming.columns if name not in delivery]
+    latest = functools.partial(
+        merge_latest,
+        primary_key=primary_key,
+        order_by=order_by,
+        delivery=delivery,
+        keep_delivery=True,
+        deleted=deleted,
+    )
+    if replace_all or not data_exists(spark, target_uri):
+        prefer = "__glue_incremental_incoming"
+        # A target whose every row was deleted keeps its tombstones: the merge still sees them.
+        candidates, old_tombstones = tombstones.with_incoming_keys(
+            spark,
+            target_uri,
+            incoming.withColumn(prefer, F.lit(1)),
+            incoming,
+            primary_key,
+            None if replace_all else deleted,
+            prefer,
+            delivery,
+        )
+        merged = latest(candidates, prefer=prefer)
+        kept_tombstones = tombstones.to_publish(
+            old_tombstones, merged, primary_key, order_by, delivery, deleted
+        )
+        if deleted is None and (
+            not replace_all or not data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
+        ):
+            kept_tombstones = None  # left as they are (none to remove: the intent names none)
+        merged = deletes.surviving(merged, deleted)
+        fresh_index = None
+        if moves_possible(primary_key, partition_by, partition_moves):
+            segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
+            layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
+            fresh_index = key_index.plan(segments, layout, replace_all=True)
+        return replace_partitions(
+            spark,
+            merged,
+            target_uri,
+            partition_by=partition_by,
+            affected=None if replace_all else _distinct_partitions(merged, partition_by),
+            run_id=run_id,
+            before_publish=before_publish,
+            index_plan=fresh_index,
+            delivery=delivery,
+            primary_key=primary_key,
+            tombstones=kept_tombstones,
+            retain=retain,
+        )
+    affected: list[PartitionValues] | None = None
+    index_plan: key_index.IndexPlan | None = None
+    if partition_by:
+        detect = moves_possible(primary_key, partition_by, partition_moves)
+        if detect:  # no incoming key can be stored (``key_range``): nothing to look up
+            keys = (incoming.schema, primary_key, partition_by, incoming_range)
+            fs = open_filesystem(spark, target_uri)
+            index_plan = key_range.index_plan_if_new(spark, fs, target_uri, *keys)
+            detect = index_plan is None
+        surveyed = incoming_keys.survey(incoming, primary_key, partition_by) if detect else None
+        known = surveyed.partitions if surveyed else None
+        if index_plan is not None and incoming_range and incoming_range.partitions is not None:
+            known = incoming_range.partitions  # counted with the keys: no second pass
+        touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
+        if detect:
+            moved_from, index_plan = _partitions_holding(
+                spark, incoming, target_uri, primary_key, partition_by, surveyed
+            )
+            touched |= moved_from
+        affected = sorted(touched, key=_sort_key)
+    existing = read_target(spark, target_uri, partition_by, partitions=affected)
+    prefer = "__glue_incremental_incoming"
+    candidates = incoming.withColumn(prefer, F.lit(1))
+    if existing is not None:
+        # Files written before a column was added lack it: null there (schema_evolution).
+        stored = schema_conform.with_columns_of(
+            existing, incoming.schema, [name for name in data_columns if name != deleted]
+        ).withColumn(prefer, F.lit(0))
+        stored = deletes.stored(stored, deleted)
+        deliveries = read_deliveries(spark, target_uri, partition_by, affected, delivery)
+        stored = with_stored_delivery(
+            stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
+        )
+        candidates = stored.unionByName(candidates)
+    candidates, old_tombstones = tombstones.with_incoming_keys(
+        spark, target_uri, candidates, incoming, primary_key, deleted, prefer, delivery
+    )
+    merged = latest(candidates, prefer=prefer)
+    removed = deletes.count_removed(merged, existing, primary_key, deleted)
+    kept_tombstones = None
+    if deleted is not None and tombstones.changed(old_tombstones, merged, primary_key, deleted):
+        kept_tombstones = tombstones.to_publish(
+            old_tombstones, merged, primary_key, order_by, delivery, deleted
+        )
+    result = replace_partitions(
+        spark,
+        deletes.surviving(merged, deleted),
+        target_uri,
+        partition_by=partition_by,
+        affected=affected,
+        run_id=run_id,
+        before_publish=before_publish,
+        index_plan=index_plan,
+        delivery=delivery,
+        primary_key=primary_key,
+        tombstones=kept_tombstones,
+        retain=retain,
+    )
+    return replace(result, records_deleted=removed) if removed else result
+
+
+def match_columns(primary_key: Sequence[str], partition_by: Sequence[str]) -> list[str]:
+    """What identifies a stored row: its key and partition (a key once per partition)."""
+    return [*primary_key, *[name for name in partition_by if name not in primary_key]]
+
+
+def read_deliveries(
+    spark: SparkSession,
+    target_uri: str,
+    partition_by: Sequence[str],
+    partitions: Iterable[PartitionValues] | None,
+    delivery: Sequence[str],
+) -> DataFrame | None:
+    """The kept deliveries of the rows stored in ``partitions`` (all when None), or None.
+
+    None too when the target keeps none (written before deliveries were kept,
+    or by a source without delivery, as JDBC): its rows rank below any row
+    with a delivery on an equal watermark, as before.
+    """
+    if not delivery:
+        return None
+    root = _join(target_uri, DELIVERY_DIR)
+    fs = open_filesystem(spark, target_uri)
+    if not fs.exists(root) or not fs.has_data_files(root):
+        return None
+    wanted = [UNPARTITIONED] if not partition_by else partitions
+    paths = [root]
+    if wanted is not None:
+        paths = [
+            _join(root, partition_dir(partition_by, values))
+            for values in wanted
+            if fs.exists(_join(root, partition_dir(partition_by, values)))
+        ]
+        if not paths:
+            return None
+    found = _read_as_strings(spark, root, paths)
+    if not set(delivery) <= set(found.columns):
+        return None
+    return found
+
+
+def with_stored_delivery(
+    stored: DataFrame,
+    deliveries: DataFrame | None,
+    match: Sequence[str],
+    delivery: Sequence[str],
+    incoming_schema: StructType,
+) -> DataFrame:
+    """``stored`` with its kept ``delivery`` columns (null where none was kept)."""
+    if deliveries is None:
+        for name in delivery:
+            stored = stored.withColumn(name, F.lit(None).cast(incoming_schema[name].dataType))
+        return stored
+    aliases = [f"__glue_incremental_match_{index}" for index in range(len(match))]
+    kept = deliveries.select(
+        *[F.col(f"`{name}`").alias(alias) for name, alias in zip(match, aliases, strict=True)],
+        *[F.col(f"`{name}`").cast(incoming_schema[name].dataType).alias(name) for name in delivery],
+    )
+    condition = functools.reduce(
+        operator.and_,
+        [
+            F.col(f"`{name}`").eqNullSafe(F.col(alias))
+            for name, alias in zip(match, aliases, strict=True)
+        ],
+    )
+    return stored.join(kept, condition, "left").drop(*aliases)
+
+
+def _partitions_holding(
+    spark: SparkSession,
+    incoming: DataFrame,
+    target_uri: str,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str],
+    surveyed: incoming_keys.IncomingKeys | None = None,
+) -> tuple[set[PartitionValues], key_index.IndexPlan]:
+    """Partitions holding a version of an incoming key, and the index part of the publish.
+
+    Asked of the key index (``key_index``): a few small files, whatever the
+    history. With no usable index (none yet, or built for other columns), the
+    key columns of the whole target are read once and become the index's base.
+    """
+    keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+    layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
+    segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
+    if key_index.usable(segments, layout):
+        listed = surveyed.keys if surveyed else None
+        found = key_index.partitions_of(
+            spark, target_uri, segments, keys, layout, listed, surveyed=surveyed is not None
+        )
+        return set(found), key_index.plan(segments, layout)
+    everything = read_target(spark, target_uri, partition_by)
+    assert everything is not None
+    key_columns = everything.select(*[F.col(f"`{n}`") for n in layout.columns])
+    moved_from = key_index.having_keys(key_columns, keys, primary_key)
+    index_plan = key_index.plan(segments, layout, rebuild_from=key_columns)
+    return set(_distinct_partitions(moved_from, partition_by)), index_plan
+
+
+def moves_possible(
+    primary_key: Sequence[str], partition_by: Sequence[str], partition_moves: PartitionMoves
+) -> bool:
+    """Whether a key's older version can sit in another partition than its new one."""
+    if partition_moves not in ("detect", "ignore"):
+        raise ValueError(f"partition_moves must be 'detect' or 'ignore', got {partition_moves!r}")
+    return partition_moves == "detect" and not set(partition_by) <= set(primary_key)
+
+
+def _distinct_partitions(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
+    if not partition_by:
+        return [UNPARTITIONED]
+    rows = (
+        df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by])
+        .distinct()
+        .collect()
+    )
+    return sorted((tuple(row) for row in rows), key=_sort_key)
+
+
+def _sort_key(values: PartitionValues) -> tuple:
+    return tuple((value is None, value or "") for value in values)
+
+
+def partition_values_as_strings(df: DataFrame, partition_by: Sequence[str]) -> DataFrame:
+    """Cast partition columns to strings: the form Spark writes into directory names."""
+    types = {field.name: field.dataType for field in df.schema.fields}
+    if all(isinstance(types.get(name), StringType) for name in partition_by):
+        return df  # already strings (or unpartitioned): no new plan to analyse
+    return df.select(
+        *[
+            F.col(f"`{name}`").cast(StringType()).alias(name)
+            if name in partition_by
+            else F.col(f"`{name}`")
+            for name in df.columns
+        ]
+    )
+
+
+def read_target(
+    spark: SparkSession,
+    target_uri: str,
+    partition_by: Sequence[str],
+    *,
+    partitions: Iterable[PartitionValues] | None = None,
+) -> DataFrame | None:
+    """The target with partition columns as strings, or None if there is nothing to read.
+
+    ``partitions`` limits the read to those partition directories, so only
+    they are listed and read (not the whole target); ones that do not exist
+    are skipped.
+    """
+    if not data_exists(spark, target_uri):
+        return None
+    paths = [target_uri]
+    if partitions is not None:
+        fs = open_filesystem(spark, target_uri)
+        paths = [
+            _join(target_uri, partition_dir(partition_by, values))
+            for values in partitions
+            if fs.exists(_join(target_uri, partition_dir(partition_by, values)))
+        ]
+        if not paths:
+            return None
+    return _read_as_strings(spark, target_uri, paths)
+
+
+def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[str]) -> Any:
+    """The target's schema (partition columns as strings), or None for an empty target.
+
+    Files written before a column was added lack it (``docs/schema-evolution.md``): the
+    schema is the one the last publish recorded (``parquet_schema``), so no run reads the
+    footers of partitions it does not touch. A target without a recorded schema falls
+    back to the files of one partition. A target whose every row was deleted has no data
+    file but keeps its recorded schema: a column only deleted rows carried stays.
+    """
+    recorded = parquet_schema.recorded(spark, target_uri)
+    if recorded is not None:
+        return recorded
+    found = open_filesystem(spark, target_uri).first_data_file(target_uri)
+    if found is None:
+        return None
+    return _read_as_strings(spark, target_uri, [found.rstrip("/").rsplit("/", 1)[0]]).schema
+
+
+def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -> DataFrame:
+    conf = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    previous = spark.conf.get(conf)
+    spark.conf.set(conf, "false")
+    try:
+        # Files carry the columns of the run that wrote them: merged, older ones read null.
+        reader = spark.read.option("basePath", base_uri).option("mergeSchema", "true")
+        return reader.parquet(*[literal(p) for p in paths])
+    finally:
+        if previous is None:
+            spark.conf.unset(conf)
+        else:
+            spark.conf.set(conf, previous)
+
+
+def partition_dir(partition_by: Sequence[str], values: PartitionValues) -> str:
+    """``a=1/b=x%2Fy``: the relative directory Spark uses for these values."""
+    return "/".join(
+        directory_name(name, value) for name, value in zip(partition_by, values, strict=True)
+    )
+
+
+def replace_partitions(
+    spark: SparkSession,
+    rows: DataFrame,
+    target_uri: str,
+    *,
+    partition_by: Sequence[str],
+    affected: Iterable[PartitionValues] | None,
+    run_id: str,
+    before_publish: Callable[[], None] | None = None,
+    index_plan: key_index.IndexPlan | None = None,
+    delivery: Sequence[str] = (),
+    primary_key: Sequence[str] = (),
+    tombstones: DataFrame | Literal[False] | None = None,
+    only_named: bool = False,
+    retain: timedelta | None = None,
+) -> WriteResult:
+    """Make exactly the ``affected`` partitions of the target hold ``rows``.
+
+    ``rows`` must only contain rows of affected partitions (partition columns
+    are cast to strings here; ``only_named``: others are refused, nothing written). ``affected`` None means every partition: the
+    target is replaced as a whole (full reload), including partitions that no
+    longer have rows and directories of another layout. Partitions not listed
+    stay byte-identical. Publishing follows ``publish`` (write-ahead intent); a crashed publish is finished or
+    undone by ``recover``, which runs first. The key index (``key_index``) is
+    updated as ``index_plan`` says, in the same intent; without a plan it is
+    removed (a publish that does not maintain it must not leave it stale).
+    ``delivery`` columns of ``rows`` (with ``primary_key``) are kept under
+    ``_delivery/<partition>/`` in the same intent, never in the data; every
+    replaced partition's deliveries are replaced too (removed when none given).
+    ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
+    them, None leaves them as they are. ``retain``: replaced files kept that long (``restore``).
+    """
+    validate_run_id(run_id)
+    fs = open_filesystem(spark, target_uri)
+    publish.recover(fs, target_uri)
+    rows = partition_values_as_strings(rows, partition_by)
+    cached = rows.persist() if delivery and primary_key else None  # data, then deliveries
+    rows = cached if cached is not None else rows
+    stage_uri = publish.stage_data_uri(target_uri, run_id)
+    fs.delete_tree(publish.run_prefix(target_uri, run_id))
+    hooks.point("publish.stage", run_id=run_id)
+    records = staged_writes.stage_data(spark, rows.drop(*delivery), stage_uri, partition_by)
+    staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
+    if affected is None:
+        # Every directory a reader sees, whatever layout wrote it: a full reload under a new
+        # --partition_by leaves only the new layout.
+        to_replace = staged | set(fs.data_dirs(target_uri))
+    else:
+        named = {partition_dir(partition_by, values) for values in affected}
+        if only_named and not staged <= named:  # else they would replace partitions not named
+            fs.delete_tree(publish.run_prefix(target_uri, run_id))
+            raise RowsOutsidePartitions(sorted(staged - named))
+        to_replace = named | staged
+    # The data write cached the rows: the side files read them back at once, side by side.
+    side: list[Callable[[], Any]] = [
+        functools.partial(_stage_index, spark, fs, target_uri, stage_uri, index_plan, cached)
+    ]
+    if cached is not None:
+        kept = [*match_columns(primary_key, partition_by), *delivery]
+        deliveries = _join(stage_uri, DELIVERY_DIR)
+        side.append(
+            functools.partial(
+                staged_writes.stage_deliveries, cached, deliveries, kept, partition_by
+            )
+        )
+    if tombstones is not None:
+        side.append(functools.partial(stage_tombstones, stage_uri, tombstones))
+    index_dirs, *others = staged_writes.side_by_side(side)
+    if cached is not None:
+        cached.unpersist()
+    delivery_dirs = {_join(DELIVERY_DIR, relative) for relative in to_replace}
+    delivery_root = _join(target_uri, DELIVERY_DIR)
+    if affected is None and fs.exists(delivery_root):
+        delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
+    replaced = to_replace | index_dirs | delivery_dirs
+    if tombstones is not None:
+        replaced |= others[-1]
+    written_files = publish.staged_files(fs, target_uri, run_id, replaced)
+    if before_publish is not None:
+        before_publish()
+    output_changes.note_uncommitted(fs, target_uri, run_id, sorted(to_replace))
+    publish.publish(fs, target_uri, run_id, sorted(replaced), expected=written_files, retain=retain)
+    written = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r in staged]
+    removed = [dir_to_values(r, partition_by) for r in sorted(to_replace) if r not in staged]
+    return WriteResult(records, written, removed)
+
+
+def _stage_index(
+    spark: SparkSession,
+    fs: HadoopFileSystem,
+    target_uri: str,
+    stage_uri: str,
+    index_plan: key_index.IndexPlan | None,
+    cached: DataFrame | None = None,
+) -> set[str]:
+    """Stage the plan's index segments: the index directories the publish replaces.
+
+    Without a plan, or with nothing staged (an empty full reload), every live
+    segment is removed: an index is never left describing other data.
+    """
+    live = {segment.relative for segment in key_index.live_segments(fs, target_uri)}
+    if index_plan is None or not fs.has_data_files(stage_uri):
+        return live
+    written = key_index.stage(
+        spark, index_plan, target_uri=target_uri, stage_uri=stage_uri, cached=cached
+    )
+    return written | set(index_plan.replace)
+
+
+def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
+    """Finish or undo what a crashed publish left (``publish.recover``); run before reading."""
+    return publish.recover(open_filesystem(spark, target_uri), target_uri)
+
+
+def data_exists(spark: SparkSession, uri: str) -> bool:
+    fs = open_filesystem(spark, uri)
+    return fs.exists(uri) and fs.has_data_files(uri)
+
+
+def open_filesystem(spark: SparkSession, uri: str) -> HadoopFileSystem:
+    """The file system of ``uri`` (tests wrap it, for example to rename by copy and delete)."""
+    return HadoopFileSystem(spark, uri)

@@ -1,0 +1,1 @@
+"""A team's --transform function: loaded, applied and held to its contract."""
