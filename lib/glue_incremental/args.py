@@ -24,7 +24,10 @@ from enum import StrEnum
 from typing import Any
 
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, DISCOVERY_MODES
+
+# How an S3 file source finds new files (sources/discovery.py), declared with the options.
+DISCOVERY_MODES = ("listing", "notifications")
+DEFAULT_FULL_LISTING_EVERY = 24
 
 
 class ArgumentError(GlueIncrementalError, ValueError):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glue_incremental.io import spark_listing
 from glue_incremental.load import cursors
 from glue_incremental.sources import bulk
 from glue_incremental.sources.listing import SourceFile
@@ -71,4 +72,4 @@ def test_more_local_files_than_sparks_listing_threshold_are_read_once_each_witho
 
     assert jobs == 0
     assert sorted(row.id for row in frame.collect()) == list(range(40))
-    assert spark.conf.get(bulk.LISTING_THRESHOLD, None) in (None, "32")
+    assert spark.conf.get(spark_listing.LISTING_THRESHOLD, None) in (None, "32")

@@ -11,6 +11,7 @@ import os
 
 import pytest
 from glue_incremental.errors import first_line
+from glue_incremental.io import spark_listing
 from glue_incremental.sources import bulk, files
 from glue_incremental.sources.listing import SourceFile
 
@@ -86,7 +87,9 @@ def test_odd_names_symlinks_empty_and_gz_files_of_a_later_run_are_each_read_once
     assert summary["records_read"] == len(expected) - 1
 
 
-@pytest.mark.parametrize("count", [bulk.LOCAL_LOOKUPS_ON_DRIVER, bulk.LOCAL_LOOKUPS_ON_DRIVER + 1])
+@pytest.mark.parametrize(
+    "count", [spark_listing.LOCAL_LOOKUPS_ON_DRIVER, spark_listing.LOCAL_LOOKUPS_ON_DRIVER + 1]
+)
 def test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_file_once(
     spark, tmp_path, count
 ):
@@ -102,7 +105,7 @@ def test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_f
 
     ids = [row.id for row in frame.collect()]
     assert len(ids) == count and set(ids) == set(range(count))
-    assert spark.conf.get(bulk.LISTING_THRESHOLD, None) in (None, "32")
+    assert spark.conf.get(spark_listing.LISTING_THRESHOLD, None) in (None, "32")
 
 
 @pytest.mark.xfail(

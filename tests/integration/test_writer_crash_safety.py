@@ -265,7 +265,7 @@ def test_reproduction_3_an_unpartitioned_target_caught_mid_publish(spark, target
 def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
     spark, tmp_path, monkeypatch
 ):
-    from glue_incremental.sources.bulk import session_conf
+    from glue_incremental.io.spark_listing import session_conf
 
     from tests.harness.faults import use_filesystem
 

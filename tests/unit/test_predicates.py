@@ -8,7 +8,6 @@ the executed plan (``PartitionFilters``) and on the files the scan read.
 from __future__ import annotations
 
 import itertools
-import time
 from datetime import date
 from decimal import Decimal
 
@@ -146,16 +145,12 @@ def test_too_long_a_predicate_raises_with_its_length_and_the_limit():
         to_sql_predicate([("a",)], ["date"], max_length=5)
 
 
-def test_ten_thousand_partitions_build_in_well_under_a_second():
+def test_ten_thousand_partitions_build_one_predicate_grouped_by_the_first_column():
+    # Speed is make bench's to judge, never a timed test's; this checks the shape at scale.
     worst = [(f"2024-{i:05d}", f"{i * 7 % 24:02d}") for i in range(10_000)]  # nothing merges
     hourly = [(f"day-{i // 24:04d}", f"{i % 24:02d}") for i in range(10_000)]
     for partitions in (worst, hourly):
-        timings = []
-        for _ in range(3):  # best of 3: the shared machine can stall any single attempt
-            started = time.perf_counter()
-            text = to_sql_predicate(partitions, ["date", "hour"], max_length=None)
-            timings.append(time.perf_counter() - started)
-        assert min(timings) < 0.5, timings
+        text = to_sql_predicate(partitions, ["date", "hour"], max_length=None)
         assert text.count("'") >= 2 * 417
     # a day with all 24 hours collapses into one IN list
     assert len(to_sql_predicate(hourly, ["date", "hour"], max_length=None)) < 10_000

@@ -47,8 +47,8 @@ from glue_incremental.run.context import GlueJob, IncrementalRun
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets import registry as target_types
+from glue_incremental.targets.latest import PartitionMoves, WriteResult
 from glue_incremental.targets.parquet import catalog_schema, output_changes, writer
-from glue_incremental.targets.parquet.writer import PartitionMoves, WriteResult
 from glue_incremental.targets.registry import Target, UpsertSpec
 
 _TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"

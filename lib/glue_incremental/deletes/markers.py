@@ -1,7 +1,7 @@
 """Soft deletes: which source rows are deletes (``--delete_marker``), and what they remove.
 
 A delete is a version like any other: it takes part in the target's total order
-(watermark, then delivery; ``writer.merge_latest``) and, when it is a key's latest
+(watermark, then delivery; ``targets.latest.merge_latest``) and, when it is a key's latest
 version, the key leaves the target. An older delete than the stored row loses; a
 later insert of the key brings it back. The marker becomes one boolean column,
 ``DELETED``, carried through the merge (``targets.UpsertSpec.deleted``) and never

@@ -37,8 +37,8 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
+from glue_incremental.io.spark_listing import few_listing_tasks
 from glue_incremental.partitions.paths import literal
-from glue_incremental.sources.bulk import few_listing_tasks
 
 INDEX_DIR = "_index"
 GENERATION = "generation"

@@ -20,8 +20,8 @@ from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.io.spark_listing import session_conf
 from glue_incremental.keys import ranges as key_range
-from glue_incremental.sources.bulk import session_conf
 
 ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
 

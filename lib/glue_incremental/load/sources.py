@@ -33,7 +33,7 @@ from glue_incremental.sources import (
 )
 from glue_incremental.watermarks import DEFAULT_SLOT
 
-# Delivery order of file rows, for ties (``writer.merge_latest``); never written.
+# Delivery order of file rows, for ties (``targets.latest.merge_latest``); never written.
 FILE_MODIFIED = "__glue_incremental_file_modified"
 FILE_NAME = "__glue_incremental_file_name"
 FILE_DELIVERY = (FILE_MODIFIED, FILE_NAME)

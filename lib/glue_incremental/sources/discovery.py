@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+from glue_incremental.args import DEFAULT_FULL_LISTING_EVERY, DISCOVERY_MODES
 from glue_incremental.sources import files, notifications
 from glue_incremental.sources.files import FileBookmark, FileReadPlan, InvalidBookmarkState
 from glue_incremental.sources.listing import ListingStats, SourceFile
@@ -30,8 +31,6 @@ from glue_incremental.sources.s3_listing import (
     relative_key,
 )
 
-DISCOVERY_MODES = ("listing", "notifications")
-DEFAULT_FULL_LISTING_EVERY = 24
 _STATE_KEYS = ("runs_since_full_listing", "ordered_start", "full_listing_high_mark_ms")
 _BAND_START_KEY = "full_listing_band_start_ms"  # absent from states written before it existed
 

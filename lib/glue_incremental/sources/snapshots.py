@@ -2,7 +2,7 @@
 
 A delivery is one file: each file holds every row the source had when it was written.
 The latest snapshot is the source's newest file by the order the merge ranks deliveries
-by (modification time, then file name; ``writer.merge_latest``), among every visible file
+by (modification time, then file name; ``targets.latest.merge_latest``), among every visible file
 under ``--source`` (not only the files this run reads). The reconcile reads only its key
 columns: Parquet prunes every other column; JSON and CSV have no columns to skip, so the
 file is read whole (with ``--source_schema`` nothing is inferred first). A source with no

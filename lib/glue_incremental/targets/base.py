@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 
 from glue_incremental.keys.ranges import KeyRange
 from glue_incremental.schema.evolution import SchemaPlan
-from glue_incremental.targets.parquet.writer import PartitionMoves, PartitionValues, WriteResult
+from glue_incremental.targets.latest import PartitionMoves, PartitionValues, WriteResult
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun

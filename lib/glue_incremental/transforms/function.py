@@ -121,7 +121,7 @@ class Contract:
 class Identity:
     """How the load tells a key's versions apart across the transform: ``primary_key``, then
     the versions' order, ``watermark`` (null lowest) and the ``delivery`` columns (a file's
-    modification time and name, later wins; the merge's own order, ``writer.merge_latest``).
+    modification time and name, later wins; the merge's own order, ``targets.latest.merge_latest``).
     The contract keeps these values unchanged, so a version the function kept is the output
     row with the same ones."""
 

@@ -30,7 +30,7 @@ from glue_incremental.targets.iceberg import maintenance as iceberg_maintenance
 from glue_incremental.targets.iceberg import schema as iceberg_schema
 from glue_incremental.targets.iceberg import tombstones as iceberg_tombstones
 from glue_incremental.targets.iceberg import writer as iceberg
-from glue_incremental.targets.parquet.writer import PartitionValues, WriteResult
+from glue_incremental.targets.latest import PartitionValues, WriteResult
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun

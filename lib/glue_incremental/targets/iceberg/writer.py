@@ -8,7 +8,7 @@
   crash between the two on the next run.
 - **Fenced:** the lease and the table's current snapshot are checked right before
   the commit, and commits are never retried, so a zombie run commits nothing.
-- Same merge rule as the Parquet writer (``writer.merge_latest``).
+- Same merge rule as the Parquet writer (``targets.latest.merge_latest``).
 
 First run: the table is created (no snapshot), then the run's one snapshot fills
 it. Design notes: ``docs/iceberg.md``.
@@ -53,7 +53,7 @@ from glue_incremental.targets.iceberg.tables import (  # noqa: F401  (the target
     create_table,
     table_exists,
 )
-from glue_incremental.targets.parquet.writer import merge_latest
+from glue_incremental.targets.latest import merge_latest
 from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
 from glue_incremental.watermarks.encoding import encode
 
@@ -349,7 +349,7 @@ def publish_upsert(
 
     ``started_from`` is the snapshot id the run read at its start; the commit
     happens only while the table is still there and the lease is held. Ties
-    follow ``writer.merge_latest``: ``delivery`` columns order rows of this run and, through
+    follow ``targets.latest.merge_latest``: ``delivery`` columns order rows of this run and, through
     the deliveries kept beside the table (``iceberg_deliveries``), the stored rows too.
     ``deleted`` (``deletes``): a key whose latest version is a delete is deleted.
     """

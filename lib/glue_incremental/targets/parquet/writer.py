@@ -8,9 +8,8 @@ call ``before_publish`` (the lease check), then ``publish.publish``. An
 unpartitioned target is one partition; affected partitions left without rows
 disappear.
 
-``merge_latest`` keeps the latest version of each key by one total order,
-(watermark, delivery time, file name), as a full refresh does; stored rows'
-deliveries live in ``<target>/_delivery/`` (hidden), published with their
+The latest version of each key is ``targets.latest.merge_latest``'s (the tie rule both
+targets share); stored rows' deliveries live in ``<target>/_delivery/`` (hidden), published with their
 partition. Protocol, ties and escaping: ``docs/writer-protocol.md``.
 """
 
@@ -19,14 +18,13 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, Literal
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
-from pyspark.sql.window import Window
 
 from glue_incremental.args import validate_run_id
 from glue_incremental.deletes import markers as deletes
@@ -40,6 +38,12 @@ from glue_incremental.keys import index as key_index
 from glue_incremental.keys import ranges as key_range
 from glue_incremental.partitions.paths import dir_to_values, directory_name, literal
 from glue_incremental.schema import conform as schema_conform
+from glue_incremental.targets.latest import (
+    PartitionMoves,
+    PartitionValues,
+    WriteResult,
+    merge_latest,
+)
 from glue_incremental.targets.parquet import output_changes, publish, staged_writes
 from glue_incremental.targets.parquet import schema_file as parquet_schema
 
@@ -48,64 +52,6 @@ _join = publish.join
 # Each stored row's delivery (key, partition, delivery columns), one directory per partition.
 DELIVERY_DIR = "_delivery"
 UNPARTITIONED: tuple[str | None, ...] = ()
-
-PartitionValues = tuple[str | None, ...]
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    records_written: int
-    partitions_written: list[dict[str, str | None]] = field(default_factory=list)
-    partitions_removed: list[dict[str, str | None]] = field(default_factory=list)
-    records_deleted: int = 0
-
-
-def merge_latest(
-    df: DataFrame,
-    primary_key: Sequence[str],
-    order_by: str | None,
-    *,
-    prefer: str | None = None,
-    delivery: Sequence[str] = (),
-    keep_delivery: bool = False,
-    deleted: str | None = None,
-) -> DataFrame:
-    """Keep one row per primary key: the one with the greatest ``order_by``.
-
-    Ties (the same key and ``order_by``, null included) go, in this order, to:
-    the later delivery (``delivery`` columns compared in order, descending,
-    nulls last: a file's modification time, then its name; a stored row whose
-    delivery is unknown ranks below any known one), then the greater
-    ``prefer`` (the load marks the rows just read 1 and the target's rows 0:
-    with no delivery to compare, as for JDBC, the source's current row wins),
-    then the greater xxhash64 of the row's values (so two runs seeing the same
-    candidates keep the same one). ``prefer`` is dropped from the result, and
-    ``delivery`` columns too unless ``keep_delivery``. ``deleted``: a reconcile's delete of a
-    snapshot source ranks as ``tombstones.absent_versions`` says.
-    """
-    if not primary_key:
-        raise ValueError("merge_latest needs a primary key")
-    if deleted is not None:
-        df = tombstones.absent_versions(df, primary_key, delivery, deleted)
-    dropped = {prefer, *delivery}
-    data_columns = [name for name in df.columns if name not in dropped]
-    ordering: list[Column] = []
-    if order_by:
-        ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
-    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
-    if prefer:
-        ordering.append(F.col(prefer).desc())
-    hashed = [name for name in data_columns if name != tombstones.GONE_AT]
-    ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in hashed]).desc())
-    window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
-    rank = "__glue_incremental_rank"
-    ranked = df.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1)
-    kept = [*data_columns, *(delivery if keep_delivery else ())]
-    merged = ranked.select(*[F.col(f"`{name}`") for name in kept])
-    return merged if deleted is None else tombstones.still_gone(merged, delivery, deleted)
-
-
-PartitionMoves = Literal["detect", "ignore"]
 
 
 def upsert(

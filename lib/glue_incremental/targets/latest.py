@@ -1,0 +1,75 @@
+"""What both targets share: the tie rule that keeps one row per key, and a write's result.
+
+``merge_latest`` keeps the latest version of each key by one total order, (watermark,
+delivery time, file name), as a full refresh does. Ties: ``docs/writer-protocol.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from glue_incremental.deletes import tombstones
+
+PartitionValues = tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    records_written: int
+    partitions_written: list[dict[str, str | None]] = field(default_factory=list)
+    partitions_removed: list[dict[str, str | None]] = field(default_factory=list)
+    records_deleted: int = 0
+
+
+def merge_latest(
+    df: DataFrame,
+    primary_key: Sequence[str],
+    order_by: str | None,
+    *,
+    prefer: str | None = None,
+    delivery: Sequence[str] = (),
+    keep_delivery: bool = False,
+    deleted: str | None = None,
+) -> DataFrame:
+    """Keep one row per primary key: the one with the greatest ``order_by``.
+
+    Ties (the same key and ``order_by``, null included) go, in this order, to:
+    the later delivery (``delivery`` columns compared in order, descending,
+    nulls last: a file's modification time, then its name; a stored row whose
+    delivery is unknown ranks below any known one), then the greater
+    ``prefer`` (the load marks the rows just read 1 and the target's rows 0:
+    with no delivery to compare, as for JDBC, the source's current row wins),
+    then the greater xxhash64 of the row's values (so two runs seeing the same
+    candidates keep the same one). ``prefer`` is dropped from the result, and
+    ``delivery`` columns too unless ``keep_delivery``. ``deleted``: a reconcile's delete of a
+    snapshot source ranks as ``tombstones.absent_versions`` says.
+    """
+    if not primary_key:
+        raise ValueError("merge_latest needs a primary key")
+    if deleted is not None:
+        df = tombstones.absent_versions(df, primary_key, delivery, deleted)
+    dropped = {prefer, *delivery}
+    data_columns = [name for name in df.columns if name not in dropped]
+    ordering: list[Column] = []
+    if order_by:
+        ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
+    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
+    if prefer:
+        ordering.append(F.col(prefer).desc())
+    hashed = [name for name in data_columns if name != tombstones.GONE_AT]
+    ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in hashed]).desc())
+    window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
+    rank = "__glue_incremental_rank"
+    ranked = df.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1)
+    kept = [*data_columns, *(delivery if keep_delivery else ())]
+    merged = ranked.select(*[F.col(f"`{name}`") for name in kept])
+    return merged if deleted is None else tombstones.still_gone(merged, delivery, deleted)
+
+
+PartitionMoves = Literal["detect", "ignore"]
