@@ -11,6 +11,7 @@ from glue_incremental.history.errors import (
     HistoryColumnTaken,
     HistoryOptionError,
     InconsistentHistory,
+    LatestVersionTarget,
     NullWatermark,
     UnknownHistoryColumn,
 )
@@ -157,3 +158,16 @@ def test_a_source_column_named_like_an_added_column_is_refused():
     with pytest.raises(HistoryColumnTaken, match="'is_current'") as raised:
         OPTIONS.check_columns(["id", "ts", "is_current"])
     assert raised.value.option == "is_current"
+
+
+def test_history_on_a_target_holding_latest_version_rows_is_refused():
+    with pytest.raises(LatestVersionTarget, match="already holds latest-version rows") as raised:
+        OPTIONS.check_target("s3://lake/customers", ["id", "ts", "segment", "valid_from"])
+    assert raised.value.missing == ["is_current", "valid_to"]
+
+
+def test_history_on_a_new_target_or_a_history_target_is_accepted():
+    OPTIONS.check_target("s3://lake/customers", None)
+    OPTIONS.check_target(
+        "s3://lake/customers", ["id", "ts", "valid_from", "valid_to", "is_current"]
+    )

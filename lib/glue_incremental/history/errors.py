@@ -16,7 +16,7 @@ class HistoryOptionError(HistoryError, ValueError):
     """An option of a history target that cannot work; ``option`` and ``value`` name it."""
 
     def __init__(self, option: str, value: object, reason: str) -> None:
-        self.option, self.value = option, value
+        self.option, self.value, self.reason = option, value, reason
         super().__init__(f"history: {option} {value!r} {reason}")
 
 
@@ -40,6 +40,18 @@ class HistoryColumnTaken(HistoryError, ValueError):
         super().__init__(
             f"history: the source has a column {column!r}, the name of the {option} column; "
             f"rename it or choose another {option} name; nothing was written"
+        )
+
+
+class LatestVersionTarget(HistoryError, ValueError):
+    """A target that already holds latest-version rows (none of the added columns), which
+    a history run would mix with versions; ``target`` names it, ``missing`` the columns."""
+
+    def __init__(self, target: str, missing: Iterable[str]) -> None:
+        self.target, self.missing = target, sorted(missing)
+        super().__init__(
+            f"history: {target} already holds latest-version rows (no {', '.join(self.missing)} "
+            "column): load the history into a new target; nothing was written"
         )
 
 

@@ -7,19 +7,22 @@ Rules: ``docs/history.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from glue_incremental.history.errors import (
     HistoryColumnTaken,
     HistoryOptionError,
+    LatestVersionTarget,
     UnknownHistoryColumn,
 )
 
 DEFAULT_VALID_FROM = "valid_from"
 DEFAULT_VALID_TO = "valid_to"
 DEFAULT_IS_CURRENT = "is_current"
+# The history modes a load can keep; only SCD type 2 so far.
+HISTORY_MODES = ("scd2",)
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class HistoryOptions:
             if names.count(name) > 1:
                 raise HistoryOptionError(option, name, "names two of the added columns")
             if name == self.watermark_column or name in self.primary_key:
-                raise HistoryOptionError(option, name, "is a key or watermark column")
+                raise HistoryOptionError(option, name, "is also a key or watermark column")
         if self.history_columns is None:
             return
         if not self.history_columns:
@@ -76,6 +79,15 @@ class HistoryOptions:
         for column in self.history_columns or ():
             if column not in present:
                 raise UnknownHistoryColumn(column, present)
+
+    def check_target(self, target: str, columns: Collection[str] | None) -> None:
+        """Refuse a ``target`` whose stored ``columns`` (``None``: no target yet) hold rows
+        without the added columns: latest-version rows, which versions must not join."""
+        if columns is None:
+            return
+        missing = [name for name in self.added_columns.values() if name not in columns]
+        if missing:
+            raise LatestVersionTarget(target, missing)
 
     def same_tracked(self, row: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
         """Whether ``row`` and ``other`` have equal tracked values (a missing column, as
