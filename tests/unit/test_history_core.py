@@ -35,11 +35,18 @@ def bounds(versions: list[Version]) -> list[tuple[Any, Any, str]]:
 
 
 def run(batches: list[list[Delivery]], options: HistoryOptions = OPTIONS) -> list[Version]:
-    """Each batch through ``apply`` against what the previous ones stored."""
+    """Each batch through ``apply`` against what the previous ones stored, from where
+    ``needed_from`` says."""
     versions: list[Version] = []
     absorbed: list[Delivery] = []
     for batch in batches:
-        change = apply(versions, absorbed, batch, options)
+        since = needed_from(versions, min(delivery.watermark for delivery in batch))
+        change = apply(
+            [version for version in versions if version.valid_from >= since],
+            [delivery for delivery in absorbed if delivery.watermark >= since],
+            batch,
+            options,
+        )
         versions = [v for v in versions if v not in change.replace] + list(change.write)
         absorbed = [d for d in absorbed if d not in change.release] + list(change.absorb)
     return sorted(versions, key=lambda version: version.valid_from)
