@@ -93,7 +93,7 @@ def run_batches(
 
 @settings(max_examples=2000 if IN_DEEP_RUN else 200)
 @given(arrivals(), st.sampled_from([None, ("v",)]))
-def test_any_batches_in_any_order_give_the_reference_history_each_version_once(
+def test_property_any_batches_in_any_order_give_the_reference_history_each_version_once(
     arrived: tuple[list[Made], list[list[Made]]], tracked: tuple[str, ...] | None
 ):
     made, batches = arrived
