@@ -27,6 +27,8 @@ from glue_incremental.args import (
 )
 from glue_incremental.deletes import markers as deletes
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.history.errors import HistoryOptionError
+from glue_incremental.history.options import HISTORY_MODES, HistoryOptions
 from glue_incremental.load import reconcile as reconciling
 from glue_incremental.load.batch_plan import BATCH_OPTIONS, BatchLimits
 from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
@@ -229,6 +231,30 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     TRANSFORM_OPTION,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
+
+
+def parse_history(name: str, value: str | None) -> str | None:
+    """No history (the latest version of each key), or one of ``HISTORY_MODES``."""
+    return None if not value else choice(*HISTORY_MODES)(name, value)
+
+
+# History targets (docs/history.md), declared once but internal: not in LOAD_OPTIONS (no job
+# argument, no table row, no Terraform variable) until the Spark path writes them.
+HISTORY_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "history",
+        "`scd2`: the target keeps every version of a key, with `valid_from`, `valid_to` and "
+        "`is_current` (`docs/history.md`).",
+        parse=parse_history,
+    ),
+    Option(
+        "history_columns",
+        "With `--history scd2`: comma-separated columns whose change opens a version; "
+        "default every column but the watermark.",
+        "",
+        list_of_names,
+    ),
+)
 REFUSED_ARGS = {
     "source_password": "a password in job arguments is visible in GetJob, CloudTrail and "
     "Terraform state: use --source_secret_id (Secrets Manager) or --connection_name (Glue connection)",
@@ -289,8 +315,12 @@ class LoadConfig:
     max_batch_rows: int | None = None
     max_batches_per_run: int | None = None
     transform: TransformSpec | None = None
+    # Internal until the Spark path exists (HISTORY_OPTIONS): programmatic only.
+    history: str | None = None
+    history_columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        self.history_options  # noqa: B018 (validates the history options now)
         self.file_discovery  # noqa: B018 (validates the discovery options now)
         self.batch_limits.check_source(is_jdbc=self.is_jdbc, discovery=self.discovery)
         if self.delete_marker is not None:
@@ -358,6 +388,32 @@ class LoadConfig:
             )
         if not self.source_schema.strip():
             raise ArgumentError("source_schema", "--source_schema is empty: give columns as DDL")
+
+    @property
+    def history_options(self) -> HistoryOptions | None:
+        """The history target's options (``None``: latest version only); a refusal is one
+        ``ArgumentError`` line naming ``--history`` or ``--history_columns``."""
+        if self.history is None:
+            if self.history_columns:
+                raise ArgumentError("history_columns", "--history_columns needs --history scd2")
+            return None
+        parse_history("history", self.history)
+        try:
+            return HistoryOptions(
+                self.watermark_column,
+                self.history_columns or None,
+                primary_key=self.primary_key,
+            )
+        except HistoryOptionError as error:
+            if error.option == "history_columns":
+                name, text = "history_columns", f"--history_columns: {error.value!r} {error.reason}"
+            else:
+                name = "history"
+                text = (
+                    f"--history {self.history}: the {error.option} column {error.value!r} "
+                    f"{error.reason}"
+                )
+            raise ArgumentError(name, text) from None
 
     @property
     def iceberg_target(self) -> iceberg.IcebergTarget:

@@ -1,0 +1,85 @@
+"""The independent reference for history targets: SCD type 2 built from the set of every
+delivery ever made, in pure Python, without the library's code.
+
+The rules are docs/history.md's: per key and watermark the winning delivery (the later
+delivery, an unknown one lowest, a null part of one lowest; then the greater SHA-256 of
+``repr((deleted, sorted row items))``); then runs of consecutive winners with equal tracked
+values (a missing column is null), a delete ending a run; each run of upserts is one
+version from its first watermark to the next run's first (null for the last), holding the
+values of its last row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Made:
+    """One delivery as a source made it: the row (key and watermark among its columns)."""
+
+    row: Mapping[str, Any]
+    delivery: tuple[Any, ...] | None = None
+    deleted: bool = False
+
+
+def history(
+    made: Iterable[Made],
+    primary_key: Sequence[str],
+    watermark: str,
+    tracked: Sequence[str] | None = None,
+    names: tuple[str, str, str] = ("valid_from", "valid_to", "is_current"),
+) -> list[dict[str, Any]]:
+    """Every version row, sorted by key then ``valid_from``."""
+    by_key: dict[tuple[Any, ...], list[Made]] = {}
+    for one in made:
+        by_key.setdefault(tuple(one.row[k] for k in primary_key), []).append(one)
+    rows: list[dict[str, Any]] = []
+    for key in sorted(by_key):
+        rows.extend(_key_history(by_key[key], watermark, tracked, names))
+    return rows
+
+
+def _order(one: Made) -> tuple[Any, ...]:
+    if one.delivery is None:
+        known: tuple[Any, ...] = (0,)
+    else:
+        known = (1, [(0, 0) if part is None else (1, part) for part in one.delivery])
+    text = repr((one.deleted, tuple(sorted(one.row.items()))))
+    return (*known, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def _key_history(
+    made: list[Made], watermark: str, tracked: Sequence[str] | None, names: tuple[str, str, str]
+) -> list[dict[str, Any]]:
+    ordered = sorted(made, key=lambda one: (one.row[watermark], _order(one)))
+    # The last of each watermark's group is its winner.
+    winners = [
+        list(group)[-1] for _, group in itertools.groupby(ordered, lambda m: m.row[watermark])
+    ]
+    columns = sorted({name for one in made for name in one.row} - {watermark})
+    compared = list(tracked) if tracked is not None else columns
+
+    def state(one: Made) -> tuple[Any, ...] | None:
+        return None if one.deleted else tuple(one.row.get(name) for name in compared)
+
+    runs = [list(group) for _, group in itertools.groupby(winners, state)]
+    rows = []
+    valid_from, valid_to, is_current = names
+    for index, run in enumerate(runs):
+        if run[0].deleted:
+            continue
+        end = runs[index + 1][0].row[watermark] if index + 1 < len(runs) else None
+        rows.append(
+            {
+                **run[-1].row,
+                valid_from: run[0].row[watermark],
+                valid_to: end,
+                is_current: end is None,
+            }
+        )
+    return rows
