@@ -1,7 +1,7 @@
 """The base of every domain error of the library: what a user, an operator or the data got wrong.
 
 A ``GlueIncrementalError`` is said in one line naming the offending value (each subclass
-keeps it as an attribute); the CLI and ``runtime.run_script`` print that line. Anything
+keeps it as an attribute); the CLI and ``run.context.run_script`` print that line. Anything
 else that escapes is a bug and keeps its traceback. Subclasses keep their historical
 second base (``ValueError``, ``LookupError``, ``RuntimeError``) so callers catching those
 still do.

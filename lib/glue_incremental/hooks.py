@@ -1,7 +1,7 @@
 """Named steps of a run where tests inject faults (``hooks.point``); a no-op in production.
 
 Its own module so that the writers (``writer``, ``publish``, ``iceberg``) can mark their
-steps without importing the run context (``runtime``). ``runtime.hooks`` is the same object.
+steps without importing the run context (``runtime``). ``run.context.hooks`` is the same object.
 """
 
 from __future__ import annotations

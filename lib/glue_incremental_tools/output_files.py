@@ -1,7 +1,7 @@
 """A Parquet target's files, for ``watermarks rewind`` to restore them without Spark.
 
 The operator's command restores the files the publish retained (``glue_incremental.targets.parquet.restore``)
-through the same object operations the job uses (``publish.ObjectStore``, plus a copy):
+through the same object operations the job uses (``targets.parquet.publish.ObjectStore``, plus a copy):
 S3 through boto3 (``s3://`` and ``s3a://`` name the same objects), a local path through the
 OS. Only these semantics are relied on: one object is fully present or absent (a ``PUT`` or
 ``COPY``, a local ``rename``), and a rename may be a copy then a delete.

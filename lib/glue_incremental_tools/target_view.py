@@ -1,7 +1,7 @@
 """``python -m glue_incremental target PIPELINE --env ENV``: a target's schema, rows and partitions.
 
 Reads without a JVM and writes nothing. A Parquet target is read with pyarrow from its
-published files only: no path component hidden (``partition_paths.is_hidden``: not
+published files only: no path component hidden (``partitions.paths.is_hidden``: not
 ``_staging/``, ``_index/``, ``_delivery/``, ``_schema.json``), what Spark and Athena read;
 partition columns are strings, Hive escaping undone, file schemas unified. An Iceberg
 target is its current snapshot, through pyiceberg from the environment's Glue Data

@@ -13,8 +13,8 @@ them, the second the last three quarters.
   (it selects ``partition2`` for table2's first level and rebuilds table2's
   list from table1's), because as written it drops partitions only table2
   touches; the job structure is unchanged.
-- ``ours``: ``predicates.affected_partitions(t1, t2, columns=...)`` (one Spark
-  action) and ``predicates.to_sql_predicate(..., max_length=None)``.
+- ``ours``: ``partitions.predicates.affected_partitions(t1, t2, columns=...)`` (one Spark
+  action) and ``partitions.predicates.to_sql_predicate(..., max_length=None)``.
 
 Jobs are counted with ``setJobGroup`` + ``statusTracker().getJobIdsForGroup``.
 """

@@ -10,7 +10,7 @@
 One SparkSession (``glue_incremental.spark.local_spark_session``: local[2], UI
 off, few shuffle partitions), one AWS-compatible endpoint and one PostgreSQL
 server (``tests.harness``) serve every section. Each section records what it
-measured; ``targets.evaluate`` turns the figures into met/missed verdicts and
+measured; ``targets.registry.evaluate`` turns the figures into met/missed verdicts and
 ``report`` writes ``results.json``, ``README.md`` and the plots. A section that
 fails is recorded as an error (the others still run) and the exit code is 1.
 """

@@ -1,4 +1,4 @@
-"""Test doubles for ``runtime.hooks``: crashes at named steps, counting, S3-like renames."""
+"""Test doubles for ``run.context.hooks``: crashes at named steps, counting, S3-like renames."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Made with pyiceberg, as the jobs' Glue catalog would hold them: each ``append_run``
 is one snapshot whose summary carries the run properties the library writes
-(``iceberg.snapshot_properties``), so the operator tools find runs as on AWS.
+(``targets.iceberg.writer.snapshot_properties``), so the operator tools find runs as on AWS.
 """
 
 from __future__ import annotations

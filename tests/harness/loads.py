@@ -70,7 +70,7 @@ def run_load_at(
 ) -> dict[str, Any]:
     """One run of the load job with the clock at ``clock.now``; returns its summary.
 
-    ``hook`` (``tests.harness.faults``) is installed on ``runtime.hooks`` during the run.
+    ``hook`` (``tests.harness.faults``) is installed on ``run.context.hooks`` during the run.
     """
     run = IncrementalRun(
         spark=spark,

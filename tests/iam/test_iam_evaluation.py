@@ -269,7 +269,7 @@ def _job_arguments(state: dict[str, Any], job_name: str) -> tuple[dict[str, Any]
 def _job_runs(state: dict[str, Any], endpoints: dict[str, str]) -> dict[str, list[Any]]:
     """What one run of each job sends through botocore, recorded against the emulators: the
     library's watermark protocol (lease, upstream and own state, the commit under the lease,
-    release) and its metrics (``metrics.publish``), as the job's entry point calls them."""
+    release) and its metrics (``run.metrics.publish``), as the job's entry point calls them."""
     outputs = deploy.output_values(state["values"]["outputs"])
     pipelines = outputs["pipelines"]
     runs = {}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from glue_incremental.load.job import LoadConfig
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
 from tests.harness.loads import FixedClock, run_load_at, write_json_file

@@ -1,6 +1,6 @@
 """The join over a side written by an upstream job: only committed upstream output is read.
 
-The upstream is simulated with the platform's own pieces: ``writer.replace_partitions``
+The upstream is simulated with the platform's own pieces: ``targets.parquet.writer.replace_partitions``
 publishes its output, and a commit of ``published_at_ms`` (its clock after
 publishing) in the watermark store makes it visible - what the platform's jobs
 commit. A run that publishes and then fails before committing, or that is

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from glue_incremental.deletes import tombstones
 from glue_incremental.targets.iceberg import tombstones as iceberg_tombstones
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 from tests.harness import reference
 from tests.harness.change_rows import deleted_row, live_row, snapshots_reference

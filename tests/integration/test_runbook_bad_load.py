@@ -1,6 +1,6 @@
 """docs/runbook.md's "Rewind after a bad load", run as written on the local emulators.
 
-The job is the load script's entry point (``load.main``, the arguments Glue passes) on JSON
+The job is the load script's entry point (``load.job.main``, the arguments Glue passes) on JSON
 files with ``--delete_marker op=D``; the operator's commands are the runbook's own, taken
 from its text (``--env prod`` dropped: the local stack). Undo: the runbook's rewind restores
 the target to the last good run, the corrected delivery then loads. Fix forward: the

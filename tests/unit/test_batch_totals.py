@@ -1,4 +1,4 @@
-"""A batched run's summary counts (``load_batches.BatchTotals``): what on-call reads adds up.
+"""A batched run's summary counts (``load.batched_run.BatchTotals``): what on-call reads adds up.
 
 A file source reads each file in one batch, so its null-watermark and future rows are the
 sum over the batches; JDBC reads them again in every batch (they never move the cursor): the
@@ -7,7 +7,7 @@ largest. A schema change made by several batches (a column rescued in each) is o
 
 from __future__ import annotations
 
-from glue_incremental.load.batches import BatchTotals
+from glue_incremental.load.batched_run import BatchTotals
 from glue_incremental.run.summary import RunCounts
 
 RESCUED = "rescued qty (string, not bigint)"

@@ -16,7 +16,7 @@ from glue_incremental.load.batch_plan import (
     row_batch_ends,
     rows_after_query,
 )
-from glue_incremental.load.batches import read_position
+from glue_incremental.load.batched_run import read_position
 from glue_incremental.load.config import LOAD_OPTIONS, LoadConfig
 from glue_incremental.sources.jdbc import JdbcSource, incremental_query
 

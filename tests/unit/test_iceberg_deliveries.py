@@ -9,7 +9,7 @@ from glue_incremental.targets.iceberg.deliveries import (
     _merge_statement,
     side_table,
 )
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 
 def test_the_deliveries_table_sits_beside_the_target_in_its_catalog():

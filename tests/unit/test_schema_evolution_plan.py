@@ -1,4 +1,4 @@
-"""``schema_evolution.plan``: a source schema against the target's, on plain StructType data."""
+"""``schema.evolution.plan``: a source schema against the target's, on plain StructType data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each target format checks its own options as ``targets.build`` makes it (no Spark)."""
+"""Each target format checks its own options as ``targets.registry.build`` makes it (no Spark)."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ UNKNOWN = -1  # the removed row's delivery as the merge ranks it: earliest
 def reconcile_in_batches(
     snapshots: Sequence[Sequence[Mapping[str, Any]]], events: Sequence[tuple[str, int]]
 ) -> list[dict[str, Any]]:
-    """The incremental rule (``tombstones.absent_versions``): each batch reads the next files
+    """The incremental rule (``deletes.tombstones.absent_versions``): each batch reads the next files
         (in delivery order), reconciling against the newest snapshot landed; a removed key stays
         out holding its greatest version until a version from a later delivery than the snapshot
         that lacked it is read. ``events``: ``("land", 0)``, or a batch of at most ``files``

@@ -22,7 +22,7 @@ from glue_incremental.sources import jdbc
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS
 from glue_incremental.targets.base import TargetOptions
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 from glue_incremental.targets.parquet import catalog_schema
 
 FileFormat = Literal["parquet", "json", "csv", "iceberg"]
@@ -187,7 +187,7 @@ class JdbcConnection:
 @dataclass(frozen=True)
 class JdbcTable(JdbcConnection):
     """A relational table read incrementally over JDBC by ``watermark_column``, exactly as the
-    generic load reads it (``load_sources.JdbcTableSource``): the rows with
+    generic load reads it (``load.sources.JdbcTableSource``): the rows with
     ``watermark >= cursor - lookback`` (first run: all of them; rows with a null watermark
     every run). Rows at the cursor are read again: write by
     ``primary_key``. Its slot holds the cursor, the greatest watermark read."""

@@ -148,7 +148,7 @@ class CustomJob:
     _together: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
     _waiting_for: list[str] = field(default_factory=list, init=False)
     _schema_plans: dict[str, SchemaPlan] = field(default_factory=dict, init=False)
-    # Each Parquet target's notes of publishes this commit names (``output_changes.note_uncommitted``).
+    # Each Parquet target's notes of publishes this commit names (``targets.parquet.output_changes.note_uncommitted``).
     _notes: dict[str, list[str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:

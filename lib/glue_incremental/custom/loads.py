@@ -1,5 +1,5 @@
 """The generic load's source as a planned source of ``CustomJob`` (``sides.Planned``): one
-``load_sources.SourcePlan`` (a run, or one batch of it) and the ``LoadState`` its slot
+``load.sources.SourcePlan`` (a run, or one batch of it) and the ``LoadState`` its slot
 commits.
 
 The slot commits exactly the load's state: the carried state (file bookmark, layout,
@@ -56,7 +56,7 @@ class PlannedLoad(OneFrameRead):
 
     @property
     def cursor(self) -> Any:
-        """The greatest cursor read (``cursors.batch_stats``: not past the allowed skew)."""
+        """The greatest cursor read (``load.cursors.batch_stats``: not past the allowed skew)."""
         found = self.stats.max_cursor if self.stats else None
         return cursors.max_cursor(self.carried.cursor, found)
 

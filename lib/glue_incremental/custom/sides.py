@@ -30,7 +30,7 @@ from glue_incremental.partitions.predicates import (
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources.discovery import Discovery
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ the table's slot, its rows since the slot's cursor, and the cursor it leaves.
 
 First run (or a reset, or bookmarks disabled): the whole table. The next cursor is the
 greatest watermark read, not after the run's start + the load's future skew
-(``cursors.batch_stats``); it never moves back.
+(``load.cursors.batch_stats``); it never moves back.
 """
 
 from __future__ import annotations

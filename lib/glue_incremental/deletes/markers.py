@@ -4,7 +4,7 @@ A delete is a version like any other: it takes part in the target's total order
 (watermark, then delivery; ``targets.latest.merge_latest``) and, when it is a key's latest
 version, the key leaves the target. An older delete than the stored row loses; a
 later insert of the key brings it back. The marker becomes one boolean column,
-``DELETED``, carried through the merge (``targets.UpsertSpec.deleted``) and never
+``DELETED``, carried through the merge (``targets.base.UpsertSpec.deleted``) and never
 written. First run: deletes among the rows read are applied to the rows read (the
 target starts without those keys). Design: ``docs/deletes.md``.
 """
@@ -26,7 +26,7 @@ from glue_incremental.keys.index import having_keys
 # The merge's predicate column: true for a row that is a delete.
 DELETED = "__glue_incremental_deleted"
 # True on a row standing for a key whose newest version a transform filtered out
-# (``transforms.apply``): a delete like a marked one, whatever its marker says.
+# (``transforms.function.apply``): a delete like a marked one, whatever its marker says.
 FILTERED = "__glue_incremental_filtered"
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -182,8 +182,8 @@ def mark(
 
     ``reads_tombstones`` (a source of full snapshots, whose reconciles leave tombstones): the
     column even without a marker, all false, so every merge, reconciling or not, ranks the
-    rows read against the tombstones of their keys (``tombstones.as_candidates``).
-    A ``FILTERED`` column (a transform's filter, ``transforms.apply``) makes deletes too: a row
+    rows read against the tombstones of their keys (``deletes.tombstones.as_candidates``).
+    A ``FILTERED`` column (a transform's filter, ``transforms.function.apply``) makes deletes too: a row
     true there is a delete whatever its marker says; the column ends in ``DELETED``.
     """
     filtered = F.col(FILTERED) if FILTERED in rows.columns else None

@@ -2,7 +2,7 @@
 
 One adapter for ``file:``, ``s3a:`` and ``hdfs:``: ``file:`` listings and
 sizes are answered in Python (``local_files``), everything else through py4j.
-Listings skip the names Spark's file index skips (``partition_paths.is_hidden``),
+Listings skip the names Spark's file index skips (``partitions.paths.is_hidden``),
 so the writer and Spark agree on what the target holds.
 """
 

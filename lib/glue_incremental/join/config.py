@@ -28,7 +28,7 @@ from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.targets.base import TargetOptions
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 from glue_incremental.targets.parquet import catalog_schema
 from glue_incremental.targets.registry import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets.registry import build as build_target
@@ -36,7 +36,7 @@ from glue_incremental.transforms.function import TRANSFORM_OPTION, TransformSpec
 
 # "iceberg": the side is an Iceberg table (--left_path db.table), read by snapshot.
 SOURCE_FORMATS = (*FILE_FORMATS, "iceberg")
-TARGET_FORMATS = tuple(TARGET_FACTORIES)  # one per ``targets.Target`` implementation
+TARGET_FORMATS = tuple(TARGET_FACTORIES)  # one per ``targets.base.Target`` implementation
 
 _SIDE_FORMAT_HELP = (
     "`parquet`, `json`, `csv` (header row) or `iceberg` (the path is a table `database.table`, "
@@ -272,7 +272,7 @@ class JoinJobConfig:
 
     @property
     def target_options(self) -> TargetOptions:
-        """What ``targets.build`` needs to make the join's output (no maintenance options)."""
+        """What ``targets.registry.build`` needs to make the join's output (no maintenance options)."""
         return TargetOptions(
             format=self.target_format,
             path=self.target_path,

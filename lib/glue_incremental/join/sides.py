@@ -35,7 +35,7 @@ from glue_incremental.sources.discovery import Discovery, DiscoveryState
 from glue_incremental.sources.file_dataset import FileDataset, FileDatasetPlan, band_seconds
 from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 from glue_incremental.targets.parquet.writer import partition_dir
 
 

@@ -228,7 +228,7 @@ def join_partitions(left_df: DataFrame, right_df: DataFrame, spec: JoinSpec) -> 
     """Join ``left_df`` and ``right_df`` per partition, with the layout of ``validate_sides``.
 
     The caller restricts both sides to the affected partitions first
-    (``predicates.filter_partitions``). Both sides are renamed to positional
+    (``partitions.predicates.filter_partitions``). Both sides are renamed to positional
     internal names before joining, so two sides derived from the same
     DataFrame cannot produce ambiguous column references.
     """

@@ -196,7 +196,7 @@ def committed_changes(
 
 def _rolls_back(item: Mapping[str, Any]) -> bool:
     """A rewind that rolled the output back too (``watermarks rewind`` of an Iceberg target), or
-    restored a Parquet target's retained files (``restore.RESTORED``): every partition the
+    restored a Parquet target's retained files (``targets.parquet.restore.RESTORED``): every partition the
     undone runs changed is rewritten either way."""
     return item["kind"] == "rewind" and item.get("output") in ("rolled back", restore.RESTORED)
 

@@ -1,9 +1,9 @@
 """One pass over a merge's incoming rows for what ``detect`` needs: their partitions and keys.
 
 An upsert that can see keys move partition needs the partitions the incoming rows fall in
-and, for the key index lookup (``key_index.partitions_of``), the incoming keys as a list.
+and, for the key index lookup (``keys.index.partitions_of``), the incoming keys as a list.
 Both come from one distinct of (key, partition values), collected when it holds at most
-``key_index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. More pairs, or a null
+``keys.index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. More pairs, or a null
 key, leave what is missing to the caller (computed as before, never collected twice); a
 composite or non-listable key is not surveyed.
 Each batch of a bounded backfill pays this once (``docs/bounded-batches.md``).

@@ -44,7 +44,7 @@ from glue_incremental.targets.registry import build as build_target
 from glue_incremental.transforms.function import TRANSFORM_OPTION, TransformSpec
 
 SourceFormat = Literal["parquet", "json", "csv"]
-# One per implementation of ``targets.Target`` (``targets.FACTORIES``).
+# One per implementation of ``targets.base.Target`` (``targets.registry.FACTORIES``).
 TARGET_FORMATS: tuple[str, ...] = tuple(TARGET_FACTORIES)
 NullWatermarkPolicy = Literal["load", "fail"]
 SOURCE_FORMATS: tuple[SourceFormat, ...] = ("parquet", "json", "csv")
@@ -421,7 +421,7 @@ class LoadConfig:
 
     @property
     def target_options(self) -> TargetOptions:
-        """What ``targets.build`` needs to make this job's output."""
+        """What ``targets.registry.build`` needs to make this job's output."""
         return TargetOptions(
             format=self.target_format,
             path=self.target_path,

@@ -30,8 +30,7 @@ from glue_incremental.custom.declarations import Output
 from glue_incremental.custom.job import CustomJob
 from glue_incremental.custom.loads import LOAD_CONVENTIONS, PlannedLoad
 from glue_incremental.deletes import markers as deletes
-from glue_incremental.load import batches as load_batches
-from glue_incremental.load import cursors, reconcile
+from glue_incremental.load import batched_run, cursors, reconcile
 from glue_incremental.load import sources as load_sources
 from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -90,13 +89,11 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     target.recover(run)
     source = load_sources.build(config)
     if run.dry_run:
-        plan = source.plan(run, load_batches.limits_for(run, config))
+        plan = source.plan(run, batched_run.limits_for(run, config))
         plan.release()
         _print_plan(run, plan.summary)
         return
-    load_batches.run_batches(
-        run, config, source, lambda plan: _load_plan(run, config, target, plan)
-    )
+    batched_run.run_batches(run, config, source, lambda plan: _load_plan(run, config, target, plan))
 
 
 def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: SourcePlan) -> None:

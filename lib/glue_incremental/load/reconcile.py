@@ -4,7 +4,7 @@ It runs every ``--reconcile_every`` committed runs, or when a run is started wit
 ``--reconcile true`` (the CLI: ``run ... --reconcile true``). It reads only the
 source's primary keys (JDBC: one pushed-down ``SELECT`` of the key columns; a file
 source of full snapshots, ``--file_snapshots``: the newest file's, ``sources.snapshots``) and
-turns each stored row whose key is gone into a delete (``deletes.DELETED``) merged
+turns each stored row whose key is gone into a delete (``deletes.markers.DELETED``) merged
 with the run's rows, so the removal is part of the run's one publish and commit.
 
 Safety stop: a source that returns no keys, or a reconcile that would remove more
@@ -148,14 +148,14 @@ def with_gone_keys(
     rows: DataFrame,
     source_keys: Callable[[], DataFrame],
 ) -> tuple[DataFrame, KeyCounts]:
-    """``rows`` (with ``deletes.DELETED``) plus a delete for every stored row whose key is gone.
+    """``rows`` (with ``deletes.markers.DELETED``) plus a delete for every stored row whose key is gone.
 
     A gone key's delete is its stored row itself, so it ties with it on the watermark and
     wins as the row just read does; a newer version of the key read by this run still wins
     (the key came back, or was deleted after the read: the next reconcile decides). Delivery
     columns ``source_keys`` returns (a snapshot's) are the delete's delivery: it is delivered
     with the snapshot that lacks the key, after any stored row's; its tombstone keeps the
-    removed row (``tombstones.mark_gone``), so a later snapshot that has the key again
+    removed row (``deletes.tombstones.mark_gone``), so a later snapshot that has the key again
     brings it back, whatever the watermark it has there.
     """
     if deletes.DELETED not in rows.columns:

@@ -16,8 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType, _parse_datatype_string
 
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import batch_plan as batches
-from glue_incremental.load import cursors
+from glue_incremental.load import batch_plan, cursors
 from glue_incremental.load.config import LoadConfig, SchemaError
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
@@ -93,7 +92,7 @@ class SourcePlan:
 
 class Source(Protocol):
     def plan(
-        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+        self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
     ) -> SourcePlan:
         """Plan this run's read (one batch of at most ``limits``) from the run's stored state;
         reads data lazily, writes nothing."""
@@ -110,7 +109,7 @@ class JdbcTableSource:
     slot: str = DEFAULT_SLOT
 
     def plan(
-        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+        self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
     ) -> SourcePlan:
         config = self.config
         source = _jdbc_source(config)
@@ -129,7 +128,7 @@ class JdbcTableSource:
             batch_end = jdbc.first_value(
                 run.spark,
                 source,
-                batches.batch_end_query(
+                batch_plan.batch_end_query(
                     source,
                     watermark_column=config.watermark_column,
                     after=cursor,
@@ -185,7 +184,7 @@ def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
 def _has_rows_after(
     run: IncrementalRun, source: jdbc.JdbcSource, config: LoadConfig, batch_end: Any
 ) -> bool:
-    query = batches.rows_after_query(
+    query = batch_plan.rows_after_query(
         source, watermark_column=config.watermark_column, after=batch_end
     )
     return jdbc.first_value(run.spark, source, query) is not None
@@ -195,7 +194,7 @@ def _row_batches_preview(
     run: IncrementalRun,
     source: jdbc.JdbcSource,
     config: LoadConfig,
-    limits: batches.BatchLimits,
+    limits: batch_plan.BatchLimits,
     cursor: Any,
 ) -> dict[str, Any]:
     """A dry run's ``batches``: the watermark each row batch of this run would end at."""
@@ -204,13 +203,13 @@ def _row_batches_preview(
     max_rows = limits.max_rows
 
     def next_end(after: Any) -> Any:
-        query = batches.batch_end_query(
+        query = batch_plan.batch_end_query(
             source, watermark_column=config.watermark_column, after=after, max_rows=max_rows
         )
         return jdbc.first_value(run.spark, source, query)
 
-    most = limits.max_batches or batches.PREVIEW_BATCHES
-    ends = batches.row_batch_ends(next_end, cursor, most)
+    most = limits.max_batches or batch_plan.PREVIEW_BATCHES
+    ends = batch_plan.row_batch_ends(next_end, cursor, most)
     listed: list[dict[str, Any]] = [{"ends_at_watermark": end} for end in ends]
     if len(ends) < most:
         listed.append({"ends_at_watermark": None})  # the rest, up to the newest row
@@ -253,14 +252,14 @@ class FileDatasetSource:
         )
 
     def plan(
-        self, run: IncrementalRun, limits: batches.BatchLimits = batches.UNBOUNDED
+        self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
     ) -> SourcePlan:
         """The files new since the state; bounded, the first batch of them (``batches``)."""
         found = self._discover(run, None)
-        cut: list[batches.FileBatch] = []
+        cut: list[batch_plan.FileBatch] = []
         if limits.bounds_a_batch:
             previous = LoadState.from_state(run.previous())
-            cut = batches.file_batches(
+            cut = batch_plan.file_batches(
                 found.files, limits, after_ms=_file_bookmark(previous).high_mark_ms
             )
             if len(cut) > 1:
@@ -288,8 +287,8 @@ class FileDatasetSource:
         self,
         run: IncrementalRun,
         found: file_dataset.FileDatasetPlan,
-        cut: list[batches.FileBatch],
-        limits: batches.BatchLimits,
+        cut: list[batch_plan.FileBatch],
+        limits: batch_plan.BatchLimits,
     ) -> SourcePlan:
         config = self.config
         declared = declared_schema(config)
@@ -316,7 +315,7 @@ class FileDatasetSource:
                 return None
             return rows
 
-        preview = cut[: limits.max_batches or batches.PREVIEW_BATCHES]
+        preview = cut[: limits.max_batches or batch_plan.PREVIEW_BATCHES]
         return SourcePlan(
             summary={
                 "source": "files",

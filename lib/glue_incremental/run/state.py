@@ -187,7 +187,7 @@ def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
 
 
 # What moves without the source having changed: not a reason to commit.
-# ``parquet_publish`` (``restore.STATE_KEY``) moves with each publish, like the snapshot;
+# ``parquet_publish`` (``targets.parquet.restore.STATE_KEY``) moves with each publish, like the snapshot;
 # ``output_changes`` describes the last commit's output, not where the source stands.
 _TIMES = ("cursor", "published_at_ms", "iceberg_snapshot", "parquet_publish", "output_changes")
 

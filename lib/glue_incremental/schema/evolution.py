@@ -7,7 +7,7 @@ Pure (``StructType`` in, dataclasses out, no SparkSession). Modes of ``--schema_
 safe widening (int to bigint, float to double, int to double, a wider decimal, date to
 timestamp) widens the target; a narrowing or incompatible type is a ``SchemaChangeError``
 unless ``rescue`` keeps the value. A batch typed narrower than the target is cast up before
-this plan (``inferred_types.as_stored``). Outside ``fail`` a column gone from the source
+this plan (``schema.inferred_types.as_stored``). Outside ``fail`` a column gone from the source
 stays, null for new rows. The first run (no target schema) has no changes; a full reload
 (``reload``) takes the source's type of every column it reads (``Retyped``: the stored type
 was wrong, and every row is rewritten). Design: ``docs/schema-evolution.md``.

@@ -5,7 +5,7 @@ values, not the column: ordinary integers read as ``bigint`` after one 20-digit 
 the target to ``decimal(20,0)``; a column null in every row reads as ``string``. Refusing such
 a batch would stall every later run. ``as_stored`` casts each such column up to the stored
 type before the schema is planned, in every ``--schema_evolution`` mode: narrower by the
-widening table (``schema_evolution.is_widening``; no value checked), or text null in every row
+widening table (``schema.evolution.is_widening``; no value checked), or text null in every row
 (one small aggregate, only when such a column meets a stored non-text one). A value that does
 not fit is left as read, and the plan sees a real change. ``typed_watermark`` types a watermark
 read as text whose values are all numbers or timestamps (never ordered as text, where ``"10"``

@@ -10,7 +10,7 @@ reads ``files`` and commits ``next_bookmark`` and ``next_state`` once what it re
 written, then ``after_commit``; a run that will not commit calls ``release``.
 
 First run (no bookmark): every file up to the run start (or the upper bound) is new.
-The load (``load_sources.FileDatasetSource``: bounded batches, delivery columns) and a
+The load (``load.sources.FileDatasetSource``: bounded batches, delivery columns) and a
 join side (``join.sides.FileSideSource``: partitions, upstream bounds, whole-partition
 reads) are adapters over it. Invariants: ``docs/targets-and-sources.md``.
 """

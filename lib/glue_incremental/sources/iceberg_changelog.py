@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from glue_incremental.targets.iceberg import writer as iceberg
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 
 @dataclass(frozen=True)

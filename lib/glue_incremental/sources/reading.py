@@ -112,7 +112,7 @@ def _typed_alike(frames: list[Any]) -> list[Any]:
     """Header groups inferred apart: a column one group infers as text because it is null in
     every row there (a header-only file, an optional column left empty) takes the type
     another group inferred, instead of the union widening every group's column to text.
-    One small aggregate per group that has such a column (``inferred_types.as_stored``)."""
+    One small aggregate per group that has such a column (``schema.inferred_types.as_stored``)."""
     typed: dict[str, Any] = {}
     for frame in frames:
         for field in frame.schema.fields:

@@ -7,7 +7,7 @@ under ``--source`` (not only the files this run reads). The reconcile reads only
 columns: Parquet prunes every other column; JSON and CSV have no columns to skip, so the
 file is read whole (with ``--source_schema`` nothing is inferred first). A source with no
 file, or a newest file with no row, returns no keys: the safety stop refuses it
-(``reconcile.KeyCounts.check``). Design: ``docs/deletes.md``.
+(``load.reconcile.KeyCounts.check``). Design: ``docs/deletes.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``Target`` interface: what a job does with its output, whatever its format.
 
-A job builds its target once from its configuration (``targets.build``) and does
+A job builds its target once from its configuration (``targets.registry.build``) and does
 everything with its output through it: recovery before reading, the schema, the stored versions as of the
 run's start, merge and publish, maintenance after the commit, and what a rewind or reset
 of the watermark does to the output. Invariants: ``docs/targets-and-sources.md``.
@@ -108,7 +108,7 @@ class Target(Protocol):
     def output_position(self) -> dict[str, Any]:
         """What the committed state records of where the output stands after this run, written
         or not, so a rewind to the run can restore it: the Parquet target's last retained
-        publish (``restore.STATE_KEY``); nothing for Iceberg (a snapshot names its run)."""
+        publish (``targets.parquet.restore.STATE_KEY``); nothing for Iceberg (a snapshot names its run)."""
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
         """Make the stored schema ``plan.resolved`` (columns added or widened) before ``upsert``;

@@ -48,7 +48,7 @@ def merge_latest(
     then the greater xxhash64 of the row's values (so two runs seeing the same
     candidates keep the same one). ``prefer`` is dropped from the result, and
     ``delivery`` columns too unless ``keep_delivery``. ``deleted``: a reconcile's delete of a
-    snapshot source ranks as ``tombstones.absent_versions`` says.
+    snapshot source ranks as ``deletes.tombstones.absent_versions`` says.
     """
     if not primary_key:
         raise ValueError("merge_latest needs a primary key")

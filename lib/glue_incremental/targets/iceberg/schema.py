@@ -14,7 +14,7 @@ from typing import Any
 from pyspark.sql.types import DataType, DecimalType, DoubleType, FloatType, IntegerType, LongType
 
 from glue_incremental.schema.evolution import SchemaChangeError, SchemaPlan, Widened
-from glue_incremental.targets.iceberg.writer import IcebergTarget
+from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 
 def promotable(old: DataType, new: DataType) -> bool:

@@ -1,7 +1,7 @@
 """What a run writes into its Iceberg snapshot's summary, and reading it back; no Spark.
 
 Keys ``glue-incremental.run-id``, ``.state-name``, ``.state-version``, ``.watermark``
-and ``.commits`` (written by ``iceberg.snapshot_properties``). A snapshot another
+and ``.commits`` (written by ``targets.iceberg.writer.snapshot_properties``). A snapshot another
 writer made carries none of them: its fields are None. The operator tools read
 summaries through pyiceberg with this module, without a JVM.
 """

@@ -1,6 +1,6 @@
 """An Iceberg table as a ``Target``: one snapshot per run carrying the state it commits.
 
-The snapshot's summary holds the run's watermark (``iceberg.snapshot_properties``), so a
+The snapshot's summary holds the run's watermark (``targets.iceberg.writer.snapshot_properties``), so a
 crash between the snapshot and the DynamoDB commit is rolled forward by the next run
 (``recover``). A rewind makes the run's snapshot current again; a reset keeps the table
 until the next run's full reload replaces it in one snapshot.

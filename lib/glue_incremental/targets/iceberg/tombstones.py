@@ -2,7 +2,7 @@
 
 ``<database>.<table>__tombstone`` holds, for each key removed by a delete and not back,
 its last version: the primary key, the watermark and the delivery columns (a reconcile's
-also the removed row, ``tombstones.REMOVED_ROW``; a side table written before it gains the
+also the removed row, ``deletes.tombstones.REMOVED_ROW``; a side table written before it gains the
 column on its next change). A merge with
 deletes on reads the tombstones of its keys as stored deletes, then updates the table
 before the run's snapshot, as ``iceberg_deliveries`` does: a crash in between leaves the

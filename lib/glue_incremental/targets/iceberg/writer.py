@@ -88,7 +88,7 @@ def resolve_upserts(
     On an equal watermark the later ``delivery`` wins (columns of ``incoming``, and of
     ``existing`` where it carries them: its rows' kept deliveries; dropped from the result
     unless ``keep_delivery``); a stored row whose delivery is unknown loses to the row just read.
-    ``buried``: tombstones of incoming keys as candidates (``tombstones.as_candidates``).
+    ``buried``: tombstones of incoming keys as candidates (``deletes.tombstones.as_candidates``).
     """
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))

@@ -25,7 +25,7 @@ UNCOMMITTED_DIR = "_uncommitted"
 
 
 class NoteStore(Protocol):
-    """What the notes need of a file system (``hadoop_fs.HadoopFileSystem``)."""
+    """What the notes need of a file system (``io.hadoop_fs.HadoopFileSystem``)."""
 
     def exists(self, uri: str) -> bool: ...
     def list_files(self, uri: str) -> list[tuple[str, int]]: ...

@@ -35,7 +35,7 @@ RECORD_FILE = "_publish.json"
 
 
 class ObjectStore(Protocol):
-    """The object operations the protocol uses (``writer.HadoopFileSystem`` on Spark)."""
+    """The object operations the protocol uses (``targets.parquet.writer.HadoopFileSystem`` on Spark)."""
 
     def size(self, uri: str) -> int | None: ...
     def list_files(self, uri: str) -> list[tuple[str, int]]: ...

@@ -5,7 +5,7 @@ it replaced under ``_retained/<seq>/`` (``publish``). After publish ``n``, every
 later publish touched held the files the first such publish found there (its intent's old
 files). Data, index segments, deliveries and tombstones are partitions of the same intents,
 so they come back together. A restore copies those files into its staging prefix and is
-itself a publish (no retention): ``publish.recover`` finishes or undoes one cut short. Then
+itself a publish (no retention): ``targets.parquet.publish.recover`` finishes or undoes one cut short. Then
 the later publishes' records are dropped, newest first; run again, a restore skips the
 partitions already restored. Design: ``docs/writer-protocol.md`` ("Retention and restore").
 """
@@ -109,7 +109,7 @@ def restored_partitions(plan: RestorePlan) -> list[str]:
 def restore(fs: CopyingStore, target_uri: str, to_seq: int, *, run_id: str) -> RestorePlan:
     """Make the output what it was after publish ``to_seq``, and drop the later publishes'
     records; returns the plan followed. Idempotent: run again after a crash at any point, it
-    finishes (or, with ``publish.recover``, undoes and redoes) the restore."""
+    finishes (or, with ``targets.parquet.publish.recover``, undoes and redoes) the restore."""
     publish.recover(fs, target_uri)
     wanted = plan(fs, target_uri, to_seq)
     live = {

@@ -3,7 +3,7 @@
 The stored version as of the run's start is the path itself after ``recover``: under the
 run's lease no other run publishes. With a retention (``--output_retention``, 7 days by
 default) each publish keeps the files it replaced and each committed state records the last
-publish (``restore.STATE_KEY``): ``watermarks rewind`` restores the files with the state,
+publish (``targets.parquet.restore.STATE_KEY``): ``watermarks rewind`` restores the files with the state,
 and a restore the rewind left unfinished is finished by the next run's ``recover``. A reset,
 a ``--keep-output`` rewind, or a rewind to a run written before retention, leaves the files
 as they are; the next run's merge (or full reload) brings them in line with the state.

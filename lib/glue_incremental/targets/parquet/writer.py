@@ -3,8 +3,8 @@
 Every write *replaces* whole partitions, so a rerun after a failure rewrites the
 same partitions with the same (or newer) rows and converges on what a full
 refresh produces. ``replace_partitions``: ``recover`` what a crashed run left
-(``publish.recover``), stage the rows under ``<target>/_staging/<run_id>/``,
-call ``before_publish`` (the lease check), then ``publish.publish``. An
+(``targets.parquet.publish.recover``), stage the rows under ``<target>/_staging/<run_id>/``,
+call ``before_publish`` (the lease check), then ``targets.parquet.publish.publish``. An
 unpartitioned target is one partition; affected partitions left without rows
 disappear.
 
@@ -526,7 +526,7 @@ def _stage_index(
 
 
 def recover(spark: SparkSession, target_uri: str) -> list[publish.Intent]:
-    """Finish or undo what a crashed publish left (``publish.recover``); run before reading."""
+    """Finish or undo what a crashed publish left (``targets.parquet.publish.recover``); run before reading."""
     return publish.recover(open_filesystem(spark, target_uri), target_uri)
 
 

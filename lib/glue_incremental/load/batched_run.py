@@ -1,5 +1,5 @@
 """A load run as bounded batches: plan one batch from the committed state, load and commit
-it, then plan the next (``batches`` bounds each one).
+it, then plan the next (``load.batch_plan`` bounds each one).
 
 Each batch is read, merged, published and committed with its own state under the run's
 lease before the next is read, so a crash after batch k keeps k batches and the next run
