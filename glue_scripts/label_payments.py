@@ -80,6 +80,6 @@ def main(argv: Sequence[str] | None = None, *, spark: Any = None) -> dict:
 
 
 if __name__ == "__main__":
-    from glue_incremental.run.context import run_script
+    from glue_incremental.custom import run_script
 
     run_script(main, sys.argv)

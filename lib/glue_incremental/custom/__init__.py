@@ -29,6 +29,7 @@ from glue_incremental.custom.errors import (
 )
 from glue_incremental.custom.jdbc_arguments import jdbc_options, jdbc_reference, jdbc_table
 from glue_incremental.custom.job import CustomJob, incremental_job
+from glue_incremental.run.context import run_script
 
 __all__ = [
     "CustomJob",
@@ -52,4 +53,5 @@ __all__ = [
     "jdbc_reference",
     "jdbc_table",
     "parquet",
+    "run_script",
 ]
