@@ -41,8 +41,8 @@ from glue_incremental.custom.errors import (
 from glue_incremental.custom.sides import Planned, PlannedSource, plan_source, plan_sources
 from glue_incremental.custom.tables import plan_table
 from glue_incremental.hooks import hooks
-from glue_incremental.join.spec import Partition
 from glue_incremental.keys.ranges import KeyRange
+from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import GlueJob, IncrementalRun
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan

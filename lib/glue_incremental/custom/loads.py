@@ -19,9 +19,9 @@ from pyspark.sql import DataFrame
 
 from glue_incremental.custom.job import Conventions
 from glue_incremental.custom.tables import OneFrameRead
-from glue_incremental.join.spec import Partition
 from glue_incremental.load import cursors
 from glue_incremental.load.sources import SourcePlan
+from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState, stored_without_times
 from glue_incremental.watermarks.digest import state_bytes

@@ -19,7 +19,7 @@ from glue_incremental.custom.declarations import Dataset
 from glue_incremental.custom.errors import DeclarationError, NoSchemaYet
 from glue_incremental.join.config import JoinJobConfig
 from glue_incremental.join.sides import Side, plan_side, read_full
-from glue_incremental.join.spec import Partition, declared_types
+from glue_incremental.join.spec import declared_types
 from glue_incremental.join.upstream import recheck_upstream
 from glue_incremental.partitions.predicates import (
     filter_partitions,
@@ -27,6 +27,7 @@ from glue_incremental.partitions.predicates import (
     partition_counts,
     validate_partition_values,
 )
+from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources.discovery import Discovery

@@ -15,9 +15,9 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from glue_incremental.custom.declarations import JdbcTable
-from glue_incremental.join.spec import Partition
 from glue_incremental.load import cursors
 from glue_incremental.load.sources import JdbcTableSource, SourcePlan
+from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
 

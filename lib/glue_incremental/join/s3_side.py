@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from glue_incremental.join.spec import Partition, as_text
+from glue_incremental.partitions.paths import partition_dir
 from glue_incremental.sources.listing import SourceFile
 from glue_incremental.sources.s3_listing import S3Listing
-from glue_incremental.targets.parquet.writer import partition_dir
 
 # Up to this many partitions are listed one prefix each; more, with one StartAfter listing.
 MAX_PREFIX_LISTINGS = 8

@@ -27,7 +27,7 @@ from glue_incremental.join.spec import (
     string_partitions,
 )
 from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files, upstream_view
-from glue_incremental.partitions.paths import literal
+from glue_incremental.partitions.paths import literal, partition_dir
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources import files as file_source
@@ -36,7 +36,6 @@ from glue_incremental.sources.file_dataset import FileDataset, FileDatasetPlan, 
 from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.targets.iceberg.tables import IcebergTarget
-from glue_incremental.targets.parquet.writer import partition_dir
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from pyspark.sql.types import (
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.partitions.paths import HIVE_NULL
 from glue_incremental.partitions.predicates import quote_identifier
+from glue_incremental.partitions.values import Partition
 
 JoinType = Literal["inner", "left", "full"]
 JOIN_TYPES: tuple[str, ...] = get_args(JoinType)
@@ -34,7 +35,6 @@ SIDES = ("left", "right")
 
 # One output column: (output name, side, input name); side "both" is a matched column.
 OutputColumn = tuple[str, str, str]
-Partition = tuple[Any, ...]
 
 
 class JoinSpecError(GlueIncrementalError, ValueError):

@@ -20,8 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from glue_incremental.keys import index as key_index
-
-PartitionValues = tuple[str | None, ...]
+from glue_incremental.partitions.values import PartitionValues
 
 
 @dataclass(frozen=True)

@@ -83,3 +83,10 @@ def literal(uri: str) -> str:
     ``out[1]/t`` or ``{a}`` is read as written. Only paths handed to a reader; ``basePath``
     and writes take paths literally already."""
     return "".join("\\" + char if char in _GLOB_CHARS else char for char in uri)
+
+
+def partition_dir(partition_by: Sequence[str], values: Sequence[str | None]) -> str:
+    """``a=1/b=x%2Fy``: the relative directory Spark uses for these values."""
+    return "/".join(
+        directory_name(name, value) for name, value in zip(partition_by, values, strict=True)
+    )

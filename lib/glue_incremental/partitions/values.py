@@ -17,6 +17,11 @@ from typing import Any
 
 from glue_incremental.errors import GlueIncrementalError
 
+# A partition as text, as its directory names it (a Hive null is None).
+PartitionValues = tuple[str | None, ...]
+# A partition as typed values (a join side's or an engine slot's), in partition_by order.
+Partition = tuple[Any, ...]
+
 
 class PartitionError(GlueIncrementalError, ValueError):
     """Base class of this module's errors."""

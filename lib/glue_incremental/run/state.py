@@ -13,10 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Any, NotRequired, Required, TypedDict
 
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
-
-PartitionValues = tuple[str | None, ...]
 
 
 class UpstreamState(TypedDict):

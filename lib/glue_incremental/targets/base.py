@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pyspark.sql import DataFrame
 
 from glue_incremental.keys.ranges import KeyRange
+from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema.evolution import SchemaPlan
-from glue_incremental.targets.latest import PartitionMoves, PartitionValues, WriteResult
+from glue_incremental.targets.latest import PartitionMoves, WriteResult
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun

@@ -16,8 +16,6 @@ from pyspark.sql.window import Window
 
 from glue_incremental.deletes import tombstones
 
-PartitionValues = tuple[str | None, ...]
-
 
 @dataclass(frozen=True)
 class WriteResult:

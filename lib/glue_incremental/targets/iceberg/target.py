@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import NoSnapshotOfRun
+from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import (
     OutputRewind,
@@ -30,7 +31,7 @@ from glue_incremental.targets.iceberg import maintenance as iceberg_maintenance
 from glue_incremental.targets.iceberg import schema as iceberg_schema
 from glue_incremental.targets.iceberg import tombstones as iceberg_tombstones
 from glue_incremental.targets.iceberg import writer as iceberg
-from glue_incremental.targets.latest import PartitionValues, WriteResult
+from glue_incremental.targets.latest import WriteResult
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun

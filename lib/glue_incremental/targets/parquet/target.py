@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.deletes import tombstones
+from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import (
@@ -161,7 +162,7 @@ class ParquetTarget:
         self,
         run: IncrementalRun,
         rows: DataFrame,
-        affected: Sequence[writer.PartitionValues] | None,
+        affected: Sequence[PartitionValues] | None,
         settle: Settle,
     ) -> Published:
         result = writer.replace_partitions(

@@ -36,14 +36,10 @@ from glue_incremental.io.hadoop_fs import HadoopFileSystem
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
 from glue_incremental.keys import ranges as key_range
-from glue_incremental.partitions.paths import dir_to_values, directory_name, literal
+from glue_incremental.partitions.paths import dir_to_values, literal, partition_dir
+from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema import conform as schema_conform
-from glue_incremental.targets.latest import (
-    PartitionMoves,
-    PartitionValues,
-    WriteResult,
-    merge_latest,
-)
+from glue_incremental.targets.latest import PartitionMoves, WriteResult, merge_latest
 from glue_incremental.targets.parquet import output_changes, publish, staged_writes
 from glue_incremental.targets.parquet import schema_file as parquet_schema
 
@@ -407,13 +403,6 @@ def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -
             spark.conf.unset(conf)
         else:
             spark.conf.set(conf, previous)
-
-
-def partition_dir(partition_by: Sequence[str], values: PartitionValues) -> str:
-    """``a=1/b=x%2Fy``: the relative directory Spark uses for these values."""
-    return "/".join(
-        directory_name(name, value) for name, value in zip(partition_by, values, strict=True)
-    )
 
 
 def replace_partitions(
