@@ -166,12 +166,17 @@ def render(inputs: list[Input], outputs: list[Output]) -> str:
     return "\n".join(lines)
 
 
+def _shown(path: Path) -> Path:
+    """The path as the user typed the command: relative to the working directory when inside it."""
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
 def regenerated(root: Path) -> tuple[str, str]:
     """The root's README as it is and as it should be; raises ValueError without markers."""
     readme = root / "README.md"
     text = readme.read_text() if readme.exists() else ""
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise ValueError(f"{readme}: needs one {BEGIN} line and one {END} line after it")
+        raise ValueError(f"{_shown(readme)}: needs one {BEGIN} line and one {END} line after it")
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     body = render(read_inputs(root), read_outputs(root))
@@ -189,7 +194,7 @@ def stale(roots: Iterable[Path]) -> list[str]:
             continue
         if current != wanted:
             problems.append(
-                f"{root / 'README.md'}: its Inputs/Outputs tables differ from the .tf files; run `make docs`"
+                f"{_shown(root / 'README.md')}: its Inputs/Outputs tables differ from the .tf files; run `make docs`"
             )
     return problems
 
@@ -222,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"terraform_docs: {error}", file=sys.stderr)
         return 1
     for path in written:
-        print(f"terraform_docs: wrote {path}")
+        print(f"terraform_docs: wrote {_shown(path)}")
     return 0
 
 

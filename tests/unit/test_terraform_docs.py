@@ -55,6 +55,9 @@ TABLES = """## Inputs
 | `zone_name` | The zone. |"""
 
 
+README = "terraform/modules/tiny/README.md"  # as the one-line errors name it, from tmp_path
+
+
 def tiny_module(tmp_path: Path, readme: str) -> Path:
     module = tmp_path / "terraform" / "modules" / "tiny"
     module.mkdir(parents=True)
@@ -87,8 +90,9 @@ def test_tables_list_every_input_and_output_sorted_by_name_as_terraform_docs_doe
 
 
 def test_a_stale_table_fails_the_check_and_make_docs_rewrites_only_between_the_markers(
-    tmp_path, capsys
+    tmp_path, capsys, monkeypatch
 ):
+    monkeypatch.chdir(tmp_path)
     prose_before = "# tiny\n\nWhat it does.\n\n"
     prose_after = "\n\nMore prose.\n"
     stale_tables = "## Inputs\n\n| Name | Description |\n|--|--|\n| `zone` | Where. |"
@@ -102,7 +106,7 @@ def test_a_stale_table_fails_the_check_and_make_docs_rewrites_only_between_the_m
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert (
-        f"{readme}: its Inputs/Outputs tables differ from the .tf files; run `make docs`" in error
+        f"{README}: its Inputs/Outputs tables differ from the .tf files; run `make docs`" in error
     )
     assert stale_tables in readme.read_text()  # --check writes nothing
 
@@ -113,7 +117,8 @@ def test_a_stale_table_fails_the_check_and_make_docs_rewrites_only_between_the_m
     assert terraform_docs.main(["--check", "--terraform", terraform]) == 0
 
 
-def test_a_variable_added_without_regenerating_fails_the_check(tmp_path):
+def test_a_variable_added_without_regenerating_fails_the_check(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     module = tiny_module(tmp_path, f"{terraform_docs.BEGIN}\n{terraform_docs.END}\n")
     terraform_docs.write([module])
     assert terraform_docs.stale([module]) == []
@@ -122,7 +127,7 @@ def test_a_variable_added_without_regenerating_fails_the_check(tmp_path):
         variables.write('variable "added" {\n  type = string\n}\n')
 
     assert terraform_docs.stale([module]) == [
-        f"{module / 'README.md'}: its Inputs/Outputs tables differ from the .tf files; run `make docs`"
+        f"{README}: its Inputs/Outputs tables differ from the .tf files; run `make docs`"
     ]
 
 
@@ -130,9 +135,10 @@ def test_a_variable_added_without_regenerating_fails_the_check(tmp_path):
     "readme",
     ["# tiny\n", f"{terraform_docs.END}\n{terraform_docs.BEGIN}\n", f"{terraform_docs.BEGIN}\n"],
 )
-def test_a_readme_without_its_markers_is_named(tmp_path, readme):
+def test_a_readme_without_its_markers_is_named(tmp_path, monkeypatch, readme):
+    monkeypatch.chdir(tmp_path)
     module = tiny_module(tmp_path, readme)
 
     assert terraform_docs.stale([module]) == [
-        f"{module / 'README.md'}: needs one {terraform_docs.BEGIN} line and one {terraform_docs.END} line after it"
+        f"{README}: needs one {terraform_docs.BEGIN} line and one {terraform_docs.END} line after it"
     ]
