@@ -13,7 +13,7 @@ ENV ?= local
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
-.PHONY: help setup test test-fast test-deep lint lint-checks fmt demo demo-clean up apply down status bench bench-smoke deploy
+.PHONY: help setup test test-fast test-deep lint lint-checks fmt docs demo demo-clean up apply down status bench bench-smoke deploy
 
 # `make help` prints each target's `## ` line: one line per target, kept next to the target.
 help: ## this list
@@ -23,7 +23,7 @@ help: ## this list
 setup: ## check the prerequisites, then install everything else (idempotent)
 	@scripts/setup.sh
 
-lint: setup lint-checks ## ruff, ruff format, mypy, import contracts, terraform fmt, actionlint, shellcheck
+lint: setup lint-checks ## ruff, ruff format, mypy, import contracts, terraform fmt and docs, actionlint, shellcheck
 
 lint-checks:
 	$(VENV)/bin/ruff check .
@@ -31,6 +31,7 @@ lint-checks:
 	$(VENV)/bin/mypy
 	cd lib && ../$(VENV)/bin/lint-imports --config ../pyproject.toml --no-cache
 	terraform fmt -check -recursive terraform
+	$(PY) scripts/terraform_docs.py --check
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
 	$(VENV)/bin/shellcheck scripts/*.sh
 
@@ -38,6 +39,10 @@ fmt: setup ## format Python and Terraform in place
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 	terraform fmt -recursive terraform
+
+# The Inputs/Outputs tables of terraform/*/README.md, between their BEGIN_TF_DOCS markers.
+docs: setup ## regenerate the Terraform READMEs' inputs/outputs tables from the .tf files
+	$(PY) scripts/terraform_docs.py
 
 # Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
 test: setup ## lint, and every test: unit, integration, terraform, end to end (~45 min on 2 cores)

@@ -112,7 +112,8 @@ variable "pipelines" {
     JDBC pipelines (a load's `source.uri` or a custom source's `uri` jdbc:...): `secret_arn` (a Secrets Manager secret with username/password; the role reads exactly it) and/or
     `connections` (Glue connection names; the role may GetConnection exactly them); `network` (the connection's subnets and security groups)
     when the connection is in a VPC, which lets the role manage the run's network interfaces there.
-    `size.execution_class` (STANDARD or FLEX) and `size.auto_scaling` (--enable-auto-scaling).
+    `size.execution_class` (STANDARD or FLEX) and `size.auto_scaling` (--enable-auto-scaling); `size.slow_run_after`: minutes after
+    which a still-running run pages (`<job>-run-slow`), default 3/4 of `size.timeout`.
     `transform` (load and join pipelines): `function` (`package.module:function`, a DataFrame -> DataFrame applied to the increment
     before it is merged, docs/transforms.md) and `package` (the team's .zip or .whl: a file name `deploy` uploads to
     `s3://<scripts bucket>/packages/<artifact_version>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
