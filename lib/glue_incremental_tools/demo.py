@@ -206,6 +206,20 @@ class Demo:
         )
         return self.outputs
 
+    def refresh_outputs(self) -> dict[str, Any]:
+        """``terraform apply -refresh-only``: the root outputs brought up to date (a targeted
+        apply leaves them as they were); returns them."""
+        self._terraform(
+            [
+                "apply",
+                "-refresh-only",
+                "-input=false",
+                "-auto-approve",
+                *self.endpoint.terraform_vars(),
+            ]
+        )
+        return self.read_outputs()
+
     def read_outputs(self) -> dict[str, Any]:
         """The applied environment's Terraform outputs (kept in ``outputs``)."""
         completed = subprocess.run(

@@ -17,3 +17,47 @@ def test_the_recorded_endpoints_are_what_terraform_is_given_again():
     recorded = ["-var=aws_endpoint_url=http://127.0.0.1:4566", "-var=glue_endpoint_url=x"]
 
     assert stack_process.RecordedEndpoint(recorded).terraform_vars() == recorded
+
+
+class FakeDemo:
+    """Terraform as seen by `apply`: a plan with one new pipeline's job, outputs that a
+    targeted apply leaves stale and a refresh-only apply brings up to date."""
+
+    calls: list[str] = []
+
+    def __init__(self, *_args, **_kwargs) -> None:
+        self.outputs = {"job_names": {"orders": "gi-local-orders"}}
+
+    def planned_changes(self):
+        return {'module.pipeline.module.job["returns"].aws_glue_job.this': (["create"], {"name"})}
+
+    def terraform_apply(self, targets):
+        FakeDemo.calls.append(f"apply {' '.join(targets)}")
+        return self.outputs
+
+    def refresh_outputs(self):
+        FakeDemo.calls.append("refresh")
+        return {"job_names": {"orders": "gi-local-orders", "returns": "gi-local-returns"}}
+
+    def read_outputs(self):
+        return self.outputs
+
+    def deploy(self):
+        FakeDemo.calls.append("deploy")
+
+
+def test_a_pipeline_added_by_apply_is_in_the_outputs_the_commands_read(tmp_path, monkeypatch):
+    (tmp_path / ".local-stack").mkdir()
+    monkeypatch.setattr(stack_process.stack, "read_stack", lambda _root: {"terraform_vars": []})
+    monkeypatch.setattr(stack_process.stack, "use_local_stack", lambda _root: None)
+    monkeypatch.setattr(stack_process, "Demo", FakeDemo)
+    FakeDemo.calls = []
+
+    outputs = stack_process.apply(tmp_path, out=lambda _: None)
+
+    assert outputs["job_names"]["returns"] == "gi-local-returns"
+    assert FakeDemo.calls == [
+        'apply module.pipeline.module.job["returns"].aws_glue_job.this',
+        "refresh",
+        "deploy",
+    ]
