@@ -14,22 +14,30 @@ here. Tasks another test already plays with the same commands are not repeated:
   ``tests/integration/test_runbook_bad_load.py``;
 - a custom job: the demo's ``daily_revenue`` (e2e); a transform: ``tests/integration/test_transforms.py``.
 
-Played here: the README's first pipeline (a CSV load without a schema), on
-``terraform/environments/local`` as the tutorial edits it, in a copy of the tree.
+- the CI bootstrap's local part (``terraform/ci`` planned with ``example.tfvars``):
+  ``tests/iam/test_iam_evaluation.py`` (its ``recorded`` fixture).
+
+Played here, on one stack (``make up``'s apply and deploy, in a copy of the tree): the
+README's first pipeline (a CSV load without a schema: ``make apply`` of the tutorial's
+entry, two runs, ``target``/``watermarks show``/``runs``), and docs/runbook.md walked section
+by section with ``--env local`` (``tests/harness/runbook.py``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from glue_incremental_tools import stack
 from glue_incremental_tools.demo import Demo
 
 from tests.harness.provider_daemons import reattached
-from tests.harness.readme import README, make_targets, readme_commands
+from tests.harness.readme import CLI, README, make_targets, readme_commands
+from tests.harness.runbook import local_command, runbook_sections, section_commands
 from tests.harness.terraform import copy_tree
 
 pytestmark = pytest.mark.e2e
@@ -74,19 +82,36 @@ def land_the_tutorial_files(samples: Path) -> list[str]:
     return lines
 
 
-@pytest.fixture
-def stack(aws, tmp_path, monkeypatch):
-    """One local stack with environments/local applied (the tutorial's pipeline added) and
-    deployed: what ``make up`` then the tutorial's ``make apply`` leave."""
-    root = checkout(tmp_path)
-    add_the_tutorial_pipeline(root)
-    with reattached() as provider:
+@pytest.fixture(scope="module")
+def local_stack(endpoint, tmp_path_factory):
+    """What ``make up`` leaves, shared by the module's tasks: environments/local applied and
+    deployed, the stack's record written where ``make apply`` reads it (the test process
+    stands in for the stack's)."""
+    endpoint.reset()
+    root = checkout(tmp_path_factory.mktemp("operator"))
+    with reattached() as provider, pytest.MonkeyPatch.context() as patch:
         for name, value in provider.items():
-            monkeypatch.setenv(name, value)
-        demo = Demo(tmp_path / "stack", aws, log=lambda _line: None, root=root)
-        demo.terraform_apply()
+            patch.setenv(name, value)
+        demo = Demo(stack.stack_dir(root), endpoint, log=lambda _line: None, root=root)
+        outputs = demo.terraform_apply()
         demo.deploy()
+        record = {
+            "pid": os.getpid(),
+            "terraform_vars": endpoint.terraform_vars(),
+            "environment": {**endpoint.environment(), **demo.terraform_env},
+            "jobs": outputs["job_names"],
+            "data_bucket": outputs.get("data_bucket_name"),
+            "watermarks_table": outputs["watermarks_table_name"],
+        }
+        (demo.workdir / stack.STACK_FILE).write_text(json.dumps(record))
         yield demo
+
+
+def make_recipe(target: str) -> str:
+    """The command the Makefile's ``target`` runs (its prerequisites, ``setup``, are done)."""
+    makefile = (ROOT / "Makefile").read_text()
+    (recipe,) = re.findall(rf"^{target}:.*\n\t(.+)$", makefile, flags=re.MULTILINE)
+    return recipe.replace("$(PY)", ".venv/bin/python")
 
 
 def play(demo: Demo, commands: list[str], replace: dict[str, str]) -> dict[str, str]:
@@ -98,8 +123,10 @@ def play(demo: Demo, commands: list[str], replace: dict[str, str]) -> dict[str, 
     }
     outputs: dict[str, str] = {}
     for command in commands:
-        if make_targets(command):
-            continue  # make apply: the fixture applied and deployed
+        targets = make_targets(command)
+        if targets:
+            assert targets == ["apply"], f"the stack is up already: {command}"
+            command = make_recipe("apply")
         for old, new in replace.items():
             command = command.replace(old, new)
         done = subprocess.run(
@@ -124,22 +151,22 @@ def output_of(outputs: dict[str, str], word: str) -> str:
     return found
 
 
-def test_the_first_pipeline_loads_csv_without_a_schema_with_typed_columns(stack, tmp_path):
+def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_file(
+    local_stack, tmp_path
+):
+    add_the_tutorial_pipeline(local_stack.root)
     samples = tmp_path / "samples" / "returns"
-    lines = land_the_tutorial_files(samples)
-    header, *records = lines
+    header, *records = land_the_tutorial_files(samples)
+    here = {SAMPLES: samples.as_uri().removeprefix("file://") + "/"}
 
-    outputs = play(
-        stack,
-        readme_commands(marker="tutorial-commands"),
-        {SAMPLES: samples.as_uri().removeprefix("file://") + "/"},
-    )
+    outputs = play(local_stack, readme_commands(marker="tutorial-commands"), here)
 
-    job = stack.job("orders_returns")
-    assert job == "gi-local-orders-returns"  # the name the tutorial gives
+    # make apply added the pipeline to the running stack under the name the tutorial gives.
+    job = local_stack.read_outputs()["job_names"]["orders_returns"]
+    assert job == "gi-local-orders-returns"
     ran = output_of(outputs, "run")
     assert f"of {job}: SUCCEEDED" in ran and f"read {len(records)}" in ran, ran
-    # Problem 1: without --source_schema the CSV's numbers and timestamps come out typed.
+    # Without --source_schema the CSV's numbers and timestamps come out typed (problem 1).
     shown = output_of(outputs, "target")
     assert f"rows: {len(records)}" in shown, shown
     schema = dict(re.findall(r"^  (\w+)\s+(\S.*)$", shown.split("schema:", 1)[1], re.MULTILINE))
@@ -147,6 +174,72 @@ def test_the_first_pipeline_loads_csv_without_a_schema_with_typed_columns(stack,
     assert schema["return_id"].startswith("int"), shown
     assert schema["updated_at"].startswith("timestamp"), shown
     # The watermark is the newest updated_at as a time, never text.
-    watermark = output_of(outputs, "show")
-    assert "cursor=2024-06-05T09:10:00" in watermark, watermark
-    assert job in output_of(outputs, "runs") or "SUCCEEDED" in output_of(outputs, "runs")
+    assert "cursor=2024-06-05T09:10:00" in output_of(outputs, "show"), outputs
+    assert "SUCCEEDED" in output_of(outputs, "runs")
+
+    # "Add a file with later updated_at values and run again": only it is read, merged by key.
+    later = [
+        "2,1002,20.00,2024-06-06 10:00:00,2024-06-05",
+        "3,1003,5.00,2024-06-06 11:00:00,2024-06-06",
+    ]
+    (samples / "2024-06-06.csv").write_text("\n".join([header, *later]) + "\n")
+    (command,) = [c for c in outputs if " run " in c]
+    again = play(local_stack, [command], {})[command]
+    assert f"of {job}: SUCCEEDED" in again and f"read {len(later)}" in again, again
+    (look,) = [c.split("#", 1)[0].strip() for c in outputs if " target " in c]
+    seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
+    assert seen["row_count"] == 3
+    amounts = {row["return_id"]: row["amount"] for row in seen["rows"]}
+    assert amounts == {1: 10.0, 2: 20.0, 3: 5.0}
+
+
+# -- the runbook, walked section by section with --env local ----------------------------------
+
+
+def shell(demo: Demo, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=demo.root,
+        env={
+            **os.environ,
+            **demo.terraform_env,
+            "PYTHONPATH": os.pathsep.join([str(demo.root / "lib"), str(demo.root)]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_every_runbook_section_runs_with_env_local(local_stack):
+    demo = local_stack
+    demo.generate_source()
+    job = demo.job("orders")
+    good = shell(demo, f"{CLI}run {job}")
+    assert good.returncode == 0, good.stdout[-2000:] + good.stderr[-2000:]
+    good_run = demo.watermarks(job)["default"]["job_run_id"]
+    failed = shell(demo, f"""{CLI}run {job} --arguments '{{"--primary_keys": "order_id"}}'""")
+    assert failed.returncode != 0
+
+    walked: dict[str, list[str | None]] = {}
+    done: set[str] = set()
+    for anchor, text in runbook_sections():
+        walked[anchor] = [
+            local_command(command, job, good_run) for command in section_commands(text)
+        ]
+        for local in walked[anchor]:
+            if local is None or local in done:
+                continue  # a step run once already (status, show) is not repeated
+            done.add(local)
+            ran = shell(demo, local)
+            assert ran.returncode == 0, (
+                f"runbook section {anchor!r}: {local}\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}"
+            )
+    assert all(walked.values()), [anchor for anchor, steps in walked.items() if not steps]
+    # Locally the failed run is FAILED in `runs`, whatever moto's GetJobRuns says.
+    runs = shell(demo, f"{CLI}runs {job} --env local")
+    assert "FAILED" in runs.stdout and "unknown argument --primary_keys" in runs.stdout, runs.stdout
+    # The walk ended on the rewind section's reset (what the next run does after it, a full
+    # reload, is tests/integration/test_source_types.py's).
+    assert any(" reset " in step for step in walked["rewind"] if step)
