@@ -207,6 +207,29 @@ class Demo:
         )
         return self.outputs
 
+    def apply_planned(self) -> dict[str, Any]:
+        """``terraform apply`` of the plan ``planned_changes`` saved; returns the outputs."""
+        self._terraform(["apply", "-input=false", str(self._next_plan)])
+        return self.read_outputs()
+
+    @property
+    def _next_plan(self) -> Path:
+        return self.workdir / "terraform" / "next.tfplan"
+
+    def refresh_outputs(self) -> dict[str, Any]:
+        """``terraform apply -refresh-only``: the root outputs brought up to date (a targeted
+        apply leaves them as they were); returns them."""
+        self._terraform(
+            [
+                "apply",
+                "-refresh-only",
+                "-input=false",
+                "-auto-approve",
+                *self.endpoint.terraform_vars(),
+            ]
+        )
+        return self.read_outputs()
+
     def read_outputs(self) -> dict[str, Any]:
         """The applied environment's Terraform outputs (kept in ``outputs``)."""
         completed = subprocess.run(
@@ -228,7 +251,7 @@ class Demo:
 
     def planned_changes(self) -> dict[str, tuple[list[str], set[str]]]:
         """What a plan would change: each address with its actions and changed attributes."""
-        plan = self.workdir / "terraform" / "next.tfplan"
+        plan = self._next_plan
         self._terraform(["plan", "-input=false", f"-out={plan}", *self.endpoint.terraform_vars()])
         shown = subprocess.run(
             [_terraform(), f"-chdir={self.terraform_dir}", "show", "-json", str(plan)],

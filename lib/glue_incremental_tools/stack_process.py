@@ -91,8 +91,17 @@ def apply(root: Path | None = None, out: Callable[[str], Any] = print) -> dict[s
     targets = [
         address for address, (_, changed) in changes.items() if not local_gap(address, changed)
     ]
-    # Nothing but the emulator's gap to change: applying would only fail on it.
-    outputs = demo.terraform_apply(targets) if targets else demo.read_outputs()
+    if not targets:
+        # Nothing but the emulator's gap to change: applying would only fail on it.
+        outputs = demo.read_outputs()
+    elif len(targets) == len(changes):
+        # The plan just made, applied as it is: no second refresh, the outputs updated.
+        outputs = demo.apply_planned()
+    else:
+        demo.terraform_apply(targets)
+        # A targeted apply leaves the root outputs as they were: a pipeline it added would be
+        # missing from `pipelines`, which every `--env local` command reads.
+        outputs = demo.refresh_outputs()
     out(f"{len(targets)} resource(s) changed")
     demo.deploy()
     record.update(jobs=outputs["job_names"], data_bucket=outputs.get("data_bucket_name"))

@@ -58,3 +58,20 @@ def test_the_readmes_links_resolve_to_its_headings():
     }
     links = set(re.findall(r"\]\(#([a-z0-9-]+)\)", readme))
     assert links and links - headings == set()
+
+
+def test_every_step_of_every_section_has_a_local_form():
+    """An ``aws`` step without a row in the runbook's table of local equivalents fails here,
+    before tests/e2e/test_operator_tasks.py walks the sections on the local stack."""
+    from tests.harness.runbook import local_command, runbook_sections, section_commands
+
+    steps = {
+        anchor: [
+            local_command(command, "gi-local-orders", "jr_1") for command in section_commands(text)
+        ]
+        for anchor, text in runbook_sections()
+    }
+    assert set(PAGES) <= set(steps)
+    assert all(steps.values()), [anchor for anchor, found in steps.items() if not found]
+    local = [step for found in steps.values() for step in found if step is not None]
+    assert all("--env prod" not in step and "gi-prod-orders " not in step for step in local)

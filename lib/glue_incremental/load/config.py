@@ -137,7 +137,7 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     Option(
         "lookback",
         "For example `2 hours` or `3600` (seconds). JDBC: re-read `watermark_column >= previous - lookback`. "
-        "Files: the late-file band (default 900 s).",
+        "Files: the late-file band; `0` (the default) means 900 s, a file band is never empty.",
         "0",
         parse_duration,
     ),
