@@ -189,22 +189,22 @@ class LocalWarehouseTable:
 
     def _spark_target(self) -> tuple[Any, Any]:
         from glue_incremental.spark import local_spark_session
-        from glue_incremental.targets.iceberg import writer as iceberg
+        from glue_incremental.targets.iceberg import writer as iceberg_writer
 
         spark = local_spark_session(app_name="glue-incremental-operator")
-        return spark, iceberg.IcebergTarget(str(self.database_table), JOB_CATALOG)
+        return spark, iceberg_writer.IcebergTarget(str(self.database_table), JOB_CATALOG)
 
     def current(self) -> Snapshot | None:
-        from glue_incremental.targets.iceberg import writer as iceberg
+        from glue_incremental.targets.iceberg import writer as iceberg_writer
 
         spark, target = self._spark_target()
-        return iceberg.current_snapshot(spark, target)
+        return iceberg_writer.current_snapshot(spark, target)
 
     def snapshot_of_run(self, run_id: str) -> Snapshot | None:
-        from glue_incremental.targets.iceberg import writer as iceberg
+        from glue_incremental.targets.iceberg import writer as iceberg_writer
 
         spark, target = self._spark_target()
-        return iceberg.snapshot_of_run(spark, target, run_id)
+        return iceberg_writer.snapshot_of_run(spark, target, run_id)
 
     def rollback_to(self, snapshot: Snapshot) -> None:
         spark, target = self._spark_target()

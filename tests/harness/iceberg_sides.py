@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from glue_incremental.join import JoinJobConfig, JoinSpec
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 
 from tests.harness.iceberg import unique_table
 
@@ -24,12 +24,12 @@ def iceberg_left_join(tmp: Path, join_type: str = "inner") -> JoinJobConfig:
     )
 
 
-def create_left(spark, config: JoinJobConfig) -> iceberg.IcebergTarget:
+def create_left(spark, config: JoinJobConfig) -> iceberg_writer.IcebergTarget:
     target = config.side_target("left")
     spark.sql(f"CREATE TABLE {target.quoted} ({ICEBERG_LEFT}) USING iceberg")
     return target
 
 
-def insert_left(spark, target: iceberg.IcebergTarget, rows: list[tuple]) -> None:
+def insert_left(spark, target: iceberg_writer.IcebergTarget, rows: list[tuple]) -> None:
     values = ", ".join(f"({k}, '{v}', {a}, '{d}')" for d, k, v, a in rows)
     spark.sql(f"INSERT INTO {target.quoted} VALUES {values}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.targets import LocalTarget, S3Target
@@ -36,7 +36,7 @@ class IcebergAt:
     def __init__(self, spark: Any, table: str) -> None:
         self.spark = spark
         self.options = {"target_format": "iceberg", "target_table": table, "target_path": ""}
-        self.name = iceberg.IcebergTarget(table).name
+        self.name = iceberg_writer.IcebergTarget(table).name
 
     def rows(self, columns: Sequence[str]) -> list[dict[str, Any]]:
         return [row.asDict() for row in self.spark.table(self.name).select(*columns).collect()]

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.watermarks import Watermarks
 
 from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points
@@ -263,6 +263,6 @@ def test_an_iceberg_backfill_commits_one_snapshot_per_batch_and_continues_after_
     assert _files_after(backfill, backfill.committed_high_mark_ms()) == 1
     rerun = backfill.run()
     assert (rerun["batches"], rerun["files_read"]) == (1, 1)
-    assert len(iceberg.snapshots(spark, backfill.config.iceberg_target)) == 2
+    assert len(iceberg_writer.snapshots(spark, backfill.config.iceberg_target)) == 2
     expected = as_tuples(full_refresh(backfill.source, ("id",), "updated"), COLUMNS)
     assert table_rows(spark, backfill.config.iceberg_target.name, COLUMNS) == expected

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from glue_incremental.custom import DeclarationError, JdbcReference, JdbcTable, incremental_job
 from glue_incremental.custom import iceberg as iceberg_output
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental_tools import cli
 
 from tests.harness.iceberg import requires_iceberg, table_rows, unique_table
@@ -76,8 +76,8 @@ class World:
         return table_rows(self.spark, f"glue_catalog.{self.table}", ["id", "value", "label"])
 
     def snapshot_runs(self) -> list[str | None]:
-        target = iceberg.IcebergTarget(self.table)
-        return [snapshot.run_id for snapshot in iceberg.snapshots(self.spark, target)]
+        target = iceberg_writer.IcebergTarget(self.table)
+        return [snapshot.run_id for snapshot in iceberg_writer.snapshots(self.spark, target)]
 
 
 def test_a_jdbc_table_is_read_whole_then_from_its_cursor_one_snapshot_per_clean_run(world, store):

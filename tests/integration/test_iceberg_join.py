@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from glue_incremental.join import JoinJobConfig, JoinSpec
 from glue_incremental.load.job import LoadConfig
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.iceberg_sides import create_left, iceberg_left_join, insert_left
@@ -82,7 +82,7 @@ def test_each_join_run_is_one_snapshot_and_the_table_equals_a_full_recompute(
         )
         assert actual == sorted(reference(landed["left"], landed["right"], "full"), key=repr)
 
-    snapshots = iceberg.snapshots(spark, config.iceberg_target)
+    snapshots = iceberg_writer.snapshots(spark, config.iceberg_target)
     assert [s.run_id for s in snapshots] == ["jr_0", "jr_1", "jr_2"]
     assert set(snapshots[-1].watermarks) == {"left", "right"}
     assert snapshots[-1].watermarks["left"] == store.get_watermark("ijoin", "left")["watermarks"]
@@ -148,12 +148,12 @@ def test_a_side_that_is_an_upstream_iceberg_table_is_read_incrementally_and_equa
     assert actual == expected
     # Each changed key is read as its old and its new version; the ten untouched ones are not.
     assert summary["records_read_by_side"]["left"] <= 2 * len(later)
-    head = iceberg.current_snapshot(spark, upstream.iceberg_target).snapshot_id
+    head = iceberg_writer.current_snapshot(spark, upstream.iceberg_target).snapshot_id
     assert store.get_watermark("jl", "left")["watermarks"]["iceberg_snapshot_id"] == head
 
 
-def head(spark, target: iceberg.IcebergTarget) -> int:
-    snapshot = iceberg.current_snapshot(spark, target)
+def head(spark, target: iceberg_writer.IcebergTarget) -> int:
+    snapshot = iceberg_writer.current_snapshot(spark, target)
     assert snapshot is not None
     return snapshot.snapshot_id
 
@@ -193,7 +193,7 @@ def test_an_iceberg_side_rolled_back_past_the_consumed_snapshot_drops_the_rolled
     assert_output(spark, config, [*left, ("d2", 2, "b", 20)], right, "inner")
 
     # The upstream is rolled back past the snapshot the join consumed: key 2 never happened.
-    iceberg.rollback_to(spark, target, before)
+    iceberg_writer.rollback_to(spark, target, before)
     run_at(spark, config, store, job_name="aroll", run_id="r2", now=T0 + 100)
     assert_output(spark, config, left, right, "inner")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from glue_incremental.load.job import LoadConfig, run_load
 from glue_incremental.run.context import IncrementalRun
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.watermarks import LeaseLost, Watermarks, create_table
 from glue_incremental_tools import cli
 from hypothesis import given, settings
@@ -65,7 +65,7 @@ def land(tmp: Path, clock: FixedClock, rows: list[dict]) -> None:
 
 
 def our_snapshots(spark, config):
-    return iceberg.snapshots(spark, config.iceberg_target)
+    return iceberg_writer.snapshots(spark, config.iceberg_target)
 
 
 def test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark(spark, tmp_path, store):
@@ -143,15 +143,15 @@ def test_a_commit_is_refused_when_the_table_moved_since_the_run_started(spark, t
     clock = FixedClock(T0)
     land(tmp_path, clock, [row(1, 1)])
     run_load_at(spark, config, job_name="moved", run_id="jr_1", clock=clock, store=store)
-    started_from = iceberg.current_snapshot(spark, config.iceberg_target)
+    started_from = iceberg_writer.current_snapshot(spark, config.iceberg_target)
     land(tmp_path, clock, [row(2, 2)])
     run_load_at(spark, config, job_name="moved", run_id="jr_2", clock=clock, store=store)
 
     stale = spark.createDataFrame(
         [(9, "a", 9, "stale")], "id long, part string, updated long, value string"
     )
-    with pytest.raises(iceberg.SnapshotMoved, match=str(started_from.snapshot_id)):
-        iceberg.publish_upsert(
+    with pytest.raises(iceberg_writer.SnapshotMoved, match=str(started_from.snapshot_id)):
+        iceberg_writer.publish_upsert(
             spark,
             config.iceberg_target,
             stale,
@@ -175,7 +175,7 @@ def test_a_reader_during_runs_only_ever_sees_complete_runs(spark, tmp_path, stor
 
     def read_in_a_loop() -> None:
         while not stop.is_set():
-            if iceberg.table_exists(spark, config.iceberg_target):
+            if iceberg_writer.table_exists(spark, config.iceberg_target):
                 seen.add(spark.table(name).count())
 
     reader = threading.Thread(target=read_in_a_loop, daemon=True)
@@ -337,7 +337,10 @@ def test_rewind_rolls_the_table_back_to_that_runs_snapshot_and_a_rerun_equals_a_
 
     assert cli.main(["watermarks", "rewind", "rw", "jr_1", "--why", "reprocess"]) == 0
 
-    assert iceberg.current_snapshot(spark, config.iceberg_target).snapshot_id == first.snapshot_id
+    assert (
+        iceberg_writer.current_snapshot(spark, config.iceberg_target).snapshot_id
+        == first.snapshot_id
+    )
     assert table_rows(spark, config.iceberg_target.name, COLUMNS) == latest_by_key(
         delivered[:2], "id", "updated", COLUMNS
     )
@@ -357,11 +360,11 @@ def test_rewind_with_keep_output_leaves_the_table(spark, tmp_path, store, capsys
     for run in range(1, 3):
         land(tmp_path, clock, [row(run, run)])
         run_load_at(spark, config, job_name="keep", run_id=f"jr_{run}", clock=clock, store=store)
-    before = iceberg.current_snapshot(spark, config.iceberg_target)
+    before = iceberg_writer.current_snapshot(spark, config.iceberg_target)
 
     assert cli.main(["watermarks", "rewind", "keep", "jr_1", "--why", "x", "--keep-output"]) == 0
 
-    assert iceberg.current_snapshot(spark, config.iceberg_target) == before
+    assert iceberg_writer.current_snapshot(spark, config.iceberg_target) == before
     assert store.history("keep", limit=1).items[0]["output"] == "kept"
 
 
@@ -432,7 +435,9 @@ def test_jdbc_into_iceberg_counts_new_versions_against_the_table_and_clamps_futu
     # The 2099 row never moved the cursor, in DynamoDB nor in the snapshot.
     cursor = store.get_watermark("icepg")["watermarks"]["cursor"]
     assert cursor == t0 + timedelta(minutes=2)
-    assert iceberg.current_snapshot(spark, config.iceberg_target).watermark["cursor"] == cursor
+    assert (
+        iceberg_writer.current_snapshot(spark, config.iceberg_target).watermark["cursor"] == cursor
+    )
     assert table_rows(spark, config.iceberg_target.name, ["id", "value"]) == [
         (1, "now"),
         (2, "from the future"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.load.job import LoadConfig
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.iceberg.maintenance import Retention, compact, expire
 from glue_incremental.watermarks import Watermarks
 
@@ -51,7 +51,7 @@ def test_expiry_keeps_the_snapshot_a_rewound_watermark_points_at(spark, tmp_path
         now=datetime.now(UTC) + timedelta(days=1),
     )
 
-    kept = {s.run_id for s in iceberg.snapshots(spark, config.iceberg_target)}
+    kept = {s.run_id for s in iceberg_writer.snapshots(spark, config.iceberg_target)}
     assert kept == {"jr_1", "jr_3"}  # jr_3: current; jr_1: the watermark's; jr_2 expired
     assert result.snapshots_before == 3 and result.snapshots_after == 2
 
@@ -71,6 +71,6 @@ def test_compaction_is_one_snapshot_with_the_same_rows_never_rolled_forward(spar
 
     assert snapshot_id is not None
     assert table_rows(spark, config.iceberg_target.name, COLUMNS) == before
-    current = iceberg.current_snapshot(spark, config.iceberg_target)
+    current = iceberg_writer.current_snapshot(spark, config.iceberg_target)
     assert current.run_id == "compaction-jr_3" and not current.commits
-    assert iceberg.roll_forward(spark, config.iceberg_target, store, "compact", None) is None
+    assert iceberg_writer.roll_forward(spark, config.iceberg_target, store, "compact", None) is None

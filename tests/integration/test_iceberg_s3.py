@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import pytest
 from glue_incremental.load.job import LoadConfig
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 
 from tests.harness.iceberg import requires_iceberg, table_rows
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
@@ -61,7 +61,7 @@ def test_iceberg_warehouse_on_s3_equals_a_full_refresh_and_readers_see_whole_run
 
     def read_in_a_loop() -> None:
         while not stop.is_set():
-            if iceberg.table_exists(spark, target):
+            if iceberg_writer.table_exists(spark, target):
                 seen.add(spark.table(target.name).count())
             stop.wait(0.2)  # every read lists and fetches objects: leave the runs room
 
@@ -88,7 +88,7 @@ def test_iceberg_warehouse_on_s3_equals_a_full_refresh_and_readers_see_whole_run
     assert table_rows(spark, target.name, COLUMNS) == sorted(
         tuple(r[c] for c in COLUMNS) for r in expected
     )
-    snapshots = iceberg.snapshots(spark, target)
+    snapshots = iceberg_writer.snapshots(spark, target)
     assert [snapshot.run_id for snapshot in snapshots] == ["jr_1", "jr_2"]
     assert snapshots[-1].watermark == store.get_watermark("on_s3")["watermarks"]
     metadata = spark.sql(f"SELECT file_path FROM {target.name}.files").collect()

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from glue_incremental import aws as aws_clients
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import job as load
+from glue_incremental.load import job as load_job
 from glue_incremental.sources.credentials import CredentialsError
 
 pytestmark = [pytest.mark.spark, pytest.mark.postgres]
@@ -69,7 +69,9 @@ def test_credentials_from_a_secrets_manager_secret_load_and_are_never_shown(
     secret = postgres.credentials_secret(f"pg/{table}")
     quiet_wire_debug(caplog)
 
-    summary = load.main(argv(postgres, table, tmp_path, "--source_secret_id", secret), spark=spark)
+    summary = load_job.main(
+        argv(postgres, table, tmp_path, "--source_secret_id", secret), spark=spark
+    )
 
     assert summary["status"] == "SUCCEEDED" and summary["records_read"] == 1
     assert postgres.password not in everything_shown(capfd, caplog, summary)
@@ -92,7 +94,7 @@ def test_credentials_from_a_glue_connection_load_and_are_never_shown(
     )
     quiet_wire_debug(caplog)
 
-    summary = load.main(
+    summary = load_job.main(
         argv(postgres, table, tmp_path, "--connection_name", f"conn_{table}"), spark=spark
     )
 
@@ -104,7 +106,7 @@ def test_a_missing_secret_is_one_clear_error_naming_the_argument(
     spark, postgres, table, tmp_path, store
 ):
     with pytest.raises(CredentialsError, match="--source_secret_id 'nope' could not be read"):
-        load.main(argv(postgres, table, tmp_path, "--source_secret_id", "nope"), spark=spark)
+        load_job.main(argv(postgres, table, tmp_path, "--source_secret_id", "nope"), spark=spark)
     assert not (tmp_path / "target").exists()
 
 
@@ -112,7 +114,7 @@ def test_a_plain_text_password_argument_is_refused_before_anything_runs(
     spark, postgres, table, tmp_path, store
 ):
     with pytest.raises(ArgumentError, match="--source_password is refused") as raised:
-        load.main(
+        load_job.main(
             argv(postgres, table, tmp_path, "--source_password", postgres.password), spark=spark
         )
     assert postgres.password not in str(raised.value)

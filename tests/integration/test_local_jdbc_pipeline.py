@@ -13,7 +13,7 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
-from glue_incremental.load import job as load
+from glue_incremental.load import job as load_job
 
 from tests.harness.environments import planned_pipelines
 
@@ -52,7 +52,7 @@ def test_the_local_jdbc_pipeline_loads_with_its_secret_from_secrets_manager(
     assert pipeline.run_arguments["--source_secret_id"] == secret
     assert postgres.password not in json.dumps(pipeline.run_arguments)
 
-    summary = load.main(pipeline.argv(), spark=spark)
+    summary = load_job.main(pipeline.argv(), spark=spark)
 
     assert summary["status"] == "SUCCEEDED" and summary["records_written"] == 2
     written = spark.read.parquet(pipeline.run_arguments["--target_path"])

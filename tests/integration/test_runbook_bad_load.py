@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from glue_incremental.load import job as load
+from glue_incremental.load import job as load_job
 from glue_incremental_tools import cli
 
 from tests.harness import reference
@@ -80,7 +80,7 @@ class Pipeline:
             *("--target_path", self.target.as_uri(), "--partition_by", "part"),
             *("--delete_marker", "op=D"),
         ]
-        load.main(argv, spark=self.spark)
+        load_job.main(argv, spark=self.spark)
         return run_id
 
     def rows(self) -> list[tuple]:

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from glue_incremental.join import JoinJobConfig, JoinSpec
 from glue_incremental.schema.evolution import RESCUED_COLUMN, SchemaChangeError
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -126,7 +126,7 @@ def test_iceberg_adds_and_widens_columns_by_its_own_schema_evolution_without_rew
     spark, tmp_path, store
 ):
     table = unique_table("schema_evolution")
-    name = iceberg.IcebergTarget(table).name
+    name = iceberg_writer.IcebergTarget(table).name
     narrow = "id long, part string, updated long, value string, qty int"
     options = {"target_format": "iceberg", "target_table": table, "target_path": ""}
     job = Job(spark, tmp_path, store, source_schema=narrow, **options)
@@ -143,7 +143,7 @@ def test_iceberg_adds_and_widens_columns_by_its_own_schema_evolution_without_rew
     assert rows_by_id(seen, "qty", "note") == {1: (1, None), 2: (3_000_000_000, "new")}
     files_after = {r[0] for r in spark.sql(f"SELECT file_path FROM {name}.files").collect()}
     assert files_before <= files_after, "a data file of the first run was rewritten"
-    assert len(iceberg.snapshots(spark, iceberg.IcebergTarget(table))) == 2
+    assert len(iceberg_writer.snapshots(spark, iceberg_writer.IcebergTarget(table))) == 2
 
 
 NARROW = "id long, part string, updated long, value string, qty int"

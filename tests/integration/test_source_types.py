@@ -10,7 +10,7 @@ import pytest
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.schema.evolution import SchemaChangeError
 from glue_incremental.schema.inferred_types import TextWatermarkError
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import (
@@ -150,7 +150,7 @@ def test_after_a_reset_an_iceberg_reload_retypes_a_column_iceberg_cannot_promote
     spark, tmp_path, store
 ):
     table = unique_table("retyped")
-    name = iceberg.IcebergTarget(table).name
+    name = iceberg_writer.IcebergTarget(table).name
     runs = Runs(spark, tmp_path, store, target_format="iceberg", target_table=table, target_path="")
     write_json_file(tmp_path / "source", [{"id": 1, "updated": 1, "qty": 3, "note": "x"}], mtime=T0)
     runs.run(source_schema="id BIGINT, updated BIGINT, qty STRING, note STRING")

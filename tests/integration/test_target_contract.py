@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from glue_incremental.hooks import hooks
 from glue_incremental.run.context import IncrementalRun
-from glue_incremental.targets import registry as targets
+from glue_incremental.targets import registry as target_registry
 from glue_incremental.targets.registry import TargetOptions, UpsertSpec
 
 from tests.harness.faults import Crash
@@ -83,7 +83,7 @@ def publish(
     """One run: recover, mark its start, merge ``rows``, commit the settled state."""
     state = {"cursor": max(row[2] for row in rows), "published_at_ms": 1}
     run = new_run(spark, store, run_id)
-    target = targets.build(kind.options)
+    target = target_registry.build(kind.options)
     with run:
         target.recover(run)
         target.mark_start(run)
@@ -122,7 +122,7 @@ def test_a_merge_keeps_the_greatest_watermark_of_each_key(spark, store, kind):
 
 
 def test_the_stored_versions_are_read_as_of_the_runs_start(spark, store, kind):
-    target = targets.build(kind.options)
+    target = target_registry.build(kind.options)
     run = new_run(spark, store, "jr_0")
     with run:
         target.mark_start(run)
@@ -155,7 +155,7 @@ def test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_th
     with pytest.raises(Crash), hooks.installed(crash):
         publish(spark, store, kind, "jr_2", second)
     run = new_run(spark, store, "jr_3")
-    target = targets.build(kind.options)
+    target = target_registry.build(kind.options)
     with run:
         target.recover(run)
     before, after = set(FIRST), {(1, "x", 7, "d1"), (2, "b", 5, "d2"), (3, "c", 7, "d2")}
@@ -169,7 +169,7 @@ def test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_th
 def test_a_rewind_rolls_the_output_back_only_where_the_format_can(spark, store, kind):
     publish(spark, store, kind, "jr_1", FIRST, replace_all=True)
     publish(spark, store, kind, "jr_2", [(3, "c", 9, "d1")])
-    target = targets.build(kind.options)
+    target = target_registry.build(kind.options)
     effect = target.rewind_output(spark, "jr_1")
     store.rewind("contract", "jr_1", who="test", why="contract", note=effect.note)
     effect.apply()

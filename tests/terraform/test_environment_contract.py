@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from glue_incremental import join
-from glue_incremental.load import job as load
+from glue_incremental.load import job as load_job
 from glue_incremental.args import resolve_options
 from glue_incremental.custom import JdbcReference
 from glue_incremental.custom.jdbc_arguments import connection_arguments
@@ -27,7 +27,7 @@ from tests.harness.environments import ENVIRONMENTS, PlannedPipeline, planned_pi
 pytestmark = [pytest.mark.terraform, pytest.mark.xdist_group("environment_contract")]
 
 PARSERS: dict[str, tuple[Any, Any, Callable[[Mapping[str, str | None]], Any]]] = {
-    "incremental_load": (load.REQUIRED_ARGS, load.OPTIONAL_ARGS, load.LoadConfig.from_args),
+    "incremental_load": (load_job.REQUIRED_ARGS, load_job.OPTIONAL_ARGS, load_job.LoadConfig.from_args),
     "incremental_join": (join.REQUIRED_ARGS, join.OPTIONAL_ARGS, join.JoinJobConfig.from_args),
 }
 READ_ARGUMENTS = ("--source", "--left_path", "--right_path")

@@ -17,7 +17,7 @@ from glue_incremental.args import (
     parse_positive_int,
     resolve_options,
 )
-from glue_incremental.load import job as load
+from glue_incremental.load import job as load_job
 from glue_incremental.run.context import BookmarkControl, glue_init_args
 
 
@@ -208,7 +208,7 @@ def test_the_load_job_refuses_a_plain_text_password():
         "hunter2",
     ]
     with pytest.raises(ArgumentError, match="--source_password is refused") as raised:
-        load.main(argv, spark=object())
+        load_job.main(argv, spark=object())
     assert "hunter2" not in str(raised.value)
 
 
@@ -216,13 +216,15 @@ def test_the_load_job_validates_declared_arguments_strictly():
     base = ["script.py", "--JOB_NAME", "j", "--source", "file:///s", "--watermark_column", "u"]
     base += ["--primary_key", "id", "--target_path", "file:///t"]
     with pytest.raises(ArgumentError, match="--jdbc_num_partitions 'two'"):
-        load.LoadConfig.from_args(
+        load_job.LoadConfig.from_args(
             resolve_options(
-                [*base, "--jdbc_num_partitions", "two"], load.REQUIRED_ARGS, load.OPTIONAL_ARGS
+                [*base, "--jdbc_num_partitions", "two"],
+                load_job.REQUIRED_ARGS,
+                load_job.OPTIONAL_ARGS,
             )
         )
     with pytest.raises(ArgumentError, match="--dry_run 'maybe'"):
-        load.main([*base, "--dry_run", "maybe"], spark=object())
+        load_job.main([*base, "--dry_run", "maybe"], spark=object())
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -231,7 +233,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 @pytest.mark.parametrize(
     ("page", "marker", "options"),
     [
-        ("load-job.md", "load-arguments", load.LOAD_OPTIONS),
+        ("load-job.md", "load-arguments", load_job.LOAD_OPTIONS),
         ("incremental-join.md", "join-arguments", join.JOIN_OPTIONS),
     ],
 )
@@ -265,7 +267,9 @@ def test_a_password_inside_the_source_url_is_refused_like_source_password(url):
     base = ["script.py", "--JOB_NAME", "j", "--source", url, "--source_table", "orders"]
     base += ["--watermark_column", "u", "--primary_key", "id", "--target_path", "file:///t"]
     with pytest.raises(ArgumentError, match="--source carries a password") as raised:
-        load.LoadConfig.from_args(resolve_options(base, load.REQUIRED_ARGS, load.OPTIONAL_ARGS))
+        load_job.LoadConfig.from_args(
+            resolve_options(base, load_job.REQUIRED_ARGS, load_job.OPTIONAL_ARGS)
+        )
     assert "hunter2" not in str(raised.value)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from glue_incremental import aws
 from glue_incremental.args import COMMON_OPTIONS, markdown_table, resolve_options
-from glue_incremental.load import config as load
+from glue_incremental.load import config as load_config
 from glue_incremental_tools import cli
 from glue_incremental_tools.environments import Environment, UnknownName
 
@@ -118,9 +118,11 @@ def test_no_help_text_shows_restructuredtext_markup():
 
 def test_a_job_script_answers_help_with_its_argument_table(capsys):
     with pytest.raises(SystemExit) as exit_:
-        resolve_options(["incremental_load.py", "--help"], load.REQUIRED_ARGS, load.OPTIONAL_ARGS)
+        resolve_options(
+            ["incremental_load.py", "--help"], load_config.REQUIRED_ARGS, load_config.OPTIONAL_ARGS
+        )
     assert exit_.value.code == 0
-    assert markdown_table([*load.LOAD_OPTIONS, *COMMON_OPTIONS]) in capsys.readouterr().out
+    assert markdown_table([*load_config.LOAD_OPTIONS, *COMMON_OPTIONS]) in capsys.readouterr().out
 
 
 def test_the_job_scripts_exit_zero_on_help():

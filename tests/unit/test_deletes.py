@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.deletes import markers as deletes
+from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.deletes.markers import DeleteMarker, latest_is_delete, parse_marker
 from glue_incremental.load.config import OPTIONAL_ARGS, LoadConfig
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 
 
 def config(**overrides) -> LoadConfig:
@@ -115,12 +115,13 @@ def test_a_key_is_deleted_when_its_latest_version_is_a_delete(versions, deleted)
 
 
 def test_the_iceberg_merge_deletes_a_matched_delete_and_never_inserts_one():
-    statement = iceberg.merge_statement(
-        "t.orders", "view", ["id", "value", deletes.DELETED], ["id"], deletes.DELETED
+    statement = iceberg_writer.merge_statement(
+        "t.orders", "view", ["id", "value", delete_markers.DELETED], ["id"], delete_markers.DELETED
     )
-    assert f"WHEN MATCHED AND s.`{deletes.DELETED}` THEN DELETE" in statement
+    assert f"WHEN MATCHED AND s.`{delete_markers.DELETED}` THEN DELETE" in statement
     assert (
-        f"WHEN NOT MATCHED AND NOT s.`{deletes.DELETED}` THEN INSERT (`id`, `value`)" in statement
+        f"WHEN NOT MATCHED AND NOT s.`{delete_markers.DELETED}` THEN INSERT (`id`, `value`)"
+        in statement
     )
-    assert f"t.`{deletes.DELETED}`" not in statement
+    assert f"t.`{delete_markers.DELETED}`" not in statement
     assert statement.index("THEN DELETE") < statement.index("THEN UPDATE")

@@ -13,7 +13,7 @@ import pyspark
 import pytest
 from glue_incremental import join
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import job as load
+from glue_incremental.load import job as load_job
 from glue_incremental.load.job import LoadConfig
 from glue_incremental.targets.iceberg.writer import IcebergTarget, merge_statement
 
@@ -87,7 +87,7 @@ def test_the_relocated_jackson_jar_is_reproducible_and_matches_the_pinned_checks
 def test_iceberg_arguments_are_declared_options_and_need_no_target_path():
     config = LoadConfig.from_args(
         {
-            **load.OPTIONAL_ARGS,
+            **load_job.OPTIONAL_ARGS,
             "source": "file:///src",
             "watermark_column": "updated",
             "primary_key": "id",
@@ -99,8 +99,8 @@ def test_iceberg_arguments_are_declared_options_and_need_no_target_path():
     )
     assert (config.target_format, config.target_path) == ("iceberg", "")
     assert config.iceberg_expire_older_than == timedelta(days=7) and config.iceberg_compact
-    assert {"target_format", "target_table", "iceberg_catalog"} <= set(load.OPTIONAL_ARGS)
-    assert "target_path" not in load.REQUIRED_ARGS and "target_path" not in join.REQUIRED_ARGS
+    assert {"target_format", "target_table", "iceberg_catalog"} <= set(load_job.OPTIONAL_ARGS)
+    assert "target_path" not in load_job.REQUIRED_ARGS and "target_path" not in join.REQUIRED_ARGS
 
 
 def test_an_iceberg_target_does_not_make_a_source_password_acceptable():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.targets import registry as targets
+from glue_incremental.targets import registry as target_registry
 from glue_incremental.targets.registry import IcebergTableTarget, ParquetTarget, TargetOptions
 
 
@@ -19,15 +19,15 @@ from glue_incremental.targets.registry import IcebergTableTarget, ParquetTarget,
 )
 def test_options_a_format_cannot_use_are_refused_naming_the_argument(options, argument, message):
     with pytest.raises(ArgumentError) as refused:
-        targets.build(options)
+        target_registry.build(options)
     assert refused.value.name == argument
     assert message in str(refused.value)
 
 
 def test_each_format_builds_its_own_target_from_its_own_options():
-    assert targets.build(TargetOptions("parquet", path="/t", partition_by=("day",))) == (
+    assert target_registry.build(TargetOptions("parquet", path="/t", partition_by=("day",))) == (
         ParquetTarget("/t", ("day",))
     )
-    iceberg = targets.build(TargetOptions("iceberg", table="lake.orders", catalog="c"))
+    iceberg = target_registry.build(TargetOptions("iceberg", table="lake.orders", catalog="c"))
     assert isinstance(iceberg, IcebergTableTarget)
     assert iceberg.table.catalog == "c"

@@ -37,7 +37,7 @@ from glue_incremental.sources.jdbc import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.targets.base import TargetOptions
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.parquet import catalog_schema, writer
 from glue_incremental.targets.registry import FACTORIES as TARGET_FACTORIES
 from glue_incremental.targets.registry import build as build_target
@@ -87,7 +87,11 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         choice(*TARGET_FORMATS),
     ),
     Option("target_table", "Iceberg: the table (`database.table`), created on the first run."),
-    Option("iceberg_catalog", "Iceberg: the Spark catalog of the table.", iceberg.DEFAULT_CATALOG),
+    Option(
+        "iceberg_catalog",
+        "Iceberg: the Spark catalog of the table.",
+        iceberg_writer.DEFAULT_CATALOG,
+    ),
     Option(
         "iceberg_expire_older_than",
         "Iceberg: after each run, expire snapshots older than this (never one a watermark "
@@ -294,7 +298,7 @@ class LoadConfig:
     catalog_table: str | None = None
     target_format: str = "parquet"
     target_table: str | None = None
-    iceberg_catalog: str = iceberg.DEFAULT_CATALOG
+    iceberg_catalog: str = iceberg_writer.DEFAULT_CATALOG
     # Optional maintenance after each committed run (see iceberg_maintenance); 0: none.
     iceberg_expire_older_than: timedelta = timedelta(0)
     iceberg_compact: bool = False
@@ -416,8 +420,8 @@ class LoadConfig:
             raise ArgumentError(name, text) from None
 
     @property
-    def iceberg_target(self) -> iceberg.IcebergTarget:
-        return iceberg.IcebergTarget(str(self.target_table), self.iceberg_catalog)
+    def iceberg_target(self) -> iceberg_writer.IcebergTarget:
+        return iceberg_writer.IcebergTarget(str(self.target_table), self.iceberg_catalog)
 
     @property
     def target_options(self) -> TargetOptions:

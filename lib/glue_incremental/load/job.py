@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from glue_incremental.custom.declarations import Output
 from glue_incremental.custom.job import CustomJob
 from glue_incremental.custom.loads import LOAD_CONVENTIONS, PlannedLoad
-from glue_incremental.deletes import markers as deletes
+from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.load import batched_run, cursors, reconcile
 from glue_incremental.load import sources as load_sources
 from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's public names)
@@ -182,13 +182,13 @@ def _load_rows(
     cursor_limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
     full_reload = not run.bookmark.reads_state or run.previous() is None
     if rows is not None:
-        rows = deletes.mark(
+        rows = delete_markers.mark(
             rows,
             config.delete_marker,
             keep_marker=config.keep_delete_marker,
             reads_tombstones=config.file_snapshots or _filters_deleted(run, config, target),
         )
-    hidden = (*delivery, deletes.DELETED)  # merge-only columns, never compared or written
+    hidden = (*delivery, delete_markers.DELETED)  # merge-only columns, never compared or written
     runs_since = (run.previous() or {}).get("runs_since_reconcile")
     reconciles = not full_reload and reconcile.due(config, runs_since, on_demand=config.reconcile)
     planned.carried = replace(
@@ -248,7 +248,7 @@ def _load_rows(
             order_by=config.watermark_column,
             partition_moves=config.partition_moves,
             delivery=delivery,
-            deleted=deletes.DELETED if deletes.DELETED in merging.columns else None,
+            deleted=delete_markers.DELETED if delete_markers.DELETED in merging.columns else None,
             incoming_range=stats.keys if merging is rows else None,  # gone keys: outside it
             schema=schema_plan,
             replace_all=full_reload,

@@ -17,7 +17,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.iceberg.tables import IcebergTarget
 
 
@@ -49,30 +49,35 @@ class IcebergChangelogSource:
 
     def plan(self, spark: Any, consumed_snapshot: int | None) -> ChangelogPlan:
         """The changes after ``consumed_snapshot`` up to the current snapshot (see module)."""
-        current = iceberg.current_snapshot(spark, self.table)
+        current = iceberg_writer.current_snapshot(spark, self.table)
         end = current.snapshot_id if current else None
         start = consumed_snapshot
         rows = arrived = None
         if end is not None and start != end:
-            if start is not None and iceberg.is_ancestor(spark, self.table, end, start):
-                changes = iceberg.changelog_with_metadata(spark, self.table, start, end)
-                rows, arrived = iceberg.without_metadata(changes), iceberg.arrived_rows(changes)
+            if start is not None and iceberg_writer.is_ancestor(spark, self.table, end, start):
+                changes = iceberg_writer.changelog_with_metadata(spark, self.table, start, end)
+                rows, arrived = (
+                    iceberg_writer.without_metadata(changes),
+                    iceberg_writer.arrived_rows(changes),
+                )
             else:
-                rows = arrived = iceberg.read_at(spark, self.table, end)
+                rows = arrived = iceberg_writer.read_at(spark, self.table, end)
                 if start is not None and _kept(spark, self.table, start):
-                    undone = iceberg.read_at(spark, self.table, start)
+                    undone = iceberg_writer.read_at(spark, self.table, start)
                     rows = _union(rows, undone)
                 start = None
         return ChangelogPlan(start, end, rows, arrived)
 
     def read_at(self, spark: Any, snapshot: int | None) -> DataFrame | None:
         """The whole table as of ``snapshot`` (None: no snapshot, nothing to read)."""
-        return iceberg.read_at(spark, self.table, snapshot)
+        return iceberg_writer.read_at(spark, self.table, snapshot)
 
 
 def _kept(spark: Any, table: IcebergTarget, snapshot_id: int) -> bool:
     """Whether the table still keeps ``snapshot_id`` (not expired), current lineage or not."""
-    return any(snapshot.snapshot_id == snapshot_id for snapshot in iceberg.snapshots(spark, table))
+    return any(
+        snapshot.snapshot_id == snapshot_id for snapshot in iceberg_writer.snapshots(spark, table)
+    )
 
 
 def _union(rows: DataFrame | None, undone: DataFrame | None) -> DataFrame | None:

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from glue_incremental.args import ArgumentError
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.watermarks import Watermarks
 
 _TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
@@ -60,11 +60,11 @@ def tag_name(state_name: str, slot: str) -> str:
 
 
 def watermark_snapshots(
-    spark: Any, target: iceberg.IcebergTarget, store: Watermarks, state_name: str
+    spark: Any, target: iceberg_writer.IcebergTarget, store: Watermarks, state_name: str
 ) -> dict[str, int]:
     """Tag name -> the snapshot each slot's current state came from (runs without one skipped)."""
     pointed: dict[str, int] = {}
-    by_run = {s.run_id: s.snapshot_id for s in iceberg.snapshots(spark, target) if s.run_id}
+    by_run = {s.run_id: s.snapshot_id for s in iceberg_writer.snapshots(spark, target) if s.run_id}
     for slot in store.slots(state_name):
         state = store.current_state(state_name, slot)
         if not state:
@@ -75,7 +75,7 @@ def watermark_snapshots(
     return pointed
 
 
-def protect(spark: Any, target: iceberg.IcebergTarget, tags: dict[str, int]) -> None:
+def protect(spark: Any, target: iceberg_writer.IcebergTarget, tags: dict[str, int]) -> None:
     for tag, snapshot_id in sorted(tags.items()):
         spark.sql(
             f"ALTER TABLE {target.quoted} CREATE OR REPLACE TAG `{tag}` AS OF VERSION {snapshot_id}"
@@ -84,7 +84,7 @@ def protect(spark: Any, target: iceberg.IcebergTarget, tags: dict[str, int]) -> 
 
 def expire(
     spark: Any,
-    target: iceberg.IcebergTarget,
+    target: iceberg_writer.IcebergTarget,
     store: Watermarks,
     state_name: str,
     retention: Retention,
@@ -93,7 +93,7 @@ def expire(
 ) -> MaintenanceResult:
     """Tag what watermarks point at, then expire older untagged snapshots."""
     tags = watermark_snapshots(spark, target, store, state_name)
-    before = len(iceberg.snapshots(spark, target))
+    before = len(iceberg_writer.snapshots(spark, target))
     protect(spark, target, tags)
     cutoff = (now or datetime.now(UTC)) - retention.older_than
     spark.sql(
@@ -101,21 +101,21 @@ def expire(
         f"older_than => TIMESTAMP '{cutoff.strftime('%Y-%m-%d %H:%M:%S.%f')}', "
         f"retain_last => {retention.retain_last})"
     )
-    after = len(iceberg.snapshots(spark, target))
+    after = len(iceberg_writer.snapshots(spark, target))
     return MaintenanceResult(tags, before, after)
 
 
 def compact(
     spark: Any,
-    target: iceberg.IcebergTarget,
+    target: iceberg_writer.IcebergTarget,
     *,
     run_id: str,
     state_name: str,
     watermarks: dict[str, Any],
 ) -> int | None:
     """Rewrite small data files in one ``replace`` snapshot; returns its id (None: nothing to do)."""
-    before = iceberg.current_snapshot(spark, target)
-    properties = iceberg.snapshot_properties(
+    before = iceberg_writer.current_snapshot(spark, target)
+    properties = iceberg_writer.snapshot_properties(
         run_id=f"compaction-{run_id}",
         state_name=state_name,
         state_versions={},
@@ -125,11 +125,11 @@ def compact(
     jvm = spark._jvm
     action = jvm.org.apache.iceberg.spark.actions.SparkActions.get(
         spark._jsparkSession
-    ).rewriteDataFiles(iceberg._java_table(spark, target))
+    ).rewriteDataFiles(iceberg_writer._java_table(spark, target))
     for key, value in properties.items():
         action = action.snapshotProperty(key, value)
     action.option("min-input-files", "2").execute()
-    after = iceberg.current_snapshot(spark, target)
+    after = iceberg_writer.current_snapshot(spark, target)
     if after is None or (before is not None and after.snapshot_id == before.snapshot_id):
         return None
     return after.snapshot_id

@@ -30,7 +30,7 @@ from glue_incremental.targets.base import (
 from glue_incremental.targets.iceberg import maintenance as iceberg_maintenance
 from glue_incremental.targets.iceberg import schema as iceberg_schema
 from glue_incremental.targets.iceberg import tombstones as iceberg_tombstones
-from glue_incremental.targets.iceberg import writer as iceberg
+from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.latest import WriteResult
 
 if TYPE_CHECKING:
@@ -41,11 +41,11 @@ if TYPE_CHECKING:
 class IcebergTableTarget:
     """``--target_table`` in ``--iceberg_catalog``, with optional maintenance after commits."""
 
-    table: iceberg.IcebergTarget
+    table: iceberg_writer.IcebergTarget
     partition_by: tuple[str, ...] = ()
     compact: bool = False
     expire_older_than: timedelta = timedelta(0)
-    _started_from: iceberg.Snapshot | None = field(default=None, init=False, repr=False)
+    _started_from: iceberg_writer.Snapshot | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_options(cls, options: TargetOptions) -> IcebergTableTarget:
@@ -55,7 +55,7 @@ class IcebergTableTarget:
                 "target_table", "--target_format iceberg needs --target_table database.table"
             )
         return cls(
-            iceberg.IcebergTarget(str(options.table), options.catalog),
+            iceberg_writer.IcebergTarget(str(options.table), options.catalog),
             options.partition_by,
             options.compact,
             options.expire_older_than,
@@ -69,30 +69,30 @@ class IcebergTableTarget:
         """Roll the state forward to a snapshot whose DynamoDB commit a crash prevented."""
         if run.dry_run or not run.bookmark.commits:
             return
-        rolled = iceberg.roll_forward(
+        rolled = iceberg_writer.roll_forward(
             run.spark, self.table, run.store, str(run.state_name), run.lease
         )
         if rolled is not None:
             run.details["rolled_forward_from_snapshot"] = rolled.snapshot_id
 
     def mark_start(self, run: IncrementalRun) -> None:
-        self._started_from = iceberg.current_snapshot(run.spark, self.table)
+        self._started_from = iceberg_writer.current_snapshot(run.spark, self.table)
 
     def schema(self, run: IncrementalRun) -> Any:
-        return iceberg.table_schema(run.spark, self.table)
+        return iceberg_writer.table_schema(run.spark, self.table)
 
     def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
-        return iceberg.read_at(run.spark, self.table, self._started_id)
+        return iceberg_writer.read_at(run.spark, self.table, self._started_id)
 
     def unpublished_state(self) -> dict[str, Any]:
         started = self._started_id
-        return {} if started is None else {iceberg.RESTORE_SNAPSHOT: started}
+        return {} if started is None else {iceberg_writer.RESTORE_SNAPSHOT: started}
 
     def state_table(self) -> str | None:
         return self.table.name
 
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
-        return iceberg.table_exists(run.spark, iceberg_tombstones.side_table(self.table))
+        return iceberg_writer.table_exists(run.spark, iceberg_tombstones.side_table(self.table))
 
     def output_position(self) -> dict[str, Any]:
         return {}
@@ -108,7 +108,7 @@ class IcebergTableTarget:
     ) -> Published:
         """The state is settled first: the snapshot carries the very state committed next."""
         states = settle()
-        published = iceberg.publish_upsert(
+        published = iceberg_writer.publish_upsert(
             run.spark,
             self.table,
             rows,
@@ -134,7 +134,7 @@ class IcebergTableTarget:
         settle: Settle,
     ) -> Published:
         states = settle()
-        published = iceberg.publish_partitions(
+        published = iceberg_writer.publish_partitions(
             run.spark,
             self.table,
             rows,
@@ -149,11 +149,11 @@ class IcebergTableTarget:
 
     def _properties(self, run: IncrementalRun, states: StatesBySlot) -> dict[str, str]:
         state_name = str(run.state_name)
-        return iceberg.snapshot_properties(
+        return iceberg_writer.snapshot_properties(
             run_id=run.run_id,
             state_name=state_name,
             state_versions={
-                slot: iceberg.started_version(run.store, state_name, slot) for slot in states
+                slot: iceberg_writer.started_version(run.store, state_name, slot) for slot in states
             },
             watermarks=states,
             commits=run.bookmark.commits and not run.dry_run,
@@ -187,12 +187,12 @@ class IcebergTableTarget:
 
     def rewind_output(self, spark: Any, run_id: str) -> OutputRewind:
         """Fails now (before the state moves) if the table has no snapshot of ``run_id``."""
-        snapshot = iceberg.snapshot_of_run(spark, self.table, run_id)
+        snapshot = iceberg_writer.snapshot_of_run(spark, self.table, run_id)
         if snapshot is None:
             raise NoSnapshotOfRun(self.table.name, run_id)
 
         def roll_back() -> None:
-            iceberg.rollback_to(spark, self.table, snapshot.snapshot_id)
+            iceberg_writer.rollback_to(spark, self.table, snapshot.snapshot_id)
 
         return OutputRewind(
             {"output": "rolled back", "iceberg_snapshot": str(snapshot.snapshot_id)}, roll_back

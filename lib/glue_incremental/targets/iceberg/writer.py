@@ -26,7 +26,7 @@ from pyspark.java_gateway import ensure_callback_server_started
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental.deletes import markers as deletes
+from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.deletes import tombstones
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
@@ -99,7 +99,7 @@ def resolve_upserts(
         stored = with_columns_of(
             existing, incoming.schema, [*(n for n in data_columns if n != deleted), *kept]
         )
-        stored = deletes.stored(stored, deleted).withColumn(prefer, F.lit(0))
+        stored = delete_markers.stored(stored, deleted).withColumn(prefer, F.lit(0))
         for name in delivery:
             if name not in kept:
                 stored = stored.withColumn(name, F.lit(None).cast(incoming.schema[name].dataType))
@@ -393,12 +393,12 @@ def publish_upsert(
     try:
         written = with_delivery.count()
         if deleted in merged.columns:
-            removed = deletes.count_removed(merged, existing, primary_key, deleted)
-            written = deletes.surviving(merged, deleted).count()
+            removed = delete_markers.count_removed(merged, existing, primary_key, deleted)
+            written = delete_markers.surviving(merged, deleted).count()
         iceberg_deliveries.record(
             spark,
             target,
-            deletes.surviving(with_delivery, deleted),
+            delete_markers.surviving(with_delivery, deleted),
             primary_key,
             delivery,
             replace_all=replace_all,
@@ -419,7 +419,9 @@ def publish_upsert(
 
         def write() -> None:
             if replace_all:
-                deletes.surviving(merged, deleted).writeTo(target.name).overwrite(F.lit(True))
+                delete_markers.surviving(merged, deleted).writeTo(target.name).overwrite(
+                    F.lit(True)
+                )
             else:
                 spark.sql(
                     merge_statement(target.quoted, view, merged.columns, primary_key, deleted)

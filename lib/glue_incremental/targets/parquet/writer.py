@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType
 
 from glue_incremental.args import validate_run_id
-from glue_incremental.deletes import markers as deletes
+from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.deletes import tombstones
 from glue_incremental.deletes.tombstones import stage as stage_tombstones
 from glue_incremental.errors import RowsOutsidePartitions
@@ -126,7 +126,7 @@ def upsert(
             not replace_all or not data_exists(spark, _join(target_uri, tombstones.TOMBSTONE_DIR))
         ):
             kept_tombstones = None  # left as they are (none to remove: the intent names none)
-        merged = deletes.surviving(merged, deleted)
+        merged = delete_markers.surviving(merged, deleted)
         fresh_index = None
         if moves_possible(primary_key, partition_by, partition_moves):
             segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
@@ -174,7 +174,7 @@ def upsert(
         stored = schema_conform.with_columns_of(
             existing, incoming.schema, [name for name in data_columns if name != deleted]
         ).withColumn(prefer, F.lit(0))
-        stored = deletes.stored(stored, deleted)
+        stored = delete_markers.stored(stored, deleted)
         deliveries = read_deliveries(spark, target_uri, partition_by, affected, delivery)
         stored = with_stored_delivery(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
@@ -184,7 +184,7 @@ def upsert(
         spark, target_uri, candidates, incoming, primary_key, deleted, prefer, delivery
     )
     merged = latest(candidates, prefer=prefer)
-    removed = deletes.count_removed(merged, existing, primary_key, deleted)
+    removed = delete_markers.count_removed(merged, existing, primary_key, deleted)
     kept_tombstones = None
     if deleted is not None and tombstones.changed(old_tombstones, merged, primary_key, deleted):
         kept_tombstones = tombstones.to_publish(
@@ -192,7 +192,7 @@ def upsert(
         )
     result = replace_partitions(
         spark,
-        deletes.surviving(merged, deleted),
+        delete_markers.surviving(merged, deleted),
         target_uri,
         partition_by=partition_by,
         affected=affected,
