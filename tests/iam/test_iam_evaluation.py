@@ -784,3 +784,19 @@ def test_one_environments_deploy_role_cannot_change_the_others_network(recorded)
     ]
     verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), prod + deletes, recorded.account)
     assert deletes and {v.result for v in verdicts} == {"ImplicitlyDenied"}, _refused(verdicts)
+
+
+def test_one_environments_deploy_role_cannot_change_the_others_resources(recorded):
+    """One account, two environments: every write of prod's apply and deploy on a resource
+    named for prod (table, bucket, releases, jobs, roles, keys, topic, queues, ...) is refused
+    to dev's deploy role."""
+    writes = [
+        r
+        for r in recorded.requests("prod") + recorded.deploy_requests("prod")
+        if "prod" in r.resource
+        and not r.action.split(":", 1)[1].startswith(("Get", "Describe", "List", "Head"))
+    ]
+    assert {r.action for r in writes} >= {"dynamodb:CreateTable", "s3:PutObject"}
+    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), writes, recorded.account)
+    allowed = [v.request.describe() for v in verdicts if v.result == "Allowed"]
+    assert not allowed, f"{len(allowed)} of prod's writes allowed to dev:\n" + "\n".join(allowed)
