@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -112,6 +113,14 @@ class Demo:
 
     # -- paths -----------------------------------------------------------------------------------
 
+    @cached_property
+    def release(self) -> str:
+        """The release this checkout builds: the apply pins it, then ``deploy`` publishes it."""
+        return deploy.release_id(self.root)
+
+    def terraform_vars(self) -> list[str]:
+        return [*self.endpoint.terraform_vars(), f"-var=release={self.release}"]
+
     @property
     def terraform_dir(self) -> Path:
         return self.root / "terraform" / "environments" / ENVIRONMENT
@@ -190,7 +199,7 @@ class Demo:
                 "apply",
                 "-input=false",
                 "-auto-approve",
-                *self.endpoint.terraform_vars(),
+                *self.terraform_vars(),
                 *(f"-target={address}" for address in targets),
             ],
             progress=True,
@@ -225,7 +234,7 @@ class Demo:
                 "-refresh-only",
                 "-input=false",
                 "-auto-approve",
-                *self.endpoint.terraform_vars(),
+                *self.terraform_vars(),
             ]
         )
         return self.read_outputs()
@@ -252,7 +261,7 @@ class Demo:
     def planned_changes(self) -> dict[str, tuple[list[str], set[str]]]:
         """What a plan would change: each address with its actions and changed attributes."""
         plan = self._next_plan
-        self._terraform(["plan", "-input=false", f"-out={plan}", *self.endpoint.terraform_vars()])
+        self._terraform(["plan", "-input=false", f"-out={plan}", *self.terraform_vars()])
         shown = subprocess.run(
             [_terraform(), f"-chdir={self.terraform_dir}", "show", "-json", str(plan)],
             capture_output=True,
@@ -283,8 +292,8 @@ class Demo:
             ENVIRONMENT, root=self.root, terraform_env=self.terraform_env, log=lines.append
         )
         assert result is not None
-        for line in lines:  # the upload, alias, manifest and verify lines; not the JSON
-            if line.startswith(("  ", "deployed")):
+        for line in lines:  # the release's files, its id and the verify lines; not the JSON
+            if line.startswith(("  ", "release ", "verified")):
                 self.log(line.strip())
         return result
 

@@ -2,12 +2,13 @@
 
 ``python -m glue_incremental deploy --env ENV [--dry-run]`` (``make deploy ENV=...``):
 compile everything (nothing is uploaded if one file fails), build the library zip
-reproducibly, upload each file under a content-addressed key, point the stable
-``current`` aliases the jobs run at, write the manifest LAST, then verify that every
-job's script and ``--extra-py-files`` match it (non-zero exit naming the job if not).
-Terraform owns the jobs and points them at the aliases, so a deploy changes no job
-definition. Bucket and jobs come from ``terraform output -json`` of the environment
-(``--bucket``/``--jobs`` override). Design: ``docs/local-tools.md``.
+reproducibly, publish every file as ONE immutable release (``releases/<id>/``, its
+manifest last; ``releases``), print its id, then verify that every job runs a complete
+release, script and library of the same one (non-zero exit naming the job if not).
+There are no mutable aliases: Terraform pins the release each job runs
+(``deploy --print-release`` computes the id offline, for the apply). Bucket and jobs
+come from ``terraform output -json`` of the environment (``--bucket``/``--jobs``
+override). Design: ``docs/releases.md``.
 """
 
 from __future__ import annotations
@@ -38,10 +39,6 @@ PACKAGE = "glue_incremental"
 # The command-line shim forwards to the tools package, which never ships to Glue.
 LOCAL_ONLY_MODULES = frozenset({"__main__.py"})
 LIBRARY_ZIP = "glue_incremental.zip"
-ALIAS = "current"
-MANIFEST_PREFIX = "manifests/"
-CURRENT_MANIFEST = f"{MANIFEST_PREFIX}{ALIAS}.json"
-SHA_METADATA = "sha256"
 VERSION_CHARS = 16
 # 1980-01-01 is the earliest time a zip entry can carry.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -100,18 +97,6 @@ class Artifact:
     @property
     def version(self) -> str:
         return self.sha256[:VERSION_CHARS]
-
-    @property
-    def folder(self) -> str:
-        return {"library": "lib", "package": team_packages.PACKAGES_DIR}.get(self.kind, "scripts")
-
-    @property
-    def key(self) -> str:
-        return f"{self.folder}/{self.version}/{self.name}"
-
-    @property
-    def alias_key(self) -> str:
-        return f"{self.folder}/{ALIAS}/{self.name}"
 
 
 def library_sources(root: Path) -> list[Path]:
@@ -190,30 +175,28 @@ def deployment_version(artifacts: Sequence[Artifact]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:VERSION_CHARS]
 
 
+def release_id(root: Path | None = None) -> str:
+    """The release the checkout at ``root`` builds (``deploy --print-release``); no AWS call.
+
+    The same sources always give the same id, so CI passes it to the apply
+    (``-var release=<id>``) before ``deploy`` publishes it.
+    """
+    return deployment_version(build_artifacts(root))
+
+
 def build_manifest(
     artifacts: Sequence[Artifact], bucket: str, *, environment: str | None = None
 ) -> dict[str, Any]:
-    return {
-        "version": deployment_version(artifacts),
+    """The release's manifest (``releases/<id>/manifest.json``): its id and every file."""
+    version = deployment_version(artifacts)
+    base = {
+        "version": version,
         "bucket": bucket,
         "environment": environment,
         "deployed_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "git_commit": _git_commit(),
-        "files": [
-            {
-                "file": a.name,
-                "kind": a.kind,
-                "sha256": a.sha256,
-                "version": a.version,
-                "size": len(a.data),
-                "key": a.key,
-                "uri": f"s3://{bucket}/{a.key}",
-                "alias_key": a.alias_key,
-                "alias_uri": f"s3://{bucket}/{a.alias_key}",
-            }
-            for a in artifacts
-        ],
     }
+    return releases.release_manifest(version, bucket, artifacts, base)
 
 
 # -- environment -----------------------------------------------------------------------------------
@@ -336,12 +319,12 @@ def _output(outputs: Mapping[str, Any], name: str, env: str) -> Any:
 @dataclass
 class DeployResult:
     manifest: dict[str, Any]
-    uploaded: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    aliased: list[str] = field(default_factory=list)
     released: list[str] = field(default_factory=list)
-    manifest_keys: list[str] = field(default_factory=list)
     dry_run: bool = False
+
+    @property
+    def release(self) -> str:
+        return str(self.manifest["release"])
 
 
 def upload(
@@ -352,64 +335,17 @@ def upload(
     dry_run: bool = False,
     log: Any = print,
 ) -> DeployResult:
-    """Content-addressed objects, then the aliases, then the manifests (last)."""
-    s3 = aws.client("s3")
+    """Publish the artifacts as one release (``releases.publish``: its manifest last)."""
     check_bucket(bucket)
     manifest = build_manifest(artifacts, bucket, environment=environment)
     result = DeployResult(manifest, dry_run=dry_run)
-    verb = "would upload" if dry_run else "uploaded"
-    release = manifest["release"] = manifest["version"]
     try:
         result.released = releases.publish(
-            bucket,
-            release,
-            artifacts,
-            releases.release_manifest(release, bucket, artifacts, manifest),
-            dry_run=dry_run,
-            log=log,
+            bucket, result.release, artifacts, manifest, dry_run=dry_run, log=log
         )
     except releases.ReleaseError as error:
         raise DeployError(str(error)) from None
-    log(f"  release       {release}: s3://{bucket}/{releases.key(release, '')}")
-    for artifact in artifacts:
-        if _holds(s3, bucket, artifact.key, artifact.sha256):
-            result.unchanged.append(artifact.key)
-            log(f"  unchanged     {artifact.key}")
-            continue
-        if not dry_run:
-            s3.put_object(
-                Bucket=bucket,
-                Key=artifact.key,
-                Body=artifact.data,
-                ContentType="text/x-python" if artifact.kind == "script" else "application/zip",
-                Metadata={SHA_METADATA: artifact.sha256},
-            )
-        result.uploaded.append(artifact.key)
-        log(f"  {verb:<13} {artifact.key}  ({len(artifact.data):,} bytes)")
-    for artifact in artifacts:
-        if _holds(s3, bucket, artifact.alias_key, artifact.sha256):
-            continue
-        if not dry_run:
-            s3.copy_object(
-                Bucket=bucket,
-                Key=artifact.alias_key,
-                CopySource={"Bucket": bucket, "Key": artifact.key},
-                MetadataDirective="COPY",
-            )
-        result.aliased.append(artifact.alias_key)
-        log(
-            f"  {'would alias' if dry_run else 'aliased':<13} "
-            f"{artifact.alias_key} -> {artifact.key}"
-        )
-    body = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
-    for key in (f"{MANIFEST_PREFIX}{manifest['version']}.json", CURRENT_MANIFEST):
-        if not dry_run:
-            s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
-        result.manifest_keys.append(key)
-    log(
-        f"  {'would write' if dry_run else 'manifest':<13} s3://{bucket}/{MANIFEST_PREFIX}"
-        f"{manifest['version']}.json and {CURRENT_MANIFEST}"
-    )
+    log(f"  release       {result.release}: s3://{bucket}/{releases.key(result.release, '')}")
     return result
 
 
@@ -432,16 +368,6 @@ def check_bucket(bucket: str) -> None:
         raise
 
 
-def _holds(s3: Any, bucket: str, key: str, sha256: str) -> bool:
-    try:
-        head = s3.head_object(Bucket=bucket, Key=key)
-    except ClientError as error:
-        if _code(error) in {"404", "NoSuchKey", "NotFound"}:
-            return False
-        raise
-    return head.get("Metadata", {}).get(SHA_METADATA) == sha256
-
-
 # -- verification ----------------------------------------------------------------------------------
 
 
@@ -458,23 +384,10 @@ class JobCheck:
         return not self.problems
 
 
-def read_manifest(bucket: str, key: str = CURRENT_MANIFEST) -> dict[str, Any]:
-    check_bucket(bucket)
-    try:
-        body = aws.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
-    except ClientError as error:
-        if _code(error) in {"404", "NoSuchKey", "NotFound"}:
-            raise DeployError(
-                f"s3://{bucket}/{key} does not exist: nothing was deployed yet"
-            ) from None
-        raise
-    return json.loads(body)
-
-
-def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
-    """Check that every job runs exactly the manifest's script and library."""
+def verify(jobs: Sequence[str]) -> list[JobCheck]:
+    """Check that every job runs a complete release: its script AND library from the same
+    ``releases/<id>/``, each holding the bytes that release's manifest records."""
     glue = aws.client("glue")
-    by_name = {entry["file"]: entry for entry in manifest["files"]}
     checks = []
     for job in jobs:
         try:
@@ -486,10 +399,14 @@ def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
             raise
         problems: list[str] = []
         script = (definition.get("Command") or {}).get("ScriptLocation")
+        release = releases.release_of(script)
         if not script:
             problems.append("it has no Command.ScriptLocation")
-        elif releases.release_of(script) is None:
-            problems += _check_object("ScriptLocation", script, by_name)
+        elif release is None:
+            problems.append(
+                f"ScriptLocation {script} is not in a release (s3://<bucket>/releases/<id>/): "
+                "apply the environment with release = the id deploy printed"
+            )
         extra = [
             uri.strip()
             for uri in (definition.get("DefaultArguments") or {})
@@ -503,11 +420,8 @@ def verify(jobs: Sequence[str], manifest: Mapping[str, Any]) -> list[JobCheck]:
                 f"--extra-py-files does not include {LIBRARY_ZIP} "
                 f"(it is {','.join(filter(None, extra)) or 'unset'!r})"
             )
-        release = releases.release_of(script)
         if release is not None and script:
             problems += _check_release(release, script, library)
-        elif library is not None:
-            problems += _check_object("--extra-py-files", library, by_name)
         checks.append(JobCheck(job, script, library, tuple(problems), release))
     return checks
 
@@ -585,20 +499,23 @@ def deploy(
             if dry_run:
                 log("dry run: nothing was written, the jobs were not verified")
                 return result
-            manifest = result.manifest
-        else:
-            manifest = read_manifest(target.bucket)
-        checks = verify(target.jobs, manifest)
+        checks = verify(target.jobs)
         for check in checks:
             status = "ok" if check.ok else "MISMATCH: " + "; ".join(check.problems)
             if check.ok and check.release:
                 status += f" (release {check.release})"
+            if check.ok and result is not None and check.release != result.release:
+                # A pipeline's own `release` pins it; otherwise the apply has not pinned
+                # this build yet (docs/releases.md).
+                status += f", not {result.release}: pinned by its pipeline, or not applied yet"
             log(f"  verify {check.job}: {status}")
         failed = [check for check in checks if not check.ok]
         if failed:
             detail = "; ".join(f"job {check.job}: {', '.join(check.problems)}" for check in failed)
             raise DeployError(f"verification failed: {detail}")
-        log(f"deployed version {manifest['version']}: {len(checks)} job(s) run it")
+        if result is not None:
+            log(f"release {result.release}")
+        log(f"verified: {len(checks)} job(s) run a complete release")
         return result
     except NoCredentialsError:
         raise DeployError(
@@ -615,10 +532,10 @@ def register(subparsers: Any) -> None:
         "deploy",
         help="upload the Glue scripts and the library, then verify the jobs",
         description=(
-            "Compile, build the library zip, upload scripts and library under "
-            "content-addressed keys, "
-            "point the 'current' aliases the jobs run at them, write manifests/current.json last, "
-            "then check that every job of the environment runs exactly that."
+            "Compile, build the library zip, publish scripts, library and team packages as "
+            "one immutable release (releases/<id>/, its manifest last), print "
+            "'release <id>', then check that every job of the environment runs a complete "
+            "release. The apply pins the release (-var release=<id>, from --print-release)."
         ),
     )
     parser.add_argument(
@@ -646,7 +563,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--verify-only",
         action="store_true",
-        help="upload nothing: check the jobs against the bucket's manifests/current.json",
+        help="upload nothing: check that every job runs a complete release",
+    )
+    parser.add_argument(
+        "--print-release",
+        action="store_true",
+        help="print the release id this checkout builds and exit (no AWS call; for the apply)",
     )
     parser.set_defaults(handler=_cmd_deploy)
     actions = parser.add_subparsers(dest="deploy_action", metavar="{switch}")
@@ -671,6 +593,12 @@ def register(subparsers: Any) -> None:
 def _cmd_deploy(args: argparse.Namespace) -> int:
     from glue_incremental_tools.errors import CommandError
 
+    if args.print_release:
+        try:
+            print(release_id(project_root(args.root)))
+        except DeployError as error:
+            raise CommandError(str(error)) from None
+        return 0
     try:
         deploy(
             args.env,
@@ -706,7 +634,7 @@ def switch_release(
         verb = "would switch" if dry_run else "switched"
         log(f"{verb} job {job}: release {moved.previous or '-'} -> {moved.release}")
         if not dry_run:
-            problems = verify([job], {"files": []})[0].problems
+            problems = verify([job])[0].problems
             if problems:
                 raise DeployError(f"job {job} after the switch: {'; '.join(problems)}")
         log(

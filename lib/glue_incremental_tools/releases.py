@@ -189,7 +189,8 @@ class Switch:
 
 
 def switch(job: str, release: str, bucket: str, *, dry_run: bool = False) -> Switch:
-    """Point ``job`` at ``release`` in one glue:UpdateJob (script, library, ``--release``).
+    """Point ``job`` at ``release`` in one glue:UpdateJob (script, library, team package,
+    ``--release``).
 
     The release must be complete (its manifest present) and hold the job's script;
     the job keeps its script's file name and every other setting.
@@ -215,7 +216,14 @@ def switch(job: str, release: str, bucket: str, *, dry_run: bool = False) -> Swi
     script = uri(bucket, release, script_name)
     library = uri(bucket, release, LIBRARY_ZIP)
     extra = [part.strip() for part in arguments.get("--extra-py-files", "").split(",")]
-    others = [part for part in extra if part and part.rsplit("/", 1)[-1] != LIBRARY_ZIP]
+    # A team package shipped in a release moves with it, as the script and library do.
+    others = [
+        uri(bucket, release, part.rsplit("/", 1)[-1])
+        if release_of(part) is not None and part.rsplit("/", 1)[-1] in files
+        else part
+        for part in extra
+        if part and part.rsplit("/", 1)[-1] != LIBRARY_ZIP
+    ]
     command["ScriptLocation"] = script
     arguments["--extra-py-files"] = ",".join([library, *others])
     arguments[RELEASE_ARGUMENT] = release

@@ -2,8 +2,8 @@
 
 Each directory under ``packages/`` holding an ``__init__.py`` is one package a pipeline's
 ``transform`` may name; ``deploy`` compiles it with everything else, zips it as
-``<name>.zip`` (same sources, same bytes) and uploads it to ``packages/<version>/`` with
-the ``current`` alias beside it, where Terraform's ``transform.package = "<name>.zip"``
+``<name>.zip`` (same sources, same bytes) and publishes it in the release
+(``releases/<id>/<name>.zip``), where Terraform's ``transform.package = "<name>.zip"``
 points. No ``packages/`` directory: nothing to ship. Design: ``docs/transforms.md``.
 """
 

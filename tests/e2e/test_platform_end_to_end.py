@@ -108,27 +108,30 @@ def test_the_platform_end_to_end(demo):
     bucket = outputs["scripts_bucket_name"]
     glue = aws.client("glue")
     scripts = ((load, "incremental_load"), (customers, "incremental_load"))
+    released = f"s3://{bucket}/releases/{demo.release}"
     for job, script in (*scripts, (join, "incremental_join")):
         definition = glue.get_job(JobName=job)["Job"]
-        assert (
-            definition["Command"]["ScriptLocation"] == f"s3://{bucket}/scripts/current/{script}.py"
+        # The apply pins the release this checkout builds: no mutable alias anywhere.
+        assert definition["Command"]["ScriptLocation"] == f"{released}/{script}.py"
+        assert definition["DefaultArguments"]["--extra-py-files"] == (
+            f"{released}/glue_incremental.zip"
         )
-        assert (
-            definition["DefaultArguments"]["--extra-py-files"]
-            == f"s3://{bucket}/lib/current/glue_incremental.zip"
-        )
+        assert definition["DefaultArguments"]["--release"] == demo.release
 
-    # -- deploy: content-addressed objects, aliases, manifest, verified jobs ---------------------
+    # -- deploy: the release the apply pinned, its manifest last, verified jobs ------------------
     job_names = list(outputs["job_names"].values())
     applied = {name: glue.get_job(JobName=name)["Job"] for name in job_names}
     result = demo.deploy()
-    # The library and every script of glue_scripts/ (one release: a job may switch to any).
+    assert result.release == demo.release
+    # The library and every script of glue_scripts/ (one release: a job may switch to any),
+    # then the release's manifest.
     scripts_shipped = len(list((deploy.project_root() / "glue_scripts").glob("*.py")))
-    assert len(result.uploaded) == len(result.aliased) == 1 + scripts_shipped
+    assert len(result.released) == 1 + scripts_shipped + 1
     s3 = aws.client("s3")
-    current = json.loads(s3.get_object(Bucket=bucket, Key="manifests/current.json")["Body"].read())
-    assert current["version"] == result.manifest["version"]
-    for entry in current["files"]:
+    manifest = json.loads(
+        s3.get_object(Bucket=bucket, Key=f"releases/{demo.release}/manifest.json")["Body"].read()
+    )
+    for entry in manifest["files"]:
         assert (
             s3.head_object(Bucket=bucket, Key=entry["key"])["Metadata"]["sha256"] == entry["sha256"]
         )
@@ -159,7 +162,8 @@ def test_the_platform_end_to_end(demo):
     assert full.arguments["--source"] == f"s3://{outputs['data_bucket_name']}/raw/orders/"
     assert full.arguments["--source_format"] == "json"
     assert full.arguments["--watermark_name"] == load
-    assert full.arguments["--extra-py-files"] == f"s3://{bucket}/lib/current/glue_incremental.zip"
+    assert full.arguments["--extra-py-files"] == f"{released}/glue_incremental.zip"
+    assert full.summary["release"] == demo.release  # the run names its release
     first = demo.watermarks(load)["default"]
     assert _iso(first["watermarks"]["cursor"]) == "2024-05-03T17:13:00+00:00"
     assert first["job_run_id"] == full.run_id

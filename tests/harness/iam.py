@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from glue_incremental_tools import deploy
+
 ROOT = Path(__file__).resolve().parents[2]
 EVALUATOR = ROOT / "tools" / "iam-eval"
 EVALUATOR_PACKAGE = "@cloud-copilot/iam-simulate"
@@ -933,6 +935,8 @@ def apply_recorded(
     The provider is started by this command (not reattached): its log is the record.
     """
     log = directory / "provider.log"
+    # The release this checkout builds, as CI's plan pins it: the deploy then verifies it.
+    env = {**env, "TF_VAR_release": deploy.release_id(ROOT)}
     run = {"cwd": directory, "capture_output": True, "text": True, "timeout": 600}
     init = subprocess.run([tf, "init", "-no-color"], env=env, **run)  # type: ignore[call-overload]
     assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from glue_incremental import aws
 from glue_incremental_tools import deploy
 
-SCRIPT_KEY = "scripts/current/probe.py"
-LIBRARY_KEY = "lib/current/glue_incremental.zip"
+SCRIPT_KEY = "releases/0123456789abcdef/probe.py"
+LIBRARY_KEY = "releases/0123456789abcdef/glue_incremental.zip"
 
 
 def deploy_probe(bucket: str, source: str) -> None:

@@ -729,9 +729,23 @@ def test_every_call_of_a_job_run_is_allowed_for_its_role(recorded, environment):
 
 def test_a_job_role_without_kms_encrypt_cannot_write_its_bookmarks(recorded):
     role = recorded.applied_role("dev", "glue-gi-dev-orders")
-    (name, document), *rest = role.policies
-    kept = [s for s in document["Statement"] if s.get("Sid") != "EncryptBookmarks"]
-    without = Principal(role.arn, ((name, {**document, "Statement": kept}), *rest))
+    # The role has more than one policy (its own, its releases' read): drop the statement
+    # from whichever holds it.
+    without = Principal(
+        role.arn,
+        tuple(
+            (
+                name,
+                {
+                    **document,
+                    "Statement": [
+                        s for s in document["Statement"] if s.get("Sid") != "EncryptBookmarks"
+                    ],
+                },
+            )
+            for name, document in role.policies
+        ),
+    )
     requests = [
         r for r in recorded.job_run_requests("dev", "orders") if r.note == "bookmark CSE-KMS"
     ]
@@ -771,3 +785,19 @@ def test_one_environments_deploy_role_cannot_change_the_others_network(recorded)
     ]
     verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), prod + deletes, recorded.account)
     assert deletes and {v.result for v in verdicts} == {"ImplicitlyDenied"}, _refused(verdicts)
+
+
+def test_one_environments_deploy_role_cannot_change_the_others_resources(recorded):
+    """One account, two environments: every write of prod's apply and deploy on a resource
+    named for prod (table, bucket, releases, jobs, roles, keys, topic, queues, ...) is refused
+    to dev's deploy role."""
+    writes = [
+        r
+        for r in recorded.requests("prod") + recorded.deploy_requests("prod")
+        if "prod" in r.resource
+        and not r.action.split(":", 1)[1].startswith(("Get", "Describe", "List", "Head"))
+    ]
+    assert {r.action for r in writes} >= {"dynamodb:CreateTable", "s3:PutObject"}
+    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), writes, recorded.account)
+    allowed = [v.request.describe() for v in verdicts if v.result == "Allowed"]
+    assert not allowed, f"{len(allowed)} of prod's writes allowed to dev:\n" + "\n".join(allowed)

@@ -19,12 +19,17 @@ BUCKET = "gi-test-scripts"
 LOAD, JOIN = "t-incremental-load", "t-incremental-join"
 
 
+# The release this checkout builds: what the apply pins and the deploy publishes.
+RELEASE = deploy.release_id()
+RELEASED = f"s3://{BUCKET}/releases/{RELEASE}"
+
+
 @pytest.fixture
 def env(aws):
-    """A scripts bucket and two jobs pointing at the deploy's alias keys, as Terraform makes them."""
+    """A scripts bucket and two jobs pinned to this checkout's release, as Terraform makes them."""
     aws_s3().create_bucket(Bucket=BUCKET)
     for job, script in ((LOAD, "incremental_load"), (JOIN, "incremental_join")):
-        create_job(job, f"s3://{BUCKET}/scripts/current/{script}.py")
+        create_job(job, f"{RELEASED}/{script}.py")
     return aws
 
 
@@ -32,9 +37,7 @@ def aws_s3():
     return aws.client("s3")
 
 
-def create_job(
-    name: str, script: str, library: str = f"s3://{BUCKET}/lib/current/glue_incremental.zip"
-):
+def create_job(name: str, script: str, library: str = f"{RELEASED}/glue_incremental.zip"):
     aws.client("glue").create_job(
         Name=name,
         Role="arn:aws:iam::123456789012:role/glue",
@@ -71,31 +74,35 @@ def body(key: str) -> bytes:
     return aws_s3().get_object(Bucket=BUCKET, Key=key)["Body"].read()
 
 
-def test_uploads_content_addressed_objects_points_the_aliases_and_verifies(env, capsys):
+def test_publishes_one_release_with_its_manifest_and_verifies_the_jobs_run_it(env, capsys):
     assert run_deploy() == 0
 
     out = capsys.readouterr().out
-    manifest = json.loads(body("manifests/current.json"))
-    assert body(f"manifests/{manifest['version']}.json") == body("manifests/current.json")
+    manifest = json.loads(body(f"releases/{RELEASE}/manifest.json"))
+    assert manifest["release"] == manifest["version"] == RELEASE
     names = {entry["file"] for entry in manifest["files"]}
     assert names == {"glue_incremental.zip", *SCRIPTS}
     for entry in manifest["files"]:
         data = body(entry["key"])
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]
-        assert (
-            entry["key"] == f"{entry['key'].split('/')[0]}/{entry['sha256'][:16]}/{entry['file']}"
-        )
-        assert entry["version"] == entry["sha256"][:16]
-        assert body(entry["alias_key"]) == data
-        head = aws_s3().head_object(Bucket=BUCKET, Key=entry["key"])
-        assert head["Metadata"]["sha256"] == entry["sha256"]
-    script = next(e for e in manifest["files"] if e["file"] == "incremental_load.py")
+        assert entry["key"] == f"releases/{RELEASE}/{entry['file']}"
+    listed = aws_s3().list_objects_v2(Bucket=BUCKET)["Contents"]
+    assert all(o["Key"].startswith(f"releases/{RELEASE}/") for o in listed)  # no aliases
     assert (
-        body(script["key"])
+        body(f"releases/{RELEASE}/incremental_load.py")
         == Path(deploy.project_root(), "glue_scripts/incremental_load.py").read_bytes()
     )
-    assert f"verify {LOAD}: ok" in out and f"verify {JOIN}: ok" in out
-    assert f'"version": "{manifest["version"]}"' in out  # the manifest is printed
+    assert f"verify {LOAD}: ok (release {RELEASE})" in out and f"verify {JOIN}: ok" in out
+    assert f"\nrelease {RELEASE}\n" in out  # the line CI's summary shows
+
+
+def test_print_release_names_the_release_deploy_publishes_without_aws(capsys, monkeypatch):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+    assert main(["deploy", "--print-release"]) == 0
+
+    assert capsys.readouterr().out == f"{RELEASE}\n"
 
 
 def test_the_library_zip_is_deterministic_and_importable(tmp_path):
@@ -112,55 +119,44 @@ def test_the_library_zip_is_deterministic_and_importable(tmp_path):
     assert {stat.S_IMODE(info.external_attr >> 16) for info in archive.infolist()} == {0o644}
 
 
-def test_unchanged_objects_are_not_uploaded_again(env, writes):
+def test_a_redeploy_of_the_same_checkout_writes_nothing(env, writes):
     assert run_deploy() == 0
     first = list(writes)
     writes.clear()
 
     assert run_deploy() == 0
 
-    # the scripts and the library + 2 manifests, and the release: the same files and its manifest
-    files = len(SCRIPTS) + 1
-    assert [kind for kind, _ in first].count("PutObject") == files + 2 + files + 1
-    assert [kind for kind, _ in first].count("CopyObject") == files  # one alias each
-    assert all(key.startswith("manifests/") for _, key in writes), writes
-    assert [kind for kind, _ in writes] == ["PutObject", "PutObject"]
+    # every file once, then the release's manifest; nothing copied, no alias
+    assert [kind for kind, _ in first] == ["PutObject"] * (len(SCRIPTS) + 1 + 1)
+    assert writes == []
 
 
-def test_the_manifests_are_written_last(env, writes):
+def test_the_release_manifest_is_written_last(env, writes):
     assert run_deploy() == 0
 
     keys = [key for _, key in writes]
-    version = json.loads(body("manifests/current.json"))["version"]
-    assert keys[-2:] == [f"manifests/{version}.json", "manifests/current.json"]
-    assert not any(key.startswith("manifests/") for key in keys[:-2])
-    aliases = [i for i, key in enumerate(keys) if "/current/" in key]
-    contents = [
-        i
-        for i, key in enumerate(keys)
-        if "/current/" not in key and not key.startswith("manifests/")
-    ]
-    assert max(contents) < min(aliases)  # nothing goes live before every version is uploaded
+    assert keys[-1] == f"releases/{RELEASE}/manifest.json"
+    assert not any(key.endswith("manifest.json") for key in keys[:-1])
 
 
 def test_a_job_running_something_else_fails_verification_naming_it(env, capsys):
     assert run_deploy() == 0
     capsys.readouterr()
-    # Someone hand-edits the live script: the alias no longer holds what the manifest says.
+    # A writer bypassing the bucket policy replaces a release object (moto enforces none).
     aws_s3().put_object(
-        Bucket=BUCKET, Key="scripts/current/incremental_load.py", Body=b"print('hot fix')\n"
+        Bucket=BUCKET, Key=f"releases/{RELEASE}/incremental_load.py", Body=b"print('hot fix')\n"
     )
 
     assert run_deploy("--verify-only") == 2
 
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: verification failed: job t-incremental-load:")
-    assert "s3://gi-test-scripts/scripts/current/incremental_load.py has sha256" in err
+    assert f"{RELEASED}/incremental_load.py has sha256" in err
     assert JOIN not in err
     assert len(err.splitlines()) == 1
 
 
-def test_verification_names_jobs_pointing_elsewhere_or_missing(env, capsys):
+def test_verification_names_jobs_outside_a_release_or_missing(env, capsys):
     create_job(
         "t-other", f"s3://{BUCKET}/scripts/current/not_deployed.py", library="s3://x/lib/other.zip"
     )
@@ -169,8 +165,8 @@ def test_verification_names_jobs_pointing_elsewhere_or_missing(env, capsys):
 
     err = capsys.readouterr().err
     assert (
-        "job t-other: ScriptLocation s3://gi-test-scripts/scripts/current/not_deployed.py is not a deployed file"
-        in err
+        "job t-other: ScriptLocation s3://gi-test-scripts/scripts/current/not_deployed.py "
+        "is not in a release" in err
     )
     assert "--extra-py-files does not include glue_incremental.zip" in err
     assert "job t-gone: the job does not exist" in err
@@ -222,7 +218,7 @@ def test_dry_run_writes_nothing(env, writes, capsys):
 
     assert writes == []
     out = capsys.readouterr().out
-    assert "would upload" in out and "would alias" in out and "dry run: nothing was written" in out
+    assert "would upload" in out and "dry run: nothing was written" in out
 
 
 def test_bucket_and_jobs_come_from_terraform_outputs(env, tmp_path, monkeypatch, capsys):

@@ -52,24 +52,25 @@ def test_the_installed_tools_run_from_site_packages(installed):
 
 def test_an_installed_deploy_uploads_the_checkout_it_runs_in(aws, installed):
     aws_clients.client("s3").create_bucket(Bucket=BUCKET)
+    root = deploy.project_root()
+    released = f"s3://{BUCKET}/releases/{deploy.release_id(root)}"
     aws_clients.client("glue").create_job(
         Name=JOB,
         Role="arn:aws:iam::123456789012:role/glue",
         Command={
             "Name": "glueetl",
-            "ScriptLocation": f"s3://{BUCKET}/scripts/current/incremental_load.py",
+            "ScriptLocation": f"{released}/incremental_load.py",
             "PythonVersion": "3",
         },
-        DefaultArguments={"--extra-py-files": f"s3://{BUCKET}/lib/current/glue_incremental.zip"},
+        DefaultArguments={"--extra-py-files": f"{released}/glue_incremental.zip"},
     )
-    root = deploy.project_root()
 
     done = run_installed(installed, "deploy", "--bucket", BUCKET, "--jobs", JOB, cwd=root)
 
     assert done.returncode == 0, done.stderr
     assert f"verify {JOB}: ok" in done.stdout
     script = aws_clients.client("s3").get_object(
-        Bucket=BUCKET, Key="scripts/current/incremental_load.py"
+        Bucket=BUCKET, Key=f"{released.removeprefix(f's3://{BUCKET}/')}/incremental_load.py"
     )
     assert script["Body"].read() == (root / "glue_scripts" / "incremental_load.py").read_bytes()
 

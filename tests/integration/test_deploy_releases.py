@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,8 @@ from glue_incremental_tools.cli import main
 
 BUCKET = "gi-release-scripts"
 LOAD = "t-release-load"
+# The release this checkout builds, which the job is pinned to as Terraform pins it.
+RELEASE = deploy.release_id()
 
 
 @pytest.fixture
@@ -23,11 +24,12 @@ def env(aws):
         Role="arn:aws:iam::123456789012:role/glue",
         Command={
             "Name": "glueetl",
-            "ScriptLocation": f"s3://{BUCKET}/scripts/current/incremental_load.py",
+            "ScriptLocation": f"s3://{BUCKET}/releases/{RELEASE}/incremental_load.py",
             "PythonVersion": "3",
         },
         DefaultArguments={
-            "--extra-py-files": f"s3://{BUCKET}/lib/current/glue_incremental.zip",
+            "--extra-py-files": f"s3://{BUCKET}/releases/{RELEASE}/glue_incremental.zip",
+            "--release": RELEASE,
             "--source": "s3://lake/raw/orders/",
         },
         WorkerType="G.1X",
@@ -80,7 +82,7 @@ def deployed(root: Path | None = None) -> str:
 
 
 def another_checkout(tmp_path: Path) -> Path:
-    """The checkout with one script changed: a different release."""
+    """The checkout with one script changed and a team package: a different release."""
     root = tmp_path / "next"
     (root / "lib").mkdir(parents=True)
     (root / "lib" / "glue_incremental").symlink_to(deploy.project_root() / "lib/glue_incremental")
@@ -89,16 +91,15 @@ def another_checkout(tmp_path: Path) -> Path:
         (root / "glue_scripts" / script.name).write_bytes(script.read_bytes())
     with (root / "glue_scripts" / "incremental_load.py").open("a") as script:
         script.write("# next release\n")
+    (root / "packages" / "teams_x").mkdir(parents=True)
+    (root / "packages" / "teams_x" / "__init__.py").write_text("")
     return root
 
 
 def test_a_deploy_uploads_scripts_and_library_together_as_one_release(env, capsys):
     assert main(["deploy", "--bucket", BUCKET, "--jobs", LOAD]) == 0
 
-    manifest = json.loads(
-        s3().get_object(Bucket=BUCKET, Key="manifests/current.json")["Body"].read()
-    )
-    release = manifest["release"]
+    release = RELEASE
     listed = s3().list_objects_v2(Bucket=BUCKET, Prefix=f"releases/{release}/")["Contents"]
     scripts = [path.name for path in (deploy.project_root() / "glue_scripts").glob("*.py")]
     assert sorted(item["Key"].rsplit("/", 1)[-1] for item in listed) == sorted(
@@ -134,8 +135,18 @@ def test_a_release_holding_other_bytes_is_refused_not_overwritten(env, capsys):
     assert body == b"print('not the release')\n"
 
 
-def test_switch_points_script_library_and_release_argument_at_one_release(env, capsys):
-    release = deployed()
+def test_switch_points_script_library_package_and_release_argument_at_one_release(
+    env, tmp_path, capsys
+):
+    deployed()
+    release = deployed(another_checkout(tmp_path))
+    before = job()
+    update = {name: before[name] for name in releases.JOB_UPDATE_FIELDS if name in before}
+    update.pop("MaxCapacity", None)
+    update["DefaultArguments"]["--extra-py-files"] += (
+        f",s3://{BUCKET}/releases/{RELEASE}/teams_x.zip,s3://own/y.zip"
+    )
+    aws_glue().update_job(JobName=LOAD, JobUpdate=update)
 
     assert main(["deploy", "switch", "--bucket", BUCKET, "--job", LOAD, "--release", release]) == 0
 
@@ -144,14 +155,21 @@ def test_switch_points_script_library_and_release_argument_at_one_release(env, c
         f"s3://{BUCKET}/releases/{release}/incremental_load.py"
     )
     arguments = definition["DefaultArguments"]
-    assert arguments["--extra-py-files"] == f"s3://{BUCKET}/releases/{release}/glue_incremental.zip"
+    # The team package moves with the release that ships it; a package elsewhere stays.
+    assert arguments["--extra-py-files"] == ",".join(
+        [
+            f"s3://{BUCKET}/releases/{release}/glue_incremental.zip",
+            f"s3://{BUCKET}/releases/{release}/teams_x.zip",
+            "s3://own/y.zip",
+        ]
+    )
     assert arguments["--release"] == release
     # UpdateJob replaces the definition: everything else is sent back unchanged.
     assert arguments["--source"] == "s3://lake/raw/orders/"
     assert (definition["WorkerType"], definition["NumberOfWorkers"]) == ("G.1X", 3)
     assert (definition["Timeout"], definition["GlueVersion"]) == (45, "4.0")
     out = capsys.readouterr().out
-    assert f"switched job {LOAD}: release - -> {release}" in out
+    assert f"switched job {LOAD}: release {RELEASE} -> {release}" in out
     assert f'release = "{release}"  # job {LOAD}' in out
 
 
@@ -168,7 +186,7 @@ def test_rolling_back_is_switching_to_the_previous_release(env, tmp_path):
     assert (back.previous, back.release) == (second, first)
     assert job()["Command"]["ScriptLocation"].endswith(f"/{first}/incremental_load.py")
     assert job()["DefaultArguments"]["--release"] == first
-    checks = deploy.verify([LOAD], {"files": []})
+    checks = deploy.verify([LOAD])
     assert [(c.ok, c.release) for c in checks] == [(True, first)]
 
 
@@ -201,7 +219,7 @@ def test_a_job_mixing_two_releases_fails_verification(env, tmp_path):
         },
     )
 
-    (check,) = deploy.verify([LOAD], {"files": []})
+    (check,) = deploy.verify([LOAD])
 
     assert not check.ok
     assert check.problems == (

@@ -90,9 +90,12 @@ def pipeline(aws, monkeypatch):
     aws_glue.create_job(
         Name=JOB,
         Role="arn:aws:iam::123456789012:role/glue",
-        Command={"Name": "glueetl", "ScriptLocation": f"s3://{SCRIPTS}/scripts/current/probe.py"},
+        Command={
+            "Name": "glueetl",
+            "ScriptLocation": f"s3://{SCRIPTS}/releases/0123456789abcdef/probe.py",
+        },
         DefaultArguments={
-            "--extra-py-files": f"s3://{SCRIPTS}/lib/current/glue_incremental.zip",
+            "--extra-py-files": f"s3://{SCRIPTS}/releases/0123456789abcdef/glue_incremental.zip",
             "--mode": "ok",
             "--custom-logGroup-prefix": f"/aws-glue/jobs/{JOB}",
         },

@@ -44,9 +44,12 @@ def job(aws):
     aws_client("glue").create_job(
         Name=JOB,
         Role="arn:aws:iam::123456789012:role/glue",
-        Command={"Name": "glueetl", "ScriptLocation": f"s3://{BUCKET}/scripts/current/probe.py"},
+        Command={
+            "Name": "glueetl",
+            "ScriptLocation": f"s3://{BUCKET}/releases/0123456789abcdef/probe.py",
+        },
         DefaultArguments={
-            "--extra-py-files": f"s3://{BUCKET}/lib/current/glue_incremental.zip",
+            "--extra-py-files": f"s3://{BUCKET}/releases/0123456789abcdef/glue_incremental.zip",
             "--a": "default-a",
             "--b": "default-b",
             "--mode": "ok",
@@ -173,7 +176,9 @@ def test_an_unknown_job_names_the_known_ones(job, capsys):
 
 
 def test_a_missing_artifact_says_deploy_first(job, capsys):
-    aws_client("s3").delete_object(Bucket=BUCKET, Key="lib/current/glue_incremental.zip")
+    aws_client("s3").delete_object(
+        Bucket=BUCKET, Key="releases/0123456789abcdef/glue_incremental.zip"
+    )
 
     assert main(["run", JOB]) == 2
     assert "glue_incremental.zip does not exist: deploy first" in capsys.readouterr().err

@@ -83,10 +83,10 @@ def environment(aws, monkeypatch):
             Role="arn:aws:iam::123456789012:role/glue",
             Command={
                 "Name": "glueetl",
-                "ScriptLocation": f"s3://{BUCKET}/scripts/current/probe.py",
+                "ScriptLocation": f"s3://{BUCKET}/releases/0123456789abcdef/probe.py",
             },
             DefaultArguments={
-                "--extra-py-files": f"s3://{BUCKET}/lib/current/glue_incremental.zip",
+                "--extra-py-files": f"s3://{BUCKET}/releases/0123456789abcdef/glue_incremental.zip",
                 "--mode": "ok",
             },
             NonOverridableArguments={"--watermarks_table": TABLE, "--watermark_name": job},

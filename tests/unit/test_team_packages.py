@@ -29,15 +29,19 @@ def checkout(tmp_path: Path, masks: str = MASKS) -> Path:
     return root
 
 
-def test_a_team_package_is_zipped_next_to_the_library_under_packages(tmp_path, monkeypatch):
+def test_a_team_package_is_zipped_into_the_release_beside_the_library(tmp_path, monkeypatch):
     root = checkout(tmp_path)
 
     artifacts = {a.name: a for a in deploy.build_artifacts(root)}
 
     package = artifacts["teams_orders.zip"]
     assert package.kind == "package" and "notes.zip" not in artifacts
-    assert package.key == f"packages/{package.version}/teams_orders.zip"
-    assert package.alias_key == "packages/current/teams_orders.zip"
+    manifest = deploy.build_manifest(list(artifacts.values()), "b")
+    release = deploy.deployment_version(list(artifacts.values()))
+    assert {f["key"] for f in manifest["files"]} >= {
+        f"releases/{release}/teams_orders.zip",
+        f"releases/{release}/glue_incremental.zip",
+    }
     assert package.data == team_packages.build_package_zip(root / "packages" / "teams_orders")
     zipped = tmp_path / "teams_orders.zip"
     zipped.write_bytes(package.data)

@@ -5,7 +5,6 @@ module "pipeline" {
   watermarks_table_name       = var.watermarks_table_name
   deletion_protection_enabled = var.deletion_protection_enabled
   scripts_bucket_name         = var.scripts_bucket_name
-  artifact_version            = var.artifact_version
   pipelines                   = var.pipelines
   networks                    = var.networks
   alarms                      = var.alarms

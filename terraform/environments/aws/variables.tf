@@ -39,12 +39,6 @@ variable "scripts_bucket_name" {
   type        = string
 }
 
-variable "artifact_version" {
-  description = "Version folder of the deployed scripts and library (`current` follows the latest deploy)."
-  type        = string
-  default     = "current"
-}
-
 variable "pipelines" {
   description = "The environment's pipelines, keyed by name; see modules/incremental_pipeline's `pipelines` for the fields and their validations."
   # Exactly the module variable's type (fields and optional() defaults), so the
@@ -180,9 +174,9 @@ variable "permissions_boundary_arn" {
 }
 
 variable "release" {
-  description = "The release every job runs (the id `deploy` printed; a pipeline's `release` overrides it); null: the `artifact_version` folders. See docs/releases.md."
+  description = "The release every job runs (a pipeline's `release` overrides it): CI passes `-var release=$(python -m glue_incremental deploy --print-release)` at plan, so the reviewed plan is the pin, and `deploy` publishes that release after the apply. Required: there are no mutable aliases. See docs/releases.md."
   type        = string
-  default     = null
+  nullable    = false
 }
 
 variable "deploy_role_name" {

@@ -123,6 +123,7 @@ module "pipeline" {
   scripts_bucket_name               = var.scripts_bucket_name
   scripts_bucket_force_destroy      = true
   data_kms_key_arns                 = [aws_kms_key.lake.arn]
+  release                           = var.release
 
   pipelines = merge(local.pipelines, local.jdbc_pipelines)
 

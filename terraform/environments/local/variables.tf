@@ -127,3 +127,9 @@ variable "jdbc_source" {
   })
   default = null
 }
+
+variable "release" {
+  description = "The release every job runs: `make up`, `make apply` and `make demo` pass the id this checkout builds (`python -m glue_incremental deploy --print-release`) and then publish it. There are no mutable aliases (docs/releases.md)."
+  type        = string
+  nullable    = false
+}

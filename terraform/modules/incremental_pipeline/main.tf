@@ -59,9 +59,9 @@ locals {
     "--release",
   ]
 
-  # A team's package: a file name deploy uploads under packages/<artifact_version>/, or an s3:// URI as given.
+  # A team's package: a file name deploy ships in every release (releases/<id>/), or an s3:// URI as given.
   package_uris = {
-    for k, p in var.pipelines : k => startswith(p.transform.package, "s3://") ? p.transform.package : "s3://${local.bucket}/packages/${var.artifact_version}/${p.transform.package}"
+    for k, p in var.pipelines : k => startswith(p.transform.package, "s3://") ? p.transform.package : "s3://${local.bucket}/releases/${local.pipeline_releases[k]}/${p.transform.package}"
     if p.transform != null
   }
 

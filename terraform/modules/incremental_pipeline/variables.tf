@@ -61,26 +61,15 @@ variable "data_kms_key_arns" {
   default     = []
 }
 
-variable "artifact_version" {
-  description = "Version folder CI deployed to: scripts at s3://<bucket>/scripts/<version>/<script>.py, library at s3://<bucket>/lib/<version>/glue_incremental.zip."
-  type        = string
-  default     = "current"
-
-  validation {
-    condition     = can(regex("^[A-Za-z0-9._+-]{1,128}$", var.artifact_version))
-    error_message = "artifact_version must be 1-128 characters of [A-Za-z0-9._+-]; got \"${var.artifact_version}\"."
-  }
-}
-
 variable "release" {
-  description = "The release every pipeline runs unless it sets its own `release`: the id `deploy` printed (its scripts and library under s3://<bucket>/releases/<id>/). Null: the jobs run the `artifact_version` folders."
+  description = "The release every pipeline runs unless it sets its own `release`: the id `deploy --print-release` prints (its scripts, library and team packages under s3://<bucket>/releases/<id>/). Required: there are no mutable aliases (docs/releases.md)."
   type        = string
-  default     = null
+  nullable    = false
 
   # deploy.deployment_version: 16 hex digits of a sha256 over every file.
   validation {
-    condition     = var.release == null || can(regex("^[0-9a-f]{16}$", var.release))
-    error_message = "release must be a release id `deploy` printed (16 lowercase hex digits); got \"${coalesce(var.release, "null")}\"."
+    condition     = can(regex("^[0-9a-f]{16}$", var.release))
+    error_message = "release must be a release id `deploy --print-release` printed (16 lowercase hex digits); got \"${var.release}\"."
   }
 }
 
@@ -116,7 +105,7 @@ variable "pipelines" {
     which a still-running run pages (`<job>-run-slow`), default 3/4 of `size.timeout`.
     `transform` (load and join pipelines): `function` (`package.module:function`, a DataFrame -> DataFrame applied to the increment
     before it is merged, docs/transforms.md) and `package` (the team's .zip or .whl: a file name `deploy` uploads to
-    `s3://<scripts bucket>/packages/<artifact_version>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
+    `s3://<scripts bucket>/releases/<release>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
     `--extra-py-files`, and the role may read exactly that object.
     kind = "custom": a script of glue_scripts/ (`script`, its file name without `.py`) on the library's custom job API. `sources`,
     keyed by name, each `{ path = "s3://..." }` or `{ pipeline = "<a parquet load or custom pipeline>" }` (+ `format`), become

@@ -5,6 +5,11 @@ mock_provider "aws" {
   source = "../../testing/aws"
 }
 
+# CI passes the commit's release (-var release=...); any well-formed id plans the same.
+variables {
+  release = "0123456789abcdef"
+}
+
 run "only_prod_protects_the_watermarks_table_from_deletion" {
   command = plan
 

@@ -4,8 +4,8 @@ mock_provider "aws" {
 
 variables {
   name                  = "orders-load"
-  script_location       = "s3://gi-scripts/scripts/current/incremental_load.py"
-  library_location      = "s3://gi-scripts/lib/current/glue_incremental.zip"
+  script_location       = "s3://gi-scripts/releases/0123456789abcdef/incremental_load.py"
+  library_location      = "s3://gi-scripts/releases/0123456789abcdef/glue_incremental.zip"
   temp_dir              = "s3://gi-scripts/tmp/orders-load/"
   watermarks_table_name = "glue-watermarks"
   watermarks_table_arn  = "arn:aws:dynamodb:eu-west-1:123456789012:table/glue-watermarks"
@@ -77,7 +77,7 @@ run "module_defaults_survive_caller_arguments" {
   }
 
   assert {
-    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/lib/current/glue_incremental.zip" && aws_glue_job.this.default_arguments["--enable-metrics"] == "true"
+    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/releases/0123456789abcdef/glue_incremental.zip" && aws_glue_job.this.default_arguments["--enable-metrics"] == "true"
     error_message = "Defaults not overridden by the caller must keep their values."
   }
 
@@ -160,7 +160,7 @@ run "role_reaches_only_its_namespace_log_groups_and_prefixes" {
   }
 
   assert {
-    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadOwnScriptAndLibrary"]).Resource == ["arn:aws:s3:::gi-scripts/scripts/current/incremental_load.py", "arn:aws:s3:::gi-scripts/lib/current/glue_incremental.zip"]
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadOwnScriptAndLibrary"]).Resource == ["arn:aws:s3:::gi-scripts/releases/0123456789abcdef/incremental_load.py", "arn:aws:s3:::gi-scripts/releases/0123456789abcdef/glue_incremental.zip"]
     error_message = "The role may read exactly its script and the library zip."
   }
 
@@ -514,23 +514,23 @@ run "no_network_permissions_without_a_vpc_connection" {
 
 run "a_team_package_joins_extra_py_files_and_only_that_object_is_readable" {
   variables {
-    extra_py_files = ["s3://gi-scripts/packages/current/teams_orders.zip"]
+    extra_py_files = ["s3://gi-scripts/releases/0123456789abcdef/teams_orders.zip"]
   }
 
   assert {
-    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/lib/current/glue_incremental.zip,s3://gi-scripts/packages/current/teams_orders.zip"
+    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/releases/0123456789abcdef/glue_incremental.zip,s3://gi-scripts/releases/0123456789abcdef/teams_orders.zip"
     error_message = "The team's package must follow the library in --extra-py-files."
   }
 
   assert {
-    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "ReadExtraPythonPackages"]) == ["arn:aws:s3:::gi-scripts/packages/current/teams_orders.zip"]
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "ReadExtraPythonPackages"]) == ["arn:aws:s3:::gi-scripts/releases/0123456789abcdef/teams_orders.zip"]
     error_message = "The role must read exactly the declared package object."
   }
 }
 
 run "without_team_packages_extra_py_files_is_the_library_alone" {
   assert {
-    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/lib/current/glue_incremental.zip" && length([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadExtraPythonPackages"]) == 0
+    condition     = aws_glue_job.this.default_arguments["--extra-py-files"] == "s3://gi-scripts/releases/0123456789abcdef/glue_incremental.zip" && length([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "ReadExtraPythonPackages"]) == 0
     error_message = "No package: --extra-py-files is the library and no package grant exists."
   }
 }

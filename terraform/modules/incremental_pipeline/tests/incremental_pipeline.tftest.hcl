@@ -4,6 +4,7 @@ mock_provider "aws" {
 
 variables {
   name_prefix                 = "gi-test"
+  release                     = "00000000000000aa"
   deletion_protection_enabled = true
   scripts_bucket_name         = "gi-test-scripts"
   runbook_base_url            = "https://runbooks.example.com/glue-incremental/runbook.md"
@@ -628,8 +629,13 @@ run "a_transform_and_a_custom_script_get_their_arguments_and_exactly_their_grant
   }
 
   assert {
-    condition     = module.job["orders"].default_arguments["--transform"] == "teams_orders.masks:mask_pii" && module.job["orders"].run_arguments["--extra-py-files"] == "s3://gi-test-scripts/lib/current/glue_incremental.zip,s3://gi-test-scripts/packages/current/teams_orders.zip"
-    error_message = "A transform sets --transform and ships its package after the library in --extra-py-files."
+    condition     = module.job["orders"].default_arguments["--transform"] == "teams_orders.masks:mask_pii" && module.job["orders"].run_arguments["--extra-py-files"] == "s3://gi-test-scripts/releases/00000000000000aa/glue_incremental.zip,s3://gi-test-scripts/releases/00000000000000aa/teams_orders.zip"
+    error_message = "A transform sets --transform and ships its package, from the same release, after the library in --extra-py-files."
+  }
+
+  assert {
+    condition     = contains(jsondecode(aws_iam_role_policy.releases["orders"].policy).Statement[0].Resource, "arn:aws:s3:::gi-test-scripts/releases/*/teams_orders.zip")
+    error_message = "The job role reads its package in any release, so a switch needs no apply."
   }
 
   assert {
@@ -720,20 +726,6 @@ run "rejects_a_transform_argument_set_by_hand_without_its_package" {
   }
 
   expect_failures = [terraform_data.pipeline_graph]
-}
-
-run "without_a_release_the_jobs_keep_the_artifact_version_folders" {
-  command = plan
-
-  assert {
-    condition     = local.script_locations["orders"] == "s3://gi-test-scripts/scripts/current/incremental_load.py" && local.library_locations["orders"] == "s3://gi-test-scripts/lib/current/glue_incremental.zip"
-    error_message = "With no release the job runs scripts/<artifact_version>/ and lib/<artifact_version>/ as before."
-  }
-
-  assert {
-    condition     = !contains(keys(module.job["orders"].default_arguments), "--release") && length(aws_iam_role_policy.releases) == 0
-    error_message = "With no release there is no --release argument and no release read grant."
-  }
 }
 
 run "every_job_runs_script_and_library_of_one_release_and_names_it" {
