@@ -36,7 +36,7 @@ from glue_incremental_tools import stack
 from glue_incremental_tools.demo import Demo
 
 from tests.harness.provider_daemons import reattached
-from tests.harness.readme import CLI, README, make_targets, readme_commands
+from tests.harness.readme import CLI, README, make_targets, readme_commands, run_documented
 from tests.harness.runbook import local_command, runbook_sections, section_commands
 from tests.harness.terraform import copy_tree
 
@@ -129,20 +129,7 @@ def play(demo: Demo, commands: list[str], replace: dict[str, str]) -> dict[str, 
             command = make_recipe("apply")
         for old, new in replace.items():
             command = command.replace(old, new)
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=demo.root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        assert done.returncode == 0, (
-            f"docs command failed ({done.returncode}): {command}\n"
-            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        )
-        outputs[command] = done.stdout
+        outputs[command] = run_documented(command, cwd=demo.root, env=env, page="docs")
     return outputs
 
 

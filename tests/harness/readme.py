@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -61,18 +61,24 @@ def run_local_guide(
         if make_targets(command):
             continue
         command = command.replace("<RUN_ID>", run_id())
-        done = subprocess.run(
-            ["bash", "-c", command],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        assert done.returncode == 0, (
-            f"README command failed ({done.returncode}): {command}\n"
-            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        )
-        outputs[command] = done.stdout
+        outputs[command] = run_documented(command, cwd=root, env=env, page="README")
     return outputs
+
+
+def run_documented(command: str, *, cwd: Path, env: Mapping[str, str], page: str) -> str:
+    """Run one command a page shows, as bash would; its stdout, or the test fails showing
+    its output."""
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, (
+        f"{page} command failed ({done.returncode}): {command}\n"
+        f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    return done.stdout
