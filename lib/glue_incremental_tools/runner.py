@@ -509,8 +509,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from glue_incremental_tools import stack
     from glue_incremental_tools.errors import CommandError
 
-    if aws.endpoint_url() is None and stack.read_stack() is not None:
-        stack.use_local_stack()  # `make up` is running: jobs run against it
+    running = stack.read_stack()
+    if running is not None:
+        if aws.endpoint_url() is None:
+            stack.use_local_stack()  # `make up` is running: jobs run against it
+        else:
+            # A shell that ran `eval "$(... env --env local)"` has the endpoints only; the
+            # script also needs the stack's own settings (where the S3A jars are).
+            for name, value in running["environment"].items():
+                if name.startswith("GLUE_INCREMENTAL_"):
+                    os.environ.setdefault(name, value)
     try:
         run = run_job(
             args.job_name,

@@ -1,0 +1,66 @@
+"""`run` against the local stack finds the stack's settings however the shell was routed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import pytest
+from glue_incremental_tools import runner, stack
+
+RECORD = {
+    "environment": {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
+        "GLUE_INCREMENTAL_S3A_JAR_DIR": "/checkout/build/jars",
+    }
+}
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The environment each `run` started its job with."""
+    seen: list[dict[str, str]] = []
+
+    class Finished:
+        succeeded = True
+        warnings: list[str] = []
+
+    def run_job(*_args, **_kwargs):
+        seen.append(dict(os.environ))
+        return Finished()
+
+    monkeypatch.setattr(runner, "run_job", run_job)
+    monkeypatch.setattr(runner, "describe", lambda _run, _log: None)
+    monkeypatch.setattr(stack, "read_stack", lambda *_: RECORD)
+    monkeypatch.delenv("GLUE_INCREMENTAL_S3A_JAR_DIR", raising=False)
+    return seen
+
+
+def _run() -> int:
+    arguments = argparse.Namespace(
+        job_name="gi-local-orders", arguments=None, quiet=True, log_dir=None
+    )
+    return runner._cmd_run(arguments)
+
+
+def test_a_shell_routed_by_env_local_still_gets_the_stacks_jar_directory(started, monkeypatch):
+    # `eval "$(python -m glue_incremental env --env local)"` exports the endpoints only.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    assert _run() == 0
+    assert started[0]["GLUE_INCREMENTAL_S3A_JAR_DIR"] == "/checkout/build/jars"
+
+
+def test_a_jar_directory_the_shell_set_is_kept(started, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("GLUE_INCREMENTAL_S3A_JAR_DIR", "/elsewhere/jars")
+    assert _run() == 0
+    assert started[0]["GLUE_INCREMENTAL_S3A_JAR_DIR"] == "/elsewhere/jars"
+
+
+def test_an_unrouted_shell_is_routed_to_the_running_stack(started, monkeypatch):
+    routed: list[bool] = []
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setattr(runner.aws, "endpoint_url", lambda *_: None)
+    monkeypatch.setattr(stack, "use_local_stack", lambda *_: routed.append(True))
+    assert _run() == 0
+    assert routed == [True]
