@@ -47,7 +47,7 @@ docs: setup ## regenerate the Terraform READMEs' inputs/outputs tables from the 
 # Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
 test: setup ## lint, and every test: unit, integration, terraform, end to end (~45 min on 2 cores)
 	@mkdir -p build; $(MAKE) --no-print-directory lint-checks > build/lint.log 2>&1 & lint=$$!; \
-	$(PYTEST) tests --ignore=tests/benchmarks; tests=$$?; \
+	$(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-report.xml; tests=$$?; \
 	wait $$lint; linted=$$?; cat build/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "make test: lint failed (its output is above)" >&2; fi; \
 	exit $$(( tests | linted ))
