@@ -41,8 +41,8 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_reconcile_edge_cases.py::test_a_reconcile_at_exactly_the_fraction_removes_the_keys": "tests/unit/test_reconcile_decision.py::test_a_reconcile_removing_exactly_the_fraction_is_allowed",
     "tests/integration/test_reconcile_edge_cases.py::test_a_due_reconcile_that_crashed_before_its_commit_is_done_by_the_rerun": "tests/integration/test_reconcile_property.py::test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_equal_the_reference",
     "tests/integration/test_reconcile_edge_cases.py::test_a_reconcile_after_the_key_column_became_text_stops_with_one_line_writing_nothing": "tests/integration/test_schema_evolution.py::test_a_key_written_as_text_in_a_later_file_is_refused_with_one_line_writing_nothing",
-    "tests/integration/test_adversarial_index.py::test_a_key_moving_partition_twice_in_one_batch_and_again_in_the_next_stays_in_one_place": "tests/integration/test_adversarial_index.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
-    "tests/integration/test_bounded_batches_backfills.py::test_a_backfill_whose_later_batches_add_a_column_and_soft_delete_an_earlier_key": "tests/integration/test_attack_deletes_batches.py::test_a_late_older_version_in_a_later_batch_of_one_run_does_not_undo_a_delete",
+    "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_partition_twice_in_one_batch_and_again_in_the_next_stays_in_one_place": "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
+    "tests/integration/test_bounded_batches_backfills.py::test_a_backfill_whose_later_batches_add_a_column_and_soft_delete_an_earlier_key": "tests/integration/test_soft_deletes_in_batches.py::test_a_late_older_version_in_a_later_batch_of_one_run_does_not_undo_a_delete",
     "tests/integration/test_bounded_batches_backfills.py::test_a_backfill_whose_later_batch_widens_an_int_to_a_bigint": "tests/integration/test_schema_evolution.py::test_a_widened_column_rewrites_the_parquet_target_once_with_the_wider_type",
     "tests/integration/test_bounded_batches_backfills.py::test_a_rewind_to_a_run_that_stopped_mid_backlog_then_a_rerun_equals_a_full_refresh": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
     # An Iceberg side emptied by a DELETE is a changelog of deleted rows, as one deleted row is.
@@ -60,14 +60,14 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_kill_script.py::test_sigkill_at_every_step_and_across_the_run_then_a_rerun_equals_a_full_refresh": "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges",
     # Publish and recovery sweeps: the partitioned target on a local disk and on S3A stays;
     # S3's copy-then-delete rename and the unpartitioned target each keep their own reproduction.
-    f"{_PUBLISH_SWEEP}[copy_then_delete-partitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
-    f"{_PUBLISH_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
-    f"{_PUBLISH_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
-    f"{_PUBLISH_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
-    f"{_RECOVERY_SWEEP}[copy_then_delete-partitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
-    f"{_RECOVERY_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_reproduction_4_s3_renames_interrupted_between_copy_and_delete",
-    f"{_RECOVERY_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
-    f"{_RECOVERY_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_reproduction_3_an_unpartitioned_target_caught_mid_publish",
+    f"{_PUBLISH_SWEEP}[copy_then_delete-partitioned]": f"{_WRITER}::test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+    f"{_PUBLISH_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+    f"{_PUBLISH_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_an_unpartitioned_target_caught_mid_publish_is_recovered",
+    f"{_PUBLISH_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_an_unpartitioned_target_caught_mid_publish_is_recovered",
+    f"{_RECOVERY_SWEEP}[copy_then_delete-partitioned]": f"{_WRITER}::test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+    f"{_RECOVERY_SWEEP}[copy_then_delete-unpartitioned]": f"{_WRITER}::test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+    f"{_RECOVERY_SWEEP}[local-unpartitioned]": f"{_WRITER}::test_an_unpartitioned_target_caught_mid_publish_is_recovered",
+    f"{_RECOVERY_SWEEP}[s3a-unpartitioned]": f"{_WRITER}::test_an_unpartitioned_target_caught_mid_publish_is_recovered",
     # On S3A the sweeps repeat the local disk's, step for step: the partitioned target on a
     # local disk keeps the sweep at every step, the reproductions keep S3A (and its renames).
     f"{_PUBLISH_SWEEP}[s3a-partitioned]": f"{_PUBLISH_SWEEP}[local-partitioned]",
@@ -80,7 +80,7 @@ DEEP_ONLY: dict[str, str] = {
     # (the same steps, plus S3's renames).
     "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[local]": "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[copy_then_delete]",
     # The `_` partition on an emulated S3 rename: local disk and S3A itself stay.
-    "tests/integration/test_adversarial_load.py::test_an_underscore_partition_is_merged_into_on_every_file_system[copy_then_delete]": "tests/integration/test_adversarial_load.py::test_an_underscore_partition_is_merged_into_on_every_file_system[s3a]",
+    "tests/integration/test_incremental_load_edge_cases.py::test_an_underscore_partition_is_merged_into_on_every_file_system[copy_then_delete]": "tests/integration/test_incremental_load_edge_cases.py::test_an_underscore_partition_is_merged_into_on_every_file_system[s3a]",
     # The watermarks module applied alone: environments/local applies the same module, its
     # second plan is empty (test_terraform_local) and every job of the demo runs on the table.
     "tests/terraform/test_watermarks_table_module.py": "tests/terraform/test_terraform_local.py::test_second_plan_after_apply_has_no_changes",
@@ -117,7 +117,7 @@ DEEP_ONLY: dict[str, str] = {
     # A known gap, not a guarantee (a strict xfail, docs/custom-jobs.md): make test-deep
     # reports it; the writes it concerns keep their tests in make test.
     "tests/integration/test_custom_script_contract.py::test_a_second_target_whose_rows_fail_leaves_the_first_target_unpublished": "tests/integration/test_custom_script_contract.py::test_a_script_writing_a_target_twice_is_one_line_publishing_nothing",
-    "tests/integration/test_adversarial_index.py::test_the_least_and_greatest_stored_key_moving_partition_stay_in_one_place": "tests/integration/test_adversarial_index.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
+    "tests/integration/test_key_index_edge_cases.py::test_the_least_and_greatest_stored_key_moving_partition_stay_in_one_place": "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
     "tests/integration/test_incremental_join.py::test_a_side_appearing_after_two_runs_with_dry_runs_and_a_crash_at_published_between": "tests/integration/test_incremental_join.py::test_property_every_run_equals_a_full_recompute",
     "tests/integration/test_file_source_edge_cases.py::test_a_file_dated_in_the_future_neither_blocks_nor_hides_the_files_landing_before_its_time": "tests/unit/test_file_bookmarks.py::test_a_file_modified_after_the_run_start_waits_for_the_next_run",
     "tests/integration/test_incremental_join.py::test_a_side_adding_a_column_then_an_older_partition_recomputed_keeps_every_row": "tests/terraform/test_terraform_local.py::test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows",
@@ -143,7 +143,7 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_file_source_edge_cases.py::test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_file_once": _DRIVER_LOOKUPS,
     "tests/integration/test_file_source_edge_cases.py::test_a_file_deleted_between_the_listing_and_the_read_fails_the_run_then_the_rerun_loads": _DRIVER_LOOKUPS,
     "tests/integration/test_s3.py::test_an_s3_object_whose_key_holds_a_colon_is_read": "tests/integration/test_s3.py::test_a_load_on_s3_reads_only_new_objects_and_replaces_their_partitions",
-    "tests/integration/test_bounded_batches_backfills.py::test_batches_emptied_by_the_transform_or_holding_only_null_watermarks_keys_or_odd_partitions": "tests/integration/test_adversarial_index.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
+    "tests/integration/test_bounded_batches_backfills.py::test_batches_emptied_by_the_transform_or_holding_only_null_watermarks_keys_or_odd_partitions": "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
     "tests/integration/test_bounded_batches_backfills.py::test_a_batched_file_runs_summary_counts_the_future_and_null_rows_of_every_batch": "tests/unit/test_batch_totals.py::test_a_file_sources_null_and_future_rows_are_the_sum_of_its_batches",
     "tests/integration/test_bounded_batches_backfills.py::test_a_column_rescued_in_every_batch_is_one_schema_change_of_the_run": "tests/unit/test_batch_totals.py::test_a_column_rescued_in_every_batch_is_one_schema_change",
     "tests/integration/test_bounded_batches_backfills.py::test_a_dry_run_between_runs_of_a_spread_backfill_lists_what_is_left_and_changes_nothing": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",

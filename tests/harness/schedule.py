@@ -27,8 +27,8 @@ LONGEST_FIRST: tuple[str, ...] = (
     "tests/terraform/test_aws_limits.py",  # two environment plans
     "tests/integration/test_kill_script.py",  # the real script SIGKILLed
     "tests/integration/test_incremental_load_files.py",
-    "tests/integration/test_adversarial_discovery.py",
-    "tests/integration/test_adversarial_index.py",
+    "tests/integration/test_s3_discovery_edge_cases.py",
+    "tests/integration/test_key_index_edge_cases.py",
     "tests/integration/test_iceberg_load.py",
     "tests/terraform/test_watermarks_table_module.py",
 )

@@ -90,7 +90,7 @@ def test_ties_follow_the_parquet_writers_rule_the_later_file_within_and_across_r
     spark, tmp_path, store
 ):
     """Equal watermarks: in one run the later-modified file wins; across runs too, against the
-    stored row's kept delivery (``tests/integration/test_adversarial_ties.py``: an older one)."""
+    stored row's kept delivery (``tests/integration/test_ties_on_both_targets.py``: an older one)."""
     config = config_for(tmp_path, unique_table("ties"))
     source, keys = tmp_path / "source", range(10)
     tie = [{"id": k, "part": "a", "updated": 5} for k in keys]

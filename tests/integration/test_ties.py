@@ -56,9 +56,7 @@ def test_within_one_run_the_later_file_then_the_greater_file_name_wins(spark, tm
 
 
 @pytest.mark.postgres
-def test_reproduction_5_same_day_updates_of_a_date_watermark_are_kept(
-    spark, postgres, tmp_path, store
-):
+def test_same_day_updates_of_a_date_watermark_are_kept(spark, postgres, tmp_path, store):
     table = f"ties_{uuid.uuid4().hex[:8]}"
     postgres.execute(
         f"create table {table} (id bigint primary key, part text, updated_on date, value text)"

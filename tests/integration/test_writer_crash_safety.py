@@ -226,7 +226,7 @@ def _target_rows(target: Target):
     return as_tuples(target.rows(["id", "p", "ts", "v"]), ["id", "p", "ts", "v"])
 
 
-def test_reproduction_1_recovery_runs_before_the_target_is_read(spark, targets):
+def test_recovery_runs_before_the_target_is_read(spark, targets):
     target = targets("t")
     rows = [(i, "a" if i < 50 else "b", 1, f"x{i}") for i in range(100)]
     _upsert(spark, _frame(spark, rows, 2), target, "r1")
@@ -238,7 +238,7 @@ def test_reproduction_1_recovery_runs_before_the_target_is_read(spark, targets):
     assert _target_rows(target) == expected
 
 
-def test_reproduction_2_a_key_that_moved_partition_is_there_once(spark, targets):
+def test_a_key_that_moved_partition_is_there_once(spark, targets):
     target = targets("t")
     _upsert(spark, _frame(spark, [(1, "a", 1, "old"), (2, "b", 1, "x")]), target, "r1")
     moved = [(1, "b", 2, "new")]
@@ -248,7 +248,7 @@ def test_reproduction_2_a_key_that_moved_partition_is_there_once(spark, targets)
     assert _target_rows(target) == [(1, "b", 2, "new"), (2, "b", 1, "x")]
 
 
-def test_reproduction_3_an_unpartitioned_target_caught_mid_publish(spark, targets):
+def test_an_unpartitioned_target_caught_mid_publish_is_recovered(spark, targets):
     target = targets("t")
     rows = [(i, "a", 1, f"x{i}") for i in range(100)]
     writer.replace_partitions(
@@ -262,9 +262,7 @@ def test_reproduction_3_an_unpartitioned_target_caught_mid_publish(spark, target
     assert len(_target_rows(target)) == 110
 
 
-def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
-    spark, tmp_path, monkeypatch
-):
+def test_s3_renames_interrupted_between_copy_and_delete_are_recovered(spark, tmp_path, monkeypatch):
     from glue_incremental.io.spark_listing import session_conf
 
     from tests.harness.faults import use_filesystem
@@ -293,9 +291,7 @@ def test_reproduction_4_s3_renames_interrupted_between_copy_and_delete(
         assert _target_rows(target) == expected, f"after a crash at copy {k}"
 
 
-def test_reproduction_6_a_run_id_that_leaves_the_staging_prefix_is_refused_before_reading(
-    spark, tmp_path, aws
-):
+def test_a_run_id_that_leaves_the_staging_prefix_is_refused_before_reading(spark, tmp_path, aws):
     create_table()
     lake = tmp_path / "lake"
     sibling = lake / "other_dataset" / "data.json"

@@ -1,4 +1,4 @@
-"""Attacks through the operator CLI on a load's state (helper G): a value set by hand that
+"""Hand edits through the operator CLI of a load's state: a value set by hand that
 the next run cannot use is refused in one line (by the CLI or the run), nothing written."""
 
 from __future__ import annotations

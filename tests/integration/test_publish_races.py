@@ -1,4 +1,4 @@
-"""Adversarial checks of the publish protocol: runs that race, stale runs, odd paths.
+"""Checks of the publish protocol: runs that race, stale runs, odd paths.
 
 Each test drives the real writer on real Spark against a local target and
 compares the target with what must be there, read with pyarrow or plain Spark

@@ -1,4 +1,4 @@
-"""Attacks on S3 discovery (LocalStack S3 and SQS, boto3 listing; planning needs no Spark).
+"""S3 discovery (LocalStack S3 and SQS, boto3 listing; planning needs no Spark).
 
 Each test is a way an adversarial layout or timing could make a run lose a file
 or read one twice: events for files at the root of a flat source, files

@@ -1,4 +1,4 @@
-"""Adversarial runs of the real load job (issue 24): each compared with a full refresh
+"""Edge-case runs of the real load job: each compared with a full refresh
 computed in plain Python (``tests/harness/reference.py``), on a local disk unless named."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Attacks on a change of options between runs (helper G): each run sequence ends with
+"""A change of options between runs: each run sequence ends with
 the target equal to a full refresh, or the changed run refused in one line, nothing written."""
 
 from __future__ import annotations

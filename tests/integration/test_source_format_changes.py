@@ -1,4 +1,4 @@
-"""Attacks on option changes the layout check does not record (helper G): a changed source
+"""Option changes the layout check does not record: a changed source
 format or declared schema between incremental runs is refused in one line, nothing written."""
 
 from __future__ import annotations

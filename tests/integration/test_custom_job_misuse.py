@@ -1,4 +1,4 @@
-"""Attacks: the custom job API (``glue_incremental.custom``) with scripts that misbehave after
+"""The custom job API (``glue_incremental.custom``) with scripts that misbehave after
 writing, write an empty frame, or read a dataset twice."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_an_exception_after_a_write_leaves_the_output_as_it_was(spark, store, tm
     first, *trace = capsys.readouterr().err.splitlines()
     assert first == (
         "error: ValueError: quality check failed: revenue below zero (in raises_after_writing "
-        f"at test_attack_custom_jobs.py:{raises_after_writing.__code__.co_firstlineno + 3})"
+        f"at test_custom_job_misuse.py:{raises_after_writing.__code__.co_firstlineno + 3})"
     )
     assert trace[0] == "Traceback (most recent call last):"  # what docs/custom-jobs.md says
     assert store.get_watermark(world.job, "orders") is None

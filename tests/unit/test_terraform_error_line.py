@@ -1,4 +1,4 @@
-"""Attack on the CLI's one-line Terraform errors (helper G): when Terraform warns about its
+"""The CLI's one-line Terraform errors: when Terraform warns about its
 CLI configuration before the error (a ``TF_CLI_CONFIG_FILE`` naming a missing file), the one
 line shown must be the error, not the warning's heading."""
 
@@ -21,5 +21,5 @@ Reason: Initial configuration of the requested backend "local"
 """
 
 
-def test_attack_a_cli_configuration_warning_before_the_error_does_not_hide_it():
+def test_a_cli_configuration_warning_before_the_error_does_not_hide_it():
     assert _first_error_line(STDERR).startswith("Backend initialization required")

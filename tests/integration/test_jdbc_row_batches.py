@@ -1,4 +1,4 @@
-"""Attacks: JDBC row batches (``--max_batch_rows``): a run's whole backlog, and a watermark
+"""JDBC row batches (``--max_batch_rows``): a run's whole backlog, and a watermark
 type other than a timestamp or an integer."""
 
 from __future__ import annotations

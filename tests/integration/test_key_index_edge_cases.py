@@ -1,4 +1,4 @@
-"""Attacks on the key index (``--partition_moves detect``, the default) with real Spark.
+"""The key index (``--partition_moves detect``, the default) with real Spark.
 
 Keys and partition values an adversarial source can send: a null key (which the
 merge treats as one key) moving partition (also on Iceberg), partition values that

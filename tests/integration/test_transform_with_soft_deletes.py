@@ -1,4 +1,4 @@
-"""Attacks: ``--transform`` beside ``--delete_marker`` on a file source."""
+"""``--transform`` beside ``--delete_marker`` on a file source."""
 
 from __future__ import annotations
 

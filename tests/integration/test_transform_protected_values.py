@@ -1,4 +1,4 @@
-"""Attacks: a transform that keeps the protected columns' names and types but changes their
+"""A transform that keeps the protected columns' names and types but changes their
 values (docs/transforms.md: "unchanged"), on a PostgreSQL source."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The alarms' sub-minute periods (helper G's attack): ``job_alarms`` accepts a schedule
+"""The alarms' sub-minute periods: ``job_alarms`` accepts a schedule
 period of 10, 20 or 30 s, which CloudWatch evaluates only against metrics published with
 ``StorageResolution`` 1; otherwise most periods hold no data and the missed-run alarm
 (missing data breaching) pages although runs report. PutMetricAlarm ``Period``:

@@ -1,4 +1,4 @@
-"""Adversarial ties: incremental runs must converge on what a full refresh keeps, on both
+"""Ties: incremental runs must converge on what a full refresh keeps, on both
 targets (Parquet keeps deliveries under ``_delivery/``, Iceberg beside the table)."""
 
 from __future__ import annotations

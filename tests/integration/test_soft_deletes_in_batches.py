@@ -1,4 +1,4 @@
-"""Attacks: soft deletes (``--delete_marker``), alone and with bounded file batches.
+"""Soft deletes (``--delete_marker``), alone and with bounded file batches.
 
 The reference is the pure-Python full refresh without the deleted keys; each test compares
 a batched run with it (and, where it breaks, with the same history loaded unbounded).

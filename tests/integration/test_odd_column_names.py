@@ -1,4 +1,4 @@
-"""Attack on odd column names (helper G): a watermark column with a dot, a key and a
+"""Odd column names: a watermark column with a dot, a key and a
 partition column with a space, loaded twice, equal a full refresh."""
 
 from __future__ import annotations
