@@ -117,6 +117,20 @@ PY
     verify_sha256 "$jars/$ICEBERG_JACKSON_JAR" "$ICEBERG_JACKSON_SHA256"
   fi
 }
+# Local Spark sessions map their classes from an archive a first JVM dumped (build/jvm/,
+# glue_incremental.spark.class_data_archive): about half a short run's JVM time. Once per
+# class path; a failure costs only the saving, so it warns and setup goes on.
+build_class_data_archive() {
+  local archive log
+  log=$(mktemp)
+  if archive=$(.venv/bin/python -c 'from glue_incremental.spark import build_class_data_archive as b; print(b() or "")' 2>"$log"); then
+    echo "setup: class-data archive ok${archive:+ ($archive)}"
+  else
+    echo "setup: warning: no class-data archive, local Spark starts slower: $(tail -1 "$log")" >&2
+  fi
+  rm -f "$log"
+}
+
 # GLUE_INCREMENTAL_SETUP_ONLY=iceberg runs this section alone (the venv must exist).
 if [ "${GLUE_INCREMENTAL_SETUP_ONLY:-}" = iceberg ]; then
   install_iceberg_jars
@@ -146,6 +160,7 @@ fi
 install_iceberg_jars
 scripts/setup-aws-emulators.sh
 scripts/terraformrc.sh > /dev/null
+build_class_data_archive
 if [ -n "$checkov_pid" ] && ! wait "$checkov_pid"; then
   cat "$checkov_log" >&2
   echo "setup: installing checkov into .venv-checkov failed (output above)" >&2

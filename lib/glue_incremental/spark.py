@@ -6,11 +6,14 @@ settings the library relies on to it (``apply_required_conf``).
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -35,7 +38,7 @@ def local_spark_session(
     extra_jars: Sequence[str] = (),
     extra_conf: Mapping[str, str] | None = None,
     shuffle_partitions: int = 4,
-) -> Any:
+) -> SparkSession:
     """A small local SparkSession (UI off, few shuffle partitions), or the active one.
 
     ``extra_jars`` and ``extra_conf`` add to the defaults (JDBC drivers from
@@ -57,18 +60,20 @@ def local_spark_session(
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", os.environ.get("GLUE_INCREMENTAL_DRIVER_MEMORY", "2g"))
         .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.driver.extraJavaOptions", _java_options())
         .config("spark.executor.extraJavaOptions", _java_options())
     )
-    jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env() + iceberg_jars()
+    jars = local_jars(extra_jars)
     conf: dict[str, str] = iceberg_conf() if iceberg_jars() else {}
-    s3_endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    s3_endpoint = _s3_endpoint()
     if s3_endpoint:
-        jars += s3a_jars()
         conf.update(s3a_conf(s3_endpoint))
     conf.update(extra_conf or {})
+    local = master == "local" or master.startswith("local[")
+    # The driver only: executors of a cluster have another class path (``spark.jars``).
+    driver_options = [_java_options(), *(class_data_options(jars) if local else [])]
+    builder = builder.config("spark.driver.extraJavaOptions", " ".join(driver_options))
     if jars:
-        builder = _with_jars(builder, master, list(dict.fromkeys(jars)))
+        builder = _with_jars(builder, master, jars)
     for key, value in conf.items():
         builder = builder.config(key, value)
     for key, value in REQUIRED_CONF.items():
@@ -79,6 +84,22 @@ def local_spark_session(
     return session
 
 
+def _s3_endpoint() -> str | None:
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+
+
+def local_jars(extra_jars: Sequence[str] = ()) -> list[str]:
+    """The jars a local session puts before Spark's own: ``extra_jars``, the JDBC drivers,
+    Iceberg's, and S3A's when an S3 endpoint is exported; once each, in path order (the
+    order carries no meaning, as no two of them hold the same class, and one order gives
+    every session with the same jars the same class path, so one ``class_data_archive``).
+    """
+    jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env() + iceberg_jars()
+    if _s3_endpoint():
+        jars += s3a_jars()
+    return sorted(set(jars))
+
+
 def _java_options() -> str:
     """UTC, plus ``GLUE_INCREMENTAL_JVM_OPTIONS`` (the tests' short-lived JVMs: JIT flags)."""
     return " ".join(
@@ -86,7 +107,7 @@ def _java_options() -> str:
     )
 
 
-def _with_jars(builder: Any, master: str, jars: list[str]) -> Any:
+def _with_jars(builder: SparkSession.Builder, master: str, jars: list[str]) -> SparkSession.Builder:
     """Jars on the driver's class path in local mode, shipped with ``spark.jars`` otherwise.
 
     In local mode the driver is the executor. ``spark.jars`` would copy every jar into the
@@ -98,7 +119,7 @@ def _with_jars(builder: Any, master: str, jars: list[str]) -> Any:
     return builder.config("spark.jars", ",".join(jars))
 
 
-def apply_required_conf(session: Any) -> None:
+def apply_required_conf(session: SparkSession) -> None:
     for key, value in REQUIRED_CONF.items():
         session.conf.set(key, value)
 
@@ -207,3 +228,137 @@ def iceberg_conf(warehouse: str | None = None) -> dict[str, str]:
         # Every read sees the latest commit, also one made by another process.
         f"{prefix}.cache-enabled": "false",
     }
+
+
+# -- The local JVM's class-data archive --------------------------------------------------------
+
+CLASS_DATA_ARCHIVE_ENV = "GLUE_INCREMENTAL_CLASS_DATA_ARCHIVE"  # "off": never use one
+# Unified-logging tags of class-data sharing: a mismatched archive is a warning on stdout,
+# in the middle of a job's output, and costs nothing but the saving.
+_QUIET_CDS = "-Xlog:cds*=off"
+
+
+def class_data_archive(jars: Sequence[str]) -> Path | None:
+    """Where the class-data archive of a local session with these jars lives, or None.
+
+    Starting a local session loads and verifies about 15,000 classes of Spark, Hadoop, S3A
+    and Iceberg, most of a short run's JVM time. Java 17 maps the classes from an archive
+    that a JVM with the same class path dumped at exit (dynamic AppCDS, JEP 350):
+    ``build_class_data_archive`` (``make setup``) writes one beside the jars (``build/jvm/``).
+    The name is a digest of the Java binary, PySpark's version and the jars (path, size,
+    time), so a changed class path never finds an old archive; the JVM checks it again
+    and ignores one that does not fit. None without a ``build/`` or when turned off.
+    """
+    if os.environ.get(CLASS_DATA_ARCHIVE_ENV, "").lower() == "off":
+        return None
+    directory = jars_dir()
+    java = shutil.which("java", path=_java_path())
+    if not directory.is_dir() or java is None:
+        return None
+    import pyspark
+
+    digest = hashlib.sha256(pyspark.__version__.encode())
+    for path in (os.path.realpath(java), *jars):
+        stat = os.stat(path)
+        digest.update(f"\n{path} {stat.st_size} {stat.st_mtime_ns}".encode())
+    return directory.parent / "jvm" / f"spark-{digest.hexdigest()[:16]}.jsa"
+
+
+def class_data_options(jars: Sequence[str]) -> list[str]:
+    """The driver options that map ``class_data_archive(jars)``; none until it exists."""
+    dump = os.environ.get(_DUMP_ENV)
+    if dump:
+        return [f"-XX:ArchiveClassesAtExit={dump}", _QUIET_CDS]
+    archive = class_data_archive(jars)
+    if archive is None or not archive.is_file():
+        return []
+    return [f"-XX:SharedArchiveFile={archive}", _QUIET_CDS]
+
+
+def _java_path() -> str | None:
+    """Where PySpark finds ``java``: ``$JAVA_HOME/bin`` first, then ``$PATH``."""
+    java_home = os.environ.get("JAVA_HOME")
+    path = os.environ.get("PATH", "")
+    return os.pathsep.join([os.path.join(java_home, "bin"), path]) if java_home else path
+
+
+_DUMP_ENV = "GLUE_INCREMENTAL_CLASS_DATA_DUMP"
+
+
+def build_class_data_archive(timeout_seconds: float = 600) -> Path | None:
+    """Write the class-data archive of a default local session (S3A, Iceberg, JDBC), once.
+
+    A separate process starts the session, runs a small workload of every kind a job runs
+    (Parquet, JSON and CSV reads and writes, a join, a window, an Iceberg merge), and stops;
+    its JVM dumps the classes it loaded as it exits. The archive is renamed into place only
+    after that JVM exited cleanly, so a partial one is never used. Returns the archive
+    (None when there is nowhere to put one); an existing archive is kept.
+    """
+    environment = {**os.environ, "AWS_ENDPOINT_URL_S3": _s3_endpoint() or "http://127.0.0.1:9"}
+    previous = os.environ.copy()
+    os.environ.update(environment)
+    try:
+        archive = class_data_archive(local_jars())
+    finally:
+        os.environ.clear()
+        os.environ.update(previous)
+    if archive is None or archive.is_file():
+        return archive
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
+    for stale in archive.parent.glob("*.partial"):
+        stale.unlink(missing_ok=True)  # a dump that failed or was killed: never used
+    with tempfile.TemporaryDirectory(prefix="gi-class-data-") as workdir:
+        dumped = subprocess.run(
+            [sys.executable, "-c", f"from {__name__} import _class_data_workload as w; w()"],
+            env={**environment, _DUMP_ENV: str(partial), "GLUE_INCREMENTAL_WORKDIR": workdir},
+            cwd=str(archive.parent.parent.parent),
+            timeout=timeout_seconds,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    if dumped.returncode != 0:
+        partial.unlink(missing_ok=True)
+        last = (dumped.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"the class-data archive was not written: {last}")
+    if not partial.is_file():
+        return None
+    os.replace(partial, archive)
+    return archive
+
+
+def _class_data_workload() -> None:
+    """The dumping process: a session, one small job of each kind, then its JVM's clean exit."""
+    from pyspark import SparkContext
+
+    workdir = Path(os.environ["GLUE_INCREMENTAL_WORKDIR"])
+    spark = local_spark_session(
+        "glue-incremental-class-data",
+        extra_conf={**iceberg_conf((workdir / "warehouse").as_uri())} if iceberg_jars() else None,
+    )
+    rows = spark.createDataFrame(
+        [(1, "a", "2024-01-01 00:00:00"), (2, "b", "2024-01-02 00:00:00")],
+        "id int, v string, t string",
+    ).selectExpr("id", "v", "cast(t as timestamp) as t")
+    for kind in ("parquet", "json", "csv"):
+        rows.write.mode("overwrite").option("header", "true").format(kind).save(str(workdir / kind))
+        spark.read.option("header", "true").format(kind).load(str(workdir / kind)).count()
+    rows.join(rows.selectExpr("id", "v as w"), "id").selectExpr(
+        "*", "row_number() over (partition by id order by t desc) as n"
+    ).where("n = 1").write.mode("overwrite").partitionBy("v").parquet(str(workdir / "joined"))
+    if iceberg_jars():
+        table = f"{ICEBERG_CATALOG}.db.t"
+        spark.sql(f"create table {table} (id int, v string, t timestamp) using iceberg")
+        rows.createOrReplaceTempView("incoming")
+        spark.sql(
+            f"merge into {table} o using incoming i on o.id = i.id "
+            "when matched then update set * when not matched then insert *"
+        )
+    spark.stop()
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None) if gateway is not None else None
+    if process is not None and process.stdin is not None:
+        # PySpark's JVM exits when its stdin closes; the archive is written as it exits.
+        process.stdin.close()
+        process.wait()
