@@ -28,7 +28,7 @@ def _counts(path: Path) -> tuple[int, int, int]:
     source = path.read_text()
     anys = casts = 0
     importing = False
-    previous = ""
+    previous = before = ""
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.NAME and token.string in ("import", "from"):
             importing = True
@@ -38,8 +38,9 @@ def _counts(path: Path) -> tuple[int, int, int]:
             if token.string == "Any":
                 anys += 1
         elif token.type == tokenize.OP and token.string == "(" and previous == "cast":
-            casts += 1
-        previous = token.string if token.type == tokenize.NAME else ""
+            # ``typing.cast(``, not a method such as Spark's ``Column.cast(``
+            casts += before != "."
+        before, previous = previous, token.string
     return len(source.splitlines()), anys, casts
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
+from glue_incremental.errors import UnreadableState
 from glue_incremental.watermarks.encoding import (
     ENCODING_VERSION,
     InvalidWatermarkValue,
@@ -137,3 +138,9 @@ def test_a_payload_that_is_not_this_encoding_is_reported_as_such(text):
 def test_none_and_null_mean_a_reset_state():
     assert decode(None) is None
     assert decode("null") is None
+
+
+@pytest.mark.parametrize("values", ["[1, 2]", '"text"', "7"])
+def test_a_payload_whose_values_are_not_a_mapping_is_unreadable(values):
+    with pytest.raises(UnreadableState, match=r"values are not a mapping"):
+        decode(f'{{"v": 1, "values": {values}}}')

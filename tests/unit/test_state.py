@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+from glue_incremental.errors import UnreadableState
 from glue_incremental.run.state import (
     JoinSideState,
     LayoutChanged,
@@ -14,6 +17,7 @@ from glue_incremental.run.state import (
 )
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
+from glue_incremental.watermarks.encoding import decode, encode
 
 BOOKMARK = FileBookmark(
     high_mark_ms=2_000, band_start_ms=1_000, band_fingerprints=("0123456789abcdef",)
@@ -111,3 +115,39 @@ def test_a_file_load_state_keeps_its_s3_discovery_state_on_a_round_trip():
     assert LoadState.from_state(stored) == state
     assert state.without_times() == stored_without_times(stored)
     assert "cursor" not in state.without_times()
+
+
+def test_a_stored_state_reads_back_through_the_store_encoding_unchanged():
+    layout = target_layout(["part"], ["id"], "updated", PARQUET_A)
+    state = LoadState(
+        cursor=datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+        published_at_ms=5,
+        iceberg_snapshot=42,
+        partition_types={"part": "date"},
+        layout=layout,
+        runs_since_reconcile=3,
+    )
+    stored = decode(encode(state.to_state()))
+    assert LoadState.from_state(stored) == state
+    assert decode(encode(state.to_state())) == state.to_state()
+    side = JoinSideState(published_at_ms=9, pending_partitions=(("a", None),), upstream=UPSTREAM)
+    assert JoinSideState.from_state(decode(encode(side.to_state()))) == side
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"cursor": 1, "published_at_ms": 5, "iceberg_snapshot": "42"},
+        {"cursor": [1, 2], "published_at_ms": 5},
+        {"cursor": 1, "published_at_ms": 5, "runs_since_reconcile": {"n": 1}},
+    ],
+)
+def test_a_load_state_value_of_the_wrong_type_is_unreadable_not_carried_on(stored):
+    with pytest.raises(UnreadableState, match=r"^stored "):
+        LoadState.from_state(stored)
+
+
+def test_a_join_side_pending_partition_that_is_not_a_list_of_values_is_unreadable():
+    stored = {"pending_partitions": [[1, "a"]], "upstream": None, "published_at_ms": 1}
+    with pytest.raises(UnreadableState, match=r"pending partition \[1, 'a'\]"):
+        JoinSideState.from_state(stored)

@@ -316,7 +316,7 @@ class CustomJob:
         finally:
             for planned in self._planned.values():
                 planned.release()
-            if strings:
+            if strings and before is not None:
                 run.spark.conf.set(_TYPE_INFERENCE, before)
 
     def start(self, run: IncrementalRun, *, recover: bool = True) -> None:

@@ -189,7 +189,8 @@ def _load_rows(
             reads_tombstones=config.file_snapshots or _filters_deleted(run, config, target),
         )
     hidden = (*delivery, delete_markers.DELETED)  # merge-only columns, never compared or written
-    runs_since = (run.previous() or {}).get("runs_since_reconcile")
+    stored_runs = (run.previous() or {}).get("runs_since_reconcile")
+    runs_since = stored_runs if isinstance(stored_runs, int) else None
     reconciles = not full_reload and reconcile.due(config, runs_since, on_demand=config.reconcile)
     planned.carried = replace(
         carried,

@@ -21,11 +21,13 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from types import TracebackType
+from typing import Any, Protocol
 
 import py4j
 import pyspark
 from pyspark.context import SparkContext
+from pyspark.sql import SparkSession
 
 from glue_incremental.args import (
     COMMON_OPTIONS,
@@ -44,6 +46,7 @@ from glue_incremental.run.summary import JsonValue, RunCounts, RunSummary, jsona
 from glue_incremental.spark import apply_required_conf, local_spark_session
 from glue_incremental.watermarks import DEFAULT_SLOT, Lease, Watermarks
 from glue_incremental.watermarks.digest import state_digest
+from glue_incremental.watermarks.encoding import StateValues
 
 log = logging.getLogger("glue_incremental.run.context")
 
@@ -80,13 +83,19 @@ class BookmarkControl:
         return self.option is not BookmarkOption.DISABLE
 
 
+class GlueBookmarkJob(Protocol):
+    """awsglue's ``Job`` as a run uses it: committed after the watermark (Glue's own bookmark)."""
+
+    def commit(self) -> None: ...
+
+
 @dataclass
 class GlueJob:
     """The edge to Glue: resolved arguments, the SparkSession and, on Glue, the Job."""
 
     args: dict[str, str | None]
-    spark: Any
-    glue_job: Any = None
+    spark: SparkSession
+    glue_job: GlueBookmarkJob | None = None
 
     @property
     def job_name(self) -> str:
@@ -117,7 +126,7 @@ class GlueJob:
         *,
         required: Sequence[str] = (),
         optional: Mapping[str, str | None] | None = None,
-        spark: Any = None,
+        spark: SparkSession | None = None,
     ) -> GlueJob:
         args = resolve_options(list(argv if argv is not None else sys.argv), required, optional)
         validate_run_id(str(args["JOB_RUN_ID"]))
@@ -143,7 +152,7 @@ class GlueJob:
 
     def run(self, **overrides: Any) -> IncrementalRun:
         """The run context for this job, configured from its arguments."""
-        options = {
+        options: dict[str, Any] = {  # IncrementalRun's fields, some replaced by ``overrides``
             "spark": self.spark,
             "job_name": self.job_name,
             "run_id": self.run_id,
@@ -179,7 +188,7 @@ class IncrementalRun:
     recreating the Glue job. First run: ``previous`` returns None.
     """
 
-    spark: Any
+    spark: SparkSession
     job_name: str
     run_id: str
     store: Watermarks
@@ -187,7 +196,7 @@ class IncrementalRun:
     state_name: str | None = None
     lease_seconds: int = 900
     dry_run: bool = False
-    glue_job: Any = None
+    glue_job: GlueBookmarkJob | None = None
     publish_metrics: bool = True
     metrics_namespace: str = run_metrics.NAMESPACE
     clock: Callable[[], float] = time.time
@@ -198,10 +207,10 @@ class IncrementalRun:
     # What the job adds to the summary line (plan, snapshot ids, errors after the commit).
     details: dict[str, JsonValue] = field(default_factory=dict, init=False)
     committed: bool = field(default=False, init=False)
-    _previous: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False)
+    _previous: dict[str, StateValues | None] = field(default_factory=dict, init=False)
     _changed_by_hand: set[str] = field(default_factory=set, init=False)
     _counts: RunCounts | None = field(default=None, init=False)
-    _started_from: dict[str, dict[str, Any] | None] | None = field(default=None, init=False)
+    _started_from: dict[str, StateValues | None] | None = field(default=None, init=False)
     _line: dict[str, JsonValue] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -224,7 +233,12 @@ class IncrementalRun:
             self.lease.start_heartbeat()
         return self
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, traceback: Any) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         try:
             if exc is None:
                 self._finish_successfully()
@@ -240,12 +254,12 @@ class IncrementalRun:
 
     # -- state ----------------------------------------------------------------------------------
 
-    def previous(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+    def previous(self, slot: str = DEFAULT_SLOT) -> StateValues | None:
         """The values this run starts from, or None (first run, reset, or bookmarks disabled)."""
         if slot in self._previous:
             return self._previous[slot]
         assert self.state_name
-        values: dict[str, Any] | None
+        values: StateValues | None
         if not self.bookmark.reads_state:
             values = None
         elif self.bookmark.from_run:
@@ -260,7 +274,7 @@ class IncrementalRun:
         self._previous[slot] = values
         return values
 
-    def committed_values(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+    def committed_values(self, slot: str = DEFAULT_SLOT) -> StateValues | None:
         """The slot's last committed values whatever the bookmark option (a disabled run reads
         them too): what the output was last written under. None before any commit or after
         a reset."""
@@ -296,7 +310,7 @@ class IncrementalRun:
         """What ``record`` last recorded (None before)."""
         return self._counts
 
-    def upper_bound(self, slot: str = DEFAULT_SLOT) -> dict[str, Any] | None:
+    def upper_bound(self, slot: str = DEFAULT_SLOT) -> StateValues | None:
         """For a paused replay with ``--job-bookmark-to``: the state after that run, else None."""
         if not self.bookmark.to_run:
             return None
@@ -308,7 +322,7 @@ class IncrementalRun:
         if self.lease is not None:
             self.lease.check()
 
-    def commit(self, values_by_slot: Mapping[str, Mapping[str, Any]]) -> bool:
+    def commit(self, values_by_slot: Mapping[str, Mapping[str, object]]) -> bool:
         """Move the watermark(s) after the output is durable; all slots or none.
 
         Does nothing (and returns False) when bookmarks are paused or disabled,
@@ -350,7 +364,7 @@ class IncrementalRun:
         state_bytes: int | None = None,
         records_deleted: int = 0,
         schema_changes: Sequence[str] = (),
-        **details: Any,
+        **details: object,
     ) -> None:
         """What the run did: feeds the metrics and the summary line.
 
@@ -385,20 +399,20 @@ class IncrementalRun:
         self.details["metrics_published"] = published
         self.details["watermark_lag_seconds"] = None if lag is None else round(lag, 3)
         if self.glue_job is not None:
-            self._commit_glue_job()
+            self._commit_glue_job(self.glue_job)
         try:
             self._log_summary("SUCCEEDED")
         except Exception:  # the run committed; a summary that cannot be written must not undo that
             log.exception("run %s committed but its summary could not be logged", self.run_id)
 
-    def _commit_glue_job(self) -> None:
+    def _commit_glue_job(self, glue_job: GlueBookmarkJob) -> None:
         """awsglue's ``Job.commit()``: Glue's own bookmark, which these scripts never read.
 
         It runs after the DynamoDB commit, so a failure is logged and named in the summary
         (``glue_job_commit_error``) and the run stays SUCCEEDED.
         """
         try:
-            self.glue_job.commit()
+            glue_job.commit()
         except Exception as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             log.error(
@@ -455,7 +469,7 @@ class IncrementalRun:
         run_metrics.log_summary(line)
 
 
-def run_script(main: Callable[[Sequence[str]], Any], argv: Sequence[str] | None = None) -> None:
+def run_script(main: Callable[[Sequence[str]], object], argv: Sequence[str] | None = None) -> None:
     """Run a job's ``main`` as a script: a failure prints one clear line first, then exits 1.
 
     stderr's first line is what on-call reads in the Glue console: ``error: <message>`` for

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from glue_incremental import aws
 
@@ -37,10 +37,40 @@ RUNS = "Runs"
 RELEASE_DIMENSION = "Release"
 SCHEMA_CHANGES = "SchemaChanges"
 
+
+class MetricContract(TypedDict):
+    """What ``terraform/modules/job_alarms`` is written against (the contract test reads it)."""
+
+    namespace: str
+    dimension: str
+    zero_records_metric: str
+    zero_records_statistic: str
+    lag_metric: str
+    lag_statistic: str
+    count_alarms: tuple[str, ...]
+    publish_failures_metric: str
+
+
+class Dimension(TypedDict):
+    Name: str
+    Value: str
+
+
+class MetricDatum(TypedDict):
+    """One datum of a ``PutMetricData`` request."""
+
+    MetricName: str
+    Dimensions: list[Dimension]
+    Timestamp: datetime
+    Value: float
+    Unit: str
+    StorageResolution: NotRequired[int]
+
+
 # What the alarms rely on: published once per run, even when 0. The zero-record
 # alarm watches RecordsNew (rows not already in the target): RecordsRead also
 # counts boundary and lookback re-reads, so it is never 0 for a JDBC job.
-METRIC_CONTRACT: Mapping[str, Any] = {
+METRIC_CONTRACT: MetricContract = {
     "namespace": NAMESPACE,
     "dimension": DIMENSION,
     "zero_records_metric": RECORDS_NEW,
@@ -84,10 +114,10 @@ class RunMetrics:
     schema_changes: int = 0  # columns added, widened, missing or rescued (schema_evolution)
 
 
-def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[dict[str, Any]]:
+def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[MetricDatum]:
     """The ``PutMetricData`` payload for one run (pure; every count is always present)."""
     when = timestamp or datetime.now(UTC)
-    dims = [{"Name": DIMENSION, "Value": metrics.job_name}]
+    dims: list[Dimension] = [{"Name": DIMENSION, "Value": metrics.job_name}]
     values: list[tuple[str, float, str]] = [
         (RECORDS_READ, metrics.records_read, "Count"),
         (
@@ -109,7 +139,7 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         values.append((BATCHES, metrics.batches, "Count"))
     if metrics.watermark_lag_seconds is not None:
         values.append((WATERMARK_LAG, metrics.watermark_lag_seconds, "Seconds"))
-    data = [
+    data: list[MetricDatum] = [
         {
             "MetricName": name,
             "Dimensions": dims,
@@ -121,7 +151,10 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         for name, value, unit in values
     ]
     if metrics.release:
-        release_dims = [*dims, {"Name": RELEASE_DIMENSION, "Value": metrics.release}]
+        release_dims: list[Dimension] = [
+            *dims,
+            {"Name": RELEASE_DIMENSION, "Value": metrics.release},
+        ]
         data.append(
             {
                 "MetricName": RUNS,
@@ -136,7 +169,7 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
 
 def publish(
     metrics: RunMetrics, timestamp: datetime | None = None, *, namespace: str = NAMESPACE
-) -> list[dict[str, Any]]:
+) -> list[MetricDatum]:
     """Send the run's metrics to CloudWatch in one request and return what was sent."""
     data = metric_data(metrics, timestamp)
     aws.client("cloudwatch").put_metric_data(Namespace=namespace, MetricData=data)
@@ -149,7 +182,7 @@ def publish_failure(job_name: str, *, namespace: str = NAMESPACE) -> bool:
     Sent to the default namespace as well when the job's differs, so the alarm
     sees it even when the job's namespace is what was refused.
     """
-    data = [
+    data: list[MetricDatum] = [
         {
             "MetricName": METRIC_PUBLISH_FAILURES,
             "Dimensions": [{"Name": DIMENSION, "Value": job_name}],
@@ -169,7 +202,7 @@ def publish_failure(job_name: str, *, namespace: str = NAMESPACE) -> bool:
     return delivered
 
 
-def log_summary(summary: Mapping[str, Any]) -> str:
+def log_summary(summary: Mapping[str, object]) -> str:
     """Log the one structured JSON line a run ends with, and return it."""
     line = json.dumps({"event": "run_summary", **summary}, default=str, sort_keys=True)
     log.info(line)

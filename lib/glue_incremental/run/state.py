@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NotRequired, Required, TypedDict
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, NotRequired, Required, TypedDict, TypeGuard, TypeVar
 
-from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.errors import GlueIncrementalError, UnreadableState
 from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.sources.discovery import DiscoveryState
 from glue_incremental.sources.files import FileBookmark
+from glue_incremental.watermarks.encoding import CursorValue
+
+T = TypeVar("T")
 
 
 class UpstreamState(TypedDict):
@@ -27,6 +32,18 @@ class UpstreamState(TypedDict):
     published_at_ms: int | None
 
 
+class TargetLayout(TypedDict, total=False):
+    """What a target's content depends on (``target_layout``); states written before the
+    target was recorded lack its names."""
+
+    target_format: str | None
+    target_path: str | None
+    target_table: str | None
+    partition_by: Required[list[str]]
+    primary_key: Required[list[str]]
+    watermark_column: Required[str | None]
+
+
 class LoadStateExtra(TypedDict, total=False):
     """What a load's state holds besides its cursor: the files' bookmark and S3 discovery
     state, its Iceberg table and, for a run that wrote no snapshot, the snapshot it left
@@ -34,12 +51,14 @@ class LoadStateExtra(TypedDict, total=False):
     source's partition columns fixed on the first run (``partition_types``), and the
     target's ``layout`` (``target_layout``)."""
 
+    # ``FileBookmark.to_state()`` and ``DiscoveryState.to_state()``: their shapes are the
+    # sources' own (``sources.files``, ``sources.discovery``).
     files: dict[str, Any]
     discovery: dict[str, Any]
     iceberg_table: str
     iceberg_snapshot: int
     partition_types: dict[str, str]
-    layout: dict[str, Any]
+    layout: TargetLayout
     runs_since_reconcile: int
     # A Parquet target's last retained publish when the state was committed (``restore``).
     parquet_publish: int
@@ -49,7 +68,7 @@ class LoadStateDict(LoadStateExtra):
     """A load's stored state: the cursor (the greatest watermark value loaded, from JDBC or
     files) and when it was published."""
 
-    cursor: Required[Any]
+    cursor: Required[CursorValue]
     published_at_ms: Required[int]
 
 
@@ -71,14 +90,14 @@ class LoadState:
     """What a load commits: ``cursor`` is the greatest watermark value loaded (JDBC or files;
     None before any row had one)."""
 
-    cursor: Any
+    cursor: CursorValue
     published_at_ms: int
     files: FileBookmark | None = None
     iceberg_table: str | None = None
     discovery: DiscoveryState | None = None
     iceberg_snapshot: int | None = None
     partition_types: dict[str, str] | None = None
-    layout: dict[str, Any] | None = None
+    layout: TargetLayout | None = None
     # With --reconcile_every: committed runs since the last reconcile (``reconcile``).
     runs_since_reconcile: int | None = None
 
@@ -95,29 +114,33 @@ class LoadState:
         if self.partition_types:
             state["partition_types"] = dict(self.partition_types)
         if self.layout:
-            state["layout"] = dict(self.layout)
+            state["layout"] = self.layout.copy()
         if self.runs_since_reconcile is not None:
             state["runs_since_reconcile"] = self.runs_since_reconcile
         return state
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any] | None) -> LoadState | None:
+    def from_state(cls, state: Mapping[str, object] | None) -> LoadState | None:
+        """None stays None; a value of another type than the state's raises UnreadableState."""
         if state is None:
             return None
-        discovery = state.get("discovery")
+        cursor = state.get("cursor")
+        if not _is_cursor(cursor):
+            raise UnreadableState(repr(cursor)[:80], f"stored cursor {cursor!r} is not a cursor")
+        layout = state.get("layout")
         return cls(
-            cursor=state.get("cursor"),
-            published_at_ms=int(state.get("published_at_ms") or 0),
+            cursor=cursor,
+            published_at_ms=_millis(state),
             files=_file_bookmark(state),
-            iceberg_table=state.get("iceberg_table"),
-            discovery=DiscoveryState.from_state(discovery) if discovery is not None else None,
-            iceberg_snapshot=state.get("iceberg_snapshot"),
-            partition_types=state.get("partition_types"),
-            layout=state.get("layout"),
-            runs_since_reconcile=state.get("runs_since_reconcile"),
+            iceberg_table=_stored(state, "iceberg_table", str),
+            discovery=_discovery(state),
+            iceberg_snapshot=_stored(state, "iceberg_snapshot", int),
+            partition_types=_stored(state, "partition_types", dict),
+            layout=layout if _is_layout(layout) else None,
+            runs_since_reconcile=_stored(state, "runs_since_reconcile", int),
         )
 
-    def without_times(self) -> dict[str, Any]:
+    def without_times(self) -> dict[str, object]:
         """The stored form apart from the cursor, publish time and the output snapshot a run
         without a publish records (what else would change)."""
         return _without(self.to_state(), *_TIMES)
@@ -159,19 +182,20 @@ class JoinSideState:
         return state
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any] | None) -> JoinSideState | None:
+    def from_state(cls, state: Mapping[str, object] | None) -> JoinSideState | None:
+        """None stays None; a value of another type than the state's raises UnreadableState."""
         if state is None:
             return None
-        discovery = state.get("discovery")
         upstream = state.get("upstream")
+        pending = _stored(state, "pending_partitions", list) or []
         return cls(
-            published_at_ms=int(state.get("published_at_ms") or 0),
-            pending_partitions=tuple(tuple(p) for p in state.get("pending_partitions") or ()),
+            published_at_ms=_millis(state),
+            pending_partitions=tuple(_partition_values(values) for values in pending),
             upstream=_upstream(upstream) if isinstance(upstream, Mapping) else None,
             files=_file_bookmark(state),
-            iceberg_snapshot_id=state.get("iceberg_snapshot_id"),
-            iceberg_table=state.get("iceberg_table"),
-            discovery=DiscoveryState.from_state(discovery) if discovery is not None else None,
+            iceberg_snapshot_id=_stored(state, "iceberg_snapshot_id", int),
+            iceberg_table=_stored(state, "iceberg_table", str),
+            discovery=_discovery(state),
         )
 
     def same_apart_from_publish_time(self, other: JoinSideState | None) -> bool:
@@ -181,7 +205,7 @@ class JoinSideState:
         )
 
 
-def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
+def _without(values: Mapping[str, object] | None, *keys: str) -> dict[str, object]:
     return {key: value for key, value in (values or {}).items() if key not in keys}
 
 
@@ -191,22 +215,61 @@ def _without(values: Mapping[str, Any] | None, *keys: str) -> dict[str, Any]:
 _TIMES = ("cursor", "published_at_ms", "iceberg_snapshot", "parquet_publish", "output_changes")
 
 
-def stored_without_times(values: Mapping[str, Any] | None) -> dict[str, Any]:
+def stored_without_times(values: Mapping[str, object] | None) -> dict[str, object]:
     """A stored load state apart from what ``LoadState.without_times`` leaves out."""
     return _without(values, *_TIMES)
 
 
-def _file_bookmark(state: Mapping[str, Any]) -> FileBookmark | None:
-    files = state.get("files")
+def _stored(state: Mapping[str, object], key: str, kind: type[T]) -> T | None:
+    """``state[key]`` (None when absent), or UnreadableState naming it when not a ``kind``."""
+    value = state.get(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise UnreadableState(
+        repr(value)[:80], f"stored state's {key!r} is {value!r}, not a {kind.__name__}"
+    )
+
+
+def _millis(state: Mapping[str, object]) -> int:
+    published = state.get("published_at_ms") or 0
+    if not isinstance(published, int | float | str):
+        raise UnreadableState(repr(published)[:80], f"stored published_at_ms is {published!r}")
+    return int(published)
+
+
+def _is_cursor(value: object) -> TypeGuard[CursorValue]:
+    return value is None or isinstance(value, str | int | float | Decimal | datetime | date)
+
+
+def _is_layout(value: object) -> TypeGuard[TargetLayout]:
+    """A stored layout, kept as stored (a layout from before the target was recorded too)."""
+    return isinstance(value, dict) and all(isinstance(name, str) for name in value)
+
+
+def _partition_values(values: object) -> PartitionValues:
+    if not isinstance(values, list | tuple) or not all(
+        value is None or isinstance(value, str) for value in values
+    ):
+        raise UnreadableState(repr(values)[:80], f"stored pending partition {values!r}")
+    return tuple(values)
+
+
+def _file_bookmark(state: Mapping[str, object]) -> FileBookmark | None:
+    files = _stored(state, "files", dict)
     return FileBookmark.from_state(files) if files is not None else None
 
 
-def _upstream(stored: Mapping[str, Any]) -> UpstreamState:
+def _discovery(state: Mapping[str, object]) -> DiscoveryState | None:
+    discovery = _stored(state, "discovery", dict)
+    return DiscoveryState.from_state(discovery) if discovery is not None else None
+
+
+def _upstream(stored: Mapping[str, object]) -> UpstreamState:
     return UpstreamState(
         job=str(stored.get("job")),
-        version=stored.get("version"),
-        run_id=stored.get("run_id"),
-        published_at_ms=stored.get("published_at_ms"),
+        version=_stored(stored, "version", int),
+        run_id=_stored(stored, "run_id", str),
+        published_at_ms=_stored(stored, "published_at_ms", int),
     )
 
 
@@ -219,20 +282,27 @@ def target_layout(
     primary_key: Sequence[str],
     watermark_column: str | None,
     target: Mapping[str, str | None] | None = None,
-) -> dict[str, Any]:
+) -> TargetLayout:
     """What the target's content depends on: kept in each load state, checked by the next run.
 
     ``target`` names the output (``target_format`` and ``target_path`` or ``target_table``):
     a state describes what was written there, and nowhere else."""
-    return {
-        **dict(target or {}),
-        "partition_by": list(partition_by),
-        "primary_key": list(primary_key),
-        "watermark_column": watermark_column,
-    }
+    layout = TargetLayout(
+        partition_by=list(partition_by),
+        primary_key=list(primary_key),
+        watermark_column=watermark_column,
+    )
+    names = target or {}
+    if "target_format" in names:
+        layout["target_format"] = names["target_format"]
+    if "target_path" in names:
+        layout["target_path"] = names["target_path"]
+    if "target_table" in names:
+        layout["target_table"] = names["target_table"]
+    return layout
 
 
-def check_same_layout(previous: Mapping[str, Any] | None, layout: Mapping[str, Any]) -> None:
+def check_same_layout(previous: Mapping[str, object] | None, layout: TargetLayout) -> None:
     """Refuse an incremental run whose layout differs from the one its state was written with.
 
     Merging under another ``--partition_by`` keeps the old directories beside the

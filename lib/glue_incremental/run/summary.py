@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from glue_incremental.run.metrics import RunMetrics
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
 
-def jsonable(value: Any) -> JsonValue:
+def jsonable(value: object) -> JsonValue:
     """``value`` as JSON data: mappings and sequences recursively, dates as ISO text."""
     if isinstance(value, Mapping):
         return {str(key): jsonable(item) for key, item in value.items()}

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from glue_incremental.keys.ranges import KeyRange
 from glue_incremental.partitions.values import PartitionValues
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
 
 # A state per slot, as the run commits it (``{"default": {...}}`` for a load).
-StatesBySlot = Mapping[str, Mapping[str, Any]]
+# The values are whatever the store can encode (``watermarks.encoding`` checks each).
+StatesBySlot = Mapping[str, Mapping[str, object]]
 # Called once by a publish when the state to commit is final (see ``Target.upsert``).
 Settle = Callable[[], StatesBySlot]
 
@@ -80,6 +82,15 @@ class OutputRewind:
     apply: Callable[[], None] = lambda: None
 
 
+class OutputState(TypedDict, total=False):
+    """What a target adds to the committed state about its output (what a rewind restores)."""
+
+    # An Iceberg target a run left unwritten: the snapshot current at ``mark_start``.
+    iceberg_snapshot: int
+    # A Parquet target: its last retained publish (``targets.parquet.restore.STATE_KEY``).
+    parquet_publish: int
+
+
 class Target(Protocol):
     """A job's output. Methods take the entered run; none of them commits the watermark."""
 
@@ -89,7 +100,7 @@ class Target(Protocol):
     def mark_start(self, run: IncrementalRun) -> None:
         """Remember the stored version this run starts from: later reads and the publish use it."""
 
-    def schema(self, run: IncrementalRun) -> Any:
+    def schema(self, run: IncrementalRun) -> StructType | None:
         """The output's schema (partition columns as stored), or None before the first write."""
 
     def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
@@ -102,11 +113,11 @@ class Target(Protocol):
         """Whether the output keeps tombstones (``tombstones``): a merge must then rank the rows
         it reads against them even when none of its own rows is a delete."""
 
-    def unpublished_state(self) -> dict[str, Any]:
+    def unpublished_state(self) -> OutputState:
         """What a run that publishes nothing records of the output it leaves (a rewind to that
         run restores it): the Iceberg snapshot current at ``mark_start``; nothing for Parquet."""
 
-    def output_position(self) -> dict[str, Any]:
+    def output_position(self) -> OutputState:
         """What the committed state records of where the output stands after this run, written
         or not, so a rewind to the run can restore it: the Parquet target's last retained
         publish (``targets.parquet.restore.STATE_KEY``); nothing for Iceberg (a snapshot names its run)."""
@@ -133,7 +144,7 @@ class Target(Protocol):
     def after_commit(self, run: IncrementalRun, states: StatesBySlot) -> None:
         """Optional maintenance once the watermark is committed, under the run's lease."""
 
-    def rewind_output(self, spark: Any, run_id: str) -> OutputRewind:
+    def rewind_output(self, spark: SparkSession, run_id: str) -> OutputRewind:
         """What rewinding the watermark to run ``run_id`` does to the output (checked now)."""
 
     def reset_note(self) -> dict[str, str]:

@@ -10,21 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any
+from typing import TypeAlias
 
 from glue_incremental.watermarks.encoding import encode
 
+# What the digest shows of one value: a scalar, dates as ISO text, long text cut.
+DigestValue: TypeAlias = bool | int | float | str | None
 
-def state_bytes(values: Mapping[str, Any] | None) -> int:
+
+def state_bytes(values: Mapping[str, object] | None) -> int:
     """The UTF-8 size of the state as the watermark store encodes it (0 for no state)."""
     return 0 if values is None else len(encode(values).encode())
 
 
-def state_digest(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def state_digest(
+    values: Mapping[str, object] | None,
+) -> dict[str, DigestValue | dict[str, DigestValue]] | None:
     """Cursor, file high mark, band size, tracked directories and state bytes; None stays None."""
     if values is None:
         return None
-    digest: dict[str, Any] = {}
+    digest: dict[str, DigestValue | dict[str, DigestValue]] = {}
     for key, value in values.items():
         if isinstance(value, Mapping):
             digest[key] = _files_digest(value)
@@ -40,8 +45,8 @@ def state_digest(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
 _COUNTED = {"band_fingerprints": "band_size", "dir_old_counts": "tracked_directories"}
 
 
-def _files_digest(files: Mapping[str, Any]) -> dict[str, Any]:
-    summary: dict[str, Any] = {}
+def _files_digest(files: Mapping[str, object]) -> dict[str, DigestValue]:
+    summary: dict[str, DigestValue] = {}
     for key, value in files.items():
         if isinstance(value, list | tuple | Mapping):
             summary[_COUNTED.get(key, f"{key}_count")] = len(value)
@@ -50,7 +55,7 @@ def _files_digest(files: Mapping[str, Any]) -> dict[str, Any]:
     return summary
 
 
-def _scalar(value: Any) -> Any:
+def _scalar(value: object) -> DigestValue:
     if isinstance(value, datetime | date):
         return value.isoformat()
     if value is None or isinstance(value, bool | int | float):

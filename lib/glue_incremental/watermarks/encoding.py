@@ -14,9 +14,16 @@ import math
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TypeAlias
 
 from glue_incremental.errors import GlueIncrementalError, UnreadableState
+
+# A cursor: the greatest watermark value a run loaded (a JDBC column's or a file's time).
+CursorValue: TypeAlias = str | int | float | Decimal | datetime | date | None
+# A value of a state as ``decode`` returns it: cursors, flags, lists and nested mappings.
+StoredValue: TypeAlias = "CursorValue | bool | list[StoredValue] | dict[str, StoredValue]"
+# A slot's values as read back (``encode`` takes any mapping and checks every value).
+StateValues: TypeAlias = "dict[str, StoredValue]"
 
 ENCODING_VERSION = 1
 _TAGS = ("$datetime", "$date", "$decimal")
@@ -25,13 +32,13 @@ _TAGS = ("$datetime", "$date", "$decimal")
 class InvalidWatermarkValue(GlueIncrementalError, ValueError):
     """A value that cannot be stored losslessly; ``path`` names where it is."""
 
-    def __init__(self, path: str, value: Any, reason: str) -> None:
+    def __init__(self, path: str, value: object, reason: str) -> None:
         self.path = path
         self.value = value
         super().__init__(f"watermark value {path!s} = {value!r} cannot be stored: {reason}")
 
 
-def encode(values: Mapping[str, Any]) -> str:
+def encode(values: Mapping[str, object]) -> str:
     """Encode a mapping of watermark attributes; raises InvalidWatermarkValue."""
     if not isinstance(values, Mapping):
         raise InvalidWatermarkValue("watermarks", values, "expected a mapping of name -> value")
@@ -44,7 +51,7 @@ def encode(values: Mapping[str, Any]) -> str:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def decode(text: str | None) -> dict[str, Any] | None:
+def decode(text: str | None) -> StateValues | None:
     """Decode what ``encode`` produced; None stays None (a reset state)."""
     if text is None:
         return None
@@ -58,7 +65,12 @@ def decode(text: str | None) -> dict[str, Any] | None:
         return None
     version = payload.get("v") if isinstance(payload, dict) else None
     if type(version) is int and version == 1 and "values" in payload:
-        return _from_json(payload["values"])
+        values = _from_json(payload["values"])
+        if isinstance(values, dict):
+            return values
+        raise UnreadableState(
+            text[:80], f"stored watermark values are not a mapping: {text[:80]!r}"
+        )
     if type(version) is int and version > ENCODING_VERSION:
         raise UnreadableState(
             text[:80],
@@ -88,7 +100,7 @@ def normalise_datetime(value: datetime, path: str = "value") -> datetime:
         ) from None
 
 
-def _to_json(value: Any, path: str) -> Any:
+def _to_json(value: object, path: str) -> object:
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -114,7 +126,7 @@ def _to_json(value: Any, path: str) -> Any:
     if isinstance(value, list):
         return [_to_json(item, f"{path}[{index}]") for index, item in enumerate(value)]
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidWatermarkValue(f"{path}.{key!r}", item, "keys must be strings")
@@ -127,7 +139,8 @@ def _to_json(value: Any, path: str) -> Any:
     raise InvalidWatermarkValue(path, value, f"type {type(value).__name__} is not JSON-encodable")
 
 
-def _from_json(value: Any) -> Any:
+def _from_json(value: object) -> StoredValue:
+    """JSON data (what ``json.loads`` returns) with the tagged values turned back."""
     if isinstance(value, list):
         return [_from_json(item) for item in value]
     if isinstance(value, dict):
@@ -140,4 +153,6 @@ def _from_json(value: Any) -> Any:
             if tag == "$decimal":
                 return Decimal(raw)
         return {key: _from_json(item) for key, item in value.items()}
-    return value
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"not JSON data: {value!r}")  # json.loads returns nothing else

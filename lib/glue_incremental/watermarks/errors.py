@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -47,7 +47,7 @@ class WatermarkTableMissing(WatermarkError):
 
 
 class WatermarkTableSchemaMismatch(WatermarkError):
-    def __init__(self, table: str, actual: Any) -> None:
+    def __init__(self, table: str, actual: Mapping[str, str]) -> None:
         self.table, self.actual = table, actual
         super().__init__(
             f"DynamoDB table {table!r} has key schema {actual}, expected "
@@ -113,7 +113,9 @@ def error_code(error: ClientError) -> str:
 class RewindAcrossLayoutChange(WatermarkError, ValueError):
     """A rewind to a run written under another target layout than the current state's."""
 
-    def __init__(self, job_name: str, run_id: str, then: Any, now: Any) -> None:
+    def __init__(
+        self, job_name: str, run_id: str, then: Mapping[str, object], now: Mapping[str, object]
+    ) -> None:
         self.job_name, self.run_id, self.then, self.now = job_name, run_id, then, now
         super().__init__(
             f"job {job_name!r}: run {run_id!r} wrote its output under another layout ({then}) "

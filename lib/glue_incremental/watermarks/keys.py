@@ -8,7 +8,7 @@ Layout and design: ``docs/watermarks-and-leases.md``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from glue_incremental.errors import InvalidName
 
@@ -30,7 +30,43 @@ STATE_PREFIX = "STATE#"
 LEASE_KEY = "LEASE"
 
 
-def item_key(job_name: str, sort_key: str) -> dict[str, Any]:
+class AttributeValue(TypedDict, total=False):
+    """One DynamoDB attribute as the table holds them: every one is a string or a number."""
+
+    S: str
+    N: str
+
+
+# One item (or a key, or expression values): attribute name -> value.
+Item = dict[str, AttributeValue]
+
+
+class Request(TypedDict, total=False):
+    """The request fields the store sends (a query, a put, a condition check, an update)."""
+
+    TableName: str
+    Key: Item
+    Item: Item
+    KeyConditionExpression: str
+    ConditionExpression: str
+    UpdateExpression: str
+    ExpressionAttributeNames: dict[str, str]
+    ExpressionAttributeValues: Item
+    ConsistentRead: bool
+    ScanIndexForward: bool
+    Limit: int
+    ExclusiveStartKey: Item
+    ReturnValues: str
+
+
+class TransactItem(TypedDict, total=False):
+    """One action of a ``TransactWriteItems`` request."""
+
+    Put: Request
+    ConditionCheck: Request
+
+
+def item_key(job_name: str, sort_key: str) -> Item:
     """The DynamoDB primary key of one item."""
     return {HASH_KEY: {"S": job_name}, RANGE_KEY: {"S": sort_key}}
 

@@ -11,12 +11,18 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from glue_incremental.watermarks.errors import LeaseHeld, LeaseLost, error_code
-from glue_incremental.watermarks.keys import LEASE_KEY, RANGE_KEY, item_key
+from glue_incremental.watermarks.keys import (
+    LEASE_KEY,
+    RANGE_KEY,
+    Item,
+    TransactItem,
+    item_key,
+)
 
 if TYPE_CHECKING:
     from glue_incremental.watermarks.store import Watermarks
@@ -40,7 +46,7 @@ class Lease:
     _stop: threading.Event = field(default_factory=threading.Event, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
 
-    def _held(self) -> dict[str, Any]:
+    def _held(self) -> Item:
         return {":run": {"S": self.run_id}, ":token": {"N": str(self.token)}}
 
     def check(self) -> None:
@@ -90,7 +96,7 @@ class Lease:
             if error_code(error) != "ConditionalCheckFailedException":
                 raise
 
-    def commit_condition(self, table_name: str) -> dict[str, Any]:
+    def commit_condition(self, table_name: str) -> TransactItem:
         """The transaction item that makes a commit fail unless this lease is still held."""
         return {
             "ConditionCheck": {

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Protocol, TypedDict
 
 from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
@@ -49,6 +49,9 @@ from glue_incremental.watermarks.keys import (
     HISTORY_RETENTION_DAYS,
     RANGE_KEY,
     STATE_PREFIX,
+    Item,
+    Request,
+    TransactItem,
     check_names,
     history_key,
     history_prefix,
@@ -68,6 +71,41 @@ _THROTTLING_CODES = {
 _CANCELLED = {"TransactionCanceledException", "ConditionalCheckFailedException"}
 
 
+class KeySchemaElement(TypedDict):
+    AttributeName: str
+    KeyType: str
+
+
+class TableDescription(TypedDict):
+    KeySchema: list[KeySchemaElement]
+
+
+class Response(TypedDict, total=False):
+    """What the store reads of DynamoDB's responses."""
+
+    Item: Item
+    Items: list[Item]
+    LastEvaluatedKey: Item
+    Attributes: Item
+    Table: TableDescription
+
+
+class Waiter(Protocol):
+    def wait(self, **params: object) -> None: ...
+
+
+class DynamoDBClient(Protocol):
+    """The calls the store makes of a DynamoDB client (boto3's ``client("dynamodb")``)."""
+
+    def get_item(self, **params: object) -> Response: ...
+    def query(self, **params: object) -> Response: ...
+    def update_item(self, **params: object) -> Response: ...
+    def transact_write_items(self, **params: object) -> Response: ...
+    def describe_table(self, **params: object) -> Response: ...
+    def create_table(self, **params: object) -> Response: ...
+    def get_waiter(self, name: str) -> Waiter: ...
+
+
 class Watermarks:
     """Read and commit job watermarks in a DynamoDB table (default ``glue-watermarks``).
 
@@ -83,7 +121,7 @@ class Watermarks:
         self,
         table_name: str = DEFAULT_TABLE,
         *,
-        client: Any = None,
+        client: DynamoDBClient | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not table_name or not isinstance(table_name, str):
@@ -98,7 +136,7 @@ class Watermarks:
         self._read_versions: dict[tuple[str, str], int] = {}
 
     @property
-    def client(self) -> Any:
+    def client(self) -> DynamoDBClient:
         if self._client is None:
             self._client = aws.client("dynamodb")
         return self._client
@@ -148,7 +186,7 @@ class Watermarks:
     def _history_expiry(self) -> int:
         return int(self.clock()) + HISTORY_RETENTION_DAYS * 86_400
 
-    def _expired(self, raw: Mapping[str, Any]) -> bool:
+    def _expired(self, raw: Item) -> bool:
         # TTL deletes expired items within days, not at once: past retention is gone already.
         expires = raw.get(EXPIRES_ATTRIBUTE)
         return expires is not None and int(expires["N"]) <= self.clock()
@@ -166,7 +204,8 @@ class Watermarks:
         if limit < 1:
             raise ValueError(f"history limit must be at least 1, got {limit}")
         params = self._prefix_query(job_name, history_prefix(slot))
-        params.update(ScanIndexForward=False, Limit=limit)
+        params["ScanIndexForward"] = False
+        params["Limit"] = limit
         if next_token:
             if not next_token.startswith(history_prefix(slot)):
                 raise ValueError(
@@ -194,7 +233,7 @@ class Watermarks:
         response = self._call("query", **self._prefix_query(job_name, STATE_PREFIX))
         return [slot_of_state_key(item[RANGE_KEY]["S"]) for item in response.get("Items", [])]
 
-    def _prefix_query(self, job_name: str, prefix: str) -> dict[str, Any]:
+    def _prefix_query(self, job_name: str, prefix: str) -> Request:
         return {
             "TableName": self.table_name,
             "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
@@ -206,7 +245,7 @@ class Watermarks:
     # -- committing -------------------------------------------------------------------------
 
     def create_watermark_item(
-        self, job_name: str, job_run_id: str, *, slot: str = DEFAULT_SLOT, **watermarks: Any
+        self, job_name: str, job_run_id: str, *, slot: str = DEFAULT_SLOT, **watermarks: object
     ) -> WatermarkItem:
         """Build the state to commit. Validates values now, before any request.
 
@@ -230,7 +269,12 @@ class Watermarks:
         )
 
     def check_fits(
-        self, job_name: str, job_run_id: str, values: Mapping[str, Any], *, slot: str = DEFAULT_SLOT
+        self,
+        job_name: str,
+        job_run_id: str,
+        values: Mapping[str, object],
+        *,
+        slot: str = DEFAULT_SLOT,
     ) -> None:
         """Raise WatermarkItemTooLarge (or InvalidWatermarkValue) now, with no request.
 
@@ -278,11 +322,11 @@ class Watermarks:
             self._read_versions[(item.job_name, item.slot)] = state["version"]
         return committed
 
-    def _commit_actions(self, item: WatermarkItem, state: dict[str, Any]) -> list[dict[str, Any]]:
+    def _commit_actions(self, item: WatermarkItem, state: Item) -> list[TransactItem]:
         """The new ``STATE#`` (if still at the version read), its ``HIST#`` copy, a ``RUN#``."""
         version = item.expected_version + 1
         if item.expected_version == 0:
-            condition: dict[str, Any] = {
+            condition: Request = {
                 "ConditionExpression": "attribute_not_exists(#sk)",
                 "ExpressionAttributeNames": {"#sk": RANGE_KEY},
             }
@@ -292,11 +336,11 @@ class Watermarks:
                 "ExpressionAttributeNames": {"#version": "version"},
                 "ExpressionAttributeValues": {":expected": {"N": str(item.expected_version)}},
             }
-        expires = {EXPIRES_ATTRIBUTE: {"N": str(self._history_expiry())}}
-        history = {**state, RANGE_KEY: {"S": history_key(item.slot, version)}, **expires}
-        puts = [{"Item": state, **condition}, {"Item": history}]
+        expires: Item = {EXPIRES_ATTRIBUTE: {"N": str(self._history_expiry())}}
+        history: Item = {**state, RANGE_KEY: {"S": history_key(item.slot, version)}, **expires}
+        puts: list[Request] = [{"Item": state, **condition}, {"Item": history}]
         if item.kind == "run":
-            pointer = {
+            pointer: Item = {
                 **item_key(item.job_name, run_key(item.slot, item.job_run_id)),
                 "version": {"N": str(version)},
                 **expires,
@@ -368,7 +412,7 @@ class Watermarks:
         *,
         who: str | None = None,
         why: str = "",
-        **attrs: Any,
+        **attrs: object,
     ) -> CommittedState:
         """Set values directly (skip-ahead, precise backfills), merged onto the current ones.
 
@@ -385,7 +429,7 @@ class Watermarks:
         self,
         job_name: str,
         slot: str,
-        values: Mapping[str, Any] | None,
+        values: Mapping[str, object] | None,
         kind: ChangeKind,
         who: str | None,
         why: str,
@@ -424,7 +468,7 @@ class Watermarks:
         self,
         error: ClientError,
         items: Sequence[WatermarkItem],
-        actions: list[dict[str, Any]],
+        actions: list[TransactItem],
         lease: Lease | None,
     ) -> None:
         reasons = error.response.get("CancellationReasons") or []
@@ -449,11 +493,11 @@ class Watermarks:
             self.table_name, f"commit cancelled: {reasons or error}"
         ) from None
 
-    def _get(self, job_name: str, sort_key: str) -> dict[str, Any] | None:
+    def _get(self, job_name: str, sort_key: str) -> Item | None:
         response = self._call("get_item", Key=item_key(job_name, sort_key), ConsistentRead=True)
         return response.get("Item")
 
-    def _call(self, operation: str, **params: Any) -> dict[str, Any]:
+    def _call(self, operation: str, **params: object) -> Response:
         if operation != "transact_write_items":
             params.setdefault("TableName", self.table_name)
         try:
@@ -496,7 +540,7 @@ class Watermarks:
         raise error
 
 
-def create_table(table_name: str = DEFAULT_TABLE, *, client: Any = None) -> None:
+def create_table(table_name: str = DEFAULT_TABLE, *, client: DynamoDBClient | None = None) -> None:
     """Create the table with the library's key schema (tests, demo, local use).
 
     Production tables come from ``terraform/modules/watermarks_table``.

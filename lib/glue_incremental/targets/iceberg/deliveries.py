@@ -17,10 +17,10 @@ import functools
 import operator
 import os
 from collections.abc import Sequence
-from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from glue_incremental.targets.iceberg import tables as iceberg_tables
 
@@ -41,12 +41,12 @@ def row_hash(columns: Sequence[str]) -> Column:
 
 
 def with_kept_delivery(
-    spark: Any,
+    spark: SparkSession,
     target: iceberg_tables.IcebergTarget,
     stored: DataFrame,
     primary_key: Sequence[str],
     delivery: Sequence[str],
-    types: Any,
+    types: StructType,
 ) -> DataFrame:
     """``stored`` with its kept ``delivery`` columns (null where no entry matches its values);
     ``types`` is the incoming schema the delivery columns take their types from."""
@@ -85,7 +85,7 @@ def with_kept_delivery(
 
 
 def record(
-    spark: Any,
+    spark: SparkSession,
     target: iceberg_tables.IcebergTarget,
     merged: DataFrame,
     primary_key: Sequence[str],

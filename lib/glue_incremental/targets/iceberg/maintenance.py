@@ -17,12 +17,15 @@ races the job's own commit (tables are created with ``commit.retry.num-retries=0
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+
+from pyspark.sql import SparkSession
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.targets.iceberg import writer as iceberg_writer
+from glue_incremental.targets.iceberg.tables import java_session, jvm
 from glue_incremental.watermarks import Watermarks
 
 _TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
@@ -60,7 +63,7 @@ def tag_name(state_name: str, slot: str) -> str:
 
 
 def watermark_snapshots(
-    spark: Any, target: iceberg_writer.IcebergTarget, store: Watermarks, state_name: str
+    spark: SparkSession, target: iceberg_writer.IcebergTarget, store: Watermarks, state_name: str
 ) -> dict[str, int]:
     """Tag name -> the snapshot each slot's current state came from (runs without one skipped)."""
     pointed: dict[str, int] = {}
@@ -75,7 +78,9 @@ def watermark_snapshots(
     return pointed
 
 
-def protect(spark: Any, target: iceberg_writer.IcebergTarget, tags: dict[str, int]) -> None:
+def protect(
+    spark: SparkSession, target: iceberg_writer.IcebergTarget, tags: dict[str, int]
+) -> None:
     for tag, snapshot_id in sorted(tags.items()):
         spark.sql(
             f"ALTER TABLE {target.quoted} CREATE OR REPLACE TAG `{tag}` AS OF VERSION {snapshot_id}"
@@ -83,7 +88,7 @@ def protect(spark: Any, target: iceberg_writer.IcebergTarget, tags: dict[str, in
 
 
 def expire(
-    spark: Any,
+    spark: SparkSession,
     target: iceberg_writer.IcebergTarget,
     store: Watermarks,
     state_name: str,
@@ -106,12 +111,12 @@ def expire(
 
 
 def compact(
-    spark: Any,
+    spark: SparkSession,
     target: iceberg_writer.IcebergTarget,
     *,
     run_id: str,
     state_name: str,
-    watermarks: dict[str, Any],
+    watermarks: Mapping[str, Mapping[str, object]],
 ) -> int | None:
     """Rewrite small data files in one ``replace`` snapshot; returns its id (None: nothing to do)."""
     before = iceberg_writer.current_snapshot(spark, target)
@@ -122,10 +127,11 @@ def compact(
         watermarks=watermarks,
         commits=False,
     )
-    jvm = spark._jvm
-    action = jvm.org.apache.iceberg.spark.actions.SparkActions.get(
-        spark._jsparkSession
-    ).rewriteDataFiles(iceberg_writer._java_table(spark, target))
+    action = (
+        jvm(spark)
+        .org.apache.iceberg.spark.actions.SparkActions.get(java_session(spark))
+        .rewriteDataFiles(iceberg_writer._java_table(spark, target))
+    )
     for key, value in properties.items():
         action = action.snapshotProperty(key, value)
     action.option("min-input-files", "2").execute()

@@ -9,8 +9,7 @@ accepts (date to timestamp, a decimal's scale) is refused before the first state
 
 from __future__ import annotations
 
-from typing import Any
-
+from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, DecimalType, DoubleType, FloatType, IntegerType, LongType
 
 from glue_incremental.schema.evolution import SchemaChangeError, SchemaPlan, Widened
@@ -63,7 +62,7 @@ def _retyped(table: str, plan: SchemaPlan) -> list[str]:
     return statements
 
 
-def evolve(spark: Any, target: IcebergTarget, plan: SchemaPlan) -> None:
+def evolve(spark: SparkSession, target: IcebergTarget, plan: SchemaPlan) -> None:
     for statement in statements(target.quoted, plan):
         spark.sql(statement)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Final
 
 from glue_incremental.watermarks import DEFAULT_SLOT
-from glue_incremental.watermarks.encoding import decode
+from glue_incremental.watermarks.encoding import StateValues, decode
 
 PREFIX = "glue-incremental."
 RUN_ID = PREFIX + "run-id"
@@ -23,7 +23,7 @@ STATE_VERSION = PREFIX + "state-version"
 WATERMARK = PREFIX + "watermark"
 COMMITS = PREFIX + "commits"
 # In the state of a run that wrote no snapshot: the one it left current (what a rewind restores).
-RESTORE_SNAPSHOT = "iceberg_snapshot"
+RESTORE_SNAPSHOT: Final = "iceberg_snapshot"
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,12 @@ class Snapshot:
     run_id: str | None
     state_name: str | None
     state_versions: dict[str, int] | None
-    watermarks: dict[str, Any] | None
+    # Each slot's state the run commits (``snapshot_properties`` writes one mapping per slot).
+    watermarks: dict[str, StateValues] | None
     commits: bool
 
     @property
-    def watermark(self) -> dict[str, Any] | None:
+    def watermark(self) -> StateValues | None:
         """The default slot's state (the load job's); a join has slots ``left`` and ``right``."""
         return (self.watermarks or {}).get(DEFAULT_SLOT)
 
@@ -54,6 +55,13 @@ class Snapshot:
             run_id=summary.get(RUN_ID),
             state_name=summary.get(STATE_NAME),
             state_versions=json.loads(versions) if versions is not None else None,
-            watermarks=decode(summary[WATERMARK]) if WATERMARK in summary else None,
+            watermarks=_by_slot(decode(summary[WATERMARK])) if WATERMARK in summary else None,
             commits=summary.get(COMMITS) == "true",
         )
+
+
+def _by_slot(decoded: StateValues | None) -> dict[str, StateValues] | None:
+    """The summary's states by slot; a slot whose value is not a state is not one of ours."""
+    if decoded is None:
+        return None
+    return {slot: values for slot, values in decoded.items() if isinstance(values, dict)}

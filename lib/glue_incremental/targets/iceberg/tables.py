@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from py4j.java_gateway import JavaObject, JVMView
+from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 
 from glue_incremental.args import ArgumentError
 
@@ -47,12 +50,12 @@ class IcebergTarget:
         return ".".join(f"`{part}`" for part in self.name.split("."))
 
 
-def table_exists(spark: Any, target: IcebergTarget) -> bool:
+def table_exists(spark: SparkSession, target: IcebergTarget) -> bool:
     return bool(spark.catalog.tableExists(target.name))
 
 
 def create_table(
-    spark: Any, target: IcebergTarget, schema: Any, partition_by: Sequence[str]
+    spark: SparkSession, target: IcebergTarget, schema: StructType, partition_by: Sequence[str]
 ) -> None:
     """Create the table empty (a metadata commit, no snapshot) if it does not exist."""
     columns = ", ".join(f"`{field.name}` {field.dataType.simpleString()}" for field in schema)
@@ -66,3 +69,15 @@ def create_table(
         f"CREATE TABLE IF NOT EXISTS {target.quoted} ({columns}) USING iceberg"
         f"{partitioned} TBLPROPERTIES ({properties})"
     )
+
+
+def jvm(spark: SparkSession) -> JVMView:
+    """The session's view of its JVM (every live session has one)."""
+    view = spark._jvm
+    assert view is not None, "the SparkSession has no JVM: it was stopped"
+    return view
+
+
+def java_session(spark: SparkSession) -> JavaObject:
+    """The JVM's ``SparkSession`` behind ``spark`` (Iceberg's Java API takes it)."""
+    return spark._jsparkSession

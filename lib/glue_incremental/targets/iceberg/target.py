@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import NoSnapshotOfRun
@@ -21,6 +22,7 @@ from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import (
     OutputRewind,
+    OutputState,
     Published,
     Settle,
     StatesBySlot,
@@ -78,13 +80,13 @@ class IcebergTableTarget:
     def mark_start(self, run: IncrementalRun) -> None:
         self._started_from = iceberg_writer.current_snapshot(run.spark, self.table)
 
-    def schema(self, run: IncrementalRun) -> Any:
+    def schema(self, run: IncrementalRun) -> StructType | None:
         return iceberg_writer.table_schema(run.spark, self.table)
 
     def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
         return iceberg_writer.read_at(run.spark, self.table, self._started_id)
 
-    def unpublished_state(self) -> dict[str, Any]:
+    def unpublished_state(self) -> OutputState:
         started = self._started_id
         return {} if started is None else {iceberg_writer.RESTORE_SNAPSHOT: started}
 
@@ -94,7 +96,7 @@ class IcebergTableTarget:
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
         return iceberg_writer.table_exists(run.spark, iceberg_tombstones.side_table(self.table))
 
-    def output_position(self) -> dict[str, Any]:
+    def output_position(self) -> OutputState:
         return {}
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
@@ -185,7 +187,7 @@ class IcebergTableTarget:
                 result.snapshots_before - result.snapshots_after
             )
 
-    def rewind_output(self, spark: Any, run_id: str) -> OutputRewind:
+    def rewind_output(self, spark: SparkSession, run_id: str) -> OutputRewind:
         """Fails now (before the state moves) if the table has no snapshot of ``run_id``."""
         snapshot = iceberg_writer.snapshot_of_run(spark, self.table, run_id)
         if snapshot is None:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -32,14 +31,14 @@ def side_table(target: iceberg_tables.IcebergTarget) -> iceberg_tables.IcebergTa
     return iceberg_tables.IcebergTarget(f"{target.table}{SUFFIX}", target.catalog)
 
 
-def read(spark: Any, target: iceberg_tables.IcebergTarget) -> DataFrame | None:
+def read(spark: SparkSession, target: iceberg_tables.IcebergTarget) -> DataFrame | None:
     """The target's tombstones, or None when it keeps none."""
     side = side_table(target)
     return spark.table(side.name) if iceberg_tables.table_exists(spark, side) else None
 
 
 def record(
-    spark: Any,
+    spark: SparkSession,
     target: iceberg_tables.IcebergTarget,
     old: DataFrame | None,
     merged: DataFrame,
@@ -75,7 +74,9 @@ def record(
         spark.catalog.dropTempView(view)
 
 
-def _create_or_extend(spark: Any, side: iceberg_tables.IcebergTarget, schema: StructType) -> None:
+def _create_or_extend(
+    spark: SparkSession, side: iceberg_tables.IcebergTarget, schema: StructType
+) -> None:
     """The side table, created, or given ``REMOVED_ROW`` if an earlier version made it."""
     iceberg_tables.create_table(spark, side, schema, ())
     if tombstones.REMOVED_ROW not in spark.table(side.name).columns:

@@ -20,11 +20,12 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from py4j.java_gateway import JavaObject
 from pyspark.java_gateway import ensure_callback_server_started
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.deletes import tombstones
@@ -51,10 +52,18 @@ from glue_incremental.targets.iceberg.tables import (  # noqa: F401  (the target
     TABLE_PROPERTIES,
     IcebergTarget,
     create_table,
+    java_session,
+    jvm,
     table_exists,
 )
 from glue_incremental.targets.latest import merge_latest
-from glue_incremental.watermarks import DEFAULT_SLOT, UnknownRun, WatermarkItem, Watermarks
+from glue_incremental.watermarks import (
+    DEFAULT_SLOT,
+    Lease,
+    UnknownRun,
+    WatermarkItem,
+    Watermarks,
+)
 from glue_incremental.watermarks.encoding import encode
 
 
@@ -157,7 +166,7 @@ def snapshot_properties(
     run_id: str,
     state_name: str,
     state_versions: Mapping[str, int],
-    watermarks: Mapping[str, Mapping[str, Any]],
+    watermarks: Mapping[str, Mapping[str, object]],
     commits: bool,
 ) -> dict[str, str]:
     """The summary of a run's snapshot: per slot, the state it commits and the version it read."""
@@ -173,14 +182,13 @@ def snapshot_properties(
 # -- I/O ------------------------------------------------------------------------------------------
 
 
-def _java_table(spark: Any, target: IcebergTarget) -> Any:
-    jvm = spark._jvm
-    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-        spark._jsparkSession, target.name
+def _java_table(spark: SparkSession, target: IcebergTarget) -> JavaObject:
+    return jvm(spark).org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        java_session(spark), target.name
     )
 
 
-def current_snapshot(spark: Any, target: IcebergTarget) -> Snapshot | None:
+def current_snapshot(spark: SparkSession, target: IcebergTarget) -> Snapshot | None:
     """The table's current snapshot (freshly loaded), or None (no table, or no snapshot yet)."""
     if not table_exists(spark, target):
         return None
@@ -192,7 +200,7 @@ def current_snapshot(spark: Any, target: IcebergTarget) -> Snapshot | None:
     return _snapshot(snapshot)
 
 
-def snapshots(spark: Any, target: IcebergTarget) -> list[Snapshot]:
+def snapshots(spark: SparkSession, target: IcebergTarget) -> list[Snapshot]:
     """Every snapshot of the table, oldest first (not only the current lineage)."""
     if not table_exists(spark, target):
         return []
@@ -202,7 +210,7 @@ def snapshots(spark: Any, target: IcebergTarget) -> list[Snapshot]:
     return found
 
 
-def _snapshot(java_snapshot: Any) -> Snapshot:
+def _snapshot(java_snapshot: JavaObject) -> Snapshot:
     parent = java_snapshot.parentId()
     summary = {str(key): str(value) for key, value in dict(java_snapshot.summary()).items()}
     return Snapshot.from_summary(
@@ -210,29 +218,35 @@ def _snapshot(java_snapshot: Any) -> Snapshot:
     )
 
 
-def snapshot_of_run(spark: Any, target: IcebergTarget, run_id: str) -> Snapshot | None:
+def snapshot_of_run(spark: SparkSession, target: IcebergTarget, run_id: str) -> Snapshot | None:
     matches = [snapshot for snapshot in snapshots(spark, target) if snapshot.run_id == run_id]
     return matches[-1] if matches else None
 
 
-def table_schema(spark: Any, target: IcebergTarget) -> Any:
+def table_schema(spark: SparkSession, target: IcebergTarget) -> StructType | None:
     return spark.table(target.quoted).schema if table_exists(spark, target) else None
 
 
-def read_at(spark: Any, target: IcebergTarget, snapshot_id: int | None) -> DataFrame | None:
+def read_at(
+    spark: SparkSession, target: IcebergTarget, snapshot_id: int | None
+) -> DataFrame | None:
     if snapshot_id is None:
         return None
     return spark.read.option("snapshot-id", str(snapshot_id)).table(target.name)
 
 
-def is_ancestor(spark: Any, target: IcebergTarget, snapshot_id: int, ancestor_id: int) -> bool:
+def is_ancestor(
+    spark: SparkSession, target: IcebergTarget, snapshot_id: int, ancestor_id: int
+) -> bool:
     """Whether ``ancestor_id`` is in ``snapshot_id``'s lineage (false after a rollback past it)."""
     table = _java_table(spark, target)
-    util = spark._jvm.org.apache.iceberg.util.SnapshotUtil
+    util = jvm(spark).org.apache.iceberg.util.SnapshotUtil
     return bool(util.isAncestorOf(table, int(snapshot_id), int(ancestor_id)))
 
 
-def changed_rows(spark: Any, target: IcebergTarget, start_id: int, end_id: int) -> DataFrame:
+def changed_rows(
+    spark: SparkSession, target: IcebergTarget, start_id: int, end_id: int
+) -> DataFrame:
     """Rows inserted, deleted or updated after snapshot ``start_id`` up to ``end_id``.
 
     Iceberg's changelog view (carried-over rows of copy-on-write rewrites removed), so a
@@ -248,7 +262,7 @@ def arrived_rows(changes: DataFrame) -> DataFrame:
 
 
 def changelog_with_metadata(
-    spark: Any, target: IcebergTarget, start_id: int, end_id: int
+    spark: SparkSession, target: IcebergTarget, start_id: int, end_id: int
 ) -> DataFrame:
     """``changed_rows`` with Iceberg's ``_change_type`` (and ordinal, snapshot) columns kept."""
     view = f"glue_incremental_changes_{os.getpid()}_{start_id}_{end_id}".replace("-", "_")
@@ -291,7 +305,7 @@ class _Callable:
 
 
 def _fence(
-    spark: Any, target: IcebergTarget, started_from: int | None, guard: Callable[[], None]
+    spark: SparkSession, target: IcebergTarget, started_from: int | None, guard: Callable[[], None]
 ) -> None:
     """Right before a commit: the lease still held, the table still at the run's snapshot."""
     guard()
@@ -303,19 +317,19 @@ def _fence(
 
 
 def commit_with_properties(
-    spark: Any, properties: Mapping[str, str], action: Callable[[], None]
+    spark: SparkSession, properties: Mapping[str, str], action: Callable[[], None]
 ) -> None:
     """Run ``action`` (one Iceberg write) so its snapshot summary carries ``properties``."""
     gateway = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
-    jvm = spark._jvm
-    java_properties = jvm.java.util.HashMap()
+    java = jvm(spark)
+    java_properties = java.java.util.HashMap()
     for key, value in properties.items():
         java_properties.put(key, value)
     callable_ = _Callable(action)
     try:
-        jvm.org.apache.iceberg.spark.CommitMetadata.withCommitProperties(
-            java_properties, callable_, jvm.java.lang.Class.forName("java.lang.RuntimeException")
+        java.org.apache.iceberg.spark.CommitMetadata.withCommitProperties(
+            java_properties, callable_, java.java.lang.Class.forName("java.lang.RuntimeException")
         )
     except Exception:
         if callable_.error is not None:
@@ -331,7 +345,7 @@ class UpsertResult:
 
 
 def publish_upsert(
-    spark: Any,
+    spark: SparkSession,
     target: IcebergTarget,
     rows: DataFrame,
     *,
@@ -445,7 +459,7 @@ def started_version(store: Watermarks, state_name: str, slot: str = DEFAULT_SLOT
     return int(version)
 
 
-def partition_condition(affected: Sequence[tuple], partition_by: Sequence[str]) -> Any:
+def partition_condition(affected: Sequence[tuple], partition_by: Sequence[str]) -> Column:
     """A Column true exactly on the rows of the ``affected`` partitions (null-safe)."""
     condition = F.lit(False)
     for values in affected:
@@ -457,7 +471,7 @@ def partition_condition(affected: Sequence[tuple], partition_by: Sequence[str]) 
 
 
 def publish_partitions(
-    spark: Any,
+    spark: SparkSession,
     target: IcebergTarget,
     rows: DataFrame,
     *,
@@ -487,7 +501,11 @@ def publish_partitions(
 
 
 def roll_forward(
-    spark: Any, target: IcebergTarget, store: Watermarks, state_name: str, lease: Any
+    spark: SparkSession,
+    target: IcebergTarget,
+    store: Watermarks,
+    state_name: str,
+    lease: Lease | None,
 ) -> Snapshot | None:
     """Commit to DynamoDB the watermark of a snapshot whose run crashed before doing so.
 
@@ -535,7 +553,7 @@ def roll_forward(
     return snapshot
 
 
-def rollback_to(spark: Any, target: IcebergTarget, snapshot_id: int) -> None:
+def rollback_to(spark: SparkSession, target: IcebergTarget, snapshot_id: int) -> None:
     """Make snapshot ``snapshot_id`` the table's current one (a metadata-only commit)."""
     spark.sql(
         f"CALL {target.catalog}.system.set_current_snapshot("

@@ -13,12 +13,15 @@ join both take ``--catalog_table`` (``check_option``) and sync after their commi
 from __future__ import annotations
 
 from collections.abc import MutableMapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from pyspark.sql.types import StructType
 
 from glue_incremental import aws
 from glue_incremental.args import ArgumentError
+
+if TYPE_CHECKING:
+    from glue_incremental.run.summary import JsonValue
 
 # The members of GetTable's Table that UpdateTable's TableInput accepts
 # (https://docs.aws.amazon.com/glue/latest/webapi/API_TableInput.html).
@@ -39,9 +42,18 @@ TABLE_INPUT_KEYS = (
 )
 
 
+class GlueColumn(TypedDict):
+    """A column of a Glue table (``StorageDescriptor.Columns``); other keys are kept as read."""
+
+    Name: str
+    Type: str
+    Comment: NotRequired[str]
+    Parameters: NotRequired[dict[str, str]]
+
+
 def column_changes(
-    columns: Sequence[dict[str, Any]], schema: StructType, partition_keys: Sequence[str]
-) -> list[dict[str, Any]]:
+    columns: Sequence[GlueColumn], schema: StructType, partition_keys: Sequence[str]
+) -> list[GlueColumn]:
     """The table's columns after taking ``schema`` in (same list if nothing changes): types
     updated in place, new columns appended; names compared as Glue stores them, lower case."""
     wanted = {
@@ -49,7 +61,9 @@ def column_changes(
         for f in schema.fields
         if f.name.lower() not in {k.lower() for k in partition_keys}
     }
-    updated = [{**c, "Type": wanted.get(c["Name"].lower(), c["Type"])} for c in columns]
+    updated: list[GlueColumn] = [
+        {**c, "Type": wanted.get(c["Name"].lower(), c["Type"])} for c in columns
+    ]
     known = {c["Name"].lower() for c in columns}
     updated += [{"Name": name, "Type": kind} for name, kind in wanted.items() if name not in known]
     return updated
@@ -84,11 +98,11 @@ def check_option(catalog_table: str | None, target_format: str) -> None:
 
 
 def sync_after_commit(
-    details: MutableMapping[str, Any], catalog_table: str, schema: StructType
+    details: MutableMapping[str, JsonValue], catalog_table: str, schema: StructType
 ) -> None:
     """``sync`` after a run committed, into the run's summary ``details``: the columns
     updated, or the error; a failure is reported, not raised (the next run heals the table)."""
     try:
-        details["catalog_columns_updated"] = sync(catalog_table, schema)
+        details["catalog_columns_updated"] = [*sync(catalog_table, schema)]
     except Exception as error:
         details["catalog_update_error"] = f"{type(error).__name__}: {error}".splitlines()[0]

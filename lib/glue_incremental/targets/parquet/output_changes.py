@@ -14,8 +14,8 @@ An Iceberg target is not recorded (its readers follow its snapshots). Design:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import NotRequired, Protocol, TypedDict
 
 from glue_incremental.partitions.paths import dir_to_values
 from glue_incremental.watermarks.errors import WatermarkItemTooLarge
@@ -56,7 +56,16 @@ def location(path: str) -> str:
     return text
 
 
-def entry(columns: Sequence[str], partitions: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:
+class ChangesEntry(TypedDict):
+    """One target's record for one commit: its partition columns, and the partitions it
+    wrote or removed (each a list of values, in the columns' order) or ``all``."""
+
+    columns: list[str]
+    partitions: NotRequired[list[list[str | None]]]
+    all: NotRequired[bool]
+
+
+def entry(columns: Sequence[str], partitions: Sequence[Mapping[str, str | None]]) -> ChangesEntry:
     """One target's record for one commit: its columns and the distinct partitions, sorted
     (nulls first), or ``all`` past ``MAX_LISTED``."""
     rows = {tuple(values.get(column) for column in columns) for values in partitions}
@@ -66,16 +75,16 @@ def entry(columns: Sequence[str], partitions: Sequence[Mapping[str, str | None]]
     return {"columns": list(columns), "partitions": [list(row) for row in ordered]}
 
 
-def everything(changes: Mapping[str, Any]) -> dict[str, Any]:
+def everything(changes: Mapping[str, ChangesEntry]) -> dict[str, ChangesEntry]:
     """``changes`` with every target's entry saying ``all`` (what a too-large item keeps)."""
     return {where: {"columns": e.get("columns", []), "all": True} for where, e in changes.items()}
 
 
 def with_changes(
-    states: Mapping[str, dict[str, Any]],
-    changes: Mapping[str, Any],
-    fits: Any,
-) -> dict[str, dict[str, Any]]:
+    states: Mapping[str, dict[str, object]],
+    changes: Mapping[str, ChangesEntry],
+    fits: Callable[[str, Mapping[str, object]], None],
+) -> dict[str, dict[str, object]]:
     """Each slot's state with ``changes``; a slot whose item would exceed DynamoDB's item
     limit with the list keeps ``all`` instead (``fits(slot, state)`` raises
     ``WatermarkItemTooLarge``), so recording changes never stops a commit."""

@@ -13,7 +13,7 @@ partitions already restored. Design: ``docs/writer-protocol.md`` ("Retention and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final, Protocol
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
@@ -22,7 +22,7 @@ from glue_incremental.targets.parquet import publish
 from glue_incremental.targets.parquet.publish import FileEntry, join
 
 # The state key of the lineage number of the last publish the committed output holds.
-STATE_KEY = "parquet_publish"
+STATE_KEY: Final = "parquet_publish"
 # A rewind's history note (``output``) when it restores the files: the next run finishes a
 # restore the rewind did not (``ParquetTarget.recover``).
 RESTORED = "restored"

@@ -11,10 +11,10 @@ write is still running when the caller cleans up or publishes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeVar
 
 from pyspark import InheritableThread
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 
@@ -46,7 +46,10 @@ def stage_deliveries(
     writer.parquet(stage_uri)
 
 
-def side_by_side(writes: Sequence[Callable[[], Any]]) -> list[Any]:
+T = TypeVar("T")
+
+
+def side_by_side(writes: Sequence[Callable[[], T]]) -> list[T]:
     """Run ``writes`` at once (one thread each); their results, once all have ended.
 
     The first failure is raised after every write has ended. Threads inherit the
@@ -55,7 +58,7 @@ def side_by_side(writes: Sequence[Callable[[], Any]]) -> list[Any]:
     """
     if len(writes) <= 1:
         return [write() for write in writes]
-    results: list[Any] = [None] * len(writes)
+    results: dict[int, T] = {}
     failures: list[BaseException | None] = [None] * len(writes)
 
     def run(index: int) -> None:
@@ -72,8 +75,8 @@ def side_by_side(writes: Sequence[Callable[[], Any]]) -> list[Any]:
     for failure in failures:
         if failure is not None:
             raise failure
-    return results
+    return [results[index] for index in range(len(writes))]
 
 
-def _col(name: str) -> Any:
+def _col(name: str) -> Column:
     return F.col(f"`{name}`")

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.deletes import tombstones
@@ -25,6 +26,7 @@ from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import (
     OutputRewind,
+    OutputState,
     Published,
     Settle,
     StatesBySlot,
@@ -65,24 +67,25 @@ class ParquetTarget:
             return
         writer.recover(run.spark, self.path)
         recorded = (run.committed_values() or {}).get(restore.STATE_KEY)
-        if recorded is None or not run.starts_from_an_earlier_state():
+        # An int, as ``output_position`` recorded it (absent: no retained publish).
+        if not isinstance(recorded, int) or not run.starts_from_an_earlier_state():
             return
         fs = writer.open_filesystem(run.spark, self.path)
         latest = restore.latest_seq(fs, self.path)
-        if latest is None or latest <= int(recorded):
+        if latest is None or latest <= recorded:
             return
-        state: Any = run.store.get_watermark(str(run.state_name)) or {}
-        if state.get("output") != restore.RESTORED:
+        state = run.store.get_watermark(str(run.state_name))
+        if state is None or state.get("output") != restore.RESTORED:
             return  # --keep-output: the files stay, the merge brings them in line
         run.guard()
-        done = restore.restore(fs, self.path, int(recorded), run_id=f"{run.run_id}.restore")
+        done = restore.restore(fs, self.path, recorded, run_id=f"{run.run_id}.restore")
         restored: list[JsonValue] = [*restore.restored_partitions(done)]
         run.details["output_restored_partitions"] = restored
 
     def mark_start(self, run: IncrementalRun) -> None:
         self._note_publish(run)
 
-    def output_position(self) -> dict[str, Any]:
+    def output_position(self) -> OutputState:
         return {} if self._publish_seq is None else {restore.STATE_KEY: self._publish_seq}
 
     def _note_publish(self, run: IncrementalRun) -> None:
@@ -90,7 +93,7 @@ class ParquetTarget:
             fs = writer.open_filesystem(run.spark, self.path)
             self._publish_seq = restore.latest_seq(fs, self.path)
 
-    def schema(self, run: IncrementalRun) -> Any:
+    def schema(self, run: IncrementalRun) -> StructType | None:
         return writer.target_schema(run.spark, self.path, self.partition_by)
 
     def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
@@ -103,7 +106,7 @@ class ParquetTarget:
         """One listing of the tombstones' folder, no Spark job."""
         return writer.data_exists(run.spark, publish.join(self.path, tombstones.TOMBSTONE_DIR))
 
-    def unpublished_state(self) -> dict[str, Any]:
+    def unpublished_state(self) -> OutputState:
         return {}
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
@@ -180,7 +183,9 @@ class ParquetTarget:
         self._record_schema(run, rows.schema)
         return Published(result, settle())
 
-    def _record_schema(self, run: IncrementalRun, schema: Any, hidden: Sequence[str] = ()) -> None:
+    def _record_schema(
+        self, run: IncrementalRun, schema: StructType, hidden: Sequence[str] = ()
+    ) -> None:
         """After a publish: the schema its files carry, so the next run plans against it."""
         parquet_schema.record(
             run.spark, self.path, parquet_schema.as_written(schema, self.partition_by, hidden)
@@ -189,7 +194,7 @@ class ParquetTarget:
     def after_commit(self, run: IncrementalRun, states: StatesBySlot) -> None:
         return None
 
-    def rewind_output(self, spark: Any, run_id: str) -> OutputRewind:
+    def rewind_output(self, spark: SparkSession, run_id: str) -> OutputRewind:
         return OutputRewind({})
 
     def reset_note(self) -> dict[str, str]:

@@ -20,7 +20,7 @@ import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -372,7 +372,9 @@ def read_target(
     return _read_as_strings(spark, target_uri, paths)
 
 
-def target_schema(spark: SparkSession, target_uri: str, partition_by: Sequence[str]) -> Any:
+def target_schema(
+    spark: SparkSession, target_uri: str, partition_by: Sequence[str]
+) -> StructType | None:
     """The target's schema (partition columns as strings), or None for an empty target.
 
     Files written before a column was added lack it (``docs/schema-evolution.md``): the
@@ -459,7 +461,7 @@ def replace_partitions(
             raise RowsOutsidePartitions(sorted(staged - named))
         to_replace = named | staged
     # The data write cached the rows: the side files read them back at once, side by side.
-    side: list[Callable[[], Any]] = [
+    side: list[Callable[[], set[str] | None]] = [
         functools.partial(_stage_index, spark, fs, target_uri, stage_uri, index_plan, cached)
     ]
     if cached is not None:
@@ -473,6 +475,7 @@ def replace_partitions(
     if tombstones is not None:
         side.append(functools.partial(stage_tombstones, stage_uri, tombstones))
     index_dirs, *others = staged_writes.side_by_side(side)
+    assert index_dirs is not None, "staging the key index returns the directories it wrote"
     if cached is not None:
         cached.unpersist()
     delivery_dirs = {_join(DELIVERY_DIR, relative) for relative in to_replace}
@@ -481,7 +484,9 @@ def replace_partitions(
         delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
     replaced = to_replace | index_dirs | delivery_dirs
     if tombstones is not None:
-        replaced |= others[-1]
+        tombstone_dirs = others[-1]
+        assert tombstone_dirs is not None, "staging tombstones returns the directories it wrote"
+        replaced |= tombstone_dirs
     written_files = publish.staged_files(fs, target_uri, run_id, replaced)
     if before_publish is not None:
         before_publish()
