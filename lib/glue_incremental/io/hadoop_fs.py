@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+
 from py4j.java_gateway import JavaClass, JavaObject, JVMView
 from pyspark.sql import SparkSession
 

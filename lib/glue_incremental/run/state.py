@@ -14,8 +14,8 @@ from typing import Any, NotRequired, Required, TypedDict
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.partitions.values import PartitionValues
-from glue_incremental.sources.discovery import DiscoveryState
-from glue_incremental.sources.files import FileBookmark
+from glue_incremental.sources.discovery import DiscoveryState, DiscoveryStateDict
+from glue_incremental.sources.files import FileBookmark, FileBookmarkState
 
 
 class UpstreamState(TypedDict):
@@ -34,8 +34,8 @@ class LoadStateExtra(TypedDict, total=False):
     source's partition columns fixed on the first run (``partition_types``), and the
     target's ``layout`` (``target_layout``)."""
 
-    files: dict[str, Any]
-    discovery: dict[str, Any]
+    files: FileBookmarkState
+    discovery: DiscoveryStateDict
     iceberg_table: str
     iceberg_snapshot: int
     partition_types: dict[str, str]
@@ -57,8 +57,8 @@ class JoinSideStateDict(TypedDict):
     """One join side's stored state: a file bookmark (and S3 discovery state) or an Iceberg
     snapshot id."""
 
-    files: NotRequired[dict[str, Any]]
-    discovery: NotRequired[dict[str, Any]]
+    files: NotRequired[FileBookmarkState]
+    discovery: NotRequired[DiscoveryStateDict]
     iceberg_snapshot_id: NotRequired[int | None]
     iceberg_table: NotRequired[str]
     pending_partitions: list[list[str | None]]

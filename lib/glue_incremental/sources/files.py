@@ -17,7 +17,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Required, TypedDict
+
+from pyspark.sql import SparkSession
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources.listing import (
@@ -45,15 +47,63 @@ _STATE_KEYS = (
 )
 _HEX = frozenset("0123456789abcdef")
 
+
+class FileBookmarkState(TypedDict):
+    """A ``FileBookmark`` as stored (``to_state``): JSON lists, never tuples."""
+
+    version: int
+    high_mark_ms: int | None
+    band_start_ms: int | None
+    band_fingerprints: list[str]
+    # [directory URI, count, counted_to_ms]
+    dir_old_counts: list[list[str | int]]
+    dir_counts_complete: bool
+
+
+class PlanRules(TypedDict, total=False):
+    """The ``plan_from_listing`` arguments a planner passes along unchanged."""
+
+    run_start_ms: Required[int]
+    band_seconds: int
+    upper_bound_ms: int | None
+
+
+class FilePlanSummary(TypedDict):
+    """``FileReadPlan.summary()``: the figures of the run summary line and ``--dry_run``."""
+
+    files_to_read: int
+    bytes_to_read: int
+    late_files: int
+    late_directories: list[list[str | int]]
+    deferred_files: int
+    files_listed: int
+    directories_listed: int
+    partitions_pruned: int
+    directory_mtimes_usable: bool
+    first_run: bool
+    upper_bound_ms: int
+    oldest_modified_ms: int | None
+    newest_modified_ms: int | None
+    next_high_mark_ms: int | None
+    next_band_start_ms: int | None
+    band_files: int
+    band_truncated: bool
+    tracked_directories: int
+    directory_tracking_complete: bool
+
+
 __all__ = [
     "DEFAULT_BAND_SECONDS",
     "DEFAULT_MAX_BAND_FILES",
     "DEFAULT_MAX_TRACKED_DIRECTORIES",
     "OBJECT_STORE_SCHEMES",
     "FileBookmark",
+    "FileBookmarkState",
+    "FilePlanSummary",
     "FileReadPlan",
     "InvalidBookmarkState",
     "ListingStats",
+    "PlanRules",
     "SourceFile",
     "SourceNotFound",
     "count_late_files",
@@ -71,7 +121,7 @@ __all__ = [
 class InvalidBookmarkState(GlueIncrementalError, ValueError):
     """A stored file bookmark that cannot be used; ``field`` names the offending part."""
 
-    def __init__(self, field: str, value: Any, reason: str) -> None:
+    def __init__(self, field: str, value: object, reason: str) -> None:
         self.field = field
         self.value = value
         shown = repr(value)
@@ -114,7 +164,7 @@ class FileBookmark:
     def first_run(self) -> bool:
         return self.high_mark_ms is None
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> FileBookmarkState:
         """A JSON-encodable dict (lists, never tuples: JSON would bring them back as lists)."""
         return {
             "version": STATE_VERSION,
@@ -129,7 +179,7 @@ class FileBookmark:
         }
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any] | None) -> FileBookmark:
+    def from_state(cls, state: Mapping[str, object] | None) -> FileBookmark:
         """Rebuild from ``to_state()`` output after a JSON (or DynamoDB) round trip.
 
         None (no state yet, or a reset) is the initial bookmark. Lists stand for
@@ -153,12 +203,13 @@ class FileBookmark:
             raise InvalidBookmarkState(
                 "version", state["version"], f"unsupported version (expected {STATE_VERSION})"
             )
-        fingerprints = _as_list(state["band_fingerprints"], "band_fingerprints")
-        for index, value in enumerate(fingerprints):
+        fingerprints: list[str] = []
+        for index, value in enumerate(_as_list(state["band_fingerprints"], "band_fingerprints")):
             if not isinstance(value, str):
                 raise InvalidBookmarkState(
                     f"band_fingerprints[{index}]", value, "expected a string"
                 )
+            fingerprints.append(value)
         band_start = _as_optional_int(state["band_start_ms"], "band_start_ms")
         pairs = []
         for index, pair in enumerate(_as_list(state["dir_old_counts"], "dir_old_counts")):
@@ -168,13 +219,19 @@ class FileBookmark:
                 raise InvalidBookmarkState(where, pair, "expected [directory, count, counted_to]")
             # [directory, count]: written before the mark was kept, counted to the band start.
             counted_to = _as_int(entry[2], f"{where}[2]") if len(entry) == 3 else (band_start or 0)
-            pairs.append((entry[0], _as_int(entry[1], f"{where}[1]"), counted_to))
+            directory = entry[0]
+            if not isinstance(directory, str) or not directory:
+                raise InvalidBookmarkState(f"{where}[0]", directory, "expected a directory URI")
+            pairs.append((directory, _as_int(entry[1], f"{where}[1]"), counted_to))
+        complete = state["dir_counts_complete"]
+        if not isinstance(complete, bool):
+            raise InvalidBookmarkState("dir_counts_complete", complete, "expected true or false")
         return cls(
             high_mark_ms=_as_optional_int(state["high_mark_ms"], "high_mark_ms"),
             band_start_ms=band_start,
             band_fingerprints=tuple(fingerprints),
             dir_old_counts=tuple(pairs),
-            dir_counts_complete=state["dir_counts_complete"],
+            dir_counts_complete=complete,
         )
 
 
@@ -194,7 +251,7 @@ def _validate(bookmark: FileBookmark) -> None:
         )
 
 
-def _validate_marks(high: Any, start: Any) -> None:
+def _validate_marks(high: int | None, start: int | None) -> None:
     for name, value in (("high_mark_ms", high), ("band_start_ms", start)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise InvalidBookmarkState(
@@ -208,7 +265,7 @@ def _validate_marks(high: Any, start: Any) -> None:
         raise InvalidBookmarkState("band_start_ms", start, f"must be <= high_mark_ms ({high})")
 
 
-def _validate_fingerprints(fingerprints: Any) -> None:
+def _validate_fingerprints(fingerprints: object) -> None:
     if not isinstance(fingerprints, tuple):
         raise InvalidBookmarkState("band_fingerprints", fingerprints, "expected a tuple")
     for index, fingerprint in enumerate(fingerprints):
@@ -224,7 +281,7 @@ def _validate_fingerprints(fingerprints: Any) -> None:
             )
 
 
-def _validate_directory_counts(counts: Any) -> None:
+def _validate_directory_counts(counts: object) -> None:
     if not isinstance(counts, tuple):
         raise InvalidBookmarkState("dir_old_counts", counts, "expected a tuple")
     seen: set[str] = set()
@@ -246,7 +303,7 @@ def _validate_directory_counts(counts: Any) -> None:
         seen.add(directory)
 
 
-def _as_int(value: Any, field: str) -> int:
+def _as_int(value: object, field: str) -> int:
     if isinstance(value, bool):
         raise InvalidBookmarkState(field, value, "expected an integer")
     if isinstance(value, int):
@@ -256,11 +313,11 @@ def _as_int(value: Any, field: str) -> int:
     raise InvalidBookmarkState(field, value, "expected an integer")
 
 
-def _as_optional_int(value: Any, field: str) -> int | None:
+def _as_optional_int(value: object, field: str) -> int | None:
     return None if value is None else _as_int(value, field)
 
 
-def _as_list(value: Any, field: str) -> list[Any]:
+def _as_list(value: object, field: str) -> list[object]:
     if not isinstance(value, list | tuple):
         raise InvalidBookmarkState(field, value, "expected a list")
     return list(value)
@@ -293,7 +350,7 @@ class FileReadPlan:
     def bytes_to_read(self) -> int:
         return sum(source.size for source in self.files)
 
-    def summary(self, *, max_late_directories: int = 10) -> dict[str, Any]:
+    def summary(self, *, max_late_directories: int = 10) -> FilePlanSummary:
         """JSON-friendly figures for the run summary line and ``--dry_run`` output."""
         bookmark = self.next_bookmark
         return {
@@ -557,13 +614,13 @@ def plan_from_listing(
     )
 
 
-def _check_int(name: str, value: Any) -> None:
+def _check_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {value!r}")
 
 
 def plan_file_read(
-    spark: Any,
+    spark: SparkSession,
     root_uri: str,
     bookmark: FileBookmark | None,
     *,

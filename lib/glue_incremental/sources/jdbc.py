@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
+
 from py4j.java_gateway import JavaObject
 from pyspark.sql import DataFrame, SparkSession
 

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from py4j.java_gateway import JavaObject
-
 from pyspark import RDD
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
