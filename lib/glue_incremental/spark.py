@@ -10,7 +10,6 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -35,7 +34,7 @@ def local_spark_session(
     extra_jars: Sequence[str] = (),
     extra_conf: Mapping[str, str] | None = None,
     shuffle_partitions: int = 4,
-) -> Any:
+) -> SparkSession:
     """A small local SparkSession (UI off, few shuffle partitions), or the active one.
 
     ``extra_jars`` and ``extra_conf`` add to the defaults (JDBC drivers from
@@ -86,7 +85,7 @@ def _java_options() -> str:
     )
 
 
-def _with_jars(builder: Any, master: str, jars: list[str]) -> Any:
+def _with_jars(builder: SparkSession.Builder, master: str, jars: list[str]) -> SparkSession.Builder:
     """Jars on the driver's class path in local mode, shipped with ``spark.jars`` otherwise.
 
     In local mode the driver is the executor. ``spark.jars`` would copy every jar into the
@@ -98,7 +97,7 @@ def _with_jars(builder: Any, master: str, jars: list[str]) -> Any:
     return builder.config("spark.jars", ",".join(jars))
 
 
-def apply_required_conf(session: Any) -> None:
+def apply_required_conf(session: SparkSession) -> None:
     for key, value in REQUIRED_CONF.items():
         session.conf.set(key, value)
 
