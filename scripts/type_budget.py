@@ -1,7 +1,8 @@
 """How loosely typed the library is: ``Any`` and ``cast(`` per package, against a budget.
 
 ``Any`` is counted as a name in code (the ``typing`` import lines are not counted, a word
-in a comment or docstring is not code), ``cast(`` as calls of ``typing.cast``. The budget
+in a comment or docstring is not code), ``cast(`` as calls of ``typing.cast`` (``cast(...)``
+or ``typing.cast(...)``; a Spark ``Column.cast(...)`` is a conversion, not a type cast). The budget
 (issue 40's "narrow, typed seams"): fewer than 10 ``Any`` per 1,000 library lines and
 fewer than 15 ``cast(`` in the whole library.
 
@@ -28,7 +29,10 @@ def _counts(path: Path) -> tuple[int, int, int]:
     source = path.read_text()
     anys = casts = 0
     importing = False
-    previous = before = ""
+    previous = ""
+    # The name before ``cast`` when it is an attribute (``x.cast``): only ``typing.cast`` counts.
+    owner: str | None = None
+    before = ("", "")
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.NAME and token.string in ("import", "from"):
             importing = True
@@ -37,10 +41,18 @@ def _counts(path: Path) -> tuple[int, int, int]:
         elif token.type == tokenize.NAME and not importing:
             if token.string == "Any":
                 anys += 1
-        elif token.type == tokenize.OP and token.string == "(" and previous == "cast":
-            # ``typing.cast(``, not a method such as Spark's ``Column.cast(``
-            casts += before != "."
-        before, previous = previous, token.string
+        elif (
+            token.type == tokenize.OP
+            and token.string == "("
+            and previous == "cast"
+            and owner in (None, "typing")
+        ):
+            casts += 1
+        if token.type == tokenize.NAME and token.string == "cast":
+            owner = before[0] if before[1] == "." else None
+        if token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            before = (before[1], token.string)
+        previous = token.string if token.type == tokenize.NAME else ""
     return len(source.splitlines()), anys, casts
 
 

@@ -343,7 +343,7 @@ class Option:
     name: str
     help: str
     default: str | None = None
-    parse: Callable[[str, str | None], Any] = parse_text
+    parse: Callable[[str, str | None], object] = parse_text
     required: bool = False
     attribute: str | None = None
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from functools import cache
-from typing import Any
 
 import boto3
+from botocore.client import BaseClient
 from botocore.config import Config
 
 DEFAULT_REGION = "us-east-1"
@@ -44,13 +44,13 @@ def region() -> str:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION
 
 
-def client(service: str, *, config: Config | None = None) -> Any:
+def client(service: str, *, config: Config | None = None) -> BaseClient:
     """A boto3 client for ``service`` on the configured endpoint and region."""
     return _client(service, endpoint_url(service), region(), config or RETRY_CONFIG)
 
 
 @cache
-def _client(service: str, endpoint: str | None, region_name: str, config: Config) -> Any:
+def _client(service: str, endpoint: str | None, region_name: str, config: Config) -> BaseClient:
     return boto3.session.Session().client(
         service, endpoint_url=endpoint, region_name=region_name, config=config
     )

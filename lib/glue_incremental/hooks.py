@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
-HookHandler = Callable[[str, Mapping[str, Any]], None]
+HookHandler = Callable[[str, Mapping[str, object]], None]
 
 
 class HookPoints:
@@ -27,7 +26,7 @@ class HookPoints:
     def __init__(self) -> None:
         self._handlers: list[HookHandler] = []
 
-    def point(self, name: str, **details: Any) -> None:
+    def point(self, name: str, **details: object) -> None:
         for handler in list(self._handlers):
             handler(name, details)
 

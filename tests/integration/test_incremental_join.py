@@ -624,3 +624,18 @@ def test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_noth
 
     assert store.get_watermark("too_big", "left") is None
     assert joins.read_output(spark, config.target_path) is None, "published, never committed"
+
+
+def test_a_side_whose_only_new_file_is_empty_changes_nothing(spark, tmp_path, store):
+    config = config_for(tmp_path)
+    land(tmp_path / "left", "2024-01-01", [left_row(1, "a", 1)], T0 - 100)
+    land(tmp_path / "right", "2024-01-01", [right_row(1, "b", "x")], T0 - 100)
+    run_at(spark, config, store, job_name="empty", run_id="jr_1", now=T0)
+
+    # 0 bytes, as Spark writes an empty frame's file: the side has nothing new to read.
+    land(tmp_path / "right", "2024-01-02", [], T0 + 10)
+    run_at(spark, config, store, job_name="empty", run_id="jr_2", now=T0 + 60)
+
+    assert_output(
+        spark, config, [("2024-01-01", 1, "a", 1)], [("2024-01-01", 1, "b", "x")], "inner"
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -247,7 +247,7 @@ def changed(
     return bool(having_keys(old, decided, primary_key).limit(1).count())
 
 
-def read(spark: Any, uri: str, schema: StructType | None = None) -> DataFrame | None:
+def read(spark: SparkSession, uri: str, schema: StructType | None = None) -> DataFrame | None:
     """The tombstones stored at ``uri`` (Parquet), or None when there are none."""
     fs = HadoopFileSystem(spark, uri)
     if not fs.exists(uri) or not fs.has_data_files(uri):
@@ -256,16 +256,19 @@ def read(spark: Any, uri: str, schema: StructType | None = None) -> DataFrame | 
     return reader.parquet(uri)
 
 
+_Row = TypeVar("_Row", bound=Mapping[str, object])
+
+
 def latest_kept(
-    versions: Sequence[Mapping[str, Any]],
-    stored: Mapping[str, Any] | None,
+    versions: Sequence[_Row],
+    stored: _Row | None,
     order: Sequence[str],
-) -> Mapping[str, Any] | None:
+) -> _Row | None:
     """Plain-Python twin of one key's merge: of the ``versions`` read and the ``stored`` one
     (its stored row, or its tombstone), the greatest by ``order`` (values compared in turn,
     null lowest), ``stored`` losing a full tie to a version read. None when there is none."""
 
-    def rank(item: tuple[int, Mapping[str, Any]]) -> tuple:
+    def rank(item: tuple[int, _Row]) -> tuple:
         prefer, row = item
         values = [(row.get(name) is not None, row.get(name)) for name in order]
         return (*values, prefer)

@@ -24,18 +24,18 @@ class Delivery:
     order (a file's modification time, then its name; ``None``: unknown, the lowest) and
     whether it is a delete. Hashable: the same row delivered twice is one delivery."""
 
-    row: tuple[tuple[str, Any], ...]
+    row: tuple[tuple[str, object], ...]
     watermark: Any
-    delivery: tuple[Any, ...] | None = None
+    delivery: tuple[object, ...] | None = None
     deleted: bool = False
 
     @classmethod
     def of(
         cls,
-        values: Mapping[str, Any],
+        values: Mapping[str, object],
         watermark_column: str,
         *,
-        delivery: Sequence[Any] | None = None,
+        delivery: Sequence[object] | None = None,
         deleted: bool = False,
     ) -> Delivery:
         return cls(
@@ -46,7 +46,7 @@ class Delivery:
         )
 
     @property
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, object]:
         return dict(self.row)
 
 
@@ -63,7 +63,7 @@ class Version:
     def is_current(self) -> bool:
         return self.valid_to is None
 
-    def as_row(self, options: HistoryOptions) -> dict[str, Any]:
+    def as_row(self, options: HistoryOptions) -> dict[str, object]:
         """The row a history target stores: the values and the three added columns."""
         return {
             **self.representative.values,
@@ -114,10 +114,10 @@ def tie_digest(delivery: Delivery) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _rank(delivery: Delivery) -> tuple[Any, ...]:
+def _rank(delivery: Delivery) -> tuple[object, ...]:
     # Spark's desc_nulls_last per delivery column: a null sorts below every value.
     if delivery.delivery is None:
-        order: tuple[Any, ...] = (False,)
+        order: tuple[object, ...] = (False,)
     else:
         order = (True, tuple((part is not None, part) for part in delivery.delivery))
     return (*order, tie_digest(delivery))
@@ -212,6 +212,6 @@ def _watermark(delivery: Delivery) -> Any:
     return delivery.watermark
 
 
-def _key(delivery: Delivery, options: HistoryOptions) -> dict[str, Any]:
+def _key(delivery: Delivery, options: HistoryOptions) -> dict[str, object]:
     values = delivery.values
     return {name: values.get(name) for name in options.primary_key} or values

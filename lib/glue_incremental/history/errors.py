@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from glue_incremental.errors import GlueIncrementalError, user_columns
 
@@ -58,7 +57,7 @@ class LatestVersionTarget(HistoryError, ValueError):
 class NullWatermark(HistoryError, ValueError):
     """A delivery without a watermark: it cannot bound a version. ``key`` is its key values."""
 
-    def __init__(self, key: Mapping[str, Any]) -> None:
+    def __init__(self, key: Mapping[str, object]) -> None:
         self.key = dict(key)
         super().__init__(
             f"history: a row of key {self.key} has a null watermark, which cannot bound a "
@@ -71,7 +70,7 @@ class InconsistentHistory(HistoryError, RuntimeError):
     """The stored versions of a key are not the ones its stored deliveries give (a target
     edited by hand, or a read that missed part of the key's history); ``key`` names it."""
 
-    def __init__(self, key: Mapping[str, Any], detail: str) -> None:
+    def __init__(self, key: Mapping[str, object], detail: str) -> None:
         self.key, self.detail = dict(key), detail
         super().__init__(
             f"history: the stored versions of key {self.key} do not follow from its stored "

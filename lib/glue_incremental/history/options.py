@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from glue_incremental.history.errors import (
     HistoryColumnTaken,
@@ -89,7 +88,7 @@ class HistoryOptions:
         if missing:
             raise LatestVersionTarget(target, missing)
 
-    def same_tracked(self, row: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    def same_tracked(self, row: Mapping[str, object], other: Mapping[str, object]) -> bool:
         """Whether ``row`` and ``other`` have equal tracked values (a missing column, as
         schema evolution leaves older rows, is null)."""
         if self.history_columns is not None:

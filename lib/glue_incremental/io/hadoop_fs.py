@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from typing import Any
 
+from py4j.java_gateway import JavaClass, JavaObject, JVMView
 from pyspark.sql import SparkSession
 
 from glue_incremental.io import local_files
 from glue_incremental.partitions.paths import is_hidden
 
 
+def session_jvm(spark: SparkSession) -> JVMView:
+    """The session's py4j view of its JVM (None only once the context is stopped)."""
+    view = spark.sparkContext._jvm
+    assert view is not None, "a SparkSession whose JVM is gone"
+    return view
+
+
 @functools.lru_cache(maxsize=64)
-def jvm_class(jvm: Any, name: str) -> Any:
+def jvm_class(jvm: JVMView, name: str) -> JavaClass:
     """The JVM class ``name``, looked up once per JVM (each package step is a py4j call)."""
     found = jvm
     for part in name.split("."):
@@ -37,9 +44,7 @@ class HadoopFileSystem:
     def __init__(
         self, spark: SparkSession, uri: str, *, local_reads_in_python: bool = True
     ) -> None:
-        jvm = spark.sparkContext._jvm
-        assert jvm is not None, "a SparkSession whose JVM is gone"
-        self._jvm = jvm
+        self._jvm = jvm = session_jvm(spark)
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         self._Path = jvm_class(jvm, "org.apache.hadoop.fs.Path")
         self._fs = self._Path(uri).getFileSystem(self._conf)
@@ -143,14 +148,14 @@ class HadoopFileSystem:
             return local_files.entries(uri)
         return [self._entry(status) for status in self._statuses(uri)]
 
-    def _statuses(self, uri: str) -> list[Any]:
+    def _statuses(self, uri: str) -> list[JavaObject]:
         path = self._Path(uri)
         if not self._fs.exists(path):
             return []
         return list(self._fs.listStatus(path))
 
     @staticmethod
-    def _entry(status: Any) -> local_files.LocalEntry:
+    def _entry(status: JavaObject) -> local_files.LocalEntry:
         child = status.getPath()
         directory = bool(status.isDirectory())
         return local_files.LocalEntry(

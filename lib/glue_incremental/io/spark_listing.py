@@ -8,8 +8,10 @@ set the SQL confs for a read and restore them after it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, Protocol
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
+
+from pyspark.sql import SparkSession
 
 from glue_incremental.io import local_files
 
@@ -30,7 +32,7 @@ LOCAL_LOOKUPS_ON_DRIVER = 5_000
 
 
 @contextmanager
-def session_conf(spark: Any, values: Mapping[str, str]) -> Iterator[None]:
+def session_conf(spark: SparkSession, values: Mapping[str, str]) -> Iterator[None]:
     """Set SQL confs for the block, then restore what was there (or unset)."""
     previous = {name: spark.conf.get(name, None) for name in values}
     for name, value in values.items():
@@ -38,14 +40,16 @@ def session_conf(spark: Any, values: Mapping[str, str]) -> Iterator[None]:
     try:
         yield
     finally:
-        for name, value in previous.items():
-            if value is None:
+        for name, before in previous.items():
+            if before is None:
                 spark.conf.unset(name)
             else:
-                spark.conf.set(name, value)
+                spark.conf.set(name, before)
 
 
-def few_listing_tasks(spark: Any, listed: Sequence[Located] = ()) -> Any:
+def few_listing_tasks(
+    spark: SparkSession, listed: Sequence[Located] = ()
+) -> AbstractContextManager[None]:
     """A block where Spark's parallel file lookups and listings take a few tasks per core,
     and where ``listed`` local files, up to ``LOCAL_LOOKUPS_ON_DRIVER``, take none."""
     tasks = max(1, spark.sparkContext.defaultParallelism * TASKS_PER_CORE)

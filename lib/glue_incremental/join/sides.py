@@ -280,7 +280,7 @@ class FileSideSource:
             schema=declared,
             options=_read_options(self.fmt),
         )
-        return partition_strings(rows, self.columns)
+        return None if rows is None else partition_strings(rows, self.columns)
 
     def read_partitions(
         self, spark: SparkSession, side: Side, affected: Sequence[Partition]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -32,7 +31,7 @@ class IncomingKeys:
     """
 
     partitions: tuple[PartitionValues, ...] | None
-    keys: tuple[Any, ...] | None
+    keys: tuple[key_index.KeyValue, ...] | None
 
 
 def survey(

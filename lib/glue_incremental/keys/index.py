@@ -21,9 +21,9 @@ import hashlib
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ByteType,
@@ -39,6 +39,7 @@ from pyspark.sql.window import Window
 
 from glue_incremental.io.spark_listing import few_listing_tasks
 from glue_incremental.partitions.paths import literal
+from glue_incremental.partitions.values import PartitionValues
 
 INDEX_DIR = "_index"
 GENERATION = "generation"
@@ -47,6 +48,8 @@ MAX_SEGMENTS = 12
 MAX_LISTED_KEYS = 10_000
 # Key types whose collected values compare exactly as literals (no time-zone or precision shift).
 LISTABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
+# A key value of those types, as Spark collects it.
+KeyValue: TypeAlias = int | str
 
 
 @dataclass(frozen=True)
@@ -186,10 +189,10 @@ def partitions_of(
     segments: Sequence[Segment],
     keys: DataFrame,
     layout: Layout,
-    listed: Sequence[Any] | None = None,
+    listed: Sequence[KeyValue] | None = None,
     *,
     surveyed: bool = False,
-) -> list[tuple[Any, ...]]:
+) -> list[PartitionValues]:
     """Partition values currently holding any of ``keys``.
 
     A run's keys, when few (``MAX_LISTED_KEYS``) and of one plain column, are
@@ -210,7 +213,7 @@ def partitions_of(
     return [tuple(row) for row in rows]
 
 
-def _listed_keys(keys: DataFrame, layout: Layout) -> list[Any] | None:
+def _listed_keys(keys: DataFrame, layout: Layout) -> list[KeyValue] | None:
     """The keys as a list when a literal filter can find them exactly, else None."""
     if len(layout.primary_key) != 1 or not isinstance(layout.key_types[0], LISTABLE_TYPES):
         return None
@@ -221,13 +224,13 @@ def _listed_keys(keys: DataFrame, layout: Layout) -> list[Any] | None:
 
 
 def _partitions_of_listed(
-    entries: DataFrame, listed: Sequence[Any], layout: Layout
-) -> list[tuple[Any, ...]]:
+    entries: DataFrame, listed: Sequence[KeyValue], layout: Layout
+) -> list[PartitionValues]:
     if not listed:
         return []
     key = layout.primary_key[0]
     hits = entries.where(_col(key).isin(list(listed))).collect()
-    latest: dict[Any, Any] = {}
+    latest: dict[KeyValue, Row] = {}
     for hit in hits:
         if hit[key] not in latest or hit[GENERATION] > latest[hit[key]][GENERATION]:
             latest[hit[key]] = hit

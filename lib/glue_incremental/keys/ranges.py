@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from py4j.java_gateway import JavaObject
 from pyspark.sql import Column, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
 
-from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class
+from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class, session_jvm
 from glue_incremental.keys import index as key_index
 
 # Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).
@@ -32,7 +32,9 @@ COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
 _LOW, _HIGH = "__glue_incremental_key_low", "__glue_incremental_key_high"
 _NULLS, _PARTITIONS = "__glue_incremental_key_nulls", "__glue_incremental_partitions"
 # (low, high) per row group with a non-null key; None: a file whose statistics say nothing.
-_footer_ranges: dict[str, list[tuple[Any, Any]] | None] = {}
+# A key of COMPARABLE_TYPES (key_index.LISTABLE_TYPES): int or str.
+KeyValue = key_index.KeyValue
+_footer_ranges: dict[str, list[tuple[KeyValue, KeyValue]] | None] = {}
 _MAX_CACHED_FILES = 4096
 
 
@@ -42,8 +44,8 @@ class KeyRange:
     when asked for, the rows' distinct partition values as strings (the partitions they fall in).
     """
 
-    low: Any
-    high: Any
+    low: KeyValue | None
+    high: KeyValue | None
     nulls: int
     partitions: tuple[tuple[str | None, ...], ...] | None = None
 
@@ -91,8 +93,9 @@ def index_plan_if_new(
     incoming: KeyRange | None,
 ) -> key_index.IndexPlan | None:
     """The index part of the publish when no incoming key can be stored, else None (look up)."""
-    if incoming is None or incoming.nulls or incoming.low is None:
-        return None
+    if incoming is None or incoming.nulls or incoming.low is None or incoming.high is None:
+        return None  # (low and high are None together: every key null)
+    low_in, high_in = incoming.low, incoming.high
     layout = key_index.Layout.of(schema, primary_key, partition_by)
     segments = key_index.live_segments(fs, target_uri)
     if not key_index.usable(segments, layout):
@@ -104,12 +107,14 @@ def index_plan_if_new(
             ranges = _stored_ranges(spark, path, primary_key[0])
             if ranges is None:
                 return None
-            if any(low <= incoming.high and incoming.low <= high for low, high in ranges):
+            if any(_le(low, high_in) and _le(low_in, high) for low, high in ranges):
                 return None
     return key_index.plan(segments, layout)
 
 
-def _stored_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, Any]] | None:
+def _stored_ranges(
+    spark: SparkSession, path: str, key: str
+) -> list[tuple[KeyValue, KeyValue]] | None:
     if path not in _footer_ranges:
         if len(_footer_ranges) >= _MAX_CACHED_FILES:
             _footer_ranges.clear()
@@ -117,8 +122,10 @@ def _stored_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, 
     return _footer_ranges[path]
 
 
-def _read_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, Any]] | None:
-    jvm: Any = spark._jvm
+def _read_ranges(
+    spark: SparkSession, path: str, key: str
+) -> list[tuple[KeyValue, KeyValue]] | None:
+    jvm = session_jvm(spark)
     conf = spark._jsc.hadoopConfiguration()
     hadoop_path = jvm_class(jvm, "org.apache.hadoop.fs.Path")(path)
     input_file = jvm_class(jvm, "org.apache.parquet.hadoop.util.HadoopInputFile")
@@ -149,7 +156,16 @@ def _read_ranges(spark: SparkSession, path: str, key: str) -> list[tuple[Any, An
     return ranges
 
 
-def _value(value: Any) -> Any:
+def _le(low: KeyValue, high: KeyValue) -> bool:
+    """``low <= high`` for two keys of one column (an int and a str do not compare: TypeError)."""
+    if isinstance(low, int) and isinstance(high, int):
+        return low <= high
+    if isinstance(low, str) and isinstance(high, str):
+        return low <= high
+    raise TypeError(f"cannot compare keys {low!r} and {high!r}")
+
+
+def _value(value: JavaObject | int | str) -> KeyValue:
     """A statistic as Python compares it with the aggregate's value (Binary: UTF-8 text)."""
     if isinstance(value, int | str):
         return value

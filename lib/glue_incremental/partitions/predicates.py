@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from functools import reduce
-from typing import Any
 
-from pyspark.sql import Column
+from py4j.java_gateway import JavaObject
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
@@ -28,6 +28,7 @@ from glue_incremental.partitions.values import (
     MissingPartitionColumn,
     PartitionError,
     PartitionTypeMismatch,
+    PartitionValue,
     coerce,
 )
 
@@ -77,16 +78,18 @@ class PredicateTooLarge(PartitionError):
 # --------------------------------------------------------------------------- partitions
 
 
-def normalise_partitions(partitions: Iterable[Any], columns: Sequence[str]) -> list[tuple]:
+def normalise_partitions(
+    partitions: Iterable[object], columns: Sequence[str]
+) -> list[PartitionRow]:
     """Distinct partition tuples in a deterministic order (nulls last per level).
 
     With one partition column a bare scalar is accepted for ``(scalar,)``.
     """
     columns = _check_columns(columns)
-    seen: dict[tuple, None] = {}
+    seen: dict[PartitionRow, None] = {}
     for raw in partitions:
         if isinstance(raw, tuple | list):
-            row = tuple(raw)
+            row: tuple[object, ...] = tuple(raw)
         elif len(columns) == 1 and (raw is None or isinstance(raw, _SCALAR_TYPES)):
             row = (raw,)
         else:
@@ -98,18 +101,20 @@ def normalise_partitions(partitions: Iterable[Any], columns: Sequence[str]) -> l
                 f"partition {row!r} has {len(row)} values, expected {len(columns)} "
                 f"for columns {list(columns)}"
             )
+        values: list[PartitionValue] = []
         for column, value in zip(columns, row, strict=True):
-            if value is not None and not isinstance(value, _SCALAR_TYPES):
+            if not (value is None or isinstance(value, _SCALAR_TYPES)):
                 raise InvalidPartitionValue(
                     column, value, type(value).__name__, "not a scalar partition value"
                 )
             if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidPartitionValue(column, value, "double", "NaN/infinity")
-        seen.setdefault(row, None)
+            values.append(value)
+        seen.setdefault(tuple(values), None)
     return sorted(seen, key=lambda row: tuple(_sort_key(value) for value in row))
 
 
-def _sort_key(value: Any) -> tuple:
+def _sort_key(value: PartitionValue) -> tuple:
     if value is None:
         return (1, "", "")
     if isinstance(value, datetime):
@@ -132,8 +137,8 @@ def _check_columns(columns: Sequence[str]) -> tuple[str, ...]:
 
 
 def affected_partitions(
-    *frames: Any, columns: Sequence[str], names: Sequence[str] | None = None
-) -> list[tuple]:
+    *frames: DataFrame, columns: Sequence[str], names: Sequence[str] | None = None
+) -> list[PartitionRow]:
     """The distinct partition tuples touched by any of ``frames``, sorted.
 
     One Spark action in total, whatever the number of frames or partitions:
@@ -149,8 +154,8 @@ def affected_partitions(
 
 
 def partition_counts(
-    *frames: Any, columns: Sequence[str], names: Sequence[str] | None = None
-) -> dict[str, dict[tuple, int]]:
+    *frames: DataFrame, columns: Sequence[str], names: Sequence[str] | None = None
+) -> dict[str, dict[PartitionRow, int]]:
     """Rows per partition tuple, per frame label; one Spark action in total.
 
     Same checks and labels as ``affected_partitions`` (which is the union of
@@ -185,7 +190,7 @@ def partition_counts(
         .count()
         .collect()
     )
-    counts: dict[str, dict[tuple, int]] = {label: {} for label in labels}
+    counts: dict[str, dict[PartitionRow, int]] = {label: {} for label in labels}
     for row in rows:
         values = tuple(row[1 : 1 + len(columns)])
         counts[labels[row[0]]][values] = int(row[-1])
@@ -199,8 +204,8 @@ def partition_counts(
 
 
 def validate_partition_values(
-    partitions: Iterable[Any], columns: Sequence[str], schema: Any
-) -> list[tuple]:
+    partitions: Iterable[object], columns: Sequence[str], schema: StructType | DataFrame
+) -> list[PartitionRow]:
     """Check every value against its column's type in ``schema``; return them typed.
 
     ``schema`` is a ``StructType`` (or anything with ``.schema``, a DataFrame).
@@ -210,8 +215,8 @@ def validate_partition_values(
     compare in the column's own type. ``None`` is always allowed.
     """
     columns = _check_columns(columns)
-    schema = getattr(schema, "schema", schema)
-    fields = {field.name: field.dataType for field in schema.fields}
+    struct = schema.schema if isinstance(schema, DataFrame) else schema
+    fields = {field.name: field.dataType for field in struct.fields}
     for column in columns:
         if column not in fields:
             raise MissingPartitionColumn("schema", column, list(fields))
@@ -228,8 +233,7 @@ def validate_partition_values(
 # --------------------------------------------------------------------------- predicate plan
 
 
-# A partition value as callers give it (a path's text, or a typed value), and one partition.
-PartitionValue = str | int | float | bool | Decimal | date | datetime | None
+# One partition's values as callers give them (a path's text, or typed values).
 PartitionRow = tuple[PartitionValue, ...]
 
 
@@ -260,7 +264,7 @@ _Node = _In | _And | _Or
 _FALSE = _Or(())
 
 
-def _plan(partitions: Iterable[Any], columns: Sequence[str]) -> _Node:
+def _plan(partitions: Iterable[object], columns: Sequence[str]) -> _Node:
     columns = _check_columns(columns)
     rows = normalise_partitions(partitions, columns)
     if not rows:
@@ -296,7 +300,7 @@ def quote_identifier(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def sql_string_literal(value: Any, *, escaped_string_literals: bool = False) -> str:
+def sql_string_literal(value: object, *, escaped_string_literals: bool = False) -> str:
     """``value`` as a Spark SQL string literal that means exactly ``value``.
 
     See the module docstring for the escaping rules. Dates, numbers and
@@ -310,7 +314,7 @@ def sql_string_literal(value: Any, *, escaped_string_literals: bool = False) -> 
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -329,7 +333,7 @@ def _as_text(value: Any) -> str:
 
 
 def to_sql_predicate(
-    partitions: Iterable[Any],
+    partitions: Iterable[object],
     columns: Sequence[str],
     *,
     max_length: int | None = DEFAULT_MAX_PREDICATE_LENGTH,
@@ -375,7 +379,10 @@ def _col(name: str) -> Column:
 
 
 def partition_filter(
-    partitions: Iterable[Any], columns: Sequence[str], *, schema: Any = None
+    partitions: Iterable[object],
+    columns: Sequence[str],
+    *,
+    schema: StructType | DataFrame | None = None,
 ) -> Column:
     """The same predicate as ``to_sql_predicate``, as a ``Column`` (no SQL text).
 
@@ -406,12 +413,12 @@ def _column(node: _Node) -> Column:
 
 
 def filter_partitions(
-    df: Any,
-    partitions: Iterable[Any],
+    df: DataFrame,
+    partitions: Iterable[object],
     columns: Sequence[str],
     *,
     literal_limit: int = DEFAULT_LITERAL_LIMIT,
-) -> Any:
+) -> DataFrame:
     """``df`` restricted to ``partitions``, pruned at the file scan.
 
     Values are validated against ``df``'s partition column types first
@@ -458,7 +465,7 @@ class FileScan:
     files: tuple[str, ...]
 
 
-def scanned_files(df: Any) -> list[FileScan]:
+def scanned_files(df: DataFrame) -> list[FileScan]:
     """The file scans of ``df``'s executed plan and the partitions/files they read.
 
     Call it after an action on this same DataFrame (``df.collect()``), so
@@ -467,7 +474,7 @@ def scanned_files(df: Any) -> list[FileScan]:
     """
     scans: list[FileScan] = []
 
-    def walk(plan: Any) -> None:
+    def walk(plan: JavaObject) -> None:
         name = plan.getClass().getSimpleName()
         if name == "AdaptiveSparkPlanExec":
             walk(plan.executedPlan())
@@ -477,7 +484,7 @@ def scanned_files(df: Any) -> list[FileScan]:
             return
         if name == "FileSourceScanExec":
             directories = plan.dynamicallySelectedPartitions()
-            files: list[Any] = []
+            files: list[str] = []
             for i in range(len(directories)):
                 statuses = directories[i].files()
                 files.extend(statuses.apply(j).getPath().toString() for j in range(statuses.size()))

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeAlias
+
+from pyspark.sql.types import DataType, DecimalType
 
 from glue_incremental.errors import GlueIncrementalError
 
 # A partition as text, as its directory names it (a Hive null is None).
 PartitionValues = tuple[str | None, ...]
+# One partition column's value in its column's type (``coerce``), or as text; None is null.
+PartitionValue: TypeAlias = str | int | float | bool | Decimal | date | datetime | None
 # A partition as typed values (a join side's or an engine slot's), in partition_by order.
+# (Still Any: the join and the engine pass these where text values are taken; their types
+# narrow to ``tuple[PartitionValue, ...]`` once those call sites do.)
 Partition = tuple[Any, ...]
 
 
@@ -53,9 +59,9 @@ class PartitionTypeMismatch(PartitionError):
 class InvalidPartitionValue(PartitionError):
     """A partition value that its column's type cannot hold."""
 
-    def __init__(self, column: str, value: Any, type: Any, reason: str = "") -> None:
+    def __init__(self, column: str, value: object, type: DataType | str, reason: str = "") -> None:
         self.column, self.value = column, value
-        self.type = type.simpleString() if hasattr(type, "simpleString") else str(type)
+        self.type = type.simpleString() if isinstance(type, DataType) else str(type)
         detail = f": {reason}" if reason else ""
         super().__init__(
             f"invalid partition value {value!r} for column {column!r} of type {self.type}{detail}"
@@ -77,7 +83,7 @@ class _Rejected(Exception):
         self.reason = reason
 
 
-def coerce(column: str, value: Any, data_type: Any) -> Any:
+def coerce(column: str, value: object, data_type: DataType) -> PartitionValue:
     if value is None:
         return None
     kind = data_type.simpleString()
@@ -87,14 +93,17 @@ def coerce(column: str, value: Any, data_type: Any) -> Any:
         raise InvalidPartitionValue(column, value, data_type, rejected.reason) from None
 
 
-def _coercer(kind: str) -> Any:
+_Coercer: TypeAlias = Callable[[object, str, DataType], PartitionValue]
+
+
+def _coercer(kind: str) -> _Coercer:
     if kind == "string" or kind.startswith(("varchar", "char")):
         return _as_string
     if kind in _INT_BITS:
         return _as_int
     if kind.startswith("decimal"):
         return _as_decimal
-    coercers = {
+    coercers: dict[str, _Coercer] = {
         "date": _as_date,
         "timestamp": _as_timestamp,
         "timestamp_ntz": _as_timestamp,
@@ -105,17 +114,17 @@ def _coercer(kind: str) -> Any:
     return coercers.get(kind, _unsupported)
 
 
-def _unsupported(value: Any, kind: str, data_type: Any) -> Any:
+def _unsupported(value: object, kind: str, data_type: DataType) -> PartitionValue:
     raise _Rejected("unsupported partition column type")
 
 
-def _as_string(value: Any, kind: str, data_type: Any) -> str:
+def _as_string(value: object, kind: str, data_type: DataType) -> str:
     if not isinstance(value, str):
         raise _Rejected("expected a string")
     return value
 
 
-def _as_int(value: Any, kind: str, data_type: Any) -> int:
+def _as_int(value: object, kind: str, data_type: DataType) -> int:
     if isinstance(value, bool):
         raise _Rejected("expected an integer")
     if isinstance(value, str):
@@ -132,7 +141,7 @@ def _as_int(value: Any, kind: str, data_type: Any) -> int:
     return number
 
 
-def _as_date(value: Any, kind: str, data_type: Any) -> date:
+def _as_date(value: object, kind: str, data_type: DataType) -> date:
     if isinstance(value, datetime):
         raise _Rejected("expected a date, not a datetime")
     if isinstance(value, date):
@@ -145,7 +154,7 @@ def _as_date(value: Any, kind: str, data_type: Any) -> date:
     raise _Rejected("not a valid date (YYYY-MM-DD)")
 
 
-def _as_timestamp(value: Any, kind: str, data_type: Any) -> datetime:
+def _as_timestamp(value: object, kind: str, data_type: DataType) -> datetime:
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value)
@@ -163,7 +172,7 @@ def _as_timestamp(value: Any, kind: str, data_type: Any) -> datetime:
     return parsed
 
 
-def _as_boolean(value: Any, kind: str, data_type: Any) -> bool:
+def _as_boolean(value: object, kind: str, data_type: DataType) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
@@ -171,7 +180,7 @@ def _as_boolean(value: Any, kind: str, data_type: Any) -> bool:
     raise _Rejected("expected true or false")
 
 
-def _as_float(value: Any, kind: str, data_type: Any) -> float:
+def _as_float(value: object, kind: str, data_type: DataType) -> float:
     if isinstance(value, bool) or not isinstance(value, str | int | float | Decimal):
         raise _Rejected("expected a number")
     try:
@@ -183,7 +192,7 @@ def _as_float(value: Any, kind: str, data_type: Any) -> float:
     return number
 
 
-def _as_decimal(value: Any, kind: str, data_type: Any) -> Decimal:
+def _as_decimal(value: object, kind: str, data_type: DataType) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, str | int | Decimal):
         raise _Rejected("expected a decimal")
     try:
@@ -192,6 +201,7 @@ def _as_decimal(value: Any, kind: str, data_type: Any) -> Decimal:
         raise _Rejected("not a decimal") from None
     if not decimal.is_finite():
         raise _Rejected("not a finite decimal")
+    assert isinstance(data_type, DecimalType)  # _coercer: a decimal(p,s) kind
     precision, scale = data_type.precision, data_type.scale
     exponent = decimal.as_tuple().exponent
     if isinstance(exponent, int) and -exponent > scale:

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, NotRequired, Required, TypedDict, TypeGuard, TypeVar
+from typing import NotRequired, Required, TypedDict, TypeGuard, TypeVar
 
 from glue_incremental.errors import GlueIncrementalError, UnreadableState
 from glue_incremental.partitions.values import PartitionValues
-from glue_incremental.sources.discovery import DiscoveryState
-from glue_incremental.sources.files import FileBookmark
+from glue_incremental.sources.discovery import DiscoveryState, DiscoveryStateDict
+from glue_incremental.sources.files import FileBookmark, FileBookmarkState
 from glue_incremental.watermarks.encoding import CursorValue
 
 T = TypeVar("T")
@@ -51,10 +51,8 @@ class LoadStateExtra(TypedDict, total=False):
     source's partition columns fixed on the first run (``partition_types``), and the
     target's ``layout`` (``target_layout``)."""
 
-    # ``FileBookmark.to_state()`` and ``DiscoveryState.to_state()``: their shapes are the
-    # sources' own (``sources.files``, ``sources.discovery``).
-    files: dict[str, Any]
-    discovery: dict[str, Any]
+    files: FileBookmarkState
+    discovery: DiscoveryStateDict
     iceberg_table: str
     iceberg_snapshot: int
     partition_types: dict[str, str]
@@ -76,8 +74,8 @@ class JoinSideStateDict(TypedDict):
     """One join side's stored state: a file bookmark (and S3 discovery state) or an Iceberg
     snapshot id."""
 
-    files: NotRequired[dict[str, Any]]
-    discovery: NotRequired[dict[str, Any]]
+    files: NotRequired[FileBookmarkState]
+    discovery: NotRequired[DiscoveryStateDict]
     iceberg_snapshot_id: NotRequired[int | None]
     iceberg_table: NotRequired[str]
     pending_partitions: list[list[str | None]]

@@ -16,22 +16,25 @@ a batch's tenth of a second. The files read are exactly the same.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from glue_incremental.io.spark_listing import few_listing_tasks
 from glue_incremental.sources import files
 
 
 def read_listed_files(
-    spark: Any,
+    spark: SparkSession,
     listed: Sequence[files.SourceFile],
     *,
     root_uri: str,
     source_format: Literal["parquet", "json", "csv"],
-    schema: Any = None,
+    schema: StructType | str | None = None,
     partition_types: Mapping[str, str] | None = None,
     columns: Mapping[str, str] | None = None,
-) -> Any:
+) -> DataFrame | None:
     """``files.read_files`` of exactly ``listed``, its file lookups in few Spark tasks.
 
     With a declared ``schema`` nothing is inferred, and a JSON or CSV value

@@ -18,13 +18,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import TypedDict
 
 from glue_incremental.args import DEFAULT_FULL_LISTING_EVERY, DISCOVERY_MODES
 from glue_incremental.sources import files, notifications
-from glue_incremental.sources.files import FileBookmark, FileReadPlan, InvalidBookmarkState
+from glue_incremental.sources.files import (
+    FileBookmark,
+    FilePlanSummary,
+    FileReadPlan,
+    InvalidBookmarkState,
+    PlanRules,
+)
 from glue_incremental.sources.listing import ListingStats, SourceFile
+from glue_incremental.sources.notifications import QueueClient
 from glue_incremental.sources.s3_listing import (
+    ObjectLister,
     S3Listing,
     S3Root,
     relative_directory,
@@ -43,6 +51,29 @@ __all__ = [
     "delete_notifications",
     "plan_discovered_read",
 ]
+
+
+class DiscoveryStateDict(TypedDict):
+    """A ``DiscoveryState`` as stored (``to_state``)."""
+
+    runs_since_full_listing: int
+    ordered_start: str | None
+    full_listing_high_mark_ms: int | None
+    full_listing_band_start_ms: int | None
+
+
+class DiscoveredSummary(FilePlanSummary):
+    """``DiscoveredPlan.summary()``: the file plan's figures and how its files were found."""
+
+    discovery: str
+    listing_requests: int
+    files_found_by_full_listing: int
+    notifications: int
+    unreadable_notifications: int
+
+
+class _Rules(PlanRules, total=False):
+    announced: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -81,16 +112,16 @@ class DiscoveryState:
     full_listing_high_mark_ms: int | None = None
     full_listing_band_start_ms: int | None = None
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> DiscoveryStateDict:
         return {
             "runs_since_full_listing": self.runs_since_full_listing,
             "ordered_start": self.ordered_start,
             "full_listing_high_mark_ms": self.full_listing_high_mark_ms,
-            _BAND_START_KEY: self.full_listing_band_start_ms,
+            "full_listing_band_start_ms": self.full_listing_band_start_ms,
         }
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any] | None) -> DiscoveryState:
+    def from_state(cls, state: Mapping[str, object] | None) -> DiscoveryState:
         """None (no state yet): the next run lists everything. Anything malformed raises."""
         if state is None:
             return cls()
@@ -114,7 +145,7 @@ class DiscoveryState:
         )
 
 
-def _as_int(value: Any, field: str) -> int:
+def _as_int(value: object, field: str) -> int:
     if isinstance(value, Decimal) and value == value.to_integral_value():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -142,7 +173,7 @@ class DiscoveredPlan:
     listed: tuple[SourceFile, ...] = ()
     listed_after: str | None = None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> DiscoveredSummary:
         return {
             **self.plan.summary(),
             "discovery": self.kind,
@@ -162,8 +193,8 @@ def plan_discovered_read(
     run_start_ms: int,
     band_seconds: int = files.DEFAULT_BAND_SECONDS,
     upper_bound_ms: int | None = None,
-    s3_client: Any = None,
-    sqs_client: Any = None,
+    s3_client: ObjectLister | None = None,
+    sqs_client: QueueClient | None = None,
     force_full_listing: bool = False,
 ) -> DiscoveredPlan:
     """Plan one run of ``root_uri`` (see the module docstring). Lists, never reads or deletes.
@@ -187,7 +218,7 @@ def plan_discovered_read(
         or state.runs_since_full_listing + 1 >= discovery.full_listing_every
         or (discovery.mode == "listing" and state.ordered_start is None)
     )
-    plan_rules: dict[str, Any] = {
+    plan_rules: _Rules = {
         "run_start_ms": run_start_ms,
         "band_seconds": band_seconds,
         "upper_bound_ms": upper_bound_ms,
@@ -218,7 +249,7 @@ def _full(
     bookmark: FileBookmark,
     state: DiscoveryState,
     discovery: Discovery,
-    rules: Mapping[str, Any],
+    rules: _Rules,
 ) -> DiscoveredPlan:
     listing = lister.everything()
     plan = files.plan_from_listing(listing, bookmark, **rules)
@@ -236,7 +267,7 @@ def _full(
 
 
 def _ordered(
-    lister: S3Listing, bookmark: FileBookmark, state: DiscoveryState, rules: Mapping[str, Any]
+    lister: S3Listing, bookmark: FileBookmark, state: DiscoveryState, rules: _Rules
 ) -> DiscoveredPlan:
     assert state.ordered_start is not None
     start = state.ordered_start
@@ -257,7 +288,7 @@ def _from_notifications(
     bookmark: FileBookmark,
     state: DiscoveryState,
     candidates: notifications.Candidates,
-    rules: Mapping[str, Any],
+    rules: _Rules,
 ) -> DiscoveredPlan:
     root = lister.root
     directories = {
@@ -365,7 +396,7 @@ def _with_missed(plan: FileReadPlan, missed: Sequence[SourceFile]) -> FileReadPl
 
 
 def delete_notifications(
-    discovery: Discovery, receipts: Sequence[str], *, client: Any = None
+    discovery: Discovery, receipts: Sequence[str], *, client: QueueClient | None = None
 ) -> int:
     """After the commit only: delete the run's messages (a failure is logged; they come back as no-ops)."""
     if not receipts or discovery.queue_url is None:
@@ -374,7 +405,7 @@ def delete_notifications(
 
 
 def release_notifications(
-    discovery: Discovery, receipts: Sequence[str], *, client: Any = None
+    discovery: Discovery, receipts: Sequence[str], *, client: QueueClient | None = None
 ) -> int:
     """For a run that will not commit: its messages visible again now (``notifications.release``)."""
     if not receipts or discovery.queue_url is None:

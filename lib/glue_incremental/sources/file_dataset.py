@@ -19,19 +19,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+
+from pyspark.sql import SparkSession
 
 from glue_incremental.partitions.paths import parse_name
 from glue_incremental.sources import discovery
-from glue_incremental.sources.discovery import DiscoveredPlan, Discovery, DiscoveryState
+from glue_incremental.sources.discovery import (
+    DiscoveredPlan,
+    DiscoveredSummary,
+    Discovery,
+    DiscoveryState,
+)
 from glue_incremental.sources.files import (
     DEFAULT_BAND_SECONDS,
     FileBookmark,
     FileReadPlan,
+    PlanRules,
     plan_from_listing,
 )
 from glue_incremental.sources.listing import SourceFile, SourceNotFound, list_source_files
-from glue_incremental.sources.s3_listing import S3Listing, S3Root, is_s3_uri, relative_directory
+from glue_incremental.sources.notifications import QueueClient
+from glue_incremental.sources.s3_listing import (
+    ObjectLister,
+    S3Listing,
+    S3Root,
+    is_s3_uri,
+    relative_directory,
+)
 
 __all__ = ["FileDataset", "FileDatasetPlan", "band_seconds"]
 
@@ -59,15 +73,15 @@ class FileDataset:
 
     def plan(
         self,
-        spark: Any,
+        spark: SparkSession,
         bookmark: FileBookmark | None,
         state: DiscoveryState | None,
         *,
         run_start_ms: int,
         upper_bound_ms: int | None = None,
         force_full_listing: bool = False,
-        s3_client: Any = None,
-        sqs_client: Any = None,
+        s3_client: ObjectLister | None = None,
+        sqs_client: QueueClient | None = None,
     ) -> FileDatasetPlan:
         """Plan one run: list (S3: send notifications' receive), never read or delete.
 
@@ -76,7 +90,7 @@ class FileDataset:
         the states are earlier ones (a rewind, a replay), so S3 is listed in full.
         """
         bookmark = bookmark or FileBookmark.initial()
-        rules: dict[str, Any] = {
+        rules: PlanRules = {
             "run_start_ms": run_start_ms,
             "band_seconds": self.band_seconds,
             "upper_bound_ms": upper_bound_ms,
@@ -87,10 +101,10 @@ class FileDataset:
 
     def _plan_hadoop(
         self,
-        spark: Any,
+        spark: SparkSession,
         bookmark: FileBookmark,
         state: DiscoveryState | None,
-        rules: dict[str, Any],
+        rules: PlanRules,
     ) -> FileDatasetPlan:
         try:
             listing, stats = list_source_files(
@@ -116,10 +130,10 @@ class FileDataset:
         self,
         bookmark: FileBookmark,
         state: DiscoveryState | None,
-        rules: dict[str, Any],
+        rules: PlanRules,
         force_full_listing: bool,
-        s3_client: Any,
-        sqs_client: Any,
+        s3_client: ObjectLister | None,
+        sqs_client: QueueClient | None,
     ) -> FileDatasetPlan:
         lister = S3Listing(S3Root.parse(self.root), s3_client)
         try:
@@ -203,7 +217,7 @@ class FileDatasetPlan:
     def receipts(self) -> tuple[str, ...]:
         return self.found.receipts
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> DiscoveredSummary:
         """The file plan's figures and how the files were found (``DiscoveredPlan.summary``)."""
         return self.found.summary()
 

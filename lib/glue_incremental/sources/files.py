@@ -16,12 +16,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any
+from typing import Required, TypedDict
 
-from glue_incremental.errors import GlueIncrementalError
+from pyspark.sql import SparkSession
+
+from glue_incremental.sources.bookmark_state import (
+    FileBookmarkState,
+    InvalidBookmarkState,
+    as_int,
+    as_list,
+    as_optional_int,
+    validate_directory_counts,
+    validate_fingerprints,
+    validate_marks,
+)
 from glue_incremental.sources.listing import (
-    FINGERPRINT_HEX_CHARS,
     OBJECT_STORE_SCHEMES,
     ListingStats,
     SourceFile,
@@ -43,7 +52,39 @@ _STATE_KEYS = (
     "dir_old_counts",
     "dir_counts_complete",
 )
-_HEX = frozenset("0123456789abcdef")
+
+
+class PlanRules(TypedDict, total=False):
+    """The ``plan_from_listing`` arguments a planner passes along unchanged."""
+
+    run_start_ms: Required[int]
+    band_seconds: int
+    upper_bound_ms: int | None
+
+
+class FilePlanSummary(TypedDict):
+    """``FileReadPlan.summary()``: the figures of the run summary line and ``--dry_run``."""
+
+    files_to_read: int
+    bytes_to_read: int
+    late_files: int
+    late_directories: list[list[str | int]]
+    deferred_files: int
+    files_listed: int
+    directories_listed: int
+    partitions_pruned: int
+    directory_mtimes_usable: bool
+    first_run: bool
+    upper_bound_ms: int
+    oldest_modified_ms: int | None
+    newest_modified_ms: int | None
+    next_high_mark_ms: int | None
+    next_band_start_ms: int | None
+    band_files: int
+    band_truncated: bool
+    tracked_directories: int
+    directory_tracking_complete: bool
+
 
 __all__ = [
     "DEFAULT_BAND_SECONDS",
@@ -51,9 +92,12 @@ __all__ = [
     "DEFAULT_MAX_TRACKED_DIRECTORIES",
     "OBJECT_STORE_SCHEMES",
     "FileBookmark",
+    "FileBookmarkState",
+    "FilePlanSummary",
     "FileReadPlan",
     "InvalidBookmarkState",
     "ListingStats",
+    "PlanRules",
     "SourceFile",
     "SourceNotFound",
     "count_late_files",
@@ -66,18 +110,6 @@ __all__ = [
     "read_files",
     "select_files_to_read",
 ]
-
-
-class InvalidBookmarkState(GlueIncrementalError, ValueError):
-    """A stored file bookmark that cannot be used; ``field`` names the offending part."""
-
-    def __init__(self, field: str, value: Any, reason: str) -> None:
-        self.field = field
-        self.value = value
-        shown = repr(value)
-        if len(shown) > 120:
-            shown = shown[:117] + "..."
-        super().__init__(f"invalid file bookmark state: {field}: {reason} (got {shown})")
 
 
 @dataclass(frozen=True)
@@ -114,7 +146,7 @@ class FileBookmark:
     def first_run(self) -> bool:
         return self.high_mark_ms is None
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> FileBookmarkState:
         """A JSON-encodable dict (lists, never tuples: JSON would bring them back as lists)."""
         return {
             "version": STATE_VERSION,
@@ -129,7 +161,7 @@ class FileBookmark:
         }
 
     @classmethod
-    def from_state(cls, state: Mapping[str, Any] | None) -> FileBookmark:
+    def from_state(cls, state: Mapping[str, object] | None) -> FileBookmark:
         """Rebuild from ``to_state()`` output after a JSON (or DynamoDB) round trip.
 
         None (no state yet, or a reset) is the initial bookmark. Lists stand for
@@ -148,40 +180,47 @@ class FileBookmark:
         missing = [key for key in _STATE_KEYS if key not in state]
         if missing:
             raise InvalidBookmarkState(missing[0], None, "missing field")
-        version = _as_int(state["version"], "version")
+        version = as_int(state["version"], "version")
         if version != STATE_VERSION:
             raise InvalidBookmarkState(
                 "version", state["version"], f"unsupported version (expected {STATE_VERSION})"
             )
-        fingerprints = _as_list(state["band_fingerprints"], "band_fingerprints")
-        for index, value in enumerate(fingerprints):
+        fingerprints: list[str] = []
+        for index, value in enumerate(as_list(state["band_fingerprints"], "band_fingerprints")):
             if not isinstance(value, str):
                 raise InvalidBookmarkState(
                     f"band_fingerprints[{index}]", value, "expected a string"
                 )
-        band_start = _as_optional_int(state["band_start_ms"], "band_start_ms")
+            fingerprints.append(value)
+        band_start = as_optional_int(state["band_start_ms"], "band_start_ms")
         pairs = []
-        for index, pair in enumerate(_as_list(state["dir_old_counts"], "dir_old_counts")):
+        for index, pair in enumerate(as_list(state["dir_old_counts"], "dir_old_counts")):
             where = f"dir_old_counts[{index}]"
-            entry = _as_list(pair, where)
+            entry = as_list(pair, where)
             if len(entry) not in (2, 3):
                 raise InvalidBookmarkState(where, pair, "expected [directory, count, counted_to]")
             # [directory, count]: written before the mark was kept, counted to the band start.
-            counted_to = _as_int(entry[2], f"{where}[2]") if len(entry) == 3 else (band_start or 0)
-            pairs.append((entry[0], _as_int(entry[1], f"{where}[1]"), counted_to))
+            counted_to = as_int(entry[2], f"{where}[2]") if len(entry) == 3 else (band_start or 0)
+            directory = entry[0]
+            if not isinstance(directory, str) or not directory:
+                raise InvalidBookmarkState(f"{where}[0]", directory, "expected a directory URI")
+            pairs.append((directory, as_int(entry[1], f"{where}[1]"), counted_to))
+        complete = state["dir_counts_complete"]
+        if not isinstance(complete, bool):
+            raise InvalidBookmarkState("dir_counts_complete", complete, "expected true or false")
         return cls(
-            high_mark_ms=_as_optional_int(state["high_mark_ms"], "high_mark_ms"),
+            high_mark_ms=as_optional_int(state["high_mark_ms"], "high_mark_ms"),
             band_start_ms=band_start,
             band_fingerprints=tuple(fingerprints),
             dir_old_counts=tuple(pairs),
-            dir_counts_complete=state["dir_counts_complete"],
+            dir_counts_complete=complete,
         )
 
 
 def _validate(bookmark: FileBookmark) -> None:
-    _validate_marks(bookmark.high_mark_ms, bookmark.band_start_ms)
-    _validate_fingerprints(bookmark.band_fingerprints)
-    _validate_directory_counts(bookmark.dir_old_counts)
+    validate_marks(bookmark.high_mark_ms, bookmark.band_start_ms)
+    validate_fingerprints(bookmark.band_fingerprints)
+    validate_directory_counts(bookmark.dir_old_counts)
     if bookmark.high_mark_ms is None and (bookmark.band_fingerprints or bookmark.dir_old_counts):
         raise InvalidBookmarkState(
             "high_mark_ms",
@@ -192,78 +231,6 @@ def _validate(bookmark: FileBookmark) -> None:
         raise InvalidBookmarkState(
             "dir_counts_complete", bookmark.dir_counts_complete, "expected true or false"
         )
-
-
-def _validate_marks(high: Any, start: Any) -> None:
-    for name, value in (("high_mark_ms", high), ("band_start_ms", start)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidBookmarkState(
-                name, value, "expected an integer (epoch milliseconds) or null"
-            )
-    if (high is None) != (start is None):
-        raise InvalidBookmarkState(
-            "band_start_ms", start, "must be null exactly when high_mark_ms is null"
-        )
-    if high is not None and start is not None and start > high:
-        raise InvalidBookmarkState("band_start_ms", start, f"must be <= high_mark_ms ({high})")
-
-
-def _validate_fingerprints(fingerprints: Any) -> None:
-    if not isinstance(fingerprints, tuple):
-        raise InvalidBookmarkState("band_fingerprints", fingerprints, "expected a tuple")
-    for index, fingerprint in enumerate(fingerprints):
-        if not (
-            isinstance(fingerprint, str)
-            and len(fingerprint) == FINGERPRINT_HEX_CHARS
-            and set(fingerprint) <= _HEX
-        ):
-            raise InvalidBookmarkState(
-                f"band_fingerprints[{index}]",
-                fingerprint,
-                f"expected {FINGERPRINT_HEX_CHARS} lowercase hex characters",
-            )
-
-
-def _validate_directory_counts(counts: Any) -> None:
-    if not isinstance(counts, tuple):
-        raise InvalidBookmarkState("dir_old_counts", counts, "expected a tuple")
-    seen: set[str] = set()
-    for index, pair in enumerate(counts):
-        where = f"dir_old_counts[{index}]"
-        if not (isinstance(pair, tuple) and len(pair) == 3):
-            raise InvalidBookmarkState(where, pair, "expected (directory, count, counted_to_ms)")
-        directory, count, counted_to = pair
-        if not isinstance(directory, str) or not directory:
-            raise InvalidBookmarkState(f"{where}[0]", directory, "expected a directory URI")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise InvalidBookmarkState(f"{where}[1]", count, "expected a count >= 0")
-        if isinstance(counted_to, bool) or not isinstance(counted_to, int):
-            raise InvalidBookmarkState(
-                f"{where}[2]", counted_to, "expected an integer (epoch milliseconds)"
-            )
-        if directory in seen:
-            raise InvalidBookmarkState(f"{where}[0]", directory, "directory listed twice")
-        seen.add(directory)
-
-
-def _as_int(value: Any, field: str) -> int:
-    if isinstance(value, bool):
-        raise InvalidBookmarkState(field, value, "expected an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
-    raise InvalidBookmarkState(field, value, "expected an integer")
-
-
-def _as_optional_int(value: Any, field: str) -> int | None:
-    return None if value is None else _as_int(value, field)
-
-
-def _as_list(value: Any, field: str) -> list[Any]:
-    if not isinstance(value, list | tuple):
-        raise InvalidBookmarkState(field, value, "expected a list")
-    return list(value)
 
 
 @dataclass(frozen=True)
@@ -293,7 +260,7 @@ class FileReadPlan:
     def bytes_to_read(self) -> int:
         return sum(source.size for source in self.files)
 
-    def summary(self, *, max_late_directories: int = 10) -> dict[str, Any]:
+    def summary(self, *, max_late_directories: int = 10) -> FilePlanSummary:
         """JSON-friendly figures for the run summary line and ``--dry_run`` output."""
         bookmark = self.next_bookmark
         return {
@@ -557,13 +524,13 @@ def plan_from_listing(
     )
 
 
-def _check_int(name: str, value: Any) -> None:
+def _check_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {value!r}")
 
 
 def plan_file_read(
-    spark: Any,
+    spark: SparkSession,
     root_uri: str,
     bookmark: FileBookmark | None,
     *,

@@ -13,12 +13,17 @@ Planning reads metadata only and writes nothing; the rows are read lazily.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.iceberg.tables import IcebergTarget
+
+
+class ChangelogSummary(TypedDict):
+    iceberg_start_snapshot: int | None
+    iceberg_end_snapshot: int | None
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,7 @@ class ChangelogPlan:
     # increment. ``rows`` itself also names the partitions that deletes touched.
     arrived: DataFrame | None = None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ChangelogSummary:
         return {
             "iceberg_start_snapshot": self.start_snapshot,
             "iceberg_end_snapshot": self.end_snapshot,
@@ -47,7 +52,7 @@ class IcebergChangelogSource:
 
     table: IcebergTarget
 
-    def plan(self, spark: Any, consumed_snapshot: int | None) -> ChangelogPlan:
+    def plan(self, spark: SparkSession, consumed_snapshot: int | None) -> ChangelogPlan:
         """The changes after ``consumed_snapshot`` up to the current snapshot (see module)."""
         current = iceberg_writer.current_snapshot(spark, self.table)
         end = current.snapshot_id if current else None
@@ -68,12 +73,12 @@ class IcebergChangelogSource:
                 start = None
         return ChangelogPlan(start, end, rows, arrived)
 
-    def read_at(self, spark: Any, snapshot: int | None) -> DataFrame | None:
+    def read_at(self, spark: SparkSession, snapshot: int | None) -> DataFrame | None:
         """The whole table as of ``snapshot`` (None: no snapshot, nothing to read)."""
         return iceberg_writer.read_at(spark, self.table, snapshot)
 
 
-def _kept(spark: Any, table: IcebergTarget, snapshot_id: int) -> bool:
+def _kept(spark: SparkSession, table: IcebergTarget, snapshot_id: int) -> bool:
     """Whether the table still keeps ``snapshot_id`` (not expired), current lineage or not."""
     return any(
         snapshot.snapshot_id == snapshot_id for snapshot in iceberg_writer.snapshots(spark, table)

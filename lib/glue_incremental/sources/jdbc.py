@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+
+from py4j.java_gateway import JavaObject
+from pyspark.sql import DataFrame, SparkSession
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources import credentials
@@ -196,7 +198,7 @@ def quote_table(table: str) -> str:
     return ".".join(quote_identifier(part) for part in table_parts(table))
 
 
-def literal(value: Any, *, subprotocol: str = "postgresql") -> str:
+def literal(value: object, *, subprotocol: str = "postgresql") -> str:
     """``value`` as a typed SQL literal; raises TypeError for unsupported types."""
     if isinstance(value, bool) or value is None:
         raise TypeError(f"cannot use {value!r} as a watermark bound")
@@ -247,8 +249,8 @@ def watermark_predicate(
     source: JdbcSource,
     *,
     watermark_column: str,
-    lower_bound: Any | None,
-    upper_bound: Any | None = None,
+    lower_bound: object,
+    upper_bound: object = None,
     include_null_watermarks: bool = True,
     upper_inclusive: bool = False,
 ) -> str | None:
@@ -274,8 +276,8 @@ def incremental_query(
     source: JdbcSource,
     *,
     watermark_column: str,
-    lower_bound: Any | None,
-    upper_bound: Any | None = None,
+    lower_bound: object,
+    upper_bound: object = None,
     include_null_watermarks: bool = True,
     upper_inclusive: bool = False,
     columns: Sequence[str] | None = None,
@@ -311,15 +313,15 @@ def _subquery(sql: str, alias: str = SUBQUERY_ALIAS) -> str:
 
 
 def read_incremental(
-    spark: Any,
+    spark: SparkSession,
     source: JdbcSource,
     *,
     watermark_column: str,
-    lower_bound: Any | None,
-    upper_bound: Any | None = None,
+    lower_bound: object,
+    upper_bound: object = None,
     include_null_watermarks: bool = True,
     upper_inclusive: bool = False,
-) -> Any:
+) -> DataFrame:
     """A DataFrame of the rows in the watermark range, filtered by the database.
 
     With ``num_partitions > 1`` the rows are read in parallel ranges of
@@ -362,30 +364,30 @@ def key_query(source: JdbcSource, key_columns: Sequence[str]) -> str:
     return f"SELECT {columns} FROM {quote_table(source.table)}"
 
 
-def read_keys(spark: Any, source: JdbcSource, key_columns: Sequence[str]) -> Any:
+def read_keys(spark: SparkSession, source: JdbcSource, key_columns: Sequence[str]) -> DataFrame:
     """The table's primary keys, selected by the database (no other column crosses the wire)."""
     query = key_query(source, key_columns)
     return _load(spark, source, _options(source, dbtable=_subquery(query, "source_keys")))
 
 
-def read_table(spark: Any, source: JdbcSource) -> Any:
+def read_table(spark: SparkSession, source: JdbcSource) -> DataFrame:
     """The whole table (a small reference table read on every run)."""
     return _load(spark, source, _options(source, dbtable=quote_table(source.table)))
 
 
-def column_names(spark: Any, source: JdbcSource) -> list[str]:
+def column_names(spark: SparkSession, source: JdbcSource) -> list[str]:
     """The table's column names, from Spark's schema probe (``... WHERE 1=0``): no rows read."""
     frame = _load(spark, source, _options(source, dbtable=quote_table(source.table)))
     return list(frame.columns)
 
 
 def _partition_bounds(
-    spark: Any,
+    spark: SparkSession,
     source: JdbcSource,
     *,
     watermark_column: str,
-    lower_bound: Any | None,
-    upper_bound: Any | None,
+    lower_bound: object,
+    upper_bound: object,
     include_null_watermarks: bool,
     upper_inclusive: bool = False,
 ) -> tuple[str, str] | None:
@@ -453,7 +455,7 @@ def _options(source: JdbcSource, *, dbtable: str) -> dict[str, str]:
     return options
 
 
-def _load(spark: Any, source: JdbcSource, options: dict[str, str]) -> Any:
+def _load(spark: SparkSession, source: JdbcSource, options: dict[str, str]) -> DataFrame:
     """``spark.read.jdbc`` with Java failures turned into ``SourceUnavailable``."""
     try:
         with credentials.quiet_logs(credentials.JVM_LOGGERS):
@@ -479,7 +481,7 @@ def redact_url(url: str) -> str:
     return re.sub(r"(?i)((?:password|pwd)=)(?:\{[^}]*\}?|[^&;)]*)", r"\1***", redacted)
 
 
-def _java_exception(error: BaseException) -> Any | None:
+def _java_exception(error: BaseException) -> JavaObject | None:
     java = getattr(error, "java_exception", None)  # py4j.protocol.Py4JJavaError
     if java is None:
         java = getattr(error, "_origin", None)  # pyspark CapturedException
@@ -520,7 +522,7 @@ def _translate(error: BaseException, source: JdbcSource) -> SourceUnavailable | 
     return SourceUnavailable(source.safe_url, reason, table=source.table, sqlstate=sqlstate)
 
 
-def _message(java: Any) -> str:
+def _message(java: JavaObject) -> str:
     try:
         message = java.getMessage()
     except Exception:
@@ -538,7 +540,7 @@ def _one_line(text: str) -> str:
     return " ".join(first.split()) or "unknown error"
 
 
-def first_value(spark: Any, source: JdbcSource, sql: str) -> Any | None:
+def first_value(spark: SparkSession, source: JdbcSource, sql: str) -> object:
     """The first column of the first row ``sql`` returns (run by the database), or None."""
     frame = _load(spark, source, _options(source, dbtable=_subquery(sql, "first_value")))
     try:

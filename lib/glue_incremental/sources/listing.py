@@ -15,9 +15,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
+from py4j.java_gateway import JavaObject
 from py4j.protocol import Py4JJavaError
+from pyspark.sql import SparkSession
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.io import local_files
@@ -94,7 +95,7 @@ class _Directory:
     uri: str
     modified_ms: int
     partition: tuple[tuple[str, str], ...]
-    path: Any  # org.apache.hadoop.fs.Path; a local path for file: (listed in Python)
+    path: JavaObject | str  # org.apache.hadoop.fs.Path; a local path for file: (in Python)
 
 
 def _is_java_not_found(error: Exception) -> bool:
@@ -104,7 +105,7 @@ def _is_java_not_found(error: Exception) -> bool:
 
 
 def list_source_files(
-    spark: Any,
+    spark: SparkSession,
     root_uri: str,
     *,
     modified_after_ms: int | None = None,
@@ -158,7 +159,7 @@ def list_source_files(
     return files, stats
 
 
-def _list_recursively(fs: Any, path: Any, root: str) -> tuple[list[SourceFile], int]:
+def _list_recursively(fs: JavaObject, path: JavaObject, root: str) -> tuple[list[SourceFile], int]:
     """One recursive listing (a flat, paged LIST on object stores)."""
     prefix = root if root.endswith("/") else root + "/"
     files: list[SourceFile] = []
@@ -187,10 +188,10 @@ class _Entry:
     modified_ms: int
     is_directory: bool
     size: int
-    path: Any
+    path: JavaObject | str
 
 
-def _hadoop_children(fs: Any, directory: _Directory) -> list[_Entry]:
+def _hadoop_children(fs: JavaObject, directory: _Directory) -> list[_Entry]:
     """``FileSystem.listStatus``: five py4j calls per entry. [] if the directory is gone."""
     try:
         statuses = fs.listStatus(directory.path)
@@ -236,7 +237,7 @@ def _local_children(directory: _Directory) -> list[_Entry]:
 
 
 def _list_by_directory(
-    fs: Any, path: Any, root: str, root_status: Any, threshold: int | None
+    fs: JavaObject, path: JavaObject, root: str, root_status: JavaObject, threshold: int | None
 ) -> tuple[list[SourceFile], ListingStats]:
     """Level by level, hidden directories not entered; with a threshold, unchanged leaves
     are not listed. A directory removed while listing (``_temporary``, ...) is empty."""

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypedDict
 from urllib.parse import unquote_plus
 
 from glue_incremental import aws
@@ -27,6 +27,47 @@ from glue_incremental.errors import GlueIncrementalError
 DEFAULT_VISIBILITY_SECONDS = 900
 DEFAULT_MAX_MESSAGES = 100_000
 _BATCH = 10  # SQS's limit for ReceiveMessage and DeleteMessageBatch
+
+
+class Message(TypedDict, total=False):
+    """The parts of an SQS message read here."""
+
+    MessageId: str
+    ReceiptHandle: str
+    Body: str
+    Attributes: dict[str, str]
+
+
+class Received(TypedDict, total=False):
+    Messages: list[Message]
+
+
+class BatchAnswer(TypedDict, total=False):
+    # Each failed entry: Id, SenderFault, Code, Message (only counted here).
+    Failed: list[dict[str, object]]
+
+
+class QueueClient(Protocol):
+    """The SQS calls a notification source makes (a boto3 ``sqs`` client)."""
+
+    def receive_message(
+        self,
+        *,
+        QueueUrl: str,
+        MaxNumberOfMessages: int,
+        VisibilityTimeout: int,
+        WaitTimeSeconds: int,
+        MessageSystemAttributeNames: list[str],
+    ) -> Received: ...
+
+    def delete_message_batch(
+        self, *, QueueUrl: str, Entries: list[dict[str, str]]
+    ) -> BatchAnswer: ...
+
+    def change_message_visibility_batch(
+        self, *, QueueUrl: str, Entries: list[dict[str, str | int]]
+    ) -> BatchAnswer: ...
+
 
 log = logging.getLogger("glue_incremental.notifications")
 
@@ -103,7 +144,7 @@ def receive_all(
     *,
     visibility_seconds: int = DEFAULT_VISIBILITY_SECONDS,
     max_messages: int = DEFAULT_MAX_MESSAGES,
-    client: Any = None,
+    client: QueueClient | None = None,
 ) -> Candidates:
     """Receive until the queue answers empty (or ``max_messages``); nothing is deleted here.
 
@@ -157,7 +198,7 @@ def receive_all(
     )
 
 
-def sent_timestamp_ms(message: Mapping[str, Any]) -> int | None:
+def sent_timestamp_ms(message: Message) -> int | None:
     """The message's ``SentTimestamp`` attribute (epoch ms, a string in SQS's answer), or None."""
     value = (message.get("Attributes") or {}).get("SentTimestamp")
     try:
@@ -166,7 +207,9 @@ def sent_timestamp_ms(message: Mapping[str, Any]) -> int | None:
         return None
 
 
-def delete_after_commit(queue_url: str, receipts: Sequence[str], *, client: Any = None) -> int:
+def delete_after_commit(
+    queue_url: str, receipts: Sequence[str], *, client: QueueClient | None = None
+) -> int:
     """Delete the messages of a committed run; returns how many could not be deleted.
 
     Call only after the watermark commit. A message that is not deleted comes
@@ -188,7 +231,7 @@ def delete_after_commit(queue_url: str, receipts: Sequence[str], *, client: Any 
     return failed
 
 
-def release(queue_url: str, receipts: Sequence[str], *, client: Any = None) -> int:
+def release(queue_url: str, receipts: Sequence[str], *, client: QueueClient | None = None) -> int:
     """Make a run's messages visible again now: a run that will not commit (it failed, or is
     a dry run or a replay) leaves the queue as it found it, instead of hiding its files'
     events for the visibility timeout while later runs move the band past them. Returns how
@@ -196,7 +239,7 @@ def release(queue_url: str, receipts: Sequence[str], *, client: Any = None) -> i
     sqs = client or aws.client("sqs")
     failed = 0
     for batch in _batches(receipts, _BATCH):
-        entries = [
+        entries: list[dict[str, str | int]] = [
             {"Id": str(index), "ReceiptHandle": handle, "VisibilityTimeout": 0}
             for index, handle in enumerate(batch)
         ]

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from glue_incremental.errors import GlueIncrementalError
@@ -46,7 +45,7 @@ def names_of(files: Sequence[SourceFile]) -> list[str]:
 
 
 @contextmanager
-def as_text(spark: Any) -> Iterator[None]:
+def as_text(spark: SparkSession) -> Iterator[None]:
     """A block where ``spark.read`` takes partition values as the text in the path."""
     previous = spark.conf.get(INFERENCE, None)
     spark.conf.set(INFERENCE, "false")
@@ -60,7 +59,7 @@ def as_text(spark: Any) -> Iterator[None]:
 
 
 def cast_to_kept(
-    spark: Any, frame: DataFrame, files: Sequence[SourceFile], kept: Mapping[str, str]
+    spark: SparkSession, frame: DataFrame, files: Sequence[SourceFile], kept: Mapping[str, str]
 ) -> DataFrame:
     """``frame`` (read ``as_text``) with each kept partition column cast to its type.
 

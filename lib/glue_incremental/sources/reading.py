@@ -7,13 +7,16 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Literal
 
+from py4j.java_gateway import JavaObject
+from pyspark import RDD
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType, _parse_datatype_string
 
 from glue_incremental.io import local_files
-from glue_incremental.io.hadoop_fs import HadoopFileSystem
+from glue_incremental.io.hadoop_fs import HadoopFileSystem, session_jvm
 from glue_incremental.partitions.paths import literal
 from glue_incremental.schema import inferred_types
 from glue_incremental.schema.evolution import SchemaChangeError
@@ -35,16 +38,16 @@ __all__ = ["FORMAT_OPTIONS", "SOURCE_FORMATS", "csv_header_groups", "first_misfi
 
 
 def read_files(
-    spark: Any,
+    spark: SparkSession,
     files: Sequence[SourceFile],
     *,
     root_uri: str,
     source_format: Literal["parquet", "json", "csv"],
-    schema: Any = None,
+    schema: StructType | str | None = None,
     options: Mapping[str, str] | None = None,
     partition_types: Mapping[str, str] | None = None,
     columns: Mapping[str, str] | None = None,
-) -> Any:
+) -> DataFrame | None:
     """A ``spark.read`` of exactly ``files`` with ``basePath=root_uri`` (one per CSV header);
     None when nothing is new.
 
@@ -80,10 +83,14 @@ def read_files(
     added = dict(columns or {})
     groups = csv_header_groups(spark, uris) if source_format == "csv" else {(): uris}
     if isinstance(schema, str) and source_format == "csv":  # a DDL string: its fields by name
-        schema = _parse_datatype_string(schema)
+        parsed = _parse_datatype_string(schema)
+        assert isinstance(parsed, StructType)  # a DDL list of columns parses as a struct
+        schema = parsed
+    # A header is CSV's, whose DDL string is parsed above.
+    declared = schema if isinstance(schema, StructType) else None
     frames = []
     for header, group in groups.items():
-        read_schema = _csv_schema(header, schema) if header and schema is not None else schema
+        read_schema = _csv_schema(header, declared) if header and declared is not None else schema
         frame = _read_group(
             spark,
             [listed[uri] for uri in group],
@@ -94,8 +101,8 @@ def read_files(
             partition_types,
         )
         frame = frame.select("*", *[F.col(c).alias(n) for n, c in added.items()])
-        if header and schema is not None:
-            frame = _declared_columns(frame, schema)
+        if header and declared is not None:
+            frame = _declared_columns(frame, declared)
         frames.append(frame)
     if schema is None and len(frames) > 1:
         frames = _typed_alike(frames)
@@ -108,12 +115,12 @@ def read_files(
     return frame
 
 
-def _typed_alike(frames: list[Any]) -> list[Any]:
+def _typed_alike(frames: list[DataFrame]) -> list[DataFrame]:
     """Header groups inferred apart: a column one group infers as text because it is null in
     every row there (a header-only file, an optional column left empty) takes the type
     another group inferred, instead of the union widening every group's column to text.
     One small aggregate per group that has such a column (``schema.inferred_types.as_stored``)."""
-    typed: dict[str, Any] = {}
+    typed: dict[str, StructField] = {}
     for frame in frames:
         for field in frame.schema.fields:
             if not isinstance(field.dataType, StringType):
@@ -122,7 +129,7 @@ def _typed_alike(frames: list[Any]) -> list[Any]:
     return [inferred_types.as_stored(frame, others) for frame in frames]
 
 
-def csv_header_groups(spark: Any, uris: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+def csv_header_groups(spark: SparkSession, uris: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
     """``uris`` grouped by their header's column names, in first-seen order. Spark applies one
     header (the first file's) to every file of a read, by position: a file with fewer or
     reordered columns would be read into the wrong columns. A header row is one line, read
@@ -143,7 +150,7 @@ def csv_header_groups(spark: Any, uris: Sequence[str]) -> dict[tuple[str, ...], 
     return groups
 
 
-def _csv_schema(header: Sequence[str], declared: Any) -> Any:
+def _csv_schema(header: Sequence[str], declared: StructType) -> StructType:
     """The declared schema in a file's header order (Spark's CSV reader maps by position): a
     declared column the file lacks is left out (added as null after), an undeclared one text."""
     types = {field.name: field.dataType for field in declared.fields}
@@ -155,7 +162,7 @@ def _csv_schema(header: Sequence[str], declared: Any) -> Any:
     return StructType([*fields, *corrupt])
 
 
-def _declared_columns(frame: Any, declared: Any) -> Any:
+def _declared_columns(frame: DataFrame, declared: StructType) -> DataFrame:
     """``frame`` with every declared column (null where the file lacked it) in declared order,
     then the file's undeclared and partition columns. A declared partition column (a
     directory, not in the header) gets its declared type here, not the inferred one."""
@@ -173,14 +180,14 @@ def _declared_columns(frame: Any, declared: Any) -> Any:
 
 
 def _read_group(
-    spark: Any,
+    spark: SparkSession,
     files: Sequence[SourceFile],
     root_uri: str,
     source_format: str,
-    schema: Any,
+    schema: StructType | str | None,
     format_options: Mapping[str, str],
     partition_types: Mapping[str, str] | None,
-) -> Any:
+) -> DataFrame:
     reader = spark.read.format(source_format)
     if format_options:
         reader = reader.options(**{str(key): str(value) for key, value in format_options.items()})
@@ -201,7 +208,7 @@ def _read_group(
         raise conflict from None
 
 
-def _java_string_array(spark: Any, values: Sequence[str]) -> Any:
+def _java_string_array(spark: SparkSession, values: Sequence[str]) -> JavaObject:
     """A Java ``String[]`` of ``values`` in two py4j calls.
 
     ``DataFrameReader.load(list)`` converts the list one py4j call per element:
@@ -209,14 +216,13 @@ def _java_string_array(spark: Any, values: Sequence[str]) -> Any:
     """
     if any("\0" in value for value in values):
         raise ValueError("a path contains a NUL character")
-    jvm = spark._jvm
-    return jvm.java.util.regex.Pattern.compile("\\x00").split("\0".join(values), -1)
+    return session_jvm(spark).java.util.regex.Pattern.compile("\\x00").split("\0".join(values), -1)
 
 
 _MERGE_FAILURE = re.compile(r'CANNOT_MERGE_SCHEMAS.*?"(STRUCT<.*?>)".*?"(STRUCT<.*?>)"', re.S)
 
 
-def _unmergeable_footers(spark: Any, error: Exception) -> SchemaChangeError | None:
+def _unmergeable_footers(spark: SparkSession, error: Exception) -> SchemaChangeError | None:
     """Spark's refusal to merge two Parquet footers of one batch, as one line naming the column.
 
     Spark 3.5 merges added and missing columns but no two types of one column (int and
@@ -225,7 +231,7 @@ def _unmergeable_footers(spark: Any, error: Exception) -> SchemaChangeError | No
     found = _MERGE_FAILURE.search(str(error))
     if found is None:
         return None
-    types = spark._jvm.org.apache.spark.sql.types.DataType
+    types = session_jvm(spark).org.apache.spark.sql.types.DataType
     first, second = (
         {field.name(): field.dataType().sql().lower() for field in types.fromDDL(ddl).fields()}
         for ddl in found.groups()
@@ -245,12 +251,12 @@ CORRUPT = "_corrupt_record"  # Spark's default columnNameOfCorruptRecord
 
 
 def first_misfit(
-    spark: Any,
+    spark: SparkSession,
     files: Sequence[SourceFile],
     *,
     root_uri: str,
     source_format: Literal["parquet", "json", "csv"],
-    schema: Any,
+    schema: StructType,
 ) -> tuple[str | None, str] | None:
     """(column, one phrase naming the file, line, column and value) of the first row of
     ``files`` (by file name) whose value does not fit the declared ``schema``; None if none
@@ -267,11 +273,11 @@ def first_misfit(
 
 
 def _first_misfit(
-    spark: Any,
+    spark: SparkSession,
     files: Sequence[SourceFile],
     root_uri: str,
     source_format: Literal["parquet", "json", "csv"],
-    schema: Any,
+    schema: StructType,
 ) -> tuple[str | None, str] | None:
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT, StringType(), True)])
     rows = read_files(
@@ -306,7 +312,7 @@ def _first_misfit(
     return column, f"{where}, column {column!r}: value {value!r} is not {wanted}"
 
 
-def _line_number(spark: Any, uri: str, raw: str) -> int | None:
+def _line_number(spark: SparkSession, uri: str, raw: str) -> int | None:
     """The 1-based number of the first line of ``uri`` that is ``raw`` (one read of it)."""
     text = spark.read.text(literal(uri)).rdd.map(lambda row: row[0])
     found = text.zipWithIndex().filter(lambda pair: pair[0] == raw).map(lambda p: p[1]).take(1)
@@ -314,7 +320,7 @@ def _line_number(spark: Any, uri: str, raw: str) -> int | None:
 
 
 def _misfit_column(
-    spark: Any, uri: str, raw: str, source_format: str, schema: Any
+    spark: SparkSession, uri: str, raw: str, source_format: str, schema: StructType
 ) -> tuple[str | None, str]:
     """(column, its text) of ``raw`` that reads as a value but not as its declared type; for
     a CSV line whose values do not match its header, (None, what is wrong)."""
@@ -328,8 +334,11 @@ def _misfit_column(
             )
         text_schema = StructType([StructField(name, StringType(), True) for name in header])
         typed_schema = _csv_schema(header, schema)
-        text = spark.read.schema(text_schema).csv(lines).first()
-        typed = spark.read.schema(typed_schema).option("mode", "PERMISSIVE").csv(lines).first()
+        text = _csv_lines(spark.read.schema(text_schema), lines).first()
+        typed = _csv_lines(
+            spark.read.schema(typed_schema).option("mode", "PERMISSIVE"), lines
+        ).first()
+        assert text is not None and typed is not None  # one line read: one row
         for name in header:
             if text[name] is not None and typed[name] is None:
                 return name, text[name]
@@ -345,7 +354,13 @@ def _misfit_column(
             continue
         one = StructType([field, StructField(CORRUPT, StringType(), True)])
         read = spark.read.schema(one).option("mode", "PERMISSIVE").json(lines).first()
-        if read[CORRUPT] is not None:
+        if read is not None and read[CORRUPT] is not None:
             value = record[field.name]
             return field.name, value if isinstance(value, str) else json.dumps(value)
     return None, f"a value does not fit: {raw!r}"
+
+
+def _csv_lines(reader: DataFrameReader, lines: RDD[str]) -> DataFrame:
+    """CSV parsed from lines in memory (``DataFrameReader.csv`` takes an ``RDD[str]`` as it
+    documents, though pyspark's annotation names only paths)."""
+    return reader.csv(lines)  # type: ignore[arg-type]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Protocol, TypedDict
 
 from glue_incremental import aws
 from glue_incremental.partitions.paths import is_hidden, parse_name
@@ -52,12 +53,40 @@ class S3Root:
         return key[len(self.prefix) :] if key.startswith(self.prefix) else None
 
 
+class ListRequest(TypedDict, total=False):
+    Bucket: str
+    Prefix: str
+    StartAfter: str
+    Delimiter: str
+    ContinuationToken: str
+
+
+class ListedObject(TypedDict):
+    """The parts of a ``ListObjectsV2`` entry read here."""
+
+    Key: str
+    LastModified: datetime
+    Size: int
+
+
+class ListPage(TypedDict, total=False):
+    Contents: list[ListedObject]
+    IsTruncated: bool
+    NextContinuationToken: str
+
+
+class ObjectLister(Protocol):
+    """The S3 call a listing makes (a boto3 ``s3`` client)."""
+
+    def list_objects_v2(self, **request: str) -> ListPage: ...
+
+
 @dataclass
 class S3Listing:
     """Lists one root; ``requests`` counts the ListObjectsV2 pages sent (retries excluded)."""
 
     root: S3Root
-    client: Any = None
+    client: ObjectLister | None = None  # None: the default client
     requests: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -88,14 +117,16 @@ class S3Listing:
     def _pages(
         self, prefix: str, start_after: str | None = None, delimiter: str | None = None
     ) -> Iterator[SourceFile]:
-        request: dict[str, Any] = {"Bucket": self.root.bucket, "Prefix": prefix}
+        request: ListRequest = {"Bucket": self.root.bucket, "Prefix": prefix}
         if start_after:
             request["StartAfter"] = start_after
         if delimiter:
             request["Delimiter"] = delimiter
+        client = self.client
+        assert client is not None  # __post_init__ sets it
         while True:
             self.requests += 1
-            page = self.client.list_objects_v2(**request)
+            page = client.list_objects_v2(**request)
             for item in page.get("Contents", ()):
                 source = self._source_file(item)
                 if source is not None:
@@ -105,7 +136,7 @@ class S3Listing:
                 return
             request["ContinuationToken"] = token
 
-    def _source_file(self, item: dict[str, Any]) -> SourceFile | None:
+    def _source_file(self, item: ListedObject) -> SourceFile | None:
         key = item["Key"]
         relative = self.root.relative(key)
         if not relative or key.endswith("/"):

@@ -13,9 +13,9 @@ file, or a newest file with no row, returns no keys: the safety stop refuses it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -31,7 +31,7 @@ def latest(listed: Sequence[SourceFile]) -> SourceFile | None:
 
 
 def keys_of_latest(
-    spark: Any,
+    spark: SparkSession,
     root_uri: str,
     primary_key: Sequence[str],
     *,

@@ -19,7 +19,6 @@ import importlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -78,10 +77,10 @@ class TransformSpec:
     def __str__(self) -> str:
         return f"{self.module}:{self.function}"
 
-    def load(self) -> Callable[[DataFrame], Any]:
+    def load(self) -> Callable[[DataFrame], object]:
         """Import the module and return the function (shipped with ``--extra-py-files`` on Glue)."""
         try:
-            target: Any = importlib.import_module(self.module)
+            target: object = importlib.import_module(self.module)
         except Exception as error:
             raise TransformNotFound(
                 str(self), f"module {self.module!r} does not import ({first_line(error)})"
