@@ -11,6 +11,10 @@ Secrets Manager, ...) and moto (Glue, DynamoDB, EC2, Athena, Step Functions), as
 ``tests/iam/test_iam_evaluation.py`` does. The ``sh github`` blocks are checked against the
 workflow in ``tests/unit/test_bootstrap_page.py``; what the emulators do not enforce (IAM)
 is evaluated there and in the IAM test.
+
+Then a commit's next apply, as the workflow's own steps run it (``platform.yml``): the plan
+pins the new release, the apply job publishes it before ``terraform apply`` moves the jobs
+to it, and the deploy verifies it.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
 import pytest
 
-from tests.harness.bootstrap import ROOT, blocks
+from tests.harness.bootstrap import ROOT, blocks, workflow_step
 from tests.harness.iam import emulator_override
 from tests.harness.moto_shim import moto_with_shim
 from tests.harness.provider_daemons import reattached
@@ -70,7 +75,9 @@ def checkout(tmp_path: Path, override: str) -> Path:
     root = tmp_path / "checkout"
     root.mkdir()
     terraform = copy_tree(root)
-    for name in ("glue_scripts", "lib", "build", ".venv"):
+    # A copy: a later test changes a script, as a commit would, for a new release.
+    shutil.copytree(ROOT / "glue_scripts", root / "glue_scripts")
+    for name in ("lib", "build", ".venv"):
         (root / name).symlink_to(ROOT / name)
     for directory in ("ci", "environments/aws"):
         (terraform / directory / "override.tf").write_text(override)
@@ -84,7 +91,7 @@ def walked(endpoint, tmp_path_factory) -> Iterator[tuple[Path, list[str], dict[s
     account = boto3.client(
         "sts", endpoint_url=endpoint.url, region_name=REGION
     ).get_caller_identity()["Account"]
-    with moto_with_shim(account) as moto, reattached() as provider:
+    with moto_with_shim(account, update_job=True) as moto, reattached() as provider:
         override = emulator_override(endpoint.url, moto).replace(
             'backend "local" {}', S3_BACKEND % {"url": endpoint.url}
         )
@@ -193,3 +200,64 @@ def test_the_first_apply_pins_the_release_the_first_deploy_publishes_and_prints(
 def test_the_oncall_subscriptions_are_listed_for_their_confirmation(walked):
     _, outputs, _ = walked
     assert _output(outputs, r"^email\s+data-platform-dev@example\.com\s+\S+$")
+
+
+def _jobs(env: dict[str, str]) -> list[dict]:
+    glue = boto3.client("glue", endpoint_url=env["AWS_ENDPOINT_URL_GLUE"], region_name=REGION)
+    return [job for job in glue.get_jobs()["Jobs"] if job["Name"].startswith("gi-dev-")]
+
+
+def _script_objects(env: dict[str, str], jobs: list[dict]) -> list[str]:
+    """Each job's script location; every one must exist."""
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=REGION)
+    locations = [job["Command"]["ScriptLocation"] for job in jobs]
+    for location in locations:
+        bucket, _, key = location.removeprefix("s3://").partition("/")
+        s3.head_object(Bucket=bucket, Key=key)
+    return locations
+
+
+def test_a_later_apply_publishes_its_release_before_it_pins_it(walked, tmp_path):
+    """A commit changing a script, through the workflow's steps: the plan pins the new
+    release; the apply job publishes it (jobs still on the old one), then applies the plan
+    (every job on the new one, every object there); the deploy verifies it."""
+    root, outputs, env = walked
+    before = _output(outputs, r"^release (\w+)$").group(1)
+    script = root / "glue_scripts" / "incremental_load.py"
+    script.write_text(script.read_text() + "\n# changed by a commit: a new release\n")
+    github_env = tmp_path / "github_env"
+    env = {
+        **env,
+        # The workflow's `python` is the job's, with the project installed.
+        "PATH": os.pathsep.join([str(root / ".venv" / "bin"), env["PATH"]]),
+        "GITHUB_WORKSPACE": str(root),
+        "GITHUB_ENV": str(github_env),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "TF_DATA_DIR": str(root / "terraform" / "environments" / "aws" / ".terraform-dev"),
+        "IS_PULL_REQUEST": "false",
+    }
+
+    def step(job: str, name: str) -> str:
+        script, directory = workflow_step(job, name, {"environment": "dev"})
+        return run_documented(script, cwd=root / directory, env=env, page=f"{job}: {name}")
+
+    step("plan", "the release this commit builds")
+    release = github_env.read_text().split("RELEASE=", 1)[1].split()[0]
+    assert release != before
+    env["RELEASE"] = release
+    step("plan", "terraform plan")
+
+    step("apply-dev", "publish the release before the apply pins it")
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=REGION)
+    (bucket,) = {
+        loc.removeprefix("s3://").split("/")[0] for loc in _script_objects(env, _jobs(env))
+    }
+    s3.head_object(Bucket=bucket, Key=f"releases/{release}/manifest.json")
+    assert all(f"/releases/{before}/" in loc for loc in _script_objects(env, _jobs(env)))
+
+    step("apply-dev", "terraform apply")
+    locations = _script_objects(env, _jobs(env))
+    assert all(f"/releases/{release}/" in loc for loc in locations), locations
+
+    deployed = step("deploy-dev", "deploy --env dev")
+    assert re.search(rf"^release {release}$", deployed, flags=re.MULTILINE), deployed

@@ -60,3 +60,18 @@ def workflow_variables() -> set[str]:
 def workflow_environments() -> set[str]:
     """The GitHub environments the workflow's jobs run in."""
     return {job["environment"] for job in workflow()["jobs"].values() if "environment" in job}
+
+
+def workflow_step(job: str, name: str, matrix: dict[str, str] | None = None) -> tuple[str, str]:
+    """The ``run`` script of the step of ``job`` whose name starts with ``name``, with its
+    ``${{ matrix.* }}`` filled in and ``pip install`` lines dropped (the checkout's virtualenv
+    has the project), and the directory it runs in, relative to the checkout."""
+    spec = workflow()["jobs"][job]
+    (step,) = [s for s in spec["steps"] if s.get("name", "").startswith(name)]
+    script = step["run"]
+    for key, value in (matrix or {}).items():
+        script = script.replace(f"${{{{ matrix.{key} }}}}", value)
+    assert "${{" not in script, f"{job}: {name}: an expression the test cannot fill:\n{script}"
+    kept = [line for line in script.splitlines() if "pip install" not in line]
+    default = spec.get("defaults", {}).get("run", {}).get("working-directory", ".")
+    return "set -euo pipefail\n" + "\n".join(kept), step.get("working-directory", default)
