@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from tests.harness.endpoint import free_port
 
@@ -73,12 +74,53 @@ def _handler(upstream_port: int) -> type[BaseHTTPRequestHandler]:
     return Forward
 
 
+def serve_with_update_job() -> None:
+    """moto's server (``moto_server``'s arguments) answering glue:UpdateJob, for a second
+    apply that updates jobs in place: the session moto's teaching
+    (``glue_incremental_tools.localendpoint``), with the JobUpdate fields moto's jobs do not
+    keep (JobMode, JobRunQueuingEnabled, MaintenanceWindow) dropped, as its CreateJob drops them."""
+    import inspect
+    import sys
+
+    from glue_incremental_tools.localendpoint import _teach_moto_update_job
+    from moto.core.utils import camelcase_to_underscores
+    from moto.glue.models import GlueBackend
+    from moto.glue.responses import GlueResponse
+    from moto.server import main
+
+    _teach_moto_update_job()
+    taught = GlueResponse.update_job  # type: ignore[attr-defined]
+    kept = set(inspect.signature(GlueBackend.create_job).parameters)
+
+    def update_job(self: Any) -> Any:
+        get = self._get_param
+
+        def known_fields(name: str, *args: Any, **kwargs: Any) -> Any:
+            value = get(name, *args, **kwargs)
+            if name == "JobUpdate":
+                value = {k: v for k, v in value.items() if camelcase_to_underscores(k) in kept}
+            return value
+
+        self._get_param = known_fields
+        return taught(self)
+
+    GlueResponse.update_job = update_job  # type: ignore[attr-defined]
+    sys.exit(main(sys.argv[1:]))
+
+
+_WITH_UPDATE_JOB = (
+    "from tests.harness.moto_shim import serve_with_update_job; serve_with_update_job()"
+)
+
+
 @contextmanager
-def moto_with_shim(account_id: str) -> Iterator[str]:
-    """A moto server of its own in ``account_id`` (LocalStack's, so ARNs agree), and the proxy's URL."""
+def moto_with_shim(account_id: str, update_job: bool = False) -> Iterator[str]:
+    """A moto server of its own in ``account_id`` (LocalStack's, so ARNs agree), and the proxy's
+    URL; ``update_job`` answers glue:UpdateJob (moto 5.2 alone does not)."""
     port = free_port()
+    command = [str(MOTO_SERVER.parent / "python"), "-c", _WITH_UPDATE_JOB]
     server = subprocess.Popen(
-        [str(MOTO_SERVER), "-p", str(port)],
+        [*(command if update_job else [str(MOTO_SERVER)]), "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "MOTO_ACCOUNT_ID": account_id},

@@ -23,6 +23,7 @@ LONGEST_FIRST: tuple[str, ...] = (
     "tests/e2e/test_operator_tasks.py",  # tutorial via make apply, the runbook walked: ~10 min
     "tests/terraform/test_terraform.py",  # every terraform test suite, validate, checkov: ~2 min
     "tests/iam/test_iam_evaluation.py",  # dev and prod applied, calls evaluated: ~3-4 min
+    "tests/e2e/test_bootstrap.py",  # docs/bootstrap.md walked: terraform/ci and dev applied: ~4 min
     "tests/integration/test_writer_crash_safety.py",  # crash sweeps on local disk and S3A
     "tests/terraform/test_aws_limits.py",  # two environment plans
     "tests/integration/test_kill_script.py",  # the real script SIGKILLed

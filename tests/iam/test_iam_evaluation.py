@@ -15,12 +15,19 @@ role likewise.
 Least privilege is checked too: every statement of the deploy role must be needed by a
 recorded call (without it, some call is refused), or name in ``JUSTIFIED`` the call it is for.
 
+Both account layouts (docs/bootstrap.md) get these evaluations (the ``layout`` fixture): one
+account for both, with terraform/ci's roles for both environments, and one account per
+environment, with each account's roles planned from its committed
+``example.<env>-account.tfvars`` and prod's recording moved to a second account id (every
+ARN, policy and call), so no apply is repeated.
+
 The emulators enforce none of this (LocalStack, moto): they only make the calls real.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -496,6 +503,116 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
         )
 
 
+# The second account of the one-account-per-environment layout: prod's recording is moved
+# there (every ARN, policy and call), so no apply is repeated.
+PROD_ACCOUNT = "222233334444"
+ONE_ACCOUNT, OWN_ACCOUNTS = "one account for both", "one account per environment"
+
+
+def _moved(value: Any, old: str, new: str) -> Any:
+    """``value`` with account ``old`` made ``new`` in every string (ARNs, policies, calls)."""
+    if old == new:
+        return value
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {_moved(k, old, new): _moved(v, old, new) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_moved(v, old, new) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            f.name: _moved(getattr(value, f.name), old, new) for f in dataclasses.fields(value)
+        }
+        return dataclasses.replace(value, **changes)
+    return value
+
+
+@dataclass
+class Layout:
+    """Where each environment's recorded calls and CI roles live: the recording as made (one
+    account, terraform/ci with both environments), or each environment in an account of its
+    own with terraform/ci applied there with that environment alone (prod's recording moved
+    to ``PROD_ACCOUNT``)."""
+
+    name: str
+    recorded: Recorded
+    accounts: dict[str, str]  # environment -> its account
+    roles: dict[
+        str, dict[str, list[tuple[str, dict[str, Any]]]]
+    ]  # environment -> its account's CI roles
+
+    def _here(self, environment: str, value: Any) -> Any:
+        return _moved(value, self.recorded.account, self.accounts[environment])
+
+    def _account(self, environment: str) -> Account:
+        return Account("aws", REGION, self.accounts[environment])
+
+    def role(self, environment: str, kind: str) -> Principal:
+        name = f"gi-ci-{environment}-{kind}"
+        arn = f"arn:aws:iam::{self.accounts[environment]}:role/{name}"
+        return Principal(arn, tuple(self.roles[environment][name]))
+
+    def requests(self, environment: str) -> list[Request]:
+        applied = self.recorded.applies[environment]
+        return apply_requests(
+            self._here(environment, applied.calls),
+            self._account(environment),
+            self._here(environment, applied.state),
+        )
+
+    def network_requests(self, environment: str) -> list[Request]:
+        applied = self.recorded.networks[environment]
+        return apply_requests(
+            self._here(environment, applied.calls),
+            self._account(environment),
+            self._here(environment, applied.state),
+        )
+
+    def deploy_requests(self, environment: str) -> list[Request]:
+        return requests_after_apply(
+            self._here(environment, self.recorded.deploys[environment]),
+            self._account(environment),
+            self._here(environment, self.recorded.applies[environment].state),
+        )
+
+    def evaluate(self, environment: str, role: Principal, requests: list[Request]) -> list[Verdict]:
+        return evaluate(role, requests, self.accounts[environment])
+
+
+@pytest.fixture(scope="module")
+def own_account_roles(recorded, tmp_path_factory) -> dict[str, dict[str, list[Any]]]:
+    """terraform/ci planned per environment alone, with the committed
+    ``example.<env>-account.tfvars`` docs/bootstrap.md shows: each account's CI roles."""
+    ci = copy_tree(tmp_path_factory.mktemp("ci-own-accounts")) / "ci"
+    (ci / "override.tf").write_text(recorded.override)
+    tf(ci, "init", "-no-color")
+    roles = {}
+    for environment in ENVIRONMENTS:
+        plan = f"{environment}.tfplan"
+        tf(
+            ci,
+            "plan",
+            "-no-color",
+            f"-var-file=example.{environment}-account.tfvars",
+            f"-out={plan}",
+        )
+        roles[environment] = role_policies(json.loads(tf(ci, "show", "-json", plan).stdout))
+    return roles
+
+
+@pytest.fixture(params=[ONE_ACCOUNT, OWN_ACCOUNTS])
+def layout(request, recorded) -> Layout:
+    if request.param == ONE_ACCOUNT:
+        accounts = dict.fromkeys(ENVIRONMENTS, recorded.account)
+        return Layout(
+            ONE_ACCOUNT, recorded, accounts, dict.fromkeys(ENVIRONMENTS, recorded.ci_roles)
+        )
+    roles = request.getfixturevalue("own_account_roles")
+    accounts = {"dev": recorded.account, "prod": PROD_ACCOUNT}
+    moved = {e: _moved(roles[e], recorded.account, accounts[e]) for e in ENVIRONMENTS}
+    return Layout(OWN_ACCOUNTS, recorded, accounts, moved)
+
+
 def _refused(verdicts: list[Verdict]) -> list[str]:
     seen: dict[str, None] = {}
     for v in verdicts:
@@ -512,33 +629,33 @@ def test_the_evaluator_is_the_pinned_iam_simulate():
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_call_of_an_apply_is_allowed_for_the_deploy_role(recorded, environment):
-    requests = recorded.requests(environment)
+def test_every_call_of_an_apply_is_allowed_for_the_deploy_role(layout, environment):
+    requests = layout.requests(environment)
     assert len(requests) > 300, "the apply recorded too few calls to be the whole apply"
-    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    verdicts = layout.evaluate(environment, layout.role(environment, "deploy"), requests)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(recorded, environment):
-    requests = recorded.deploy_requests(environment)
+def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(layout, environment):
+    requests = layout.deploy_requests(environment)
     operations = {r.call.operation for r in requests}
     assert {"PutObject", "GetJob", "UpdateJob"} <= operations, sorted(operations)
-    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    verdicts = layout.evaluate(environment, layout.role(environment, "deploy"), requests)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_read_of_a_plan_is_allowed_for_the_pull_request_plan_role(recorded, environment):
+def test_every_read_of_a_plan_is_allowed_for_the_pull_request_plan_role(layout, environment):
     reads = [
         r
-        for r in recorded.requests(environment) + recorded.network_requests(environment)
+        for r in layout.requests(environment) + layout.network_requests(environment)
         if r.call.operation.startswith(READ_PREFIXES) and not r.note
     ]
-    role = recorded.role(f"gi-ci-{environment}-pull-request-plan")
-    refused = _refused(evaluate(role, reads, recorded.account))
+    role = layout.role(environment, "pull-request-plan")
+    refused = _refused(layout.evaluate(environment, role, reads))
     assert not refused, f"{len(refused)} reads refused:\n" + "\n".join(refused)
 
 
@@ -561,10 +678,12 @@ def _deploy_role_verdicts(recorded: Recorded, environment: str, role: Principal)
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_statement_of_the_deploy_role_is_needed_by_a_recorded_call(recorded, environment):
-    role = recorded.role(f"gi-ci-{environment}-deploy")
-    verdicts = _deploy_role_verdicts(recorded, environment, role)
-    gaps = least_privilege_gaps(role, verdicts, recorded.account, JUSTIFIED)
+def test_every_statement_of_the_deploy_role_is_needed_by_a_recorded_call(layout, environment):
+    role = layout.role(environment, "deploy")
+    requests = layout.requests(environment) + layout.deploy_requests(environment)
+    requests += layout.network_requests(environment)
+    verdicts = layout.evaluate(environment, role, requests)
+    gaps = least_privilege_gaps(role, verdicts, layout.accounts[environment], JUSTIFIED)
     assert not gaps, (
         "statements no recorded call needs (narrow them, or justify them in JUSTIFIED):\n"
         + "\n".join(gaps)
@@ -613,42 +732,35 @@ def test_a_release_object_is_written_only_with_if_none_match(recorded, if_none_m
     assert verdicts[0].result == expected, verdicts[0].reason
 
 
-PROD_ALONE = """
-region            = "eu-west-1"
-github_repository = "example/glue-incremental"
-environments = {
-  prod = {
-    github_environment    = "production"
-    name_prefix           = "gi-prod"
-    scripts_bucket_name   = "example-gi-prod-scripts"
-    watermarks_table_name = "glue-watermarks-prod"
-    state                 = { bucket = "example-terraform-state-prod", key = "glue-incremental/prod/terraform.tfstate" }
-  }
-}
-"""
+def test_an_account_of_its_own_gets_exactly_its_environments_ci_roles(own_account_roles):
+    """terraform/ci with one environment alone (docs/bootstrap.md's per-account tfvars)
+    creates that environment's pull-request plan, plan and deploy roles, nothing of the
+    other's."""
+    for environment in ENVIRONMENTS:
+        kinds = ("pull-request-plan", "plan", "deploy")
+        assert set(own_account_roles[environment]) == {f"gi-ci-{environment}-{k}" for k in kinds}
 
 
-def test_an_account_of_its_own_gives_its_environment_every_ci_role(recorded, tmp_path):
-    """One account per environment: terraform/ci applied with prod alone still has prod's
-    pull-request plan role, and it may read every resource a prod plan refreshes."""
-    ci = copy_tree(tmp_path) / "ci"
-    (ci / "override.tf").write_text(recorded.override)
-    (ci / "prod-account.tfvars").write_text(PROD_ALONE)
-    tf(ci, "init", "-no-color")
-    tf(ci, "plan", "-no-color", "-var-file=prod-account.tfvars", "-out=prod.tfplan")
-    roles = role_policies(json.loads(tf(ci, "show", "-json", "prod.tfplan").stdout))
-    assert set(roles) == {"gi-ci-prod-pull-request-plan", "gi-ci-prod-plan", "gi-ci-prod-deploy"}
-    principal = Principal(
-        f"arn:aws:iam::{recorded.account}:role/gi-ci-prod-pull-request-plan",
-        tuple(roles["gi-ci-prod-pull-request-plan"]),
-    )
-    reads = [
-        r
-        for r in recorded.requests("prod")
-        if r.call.operation.startswith(READ_PREFIXES) and not r.note
+def test_an_accounts_deploy_role_is_allowed_nothing_in_the_other_account(layout):
+    """One account per environment: every write of prod's apply and deploy, made in prod's
+    account, is refused to dev's deploy role from dev's account (the account boundary: no
+    key, bucket, topic or queue policy names dev's account)."""
+    if layout.name == ONE_ACCOUNT:
+        pytest.skip(
+            "one account: test_one_environments_deploy_role_cannot_change_the_others_resources"
+        )
+    dev = layout.accounts["dev"]
+    writes = [
+        dataclasses.replace(
+            r, context={**r.context, "aws:PrincipalAccount": dev, "kms:CallerAccount": dev}
+        )
+        for r in layout.requests("prod") + layout.deploy_requests("prod")
+        if not r.action.split(":", 1)[1].startswith(("Get", "Describe", "List", "Head"))
     ]
-    refused = _refused(evaluate(principal, reads, recorded.account))
-    assert not refused, "\n".join(refused)
+    assert {r.action for r in writes} >= {"dynamodb:CreateTable", "s3:PutObject", "kms:CreateKey"}
+    verdicts = layout.evaluate("prod", layout.role("dev", "deploy"), writes)
+    allowed = [v.request.describe() for v in verdicts if v.result == "Allowed"]
+    assert not allowed, f"{len(allowed)} of prod's writes allowed to dev:\n" + "\n".join(allowed)
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
@@ -757,14 +869,14 @@ def test_a_job_role_without_kms_encrypt_cannot_write_its_bookmarks(recorded):
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_call_of_a_jdbc_network_apply_is_allowed_for_the_deploy_role(recorded, environment):
+def test_every_call_of_a_jdbc_network_apply_is_allowed_for_the_deploy_role(layout, environment):
     """modules/glue_network's security group, rules, endpoints and connection, created in
     the network team's VPC, for the deploy role: tag-scoped (aws:RequestTag, then
     aws:ResourceTag) to the environment."""
-    requests = recorded.network_requests(environment)
+    requests = layout.network_requests(environment)
     actions = {r.action for r in requests}
     assert {"ec2:CreateSecurityGroup", "ec2:CreateVpcEndpoint", "ec2:CreateTags"} <= actions
-    verdicts = evaluate(recorded.role(f"gi-ci-{environment}-deploy"), requests, recorded.account)
+    verdicts = layout.evaluate(environment, layout.role(environment, "deploy"), requests)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
 

@@ -229,3 +229,10 @@ def test_a_link_to_a_missing_file_or_anchor_is_broken(tmp_path):
     (tmp_path / "b.md").write_text("# Title: `code` here\n")
     page.write_text("[ok](b.md#title-code-here) [bad](b.md#gone) [gone](c.md)\n")
     assert broken_links(page, root=tmp_path) == ["b.md#gone", "c.md"]
+
+
+def test_the_docs_index_lists_every_page():
+    index = (ROOT / "docs" / "README.md").read_text()
+    listed = set(re.findall(r"\]\(([\w-]+\.md)\)", index))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"README.md"}
+    assert pages <= listed, f"docs/README.md does not list {sorted(pages - listed)}"

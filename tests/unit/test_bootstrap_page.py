@@ -1,0 +1,172 @@
+"""docs/bootstrap.md cannot drift from what it bootstraps: the workflow's variables and
+environments, the Terraform version of every ``versions.tf``, the committed ``terraform/ci``
+variables of each account layout; and the workflow picks each environment's own roles in
+both layouts.
+
+Plain Python: the page, ``.github/workflows/platform.yml`` and the ``.tf`` files are read,
+GitHub's role expressions evaluated with the variables each layout sets. The page's ``sh``
+blocks run in order in ``tests/e2e/test_bootstrap.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.harness.bootstrap import (
+    PAGE,
+    ROOT,
+    blocks,
+    hcl_blocks,
+    workflow,
+    workflow_environments,
+    workflow_variables,
+)
+
+CI = ROOT / "terraform" / "ci"
+REQUIRED_VERSION = re.compile(r'required_version\s*=\s*"([^"]+)"')
+# The page's hcl blocks, in order, are these committed files.
+LAYOUT_FILES = ("example.dev-account.tfvars", "example.prod-account.tfvars", "example.tfvars")
+# Each layout: the committed terraform/ci variables of each of its accounts.
+LAYOUTS = {
+    "one account per environment": {
+        "111111111111": "example.dev-account.tfvars",
+        "222222222222": "example.prod-account.tfvars",
+    },
+    "one account for both": {"333333333333": "example.tfvars"},
+}
+
+
+def _github_text() -> str:
+    return "".join(b.text for b in blocks() if b.kind == "github")
+
+
+def test_the_page_sets_every_variable_the_workflow_reads_and_no_other():
+    used = workflow_variables()
+    assert {"AWS_REGION", "AWS_DEPLOY_ROLE_ARN", "AWS_PR_PLAN_ROLE_ARN_DEV"} <= used, used
+    github = _github_text()
+    assert set(re.findall(r"gh variable set ([A-Z0-9_]+)", github)) == used
+    table = PAGE.read_text().split("The variables the workflow reads", 1)[1].split("```", 1)[0]
+    assert set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table)) == used
+
+
+def test_the_page_creates_every_environment_the_workflow_runs_in_with_its_deploy_role():
+    environments = workflow_environments()
+    assert environments == {"dev", "production"}
+    github = _github_text()
+    assert set(re.findall(r"environments/([a-z]+)", github)) == environments
+    scoped = set(re.findall(r"gh variable set AWS_DEPLOY_ROLE_ARN --env ([a-z]+)", github))
+    assert scoped == environments
+    # Only production's deploy waits for a reviewer.
+    production = github.split("environments/production", 1)[1].split("\ngh ", 1)[0]
+    assert "reviewers" in production
+
+
+@pytest.mark.parametrize("index", range(len(blocks())))
+def test_every_block_of_the_page_is_valid_bash(index):
+    block = blocks()[index]
+    # Placeholders stand for words: bash -n must not read <x> as a redirection.
+    text = re.sub(r"<([a-z][a-z-]*)>", r"PLACEHOLDER_\1", block.text)
+    checked = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, f"block {index} ({block.kind}): {checked.stderr}\n{block.text}"
+
+
+def test_the_page_states_the_terraform_version_of_every_versions_tf():
+    found = {
+        path.relative_to(ROOT).as_posix(): match.group(1)
+        for path in (ROOT / "terraform").rglob("versions.tf")
+        if ".terraform" not in path.parts and (match := REQUIRED_VERSION.search(path.read_text()))
+    }
+    assert len(found) >= 10 and len(set(found.values())) == 1, found
+    (constraint,) = set(found.values())
+    for page in (PAGE, ROOT / "README.md"):
+        stated = set(re.findall(r"\*\*Terraform ([^*]+)\*\*", page.read_text()))
+        assert stated == {constraint}, (
+            f"{page.name} says Terraform {stated}, versions.tf {constraint}"
+        )
+
+
+def test_the_layouts_tfvars_on_the_page_are_the_committed_files():
+    assert hcl_blocks() == [(CI / name).read_text() for name in LAYOUT_FILES]
+
+
+def test_the_readme_and_the_docs_index_link_the_page():
+    assert "[docs/bootstrap.md](docs/bootstrap.md)" in (ROOT / "README.md").read_text()
+    assert "(bootstrap.md)" in (ROOT / "docs" / "README.md").read_text()
+
+
+# -- the workflow's role selection, in both layouts -------------------------------------------
+
+
+def _environments(tfvars: Path) -> dict[str, str]:
+    """environment -> its GitHub environment, from a terraform/ci variables file."""
+    return dict(
+        re.findall(
+            r'^  (\w+) = \{\n\s+github_environment\s*=\s*"([^"]+)"', tfvars.read_text(), re.M
+        )
+    )
+
+
+def _variables(layout: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """What the page's github blocks set from each account's ``role_arns``: the repository's
+    variables, and each GitHub environment's AWS_DEPLOY_ROLE_ARN."""
+    repository, per_environment = {"AWS_REGION": "eu-west-1"}, {}
+    for account, tfvars in layout.items():
+        for env, github_environment in _environments(CI / tfvars).items():
+            arn = f"arn:aws:iam::{account}:role/gi-ci-{env}-"
+            repository[f"AWS_PR_PLAN_ROLE_ARN_{env.upper()}"] = arn + "pull-request-plan"
+            repository[f"AWS_PLAN_ROLE_ARN_{env.upper()}"] = arn + "plan"
+            per_environment[github_environment] = arn + "deploy"
+    return repository, per_environment
+
+
+def _evaluate(expression: str, **contexts: object) -> object:
+    """A GitHub Actions expression of ``==``, ``&&``, ``||`` and parentheses: Python's
+    ``and``/``or`` return an operand as GitHub's do."""
+    body = expression.strip().removeprefix("${{").removesuffix("}}")
+    python = body.replace("&&", " and ").replace("||", " or ")
+    names = {k: SimpleNamespace(**v) if isinstance(v, dict) else v for k, v in contexts.items()}
+    # Only the repository's own workflow is evaluated, with no builtins.
+    return eval(python, {"__builtins__": {}}, names)
+
+
+def _role_step(job: dict) -> dict:
+    (step,) = [s for s in job["steps"] if "configure-aws-credentials" in s.get("uses", "")]
+    return step["with"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("event", ["pull_request", "push"])
+def test_each_environments_plan_assumes_its_own_role_in_both_layouts(layout, event):
+    repository, _ = _variables(LAYOUTS[layout])
+    plan = workflow()["jobs"]["plan"]
+    expression = _role_step(plan)["role-to-assume"]
+    kind = "pull-request-plan" if event == "pull_request" else "plan"
+    for env in plan["strategy"]["matrix"]["environment"]:
+        role = _evaluate(
+            expression,
+            github={"event_name": event},
+            matrix={"environment": env},
+            vars=repository,
+        )
+        assert str(role).endswith(f":role/gi-ci-{env}-{kind}"), (layout, event, env, role)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_each_environments_apply_and_deploy_assume_its_own_deploy_role_in_both_layouts(layout):
+    _, per_environment = _variables(LAYOUTS[layout])
+    jobs = workflow()["jobs"]
+    for env in ("dev", "prod"):
+        for name in (f"apply-{env}", f"deploy-{env}"):
+            job = jobs[name]
+            # vars.AWS_DEPLOY_ROLE_ARN is the job's GitHub environment's (the page's --env).
+            scoped = {"AWS_DEPLOY_ROLE_ARN": per_environment[job["environment"]]}
+            role = _evaluate(_role_step(job)["role-to-assume"], vars=scoped)
+            assert str(role).endswith(f":role/gi-ci-{env}-deploy"), (layout, name, role)
+            steps = "".join(s.get("run", "") for s in job["steps"])
+            assert set(re.findall(r"(\w+)\.backend\.hcl", steps)) == {env}, name
+            assert set(re.findall(r"--env (\w+)", steps)) == {env}, name
