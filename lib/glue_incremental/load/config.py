@@ -435,6 +435,7 @@ class LoadConfig:
             compact=self.iceberg_compact,
             expire_older_than=self.iceberg_expire_older_than,
             retain=self.output_retention or None,
+            history=self.history_options,
         )
 
     @property
