@@ -83,7 +83,6 @@ def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tup
     options, watermark = layout.options, layout.options.watermark_column
     incoming: list[Delivery] = []
     stored: list[Mapping[str, Any]] = []
-    starts: dict[Any, tuple[Any, Any]] = {}
     order: dict[Any, tuple[Any, ...] | None] = {}
     absorbed: list[Delivery] = []
     for tagged in grouped[1]:
@@ -95,7 +94,6 @@ def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tup
             incoming.append(layout.delivered(row))
         elif role == VERSION:
             stored.append(row)
-            starts[row[watermark]] = (row[options.valid_from], row[options.valid_to])
         elif role == REPRESENTATIVE:
             order[row[watermark]] = layout.delivery_of(row)
         else:

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -114,8 +114,8 @@ class ParquetHistoryTarget(ParquetTarget):
         )
         self._note_publish(run)
         self._record_schema(run, version_schema(rows, options, spec))
-        run.details["versions_opened"] = done.opened
-        run.details["versions_closed"] = done.closed
+        for name, count in (("versions_opened", done.opened), ("versions_closed", done.closed)):
+            run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
         return Published(done.result, settle())
 
 
