@@ -1,4 +1,4 @@
-"""The load's history options (internal until the Spark path exists): declared once in
+"""The load's history options (`--history scd2`, `--history_columns`): declared once in
 ``HISTORY_OPTIONS``, validated when ``LoadConfig`` is built, each refusal one line naming
 the argument."""
 
@@ -47,6 +47,7 @@ def test_empty_history_columns_track_every_column_but_the_watermark():
             "history_columns",
             "--history_columns: 'updated' is the watermark column",
         ),
+        ({"history": "scd2", "reconcile_every": 3}, "history", "cannot reconcile yet"),
         (
             {"history": "scd2", "primary_key": ("is_current",)},
             "history",

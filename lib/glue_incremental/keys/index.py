@@ -130,6 +130,11 @@ class IndexPlan:
     base: DataFrame | None = None
     merge: tuple[Segment, ...] = ()
     replace: tuple[str, ...] = ()
+    # A history target's: every (key, partition) entry is kept through compaction (a key's
+    # versions live in several partitions), and ``extra`` entries (its side store's) join
+    # the new segment.
+    every_entry: bool = False
+    extra: DataFrame | None = None
 
     @property
     def rebuilt(self) -> bool:
@@ -298,20 +303,26 @@ def stage(
     """
     layout = index_plan.layout
     relative = segment_dir(index_plan.generation, layout)
+    entries = [_col(f.name).cast(f.dataType).alias(f.name) for f in layout.entry_schema()]
+    extra = index_plan.extra.select(*entries) if index_plan.extra is not None else None
     if cached is not None:
-        entries = [_col(f.name).cast(f.dataType).alias(f.name) for f in layout.entry_schema()]
-        _write(cached.select(*entries), stage_uri, relative, cached=True)
+        new = cached.select(*entries)
+        _write(new if extra is None else new.union(extra), stage_uri, relative, cached=True)
     else:
         staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)
         with few_listing_tasks(spark):  # not one listing task per staged partition
-            _write(staged.parquet(literal(stage_uri)), stage_uri, relative)
+            new = staged.parquet(literal(stage_uri))
+            _write(new if extra is None else new.union(extra).distinct(), stage_uri, relative)
     written = {segment_dir(index_plan.generation, layout)}
     if index_plan.base is not None:
         _write(index_plan.base, stage_uri, segment_dir(1, layout))
         written.add(segment_dir(1, layout))
     if index_plan.merge:
         merged = read_segments(spark, target_uri, index_plan.merge, layout)
-        latest = latest_per_key(merged, layout.primary_key).drop(GENERATION)
+        if index_plan.every_entry:
+            latest = merged.drop(GENERATION).distinct()
+        else:
+            latest = latest_per_key(merged, layout.primary_key).drop(GENERATION)
         relative = segment_dir(index_plan.merge[-1].generation, layout)
         _write(latest, stage_uri, relative)
         written.add(relative)

@@ -56,6 +56,28 @@ DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
 # How long a Parquet publish keeps the files it replaced (`watermarks rewind` restores them).
 DEFAULT_OUTPUT_RETENTION = "7 days"
 
+
+def parse_history(name: str, value: str | None) -> str | None:
+    """No history (the latest version of each key), or one of ``HISTORY_MODES``."""
+    return None if not value else choice(*HISTORY_MODES)(name, value)
+
+
+# History targets (docs/history.md): Parquet so far (an Iceberg target refuses them).
+HISTORY_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "history",
+        "`scd2`: the target keeps every version of a key, with `valid_from`, `valid_to` and "
+        "`is_current` (`docs/history.md`).",
+        parse=parse_history,
+    ),
+    Option(
+        "history_columns",
+        "With `--history scd2`: comma-separated columns whose change opens a version; "
+        "default every column but the watermark.",
+        "",
+        list_of_names,
+    ),
+)
 # The job's arguments, declared once: parser, config, docs table (tests keep it in sync).
 LOAD_OPTIONS: tuple[Option, ...] = (
     Option(
@@ -233,32 +255,11 @@ LOAD_OPTIONS: tuple[Option, ...] = (
     *DISCOVERY_OPTIONS,
     *BATCH_OPTIONS,
     TRANSFORM_OPTION,
+    *HISTORY_OPTIONS,
 )
 REQUIRED_ARGS, OPTIONAL_ARGS = split_options(LOAD_OPTIONS)
 
 
-def parse_history(name: str, value: str | None) -> str | None:
-    """No history (the latest version of each key), or one of ``HISTORY_MODES``."""
-    return None if not value else choice(*HISTORY_MODES)(name, value)
-
-
-# History targets (docs/history.md), declared once but internal: not in LOAD_OPTIONS (no job
-# argument, no table row, no Terraform variable) until the Spark path writes them.
-HISTORY_OPTIONS: tuple[Option, ...] = (
-    Option(
-        "history",
-        "`scd2`: the target keeps every version of a key, with `valid_from`, `valid_to` and "
-        "`is_current` (`docs/history.md`).",
-        parse=parse_history,
-    ),
-    Option(
-        "history_columns",
-        "With `--history scd2`: comma-separated columns whose change opens a version; "
-        "default every column but the watermark.",
-        "",
-        list_of_names,
-    ),
-)
 REFUSED_ARGS = {
     "source_password": "a password in job arguments is visible in GetJob, CloudTrail and "
     "Terraform state: use --source_secret_id (Secrets Manager) or --connection_name (Glue connection)",
@@ -319,7 +320,6 @@ class LoadConfig:
     max_batch_rows: int | None = None
     max_batches_per_run: int | None = None
     transform: TransformSpec | None = None
-    # Internal until the Spark path exists (HISTORY_OPTIONS): programmatic only.
     history: str | None = None
     history_columns: tuple[str, ...] = ()
 
@@ -402,6 +402,9 @@ class LoadConfig:
                 raise ArgumentError("history_columns", "--history_columns needs --history scd2")
             return None
         parse_history("history", self.history)
+        if self.reconcile_every or self.reconcile or self.file_snapshots:
+            # A gone key's delete is its stored row, at its watermark: it would erase a version.
+            raise ArgumentError("history", "--history scd2 cannot reconcile yet (docs/history.md)")
         try:
             return HistoryOptions(
                 self.watermark_column,
@@ -435,6 +438,7 @@ class LoadConfig:
             compact=self.iceberg_compact,
             expire_older_than=self.iceberg_expire_older_than,
             retain=self.output_retention or None,
+            history=self.history_options,
         )
 
     @property

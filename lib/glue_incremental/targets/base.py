@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from glue_incremental.history.options import HistoryOptions
 from glue_incremental.keys.ranges import KeyRange
 from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema.evolution import SchemaPlan
@@ -45,6 +46,8 @@ class TargetOptions:
     # Parquet: how long a publish keeps the files it replaced, for ``watermarks rewind`` to
     # restore (``restore``); None: deleted at once.
     retain: timedelta | None = None
+    # A history target's options (``--history scd2``); None: the latest version of each key.
+    history: HistoryOptions | None = None
 
 
 @dataclass(frozen=True)

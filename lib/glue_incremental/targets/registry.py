@@ -18,6 +18,7 @@ from glue_incremental.targets.base import (
     UpsertSpec,
 )
 from glue_incremental.targets.iceberg.target import IcebergTableTarget
+from glue_incremental.targets.parquet.history import ParquetHistoryTarget
 from glue_incremental.targets.parquet.target import ParquetTarget
 
 __all__ = [
@@ -41,6 +42,8 @@ FACTORIES: dict[str, Callable[[TargetOptions], Target]] = {
 
 def build(options: TargetOptions) -> Target:
     """The target ``options`` describe; ArgumentError naming ``target_format`` if unknown."""
+    if options.history is not None:
+        return _history_target(options)
     factory = FACTORIES.get(options.format)
     if factory is None:
         raise ArgumentError(
@@ -48,3 +51,18 @@ def build(options: TargetOptions) -> Target:
             f"--target_format {options.format!r} is not one of {', '.join(FACTORIES)}",
         )
     return factory(options)
+
+
+def _history_target(options: TargetOptions) -> Target:
+    """A history target (``docs/history.md``): Parquet only, so far."""
+    assert options.history is not None
+    if options.format != "parquet":
+        raise ArgumentError(
+            "history",
+            f"--history scd2 needs --target_format parquet (got {options.format!r}): "
+            "Iceberg history targets are not built yet",
+        )
+    plain = ParquetTarget.from_options(options)
+    return ParquetHistoryTarget(
+        plain.path, plain.partition_by, plain.retain, history=options.history
+    )

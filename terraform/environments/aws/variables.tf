@@ -112,6 +112,9 @@ variable "pipelines" {
       function = string
       package  = string
     }))
+    history = optional(object({
+      columns = optional(list(string), [])
+    }))
     script = optional(string)
     sources = optional(map(object({
       path              = optional(string)

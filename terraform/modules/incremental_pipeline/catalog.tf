@@ -60,7 +60,12 @@ resource "aws_glue_catalog_table" "target" {
     }
 
     dynamic "columns" {
-      for_each = each.value.target.columns
+      # A history target's rows are versions: the three columns it adds (docs/history.md).
+      for_each = concat(each.value.target.columns, each.value.history == null ? [] : [
+        { name = "valid_from", type = local.watermark_types[each.key] },
+        { name = "valid_to", type = local.watermark_types[each.key] },
+        { name = "is_current", type = "boolean" },
+      ])
 
       content {
         name = columns.value.name

@@ -51,12 +51,17 @@ locals {
 
   # --- job arguments, derived ------------------------------------------------
 
+  # A history target's valid_from/valid_to have the watermark column's type (timestamp when undeclared).
+  watermark_types = {
+    for k, p in var.pipelines : k => try([for c in p.target.columns : c.type if c.name == p.watermark_column][0], "timestamp")
+  }
+
   derived_argument_names = [
     "--source", "--source_format", "--source_table", "--watermark_column", "--primary_key",
     "--left_path", "--right_path", "--left_format", "--right_format", "--join_keys", "--join_type",
     "--partition_by", "--partition_types", "--target_path", "--target_format", "--target_table",
     "--upstream_jobs", "--discovery", "--notification_queue_url", "--transform",
-    "--release",
+    "--release", "--history", "--history_columns",
   ]
 
   # A team's package: a file name deploy ships in every release (releases/<id>/), or an s3:// URI as given.
@@ -144,6 +149,8 @@ locals {
         lookup(local.join_arguments, k, {}),
         lookup(local.custom_arguments, k, {}),
         p.transform == null ? {} : { "--transform" = p.transform.function },
+        p.history == null ? {} : { "--history" = "scd2" },
+        try(length(p.history.columns), 0) == 0 ? {} : { "--history_columns" = join(",", p.history.columns) },
         p.target.format == "iceberg" ? {} : { "--target_path" = local.target_paths[k] },
         length(p.target.partitions) == 0 ? {} : { "--partition_by" = join(",", local.partition_names[k]) },
       )

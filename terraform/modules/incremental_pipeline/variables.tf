@@ -107,6 +107,9 @@ variable "pipelines" {
     before it is merged, docs/transforms.md) and `package` (the team's .zip or .whl: a file name `deploy` uploads to
     `s3://<scripts bucket>/releases/<release>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
     `--extra-py-files`, and the role may read exactly that object.
+    `history` (load pipelines, Parquet targets): the target keeps every version of a key (`--history scd2`, docs/history.md), a version
+    opened when one of `history.columns` changes (`--history_columns`; default every column but the watermark); the catalog table
+    gains `valid_from`, `valid_to` (the watermark column's type) and `is_current`.
     kind = "custom": a script of glue_scripts/ (`script`, its file name without `.py`) on the library's custom job API. `sources`,
     keyed by name, each `{ path = "s3://..." }` or `{ pipeline = "<a parquet load or custom pipeline>" }` (+ `format`), become
     `--<name>_path` (and `--<name>_format`); a source naming a pipeline makes it an upstream (conditional trigger, read grant
@@ -186,6 +189,9 @@ variable "pipelines" {
       function = string
       package  = string
     }))
+    history = optional(object({
+      columns = optional(list(string), [])
+    }))
     script = optional(string)
     sources = optional(map(object({
       path              = optional(string)
@@ -196,6 +202,11 @@ variable "pipelines" {
       upstream_argument = optional(string)
     })), {})
   }))
+
+  validation {
+    condition     = alltrue([for p in values(var.pipelines) : p.history == null || (p.kind == "load" && p.target.format == "parquet")])
+    error_message = "history is for load pipelines with a Parquet target (Iceberg history targets are not built yet); invalid: ${join(", ", [for k, p in var.pipelines : k if !(p.history == null || (p.kind == "load" && p.target.format == "parquet"))])}."
+  }
 
   validation {
     condition     = length(var.pipelines) > 0

@@ -422,6 +422,7 @@ def replace_partitions(
     tombstones: DataFrame | Literal[False] | None = None,
     only_named: bool = False,
     retain: timedelta | None = None,
+    side_files: Sequence[Callable[[str], set[str]]] = (),
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
@@ -438,6 +439,8 @@ def replace_partitions(
     replaced partition's deliveries are replaced too (removed when none given).
     ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
     them, None leaves them as they are. ``retain``: replaced files kept that long (``restore``).
+    ``side_files``: more side writes in the same intent, each given the staging directory and
+    returning the directories (relative to the target) the publish replaces.
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -472,6 +475,7 @@ def replace_partitions(
                 staged_writes.stage_deliveries, cached, deliveries, kept, partition_by
             )
         )
+    side.extend(functools.partial(write, stage_uri) for write in side_files)
     if tombstones is not None:
         side.append(functools.partial(stage_tombstones, stage_uri, tombstones))
     index_dirs, *others = staged_writes.side_by_side(side)
@@ -483,6 +487,9 @@ def replace_partitions(
     if affected is None and fs.exists(delivery_root):
         delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
     replaced = to_replace | index_dirs | delivery_dirs
+    first = 1 if cached is not None else 0  # after the deliveries' write
+    for more in others[first : first + len(side_files)]:
+        replaced |= more
     if tombstones is not None:
         tombstone_dirs = others[-1]
         assert tombstone_dirs is not None, "staging tombstones returns the directories it wrote"

@@ -1246,3 +1246,57 @@ run "rejects_an_unknown_network_name" {
 
   expect_failures = [terraform_data.pipeline_networks]
 }
+
+run "a_history_load_passes_its_options_and_its_table_gains_the_version_columns" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/customers/", format = "json" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        history          = { columns = ["segment", "tier"] }
+        target = {
+          path    = "s3://gi-test-lake/curated/customers/"
+          columns = [{ name = "customer_id", type = "bigint" }, { name = "updated_at", type = "timestamp" }]
+        }
+      }
+    }
+  }
+
+  assert {
+    condition = (
+      module.job["customers"].default_arguments["--history"] == "scd2" &&
+      module.job["customers"].default_arguments["--history_columns"] == "segment,tier"
+    )
+    error_message = "A history load passes --history scd2 and its tracked columns."
+  }
+
+  assert {
+    condition     = [for c in aws_glue_catalog_table.target["customers"].storage_descriptor[0].columns : "${c.name}:${c.type}"] == ["customer_id:bigint", "updated_at:timestamp", "valid_from:timestamp", "valid_to:timestamp", "is_current:boolean"]
+    error_message = "A history target's catalog table has the version columns, bounds typed as the watermark."
+  }
+}
+
+run "rejects_history_on_an_iceberg_target" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/customers/" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        history          = {}
+        target           = { format = "iceberg", path = "s3://gi-test-lake/iceberg/" }
+      }
+    }
+  }
+
+  expect_failures = [var.pipelines]
+}

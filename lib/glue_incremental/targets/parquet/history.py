@@ -1,0 +1,340 @@
+"""A Parquet path as a history target (``--history scd2``): every version of a key.
+
+A run reads the stored versions and absorbed deliveries (``<target>/_history/``) of only
+the partitions holding its keys (the key index keeps every (key, partition) entry of a
+history target, its side store's included), runs ``history.groups.key_rows`` per key on
+the executors, and publishes the new versions of those partitions, their ``_history/``
+and the index segment in one write-ahead intent (``writer.replace_partitions``): a crash
+anywhere, then a rerun, converges as for the latest-version target. Design:
+``docs/history.md``; protocol: ``docs/writer-protocol.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, cast
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+
+from glue_incremental.args import validate_run_id
+from glue_incremental.history import groups
+from glue_incremental.history.errors import NullWatermark
+from glue_incremental.history.options import HistoryOptions
+from glue_incremental.keys import index as key_index
+from glue_incremental.partitions.paths import partition_dir
+from glue_incremental.partitions.values import PartitionValues
+from glue_incremental.schema import conform as schema_conform
+from glue_incremental.schema.evolution import SchemaPlan
+from glue_incremental.targets.base import Published, Settle, UpsertSpec
+from glue_incremental.targets.latest import WriteResult
+from glue_incremental.targets.parquet import publish, staged_writes, writer
+from glue_incremental.targets.parquet.target import ParquetTarget
+
+if TYPE_CHECKING:
+    from glue_incremental.run.context import IncrementalRun
+
+# The side store: absorbed deliveries and the deliveries of version rows' representatives.
+HISTORY_DIR = "_history"
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    """A history publish: what it wrote, and the versions it opened and closed."""
+
+    result: WriteResult
+    opened: int = 0
+    closed: int = 0
+
+
+@dataclass
+class ParquetHistoryTarget(ParquetTarget):
+    """A ``ParquetTarget`` whose rows are versions (``history``'s added columns)."""
+
+    history: HistoryOptions = field(kw_only=True)
+
+    def schema(self, run: IncrementalRun) -> Any:
+        """The source's columns as stored (the added ones left out); a target of
+        latest-version rows is refused (``LatestVersionTarget``) before anything is read."""
+        stored = super().schema(run)
+        if stored is None:
+            return None
+        self.history.check_target(self.path, stored.fieldNames())
+        added = set(self.history.added_columns.values())
+        return StructType([f for f in stored.fields if f.name not in added])
+
+    def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
+        stored = super().read_as_of_start(run)
+        return None if stored is None else stored.drop(*self.history.added_columns.values())
+
+    def keeps_tombstones(self, run: IncrementalRun) -> bool:
+        return False  # deletes are absorbed deliveries (``_history/``), never tombstones
+
+    def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
+        """As the latest-version target's, the added columns kept as they are."""
+        if not plan.widened or plan.reload:
+            return
+        stored = writer.read_target(run.spark, self.path, self.partition_by)
+        if stored is None:
+            return
+        added = [stored.schema[name] for name in self.history.added_columns.values()]
+        wanted = StructType([*plan.resolved.fields, *added])
+        widened = schema_conform.with_columns_of(stored, wanted, stored.columns)
+        writer.replace_partitions(
+            run.spark,
+            widened,
+            self.path,
+            partition_by=self.partition_by,
+            affected=None,
+            run_id=f"{run.run_id}.schema",
+            before_publish=run.guard,
+            retain=self.retain,
+        )
+        self._note_publish(run)
+        self._record_schema(run, widened.schema)
+
+    def upsert(
+        self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
+    ) -> Published:
+        options = replace(self.history, primary_key=tuple(spec.primary_key))
+        done = upsert_history(
+            run.spark,
+            rows,
+            self.path,
+            options=options,
+            partition_by=self.partition_by,
+            spec=spec,
+            run_id=run.run_id,
+            before_publish=run.guard,
+            retain=self.retain,
+        )
+        self._note_publish(run)
+        self._record_schema(run, version_schema(rows, options, spec))
+        for name, count in (("versions_opened", done.opened), ("versions_closed", done.closed)):
+            run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
+        return Published(done.result, settle())
+
+
+def version_schema(rows: DataFrame, options: HistoryOptions, spec: UpsertSpec) -> StructType:
+    """A version row's columns: the source's, then the three added ones."""
+    hidden = {*spec.delivery, spec.deleted}
+    data = [f for f in rows.schema.fields if f.name not in hidden]
+    watermark = rows.schema[options.watermark_column].dataType
+    return StructType(
+        [
+            *data,
+            StructField(options.valid_from, watermark),
+            StructField(options.valid_to, watermark),
+            StructField(options.is_current, BooleanType()),
+        ]
+    )
+
+
+def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
+    """The schema of ``groups.Layout.columns``: the rows' types, the added columns'."""
+    options = layout.options
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    watermark = types[options.watermark_column]
+    types.update(
+        {
+            options.valid_from: watermark,
+            options.valid_to: watermark,
+            options.is_current: BooleanType(),
+            groups.DELETED: BooleanType(),
+            groups.ROLE: StringType(),
+            groups.OPENED: LongType(),
+            groups.CLOSED: LongType(),
+        }
+    )
+    return StructType([StructField(name, types[name]) for name in layout.columns])
+
+
+def upsert_history(
+    spark: SparkSession,
+    rows: DataFrame,
+    target_uri: str,
+    *,
+    options: HistoryOptions,
+    partition_by: Sequence[str],
+    spec: UpsertSpec,
+    run_id: str,
+    before_publish: Any = None,
+    retain: timedelta | None = None,
+) -> HistoryResult:
+    """Merge the deliveries ``rows`` into the history at ``target_uri``.
+
+    Refused in one line before anything is written: a tracked column ``rows`` lack, a
+    source column named like an added one, a null watermark. ``spec.replace_all`` (or a
+    target with nothing stored) builds the history from ``rows`` alone.
+    """
+    validate_run_id(run_id)
+    writer.recover(spark, target_uri)
+    incoming = writer.partition_values_as_strings(rows, partition_by)
+    delivery = tuple(spec.delivery)
+    data = tuple(c for c in incoming.columns if c not in delivery and c != spec.deleted)
+    options.check_columns(data)
+    _refuse_null_watermarks(incoming, options)
+    layout = groups.Layout(options, data, delivery, tuple(partition_by))
+    schema = tagged_schema(incoming, layout)
+    history_root = publish.join(target_uri, HISTORY_DIR)
+    replace_all = spec.replace_all or not (
+        writer.data_exists(spark, target_uri) or writer.data_exists(spark, history_root)
+    )
+    tagged = schema_conform.with_columns_of(
+        incoming.withColumn(groups.DELETED, _deleted(spec))
+        .withColumn(groups.ROLE, F.lit(groups.INCOMING))
+        .drop(*([spec.deleted] if spec.deleted else [])),
+        schema,
+    )
+    moves = writer.moves_possible(spec.primary_key, partition_by, spec.partition_moves)
+    index_layout = key_index.Layout.of(incoming.schema, spec.primary_key, partition_by)
+    affected: list[PartitionValues] | None = None
+    index_plan: key_index.IndexPlan | None = None
+    if replace_all:
+        if moves:
+            segments = key_index.live_segments(
+                writer.open_filesystem(spark, target_uri), target_uri
+            )
+            index_plan = key_index.plan(segments, index_layout, replace_all=True)
+    else:
+        affected, index_plan = _affected(spark, incoming, target_uri, spec, partition_by, moves)
+        stored = [
+            writer.read_target(spark, target_uri, partition_by, partitions=affected),
+            writer.read_target(spark, history_root, partition_by, partitions=affected),
+        ]
+        for found, tag in zip(stored, (groups.VERSION, None), strict=True):
+            if found is None:
+                continue
+            if tag is not None:
+                found = found.withColumn(groups.ROLE, F.lit(tag))
+            tagged = tagged.unionByName(schema_conform.with_columns_of(found, schema))
+    key = tuple(spec.primary_key)
+    changed = (
+        tagged.rdd.map(functools.partial(groups.keyed, key))
+        .groupByKey()
+        .flatMap(functools.partial(groups.key_rows, layout))
+    )
+    out = spark.createDataFrame(changed, schema, verifySchema=False).persist()
+    try:
+        role = F.col(groups.ROLE)
+        added = list(options.added_columns.values())
+        versions = out.where(role == groups.VERSION).select(*_cols([*data, *added]))
+        side_columns = [*data, *delivery, groups.DELETED, groups.ROLE]
+        side = out.where(role.isin(groups.REPRESENTATIVE, groups.ABSORBED)).select(
+            *_cols(side_columns)
+        )
+        if index_plan is not None:
+            index_plan = replace(
+                index_plan, every_entry=True, extra=side.select(*_cols(index_layout.columns))
+            )
+        stage_side = functools.partial(
+            _stage_side, spark, target_uri, side, side_columns, partition_by, affected
+        )
+        result = writer.replace_partitions(
+            spark,
+            versions,
+            target_uri,
+            partition_by=partition_by,
+            affected=affected,
+            run_id=run_id,
+            before_publish=before_publish,
+            index_plan=index_plan,
+            retain=retain,
+            side_files=[stage_side],
+        )
+        counts = out.where(role == groups.COUNTS).agg(
+            F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
+        )
+        opened, closed = counts.first() or (0, 0)
+    finally:
+        out.unpersist()
+    return HistoryResult(result, int(opened), int(closed))
+
+
+def _affected(
+    spark: SparkSession,
+    incoming: DataFrame,
+    target_uri: str,
+    spec: UpsertSpec,
+    partition_by: Sequence[str],
+    moves: bool,
+) -> tuple[list[PartitionValues], key_index.IndexPlan | None]:
+    """The partitions the run rewrites: those its rows fall in and, when a key's partition
+    can change, every one the index says holds a version or a delivery of one of its keys."""
+    if not partition_by:
+        return [writer.UNPARTITIONED], None
+    touched = set(_distinct(incoming, partition_by))
+    if not moves:
+        return sorted(touched, key=_sort_key), None
+    layout = key_index.Layout.of(incoming.schema, spec.primary_key, partition_by)
+    keys = incoming.select(*_cols(spec.primary_key)).distinct()
+    segments = key_index.live_segments(writer.open_filesystem(spark, target_uri), target_uri)
+    if key_index.usable(segments, layout):
+        entries = key_index.read_segments(spark, target_uri, segments, layout)
+        index_plan = key_index.plan(segments, layout)
+    else:  # no index yet, or one built for other columns: every entry, read once
+        found = [
+            stored.select(*_cols(layout.columns))
+            for root in (target_uri, publish.join(target_uri, HISTORY_DIR))
+            if (stored := writer.read_target(spark, root, partition_by)) is not None
+        ]
+        if not found:
+            return sorted(touched, key=_sort_key), key_index.plan(segments, layout)
+        entries = functools.reduce(DataFrame.unionByName, found).distinct()
+        index_plan = key_index.plan(segments, layout, rebuild_from=entries)
+    hits = key_index.having_keys(entries, keys, spec.primary_key, broadcast=True)
+    touched |= set(_distinct(hits, partition_by))
+    return sorted(touched, key=_sort_key), index_plan
+
+
+def _stage_side(
+    spark: SparkSession,
+    target_uri: str,
+    side: DataFrame,
+    columns: Sequence[str],
+    partition_by: Sequence[str],
+    affected: Sequence[PartitionValues] | None,
+    stage_uri: str,
+) -> set[str]:
+    """Stage ``_history/`` of the rewritten partitions: the directories the publish
+    replaces (every live one on a whole replace)."""
+    fs = writer.open_filesystem(spark, target_uri)
+    staged_root = publish.join(stage_uri, HISTORY_DIR)
+    staged_writes.stage_deliveries(side, staged_root, columns, partition_by)
+    relative = set(fs.partition_dirs(staged_root, len(partition_by))) if partition_by else {""}
+    if affected is None:
+        live = publish.join(target_uri, HISTORY_DIR)
+        relative |= set(fs.data_dirs(live)) if fs.exists(live) else set()
+    else:
+        relative |= {partition_dir(partition_by, values) for values in affected}
+    return {publish.join(HISTORY_DIR, directory) for directory in relative}
+
+
+def _refuse_null_watermarks(incoming: DataFrame, options: HistoryOptions) -> None:
+    found = incoming.where(F.col(f"`{options.watermark_column}`").isNull()).limit(1).collect()
+    if found:
+        row = found[0].asDict()
+        raise NullWatermark({name: row.get(name) for name in options.primary_key})
+
+
+def _deleted(spec: UpsertSpec) -> Any:
+    if spec.deleted is None:
+        return F.lit(False)
+    return F.coalesce(F.col(f"`{spec.deleted}`"), F.lit(False))
+
+
+def _distinct(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
+    columns = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
+    return [tuple(row) for row in df.select(*columns).distinct().collect()]
+
+
+def _sort_key(values: PartitionValues) -> tuple[Any, ...]:
+    return tuple((value is None, value or "") for value in values)
+
+
+def _cols(names: Sequence[str]) -> list[Any]:
+    return [F.col(f"`{name}`") for name in names]

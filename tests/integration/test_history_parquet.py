@@ -1,0 +1,263 @@
+"""History targets on Parquet (``--history scd2``), through the load job on local disk.
+
+Each version of a key is one row with ``valid_from``/``valid_to``/``is_current``; the
+expected history is always the independent reference's (``tests/harness/history_reference.py``)
+built from every delivery the source holds, whatever the runs, batches and crashes.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from glue_incremental.deletes.markers import DeleteMarker
+from glue_incremental.history.errors import LatestVersionTarget, UnknownHistoryColumn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.harness.deep import IN_DEEP_RUN
+from tests.harness.faults import Crash, CrashAtStep, StepCounter, crash_points
+from tests.harness.history_reference import Made, history
+from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
+from tests.harness.reference import source_rows
+
+pytestmark = pytest.mark.spark
+
+T0 = 1_700_000_000.0
+ADDED = ["valid_from", "valid_to", "is_current"]
+OP_D = DeleteMarker("op", ("D",))
+
+
+class HistoryJob:
+    """A JSON-files load into a Parquet history target, run at increasing times."""
+
+    def __init__(
+        self, spark: Any, tmp: Path, store: Any, job_name: str = "customers", **overrides: Any
+    ) -> None:
+        self.spark, self.tmp, self.store, self.job_name = spark, tmp, store, job_name
+        self.overrides = {"history": "scd2", **overrides}
+        self.clock = FixedClock(T0)
+        self.runs = 0
+
+    @property
+    def target(self) -> Path:
+        return self.tmp / "target"
+
+    def land(self, rows: list[dict], name: str | None = None) -> None:
+        self.clock.now += 10
+        write_json_file(self.tmp / "source", rows, mtime=self.clock.now, name=name)
+
+    def run(self, hook: Any = None, **overrides: Any) -> dict:
+        self.clock.now += 60
+        self.runs += 1
+        return run_load_at(
+            self.spark,
+            json_files_config(self.tmp, **{**self.overrides, **overrides}),
+            job_name=self.job_name,
+            run_id=f"jr_{self.runs}",
+            clock=self.clock,
+            store=self.store,
+            hook=hook,
+        )
+
+    def versions(self) -> list[dict]:
+        """The target's version rows as a reader sees them, sorted by key and ``valid_from``."""
+        rows = [row.asDict() for row in self.spark.read.parquet(self.target.as_uri()).collect()]
+        return sorted(rows, key=lambda row: (row["id"], row["valid_from"]))
+
+    def bounds(self) -> list[tuple]:
+        return [(r["id"], r["valid_from"], r["valid_to"], r["is_current"]) for r in self.versions()]
+
+    def expected(self, tracked: tuple[str, ...] | None = None) -> list[dict]:
+        """The reference's history of every delivery under the source."""
+        marker = self.overrides.get("delete_marker")
+        made = [
+            Made(
+                {k: v for k, v in row.items() if v is not None},
+                delivery,
+                bool(marker and marker.is_delete(row.get(marker.column))),
+            )
+            for delivery, row in source_rows(self.tmp / "source")
+        ]
+        return history(made, ["id"], "updated", tracked)
+
+    def assert_equals_reference(self, tracked: tuple[str, ...] | None = None) -> None:
+        seen = self.versions()
+        columns = sorted({name for row in seen for name in row})
+        expected = self.expected(tracked)
+        for row in expected:
+            if "part" in row:
+                row["part"] = str(row["part"])
+        normal = [{name: row.get(name) for name in columns} for row in expected]
+        assert seen == normal
+
+
+def row(key: int, updated: int, segment: str, *, note: str = "", op: str = "U") -> dict:
+    return {"id": key, "updated": updated, "segment": segment, "note": note, "op": op}
+
+
+def test_a_first_load_opens_one_current_version_per_key(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a"), row(2, 10, "b")])
+
+    summary = job.run()
+
+    assert job.bounds() == [(1, 10, None, True), (2, 10, None, True)]
+    assert summary["versions_opened"] == 2
+    job.assert_equals_reference()
+
+
+def test_an_update_of_a_tracked_column_closes_the_version_and_opens_one(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a"), row(2, 10, "b")])
+    job.run()
+    job.land([row(1, 20, "c")])
+
+    summary = job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, None, True), (2, 10, None, True)]
+    assert (summary["versions_opened"], summary["versions_closed"]) == (1, 1)
+    job.assert_equals_reference(("segment",))
+
+
+def test_an_update_of_an_untracked_column_opens_nothing(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a")])
+    job.run()
+    job.land([row(1, 20, "a", note="moved house")])
+
+    summary = job.run()
+
+    assert job.bounds() == [(1, 10, None, True)]
+    assert job.versions()[0]["note"] == "moved house"  # updated in place
+    assert (summary["versions_opened"], summary["versions_closed"]) == (0, 0)
+    job.assert_equals_reference(("segment",))
+
+
+def test_a_late_version_slots_into_its_place(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a"), row(1, 30, "c")])
+    job.run()
+    job.land([row(1, 20, "b")])  # older than the current version
+
+    job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, 30, False), (1, 30, None, True)]
+    job.assert_equals_reference()
+
+
+def test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, delete_marker=OP_D)
+    job.land([row(1, 10, "a"), row(2, 10, "b")])
+    job.run()
+    job.land([row(1, 20, "a", op="D")])
+    job.run()
+    assert job.bounds() == [(1, 10, 20, False), (2, 10, None, True)]  # nothing removed
+
+    job.land([row(1, 30, "a")])
+    job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 30, None, True), (2, 10, None, True)]
+    job.assert_equals_reference()
+
+
+def test_history_on_a_target_of_latest_version_rows_is_refused_in_one_line(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a")])
+    job.run(history=None)
+    before = sorted(p.name for p in job.target.rglob("*.parquet"))
+    job.land([row(1, 20, "b")])
+
+    with pytest.raises(LatestVersionTarget) as raised:
+        job.run()
+
+    assert "already holds latest-version rows" in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert sorted(p.name for p in job.target.rglob("*.parquet")) == before
+
+
+def test_a_tracked_column_the_source_lacks_is_refused_in_one_line(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, history_columns=("tier",))
+    job.land([row(1, 10, "a")])
+
+    with pytest.raises(UnknownHistoryColumn) as raised:
+        job.run()
+
+    assert "'tier' is not a source column" in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert not job.target.exists() or not list(job.target.rglob("*.parquet"))
+
+
+def partitioned_row(key: int, updated: int, part: str, value: str) -> dict:
+    return {"id": key, "updated": updated, "part": part, "value": value}
+
+
+def test_a_crash_at_each_publish_step_then_a_rerun_equals_the_reference(spark, tmp_path, store):
+    # Key 1 moves partition in the crashing run: its versions live in two partitions.
+    job = HistoryJob(spark, tmp_path / "sweep", store, partition_by=("part",))
+    job.land([partitioned_row(1, 10, "a", "x"), partitioned_row(2, 10, "b", "y")])
+    job.run()
+    job.land([partitioned_row(1, 20, "b", "x")])
+    job.run()
+    baseline = tmp_path / "baseline"
+    shutil.copytree(job.target, baseline)
+    late = [partitioned_row(1, 15, "c", "z"), partitioned_row(2, 30, "b", "w")]
+    counter = StepCounter()
+    job.land(late, name="late.json")
+    job.run(hook=counter)
+    job.assert_equals_reference()
+    steps = counter.names("publish.")
+    for step in crash_points(steps, quick=3):  # every step under make test-deep
+        shutil.rmtree(job.target)
+        shutil.copytree(baseline, job.target)
+        store.rewind("customers", "jr_2", why="next crash point")
+        with pytest.raises(Crash):
+            job.run(hook=CrashAtStep(step, prefix="publish."))
+        job.run()
+        job.assert_equals_reference()
+
+
+made_rows = st.builds(
+    lambda key, ts, part, value, deleted: {
+        "id": key,
+        "updated": ts,
+        "part": part,
+        "value": value,
+        "op": "D" if deleted else "U",
+    },
+    key=st.sampled_from([1, 1, 2]),
+    ts=st.integers(0, 3),
+    part=st.sampled_from(["a", "a", "b"]),
+    value=st.sampled_from(["x", "x", "y"]),
+    deleted=st.sampled_from([False, False, True]),
+)
+
+
+@settings(
+    max_examples=40 if IN_DEEP_RUN else 2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    batches=st.lists(st.lists(made_rows, min_size=1, max_size=3), min_size=1, max_size=3),
+    tracked=st.sampled_from([None, ("value",)]),
+)
+def test_property_any_deliveries_in_any_batches_give_the_reference_history(
+    spark, tmp_path_factory, store, batches: list[list[dict]], tracked: tuple[str, ...] | None
+):
+    tmp = tmp_path_factory.mktemp("history")
+    job = HistoryJob(
+        spark,
+        tmp,
+        store,
+        tmp.name,
+        partition_by=("part",),
+        delete_marker=OP_D,
+        history_columns=tracked or (),
+    )
+    for batch in batches:
+        job.land(batch)
+        job.run()
+    job.assert_equals_reference(tracked)

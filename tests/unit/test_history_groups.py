@@ -1,0 +1,81 @@
+"""What the Spark path runs per key group (``history.groups.key_rows``), on plain dicts: the
+rows it stores, read back as the next run's input, give the reference's history whatever the
+batches; a key without a delivery in the run passes through unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glue_incremental.history import groups
+from glue_incremental.history.options import HistoryOptions
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.harness.deep import IN_DEEP_RUN
+from tests.harness.history_reference import Made, history
+
+OPTIONS = HistoryOptions("ts", primary_key=("id",))
+LAYOUT = groups.Layout(OPTIONS, ("id", "ts", "v", "part"), ("modified", "name"), ("part",))
+STORED = (groups.VERSION, groups.REPRESENTATIVE, groups.ABSORBED)
+
+
+def tagged(values: dict[str, Any], delivery: tuple[Any, Any], deleted: bool) -> dict[str, Any]:
+    modified, name = delivery
+    return {
+        **values,
+        "modified": modified,
+        "name": name,
+        groups.DELETED: deleted,
+        groups.ROLE: groups.INCOMING,
+    }
+
+
+def run(stored: list[dict[str, Any]], batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = [
+        dict(zip(LAYOUT.columns, row, strict=True))
+        for row in groups.key_rows(LAYOUT, ((1,), [*stored, *batch]))
+    ]
+    return [row for row in out if row[groups.ROLE] in STORED]
+
+
+def versions(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = [row for row in stored if row[groups.ROLE] == groups.VERSION]
+    return sorted(
+        (
+            {name: row[name] for name in (*LAYOUT.data, *OPTIONS.added_columns.values())}
+            for row in rows
+        ),
+        key=lambda row: row["valid_from"],
+    )
+
+
+made = st.builds(
+    lambda ts, v, part, delivery, deleted: Made(
+        {"id": 1, "ts": ts, "v": v, "part": part}, delivery, deleted
+    ),
+    ts=st.integers(0, 3),
+    v=st.sampled_from(["x", "x", "y"]),
+    part=st.sampled_from(["a", "b"]),
+    delivery=st.sampled_from([(0, "f0"), (1, "f1"), (1, "f2")]),
+    deleted=st.sampled_from([False, False, True]),
+)
+
+
+@settings(max_examples=1000 if IN_DEEP_RUN else 150)
+@given(st.lists(st.lists(made, min_size=1, max_size=4), min_size=1, max_size=4))
+def test_property_stored_rows_read_back_give_the_reference_history(batches: list[list[Made]]):
+    stored: list[dict[str, Any]] = []
+    for batch in batches:
+        stored = run(stored, [tagged(dict(m.row), m.delivery, m.deleted) for m in batch])
+    expected = history([m for batch in batches for m in batch], ["id"], "ts")
+    assert versions(stored) == expected
+
+
+def test_a_key_without_a_delivery_in_the_run_passes_through_unchanged():
+    stored = run([], [tagged({"id": 1, "ts": 1, "v": "x", "part": "a"}, (0, "f0"), False)])
+    stored = run(stored, [tagged({"id": 1, "ts": 2, "v": "x", "part": "a"}, (1, "f1"), False)])
+
+    again = run(stored, [])
+
+    assert sorted(map(repr, again)) == sorted(map(repr, stored))
+    assert all(row[groups.ROLE] != groups.COUNTS for row in again)
