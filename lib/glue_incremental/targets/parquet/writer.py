@@ -489,6 +489,7 @@ def replace_partitions(
     replaced = to_replace | index_dirs | delivery_dirs
     first = 1 if cached is not None else 0  # after the deliveries' write
     for more in others[first : first + len(side_files)]:
+        assert more is not None, "a side file's write returns the directories it wrote"
         replaced |= more
     if tombstones is not None:
         tombstone_dirs = others[-1]
