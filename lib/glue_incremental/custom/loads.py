@@ -17,7 +17,6 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.job import Conventions
 from glue_incremental.custom.tables import OneFrameRead
 from glue_incremental.load import cursors
 from glue_incremental.load.sources import SourcePlan
@@ -25,15 +24,6 @@ from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState, stored_without_times
 from glue_incremental.watermarks.digest import state_bytes
-
-# Where the load settles and reports as it always has (``Conventions``).
-LOAD_CONVENTIONS = Conventions(
-    string_partitions=False,
-    names_targets=False,
-    guards_each_write=False,
-    settles_unwritten=True,
-    records_after_commit=True,
-)
 
 
 @dataclass

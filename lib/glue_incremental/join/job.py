@@ -48,7 +48,6 @@ def run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
         sources=dict(_datasets(config)),
         targets={OUTPUT: _output(config)},
         published_point="join.published",
-        list_partitions=True,
     )
     with job.running(run):
         _join(job, config)

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from glue_incremental.custom.declarations import Output
 from glue_incremental.custom.job import CustomJob
-from glue_incremental.custom.loads import LOAD_CONVENTIONS, PlannedLoad
+from glue_incremental.custom.loads import PlannedLoad
 from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.load import batched_run, cursors, reconcile
 from glue_incremental.load import sources as load_sources
@@ -107,9 +107,7 @@ def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: So
         sources={},
         targets={OUTPUT: _output(config)},
         published_point=None,
-        list_partitions=True,
-        conventions=LOAD_CONVENTIONS,
-        prebuilt={OUTPUT: target},
+        built_targets={OUTPUT: target},
     )
     planned = PlannedLoad(plan, run.previous(), plan.carried)
     job.adopt(DEFAULT_SLOT, planned)
