@@ -13,7 +13,7 @@ from glue_incremental.custom import (
     iceberg,
     parquet,
 )
-from glue_incremental.custom.declarations import check_name
+from glue_incremental.engine.declarations import check_name
 from glue_incremental.errors import GlueIncrementalError
 
 from tests.harness.aggregates import script_module

@@ -1,5 +1,7 @@
-"""A declared JDBC table planned for one run: the generic load's ``JdbcTableSource`` reading
-the table's slot, its rows since the slot's cursor, and the cursor it leaves.
+"""A custom job's JDBC tables: ``JdbcTable`` (read incrementally by a watermark column, one
+slot) and ``JdbcReference`` (read whole), and a ``JdbcTable`` planned for one run: the
+generic load's ``JdbcTableSource`` reading the table's slot, its rows since the slot's
+cursor, and the cursor it leaves.
 
 First run (or a reset, or bookmarks disabled): the whole table. The next cursor is the
 greatest watermark read, not after the run's start + the load's future skew
@@ -9,41 +11,122 @@ greatest watermark read, not after the run's start + the load's future skew
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.declarations import JdbcTable
+from glue_incremental.args import ArgumentError
+from glue_incremental.engine.errors import DeclarationError
+from glue_incremental.engine.planned import OneFrameRead
 from glue_incremental.load import cursors
-from glue_incremental.load.sources import JdbcTableSource, SourcePlan
+from glue_incremental.load.config import LoadConfig
+from glue_incremental.load.sources import JdbcTableSource, SourcePlan, jdbc_source
 from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
+from glue_incremental.sources import jdbc
 
 
-class OneFrameRead:
-    """The ``Planned`` answers of a slot that reads one frame of new rows (a load's batch, a
-    JDBC table's increment): no affected partitions; read counts from the batch's stats."""
+@dataclass(frozen=True)
+class JdbcConnection:
+    """Where a JDBC table is and how to log in, as the generic load takes it: a URL without a
+    password, a table ``[schema.]name``, and credentials from a Secrets Manager secret
+    (``secret_id``, JSON ``username``/``password``) or a Glue connection, never in plain text.
+    """
 
-    rows: DataFrame | None
-    stats: cursors.BatchStats | None
+    url: str
+    table: str
+    secret_id: str | None = None
+    connection_name: str | None = None
+    user: str | None = None
+    num_partitions: int = 1
+    partition_column: str | None = None
+
+    def config(
+        self, watermark_column: str, primary_key: tuple[str, ...], **more: Any
+    ) -> LoadConfig:
+        """The generic load's options for this table (its checks run now, before the lease).
+
+        The load's target options are required there but never used by a source: the
+        placeholder path is never built, read or written."""
+        if jdbc.redact_url(self.url) != self.url:
+            raise DeclarationError(
+                self.table,
+                f"JDBC table {self.table}: the url carries a password ({jdbc.redact_url(self.url)}); "
+                "give secret_id (Secrets Manager) or connection_name (Glue connection)",
+            )
+        if self.secret_id and self.connection_name:
+            raise DeclarationError(
+                self.table,
+                f"JDBC table {self.table}: give secret_id or connection_name, not both",
+            )
+        try:
+            # The URL, the table name and the parallel-read options, as the load checks them.
+            jdbc.JdbcSource(
+                self.url,
+                self.table,
+                num_partitions=self.num_partitions,
+                partition_column=self.partition_column,
+            )
+            return LoadConfig(
+                source=self.url,
+                source_table=self.table,
+                source_secret_id=self.secret_id,
+                connection_name=self.connection_name,
+                source_user=self.user,
+                jdbc_num_partitions=self.num_partitions,
+                jdbc_partition_column=self.partition_column,
+                watermark_column=watermark_column,
+                primary_key=primary_key,
+                target_path="unused://custom-job-source",
+                **more,
+            )
+        except (ArgumentError, ValueError, TypeError) as error:
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise DeclarationError(self.table, f"JDBC table {self.table}: {first}") from None
+
+
+@dataclass(frozen=True)
+class JdbcTable(JdbcConnection):
+    """A relational table read incrementally over JDBC by ``watermark_column``, exactly as the
+    generic load reads it (``load.sources.JdbcTableSource``): the rows with
+    ``watermark >= cursor - lookback`` (first run: all of them; rows with a null watermark
+    every run). Rows at the cursor are read again: write by
+    ``primary_key``. Its slot holds the cursor, the greatest watermark read."""
+
+    watermark_column: str = ""
+    primary_key: tuple[str, ...] = ()
+    lookback: timedelta = timedelta(0)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.primary_key, str):
+            object.__setattr__(self, "primary_key", (self.primary_key,))
+        if not self.watermark_column:
+            raise DeclarationError(
+                self.table, f"JDBC table {self.table}: watermark_column names the column to read by"
+            )
+        self.load_config  # noqa: B018 (every option checked now)
 
     @property
-    def new_rows(self) -> DataFrame | None:
-        return self.rows
+    def load_config(self) -> LoadConfig:
+        return self.config(self.watermark_column, tuple(self.primary_key), lookback=self.lookback)
 
-    @property
-    def affected(self) -> list[Partition]:
-        return []
+    def plan(self, run: IncrementalRun, name: str) -> PlannedTable:
+        """This run's read of the table against its slot ``name``."""
+        return plan_table(run, name, self)
 
-    @property
-    def records_read(self) -> int:
-        return self.stats.rows if self.stats else 0
 
-    @property
-    def has_news(self) -> bool:
-        return self.records_read > 0
+@dataclass(frozen=True)
+class JdbcReference(JdbcConnection):
+    """A small relational table read whole on every run (no state)."""
+
+    def __post_init__(self) -> None:
+        self.config("unused", ("unused",))  # the URL, table and credential options checked now
+
+    def read(self, spark: Any) -> Any:
+        """The whole table, as of now; credentials resolved at the read."""
+        return jdbc.read_table(spark, jdbc_source(self.config("unused", ("unused",))))
 
 
 @dataclass

@@ -1,7 +1,7 @@
-"""The run of a custom job script: what the generic jobs guarantee, for the script's own logic.
+"""The run engine: the load, the join and custom scripts are thin clients of ``CustomJob``.
 
-``incremental_job`` validates the arguments and declarations, takes the lease, recovers
-each target's half-done publish, and hands the script a ``CustomJob``. The script reads
+A job (``custom.script.incremental_job`` for a script) takes the lease, and the block
+recovers each target's half-done publish, then hands the job a ``CustomJob``. The script reads
 increments (one state slot per dataset), writes each declared target once. A write is
 staged when called and published (write-ahead, in call order) only on a clean exit, just
 before every slot read commits in ONE fenced transaction; the metrics and the summary line
@@ -21,29 +21,27 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.arguments import JobArguments
-from glue_incremental.custom.declarations import (
+from glue_incremental.engine.datasets import PlannedSource, plan_source, plan_sources
+from glue_incremental.engine.declarations import (
     Dataset,
-    JdbcReference,
-    JdbcTable,
+    Incremental,
     Output,
-    Reference,
     Source,
+    Whole,
     check_name,
 )
-from glue_incremental.custom.errors import (
+from glue_incremental.engine.errors import (
     DeclarationError,
     NothingWritten,
     ScriptExited,
     UndeclaredName,
     WrittenTwice,
 )
-from glue_incremental.custom.sides import Planned, PlannedSource, plan_source, plan_sources
-from glue_incremental.custom.tables import plan_table
+from glue_incremental.engine.planned import Planned
 from glue_incremental.hooks import hooks
 from glue_incremental.keys.ranges import KeyRange
 from glue_incremental.partitions.values import Partition
-from glue_incremental.run.context import GlueJob, IncrementalRun
+from glue_incremental.run.context import IncrementalRun
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets import registry as target_types
@@ -51,13 +49,9 @@ from glue_incremental.targets.latest import PartitionMoves, WriteResult
 from glue_incremental.targets.parquet import catalog_schema, output_changes, writer
 from glue_incremental.targets.registry import Target, UpsertSpec
 
-# How each kind of source read incrementally is planned against its slot.
-_PLANNERS: dict[type, Callable[[IncrementalRun, str, Any], Planned]] = {
-    Dataset: plan_source,
-    JdbcTable: plan_table,
-}
-_INCREMENTAL = tuple(_PLANNERS)
-_WHOLE = (Reference, JdbcReference)
+# The kinds of sources read incrementally (a slot each) and read whole (no slot).
+_INCREMENTAL = (Dataset, Incremental)
+_WHOLE = Whole
 # The summary line's own keys (``run_summary``, ``CustomJob._record``): a ``describe`` naming
 # one would replace a count or a status, or fail the run after its commit.
 SUMMARY_KEYS = frozenset(
@@ -76,28 +70,6 @@ _KIND_NAMES: dict[Any, str] = {
     Dataset: "partitioned Dataset",
     _INCREMENTAL: "source read incrementally (Dataset, JdbcTable)",
 }
-
-
-@contextlib.contextmanager
-def incremental_job(
-    argv: Sequence[str],
-    arguments: JobArguments | None = None,
-    *,
-    sources: Mapping[str, Source],
-    targets: Mapping[str, Output],
-    spark: Any = None,
-) -> Iterator[CustomJob]:
-    """The run of a custom job: ``with incremental_job(sys.argv, ...) as job: ...``.
-
-    Everything is validated before the lease is taken; ``job.summary`` is the summary
-    line once the block has ended (also when it failed)."""
-    arguments = arguments or JobArguments(())
-    values = arguments.parse(argv)
-    required, optional = arguments.split
-    glue = GlueJob.from_argv(list(argv), required=required, optional=optional, spark=spark)
-    job = CustomJob(values, dict(sources), dict(targets))
-    with glue.run() as run, job.running(run):
-        yield job
 
 
 @dataclass
@@ -379,7 +351,10 @@ class CustomJob:
     def _plan(self, source: str, kind: type | tuple[type, ...] = _INCREMENTAL) -> Planned:
         declared = self._declared(source, kind)
         if source not in self._planned:
-            self._planned[source] = _PLANNERS[type(declared)](self.run, source, declared)
+            if isinstance(declared, Dataset):
+                self._planned[source] = plan_source(self.run, source, declared)
+            elif isinstance(declared, Incremental):
+                self._planned[source] = declared.plan(self.run, source)
         return self._planned[source]
 
     def _declared(self, source: str, kind: type | tuple[type, ...]) -> Source:

@@ -1,4 +1,4 @@
-"""The generic load's source as a planned source of ``CustomJob`` (``sides.Planned``): one
+"""The generic load's source as a planned source of ``CustomJob`` (``engine.planned.Planned``): one
 ``load.sources.SourcePlan`` (a run, or one batch of it) and the ``LoadState`` its slot
 commits.
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.tables import OneFrameRead
+from glue_incremental.engine.planned import OneFrameRead
 from glue_incremental.load import cursors
 from glue_incremental.load.sources import SourcePlan
 from glue_incremental.partitions.values import Partition
