@@ -16,12 +16,12 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.args import ArgumentError
+from glue_incremental.args import ArgumentError, parse_duration
 from glue_incremental.engine.errors import DeclarationError
 from glue_incremental.engine.planned import OneFrameRead
 from glue_incremental.load import cursors
-from glue_incremental.load.config import LoadConfig
-from glue_incremental.load.sources import JdbcTableSource, SourcePlan, jdbc_source
+from glue_incremental.load.config import DEFAULT_MAX_FUTURE_SKEW
+from glue_incremental.load.sources import JdbcTableOptions, JdbcTableSource, SourcePlan, jdbc_source
 from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
@@ -43,13 +43,12 @@ class JdbcConnection:
     num_partitions: int = 1
     partition_column: str | None = None
 
-    def config(
-        self, watermark_column: str, primary_key: tuple[str, ...], **more: Any
-    ) -> LoadConfig:
-        """The generic load's options for this table (its checks run now, before the lease).
-
-        The load's target options are required there but never used by a source: the
-        placeholder path is never built, read or written."""
+    def options(
+        self, watermark_column: str = "", primary_key: tuple[str, ...] = (), **more: Any
+    ) -> JdbcTableOptions:
+        """The JDBC source's options for this table, checked now (before the lease): no
+        password in the URL, one credential source, and the URL, table name and parallel-read
+        options as the load checks them (``sources.jdbc.JdbcSource``)."""
         if jdbc.redact_url(self.url) != self.url:
             raise DeclarationError(
                 self.table,
@@ -62,29 +61,27 @@ class JdbcConnection:
                 f"JDBC table {self.table}: give secret_id or connection_name, not both",
             )
         try:
-            # The URL, the table name and the parallel-read options, as the load checks them.
             jdbc.JdbcSource(
                 self.url,
                 self.table,
                 num_partitions=self.num_partitions,
                 partition_column=self.partition_column,
             )
-            return LoadConfig(
-                source=self.url,
-                source_table=self.table,
-                source_secret_id=self.secret_id,
-                connection_name=self.connection_name,
-                source_user=self.user,
-                jdbc_num_partitions=self.num_partitions,
-                jdbc_partition_column=self.partition_column,
-                watermark_column=watermark_column,
-                primary_key=primary_key,
-                target_path="unused://custom-job-source",
-                **more,
-            )
         except (ArgumentError, ValueError, TypeError) as error:
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise DeclarationError(self.table, f"JDBC table {self.table}: {first}") from None
+        return JdbcTableOptions(
+            url=self.url,
+            table=self.table,
+            watermark_column=watermark_column,
+            primary_key=primary_key,
+            secret_id=self.secret_id,
+            connection_name=self.connection_name,
+            user=self.user,
+            num_partitions=self.num_partitions,
+            partition_column=self.partition_column,
+            **more,
+        )
 
 
 @dataclass(frozen=True)
@@ -106,11 +103,18 @@ class JdbcTable(JdbcConnection):
             raise DeclarationError(
                 self.table, f"JDBC table {self.table}: watermark_column names the column to read by"
             )
-        self.load_config  # noqa: B018 (every option checked now)
+        self.source_options  # noqa: B018 (the connection's options checked first)
+        if not self.primary_key:
+            raise DeclarationError(
+                self.table, f"JDBC table {self.table}: primary_key needs at least one column"
+            )
+        if self.lookback < timedelta(0):
+            raise DeclarationError(self.table, f"JDBC table {self.table}: lookback is negative")
 
     @property
-    def load_config(self) -> LoadConfig:
-        return self.config(self.watermark_column, tuple(self.primary_key), lookback=self.lookback)
+    def source_options(self) -> JdbcTableOptions:
+        """What the load's ``JdbcTableSource`` reads for this table."""
+        return self.options(self.watermark_column, tuple(self.primary_key), lookback=self.lookback)
 
     def plan(self, run: IncrementalRun, name: str) -> PlannedTable:
         """This run's read of the table against its slot ``name``."""
@@ -122,11 +126,11 @@ class JdbcReference(JdbcConnection):
     """A small relational table read whole on every run (no state)."""
 
     def __post_init__(self) -> None:
-        self.config("unused", ("unused",))  # the URL, table and credential options checked now
+        self.options()  # the URL, table and credential options checked now
 
     def read(self, spark: Any) -> Any:
         """The whole table, as of now; credentials resolved at the read."""
-        return jdbc.read_table(spark, jdbc_source(self.config("unused", ("unused",))))
+        return jdbc.read_table(spark, jdbc_source(self.options()))
 
 
 @dataclass
@@ -190,14 +194,16 @@ class PlannedTable(OneFrameRead):
 
 def plan_table(run: IncrementalRun, name: str, table: JdbcTable) -> PlannedTable:
     """Plan and read ``table`` against its slot ``name``; count the rows and find the cursor."""
-    config = table.load_config
-    plan = JdbcTableSource(config, slot=name).plan(run)
+    options = table.source_options
+    plan = JdbcTableSource(options, slot=name).plan(run)
     planned = PlannedTable(name, table, plan, run.previous(name))
     rows = plan.read()
     if rows is None:
         return planned
     rows = rows.persist()
-    limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
+    limit = datetime.fromtimestamp(run.started_at, UTC) + parse_duration(
+        "max_future_skew", DEFAULT_MAX_FUTURE_SKEW
+    )
     planned.rows = rows
-    planned.stats = cursors.batch_stats(rows, config.watermark_column, limit)
+    planned.stats = cursors.batch_stats(rows, options.watermark_column, limit)
     return planned
