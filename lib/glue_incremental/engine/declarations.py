@@ -18,6 +18,7 @@ from glue_incremental.engine.planned import Planned
 from glue_incremental.partitions.values import PARTITION_TYPES
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
+from glue_incremental.sources import partition_types
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS
 from glue_incremental.targets.base import TargetOptions
@@ -115,13 +116,15 @@ class Reference:
             )
 
     def read(self, spark: Any) -> Any:
-        """The whole table, as of now."""
+        """The whole table, as of now; partition values as the strings in its paths, as a
+        ``Dataset``'s (Spark finds the partitions when the read is created)."""
         if self.format == "iceberg":
             return spark.table(IcebergTarget(self.path, self.catalog).name)
         reader = spark.read.format(self.format)
         if self.format == "csv":
             reader = reader.option("header", "true")
-        return reader.load(self.path)
+        with partition_types.as_text(spark):
+            return reader.load(self.path)
 
 
 @runtime_checkable

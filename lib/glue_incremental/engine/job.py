@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 from glue_incremental.engine.datasets import PlannedSource, plan_source, plan_sources
 from glue_incremental.engine.declarations import (
@@ -66,7 +66,7 @@ SUMMARY_KEYS = frozenset(
     )
 )
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
-_KIND_NAMES: dict[Any, str] = {
+_KIND_NAMES: dict[type | tuple[type, ...], str] = {
     Dataset: "partitioned Dataset",
     _INCREMENTAL: "source read incrementally (Dataset, JdbcTable)",
 }
@@ -120,7 +120,7 @@ class CustomJob:
         return self._run
 
     @property
-    def spark(self) -> Any:
+    def spark(self) -> SparkSession:
         return self.run.spark
 
     @property
@@ -149,7 +149,9 @@ class CustomJob:
     def planned(self, source: str) -> PlannedSource:
         """A dataset as planned for this run (its side, counts, affected and pending
         partitions): what a script reports of it with ``describe``."""
-        return cast(PlannedSource, self._plan(source, Dataset))
+        planned = self._plan(source, Dataset)
+        assert isinstance(planned, PlannedSource)  # a Dataset is planned as one
+        return planned
 
     def describe(self, **details: Any) -> None:
         """The script's own account of the run: these keys go into the summary line (a dry
@@ -182,7 +184,7 @@ class CustomJob:
 
     def read_partitions(self, source: str, partitions: Sequence[Partition]) -> DataFrame:
         """Exactly ``partitions`` of ``source``, whole, as of the files this run consumes."""
-        return cast(PlannedSource, self._plan(source, Dataset)).read(self.run, partitions)
+        return self.planned(source).read(self.run, partitions)
 
     def read_whole(self, source: str) -> DataFrame:
         """A declared ``Reference`` or ``JdbcReference`` table, read whole (no state)."""
@@ -370,6 +372,11 @@ class CustomJob:
             raise UndeclaredName(_KIND_NAMES.get(kind, "source"), source, self._names(kind))
         return cast(Source, declared)
 
+    def _dataset(self, source: str) -> Dataset:
+        declared = self._declared(source, Dataset)
+        assert isinstance(declared, Dataset)  # _declared checked the kind
+        return declared
+
     def _target(self, name: str) -> Target:
         if name not in self._built:
             raise UndeclaredName("target", name, list(self.targets))
@@ -384,7 +391,7 @@ class CustomJob:
     def _plan_together(self, sources: Sequence[str]) -> None:
         """Plan ``sources`` as one (``plan_sources``), unless they already were."""
         group = tuple(sources)
-        datasets = {name: cast(Dataset, self._declared(name, Dataset)) for name in group}
+        datasets = {name: self._dataset(name) for name in group}
         if all(set(self._together.get(name, ())) == set(group) for name in group):
             return  # planned together already, whatever order they are named in
         if any(name in self._planned for name in group):

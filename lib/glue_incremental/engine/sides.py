@@ -30,6 +30,7 @@ from glue_incremental.partitions.paths import literal, partition_dir
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources import files as file_source
+from glue_incremental.sources import partition_types
 from glue_incremental.sources.discovery import Discovery, DiscoveryState
 from glue_incremental.sources.file_dataset import FileDataset, FileDatasetPlan, band_seconds
 from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
@@ -395,8 +396,11 @@ def side_source(config: SideOptions, name: str) -> SideSource:
 
 
 def plan_side(run: IncrementalRun, config: SideOptions, name: str) -> Side:
-    """Plan ``name``'s read against its slot ``name`` (``SideSource.plan``)."""
-    return side_source(config, name).plan(run, name)
+    """Plan ``name``'s read against its slot ``name`` (``SideSource.plan``). Partition values
+    are the text in the paths (``hour=03`` is ``"03"``) whatever the session infers: Spark
+    finds a read's partitions when the read is created, here."""
+    with partition_types.as_text(run.spark):
+        return side_source(config, name).plan(run, name)
 
 
 def _upper_bound_ms(upstream: Upstream | None, replay_to: Mapping[str, Any] | None) -> int | None:
@@ -424,8 +428,10 @@ def read_full(
     spark: SparkSession, side: Side, affected: Sequence[Partition], columns: Sequence[str]
 ) -> DataFrame:
     """The side's whole data of ``affected`` (lazily; the caller prunes it to ``affected``):
-    ``SideSource.read_partitions`` of the source that planned it (``columns`` are its own)."""
-    return side.source.read_partitions(spark, side, affected)
+    ``SideSource.read_partitions`` of the source that planned it (``columns`` are its own);
+    partition values as the text in the paths, as ``plan_side`` reads them."""
+    with partition_types.as_text(spark):
+        return side.source.read_partitions(spark, side, affected)
 
 
 def _reader(spark: SparkSession, side: Side) -> Any:
