@@ -90,7 +90,7 @@ def _run_job(ctx: Context, argv: list[str], label: str) -> dict:
         affected_partitions=source.get("affected_partitions"),
         files_read=source.get("files_read"),
         records_read=summary.get("records_read"),
-        partitions_written=summary.get("partitions_written"),
+        partitions_written=len(summary.get("partitions_written") or []),
         committed=summary.get("committed"),
     )
     return figures

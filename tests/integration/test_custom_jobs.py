@@ -47,14 +47,14 @@ def test_each_run_replaces_only_the_days_its_orders_touched(spark, store, tmp_pa
     world.land("2024-01-02", [(1, 7)])
     first = world.run(spark, "jr_1")
     assert world.output(spark) == world.expected()
-    assert first["committed"] and first["partitions_written"] == 2
+    assert first["committed"] and len(first["partitions_written"]) == 2
     untouched = {p: p.stat().st_mtime_ns for p in (world.target / "day=2024-01-01").iterdir()}
 
     world.land("2024-01-02", [(1, 3), (3, 4)], age=120)  # late: older than the first files
     second = world.run(spark, "jr_2")
 
     assert world.output(spark) == world.expected()
-    assert second["partitions_written"] == 1
+    assert second["partitions_written"] == [{"day": "2024-01-02"}]
     assert {
         p: p.stat().st_mtime_ns for p in (world.target / "day=2024-01-01").iterdir()
     } == untouched
@@ -372,6 +372,36 @@ def test_a_script_merges_its_increment_by_key_with_a_reference_table_read_whole(
     assert sorted(map(tuple, rows)) == [(1, 10, "ann"), (2, 9, "bob")]
     assert second["records_read"] == 2
     assert set(store.slots(world.job)) == {"orders"}  # a reference table keeps no state
+
+
+def test_a_datasets_partition_values_are_the_text_in_its_paths(spark, store, tmp_path):
+    """``hour=03`` is planned as ``"03"`` and replaced as ``hour=03`` (Spark's inference would
+    read 3 and write ``hour=3``), with no declared schema; the session's setting is kept."""
+    events, target = tmp_path / "events", tmp_path / "hourly"
+    spark.createDataFrame([(1, "03"), (2, "03")], "id INT, hour STRING").write.partitionBy(
+        "hour"
+    ).parquet(events.as_uri())
+    seen: list = []
+
+    def main(argv):
+        with incremental_job(
+            argv,
+            sources={"events": Dataset(events.as_uri(), ("hour",))},
+            targets={"hourly": parquet(target.as_uri(), "hour")},
+            spark=spark,
+        ) as job:
+            hours = job.affected_partitions("events")
+            seen.extend(hours)
+            rows = job.read_partitions("events", hours).groupBy("hour").count()
+            job.replace_partitions("hourly", rows, hours)
+        return job.summary
+
+    inference = spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled")
+    summary = main(["s.py", "--JOB_NAME", "hourly_counts", "--JOB_RUN_ID", "jr_1"])
+
+    assert seen == [("03",)] and summary["partitions_written"] == [{"hour": "03"}]
+    assert [p.name for p in target.iterdir() if p.name.startswith("hour=")] == ["hour=03"]
+    assert spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled") == inference
 
 
 def test_with_an_upstream_job_only_what_it_committed_is_aggregated(spark, store, tmp_path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from glue_incremental.join.sides import FileSideSource, plan_side, read_full
+from glue_incremental.engine.sides import FileSideSource, plan_side, read_full
 from glue_incremental.load import sources as load_sources
 from glue_incremental.partitions.predicates import filter_partitions
 from glue_incremental.run.context import IncrementalRun
@@ -117,7 +117,7 @@ def test_a_load_of_an_absent_root_fails_and_a_join_side_of_it_is_empty(spark, tm
 
 # ------------------------------------------------------------------ the join's side operations
 #
-# A join side (``join.sides.SideSource``, one per side format) keeps the same contract and
+# A join side (``engine.sides.SideSource``, one per side format) keeps the same contract and
 # adds the join-only operations: the partitions its new rows touch, and a read of exactly
 # the affected partitions, whole. Every implementation runs every behaviour below.
 

@@ -13,7 +13,7 @@ from glue_incremental.custom import (
     iceberg,
     parquet,
 )
-from glue_incremental.custom.declarations import check_name
+from glue_incremental.engine.declarations import check_name
 from glue_incremental.errors import GlueIncrementalError
 
 from tests.harness.aggregates import script_module
@@ -105,17 +105,13 @@ def test_a_bad_declaration_is_one_line_naming_what_is_wrong(declare, fragment):
     assert "pw" not in str(error.value).replace("password", "")
 
 
-def test_a_jdbc_table_takes_the_generic_loads_options_with_no_password():
+def test_a_jdbc_table_takes_the_jdbc_sources_options_with_no_password():
     table = JdbcTable(
         URL, "sales.orders", secret_id="pg/orders", watermark_column="at", primary_key="id"
     )
-    config = table.load_config
-    assert (config.source, config.source_table, config.source_secret_id) == (
-        URL,
-        "sales.orders",
-        "pg/orders",
-    )
-    assert config.primary_key == ("id",) and config.source_password is None
+    options = table.source_options
+    assert (options.url, options.table, options.secret_id) == (URL, "sales.orders", "pg/orders")
+    assert options.primary_key == ("id",) and options.password is None
 
 
 def test_a_single_partition_column_may_be_given_as_a_string():

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from glue_incremental.custom.loads import PlannedLoad
 from glue_incremental.load.cursors import BatchStats
+from glue_incremental.load.planned import PlannedLoad
 from glue_incremental.load.sources import SourcePlan
 from glue_incremental.run.state import LoadState
 

@@ -1,12 +1,12 @@
 """What an upstream's commits say they changed (``output_changes``) and what a downstream
-reads from them (``join.upstream.committed_changes``): over a history kept in memory."""
+reads from them (``engine.upstream.committed_changes``): over a history kept in memory."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from glue_incremental.join.upstream import committed_changes
+from glue_incremental.engine.upstream import committed_changes
 from glue_incremental.targets.parquet import output_changes, restore
 from glue_incremental.watermarks.errors import UnknownRun, WatermarkItemTooLarge
 

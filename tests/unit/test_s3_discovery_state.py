@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 from glue_incremental.args import ArgumentError
+from glue_incremental.engine.s3_side import unlisted
 from glue_incremental.join import OPTIONAL_ARGS, JoinJobConfig
-from glue_incremental.join.s3_side import unlisted
 from glue_incremental.load.job import LoadConfig
 from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources.discovery import DiscoveryState

@@ -10,16 +10,11 @@ transaction; an exception commits nothing. Guide: ``docs/custom-jobs.md``.
 
 from glue_incremental.args import Option, choice
 from glue_incremental.custom.arguments import JobArguments
-from glue_incremental.custom.declarations import (
-    Dataset,
-    JdbcReference,
-    JdbcTable,
-    Output,
-    Reference,
-    iceberg,
-    parquet,
-)
-from glue_incremental.custom.errors import (
+from glue_incremental.custom.jdbc_arguments import jdbc_options, jdbc_reference, jdbc_table
+from glue_incremental.custom.script import incremental_job
+from glue_incremental.custom.tables import JdbcReference, JdbcTable
+from glue_incremental.engine.declarations import Dataset, Output, Reference, iceberg, parquet
+from glue_incremental.engine.errors import (
     DeclarationError,
     NoSchemaYet,
     NothingWritten,
@@ -27,8 +22,7 @@ from glue_incremental.custom.errors import (
     UndeclaredName,
     WrittenTwice,
 )
-from glue_incremental.custom.jdbc_arguments import jdbc_options, jdbc_reference, jdbc_table
-from glue_incremental.custom.job import CustomJob, incremental_job
+from glue_incremental.engine.job import CustomJob
 from glue_incremental.run.context import run_script
 
 __all__ = [

@@ -15,8 +15,9 @@ from datetime import timedelta
 from typing import Any
 
 from glue_incremental.args import COMMON_OPTIONS, Option
-from glue_incremental.custom.declarations import JdbcReference, JdbcTable, check_name
-from glue_incremental.custom.errors import DeclarationError
+from glue_incremental.custom.tables import JdbcReference, JdbcTable
+from glue_incremental.engine.declarations import check_name
+from glue_incremental.engine.errors import DeclarationError
 from glue_incremental.load.config import LOAD_OPTIONS
 
 # The generic load's own declarations: one help text, one meaning for both kinds of job.

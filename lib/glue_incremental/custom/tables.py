@@ -1,5 +1,7 @@
-"""A declared JDBC table planned for one run: the generic load's ``JdbcTableSource`` reading
-the table's slot, its rows since the slot's cursor, and the cursor it leaves.
+"""A custom job's JDBC tables: ``JdbcTable`` (read incrementally by a watermark column, one
+slot) and ``JdbcReference`` (read whole), and a ``JdbcTable`` planned for one run: the
+generic load's ``JdbcTableSource`` reading the table's slot, its rows since the slot's
+cursor, and the cursor it leaves.
 
 First run (or a reset, or bookmarks disabled): the whole table. The next cursor is the
 greatest watermark read, not after the run's start + the load's future skew
@@ -9,41 +11,126 @@ greatest watermark read, not after the run's start + the load's future skew
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.declarations import JdbcTable
+from glue_incremental.args import ArgumentError, parse_duration
+from glue_incremental.engine.errors import DeclarationError
+from glue_incremental.engine.planned import OneFrameRead
 from glue_incremental.load import cursors
-from glue_incremental.load.sources import JdbcTableSource, SourcePlan
+from glue_incremental.load.config import DEFAULT_MAX_FUTURE_SKEW
+from glue_incremental.load.sources import JdbcTableOptions, JdbcTableSource, SourcePlan, jdbc_source
 from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
+from glue_incremental.sources import jdbc
 
 
-class OneFrameRead:
-    """The ``Planned`` answers of a slot that reads one frame of new rows (a load's batch, a
-    JDBC table's increment): no affected partitions; read counts from the batch's stats."""
+@dataclass(frozen=True)
+class JdbcConnection:
+    """Where a JDBC table is and how to log in, as the generic load takes it: a URL without a
+    password, a table ``[schema.]name``, and credentials from a Secrets Manager secret
+    (``secret_id``, JSON ``username``/``password``) or a Glue connection, never in plain text.
+    """
 
-    rows: DataFrame | None
-    stats: cursors.BatchStats | None
+    url: str
+    table: str
+    secret_id: str | None = None
+    connection_name: str | None = None
+    user: str | None = None
+    num_partitions: int = 1
+    partition_column: str | None = None
+
+    def options(
+        self, watermark_column: str = "", primary_key: tuple[str, ...] = (), **more: Any
+    ) -> JdbcTableOptions:
+        """The JDBC source's options for this table, checked now (before the lease): no
+        password in the URL, one credential source, and the URL, table name and parallel-read
+        options as the load checks them (``sources.jdbc.JdbcSource``)."""
+        if jdbc.redact_url(self.url) != self.url:
+            raise DeclarationError(
+                self.table,
+                f"JDBC table {self.table}: the url carries a password ({jdbc.redact_url(self.url)}); "
+                "give secret_id (Secrets Manager) or connection_name (Glue connection)",
+            )
+        if self.secret_id and self.connection_name:
+            raise DeclarationError(
+                self.table,
+                f"JDBC table {self.table}: give secret_id or connection_name, not both",
+            )
+        try:
+            jdbc.JdbcSource(
+                self.url,
+                self.table,
+                num_partitions=self.num_partitions,
+                partition_column=self.partition_column,
+            )
+        except (ArgumentError, ValueError, TypeError) as error:
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise DeclarationError(self.table, f"JDBC table {self.table}: {first}") from None
+        return JdbcTableOptions(
+            url=self.url,
+            table=self.table,
+            watermark_column=watermark_column,
+            primary_key=primary_key,
+            secret_id=self.secret_id,
+            connection_name=self.connection_name,
+            user=self.user,
+            num_partitions=self.num_partitions,
+            partition_column=self.partition_column,
+            **more,
+        )
+
+
+@dataclass(frozen=True)
+class JdbcTable(JdbcConnection):
+    """A relational table read incrementally over JDBC by ``watermark_column``, exactly as the
+    generic load reads it (``load.sources.JdbcTableSource``): the rows with
+    ``watermark >= cursor - lookback`` (first run: all of them; rows with a null watermark
+    every run). Rows at the cursor are read again: write by
+    ``primary_key``. Its slot holds the cursor, the greatest watermark read."""
+
+    watermark_column: str = ""
+    primary_key: tuple[str, ...] = ()
+    lookback: timedelta = timedelta(0)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.primary_key, str):
+            object.__setattr__(self, "primary_key", (self.primary_key,))
+        if not self.watermark_column:
+            raise DeclarationError(
+                self.table, f"JDBC table {self.table}: watermark_column names the column to read by"
+            )
+        self.source_options  # noqa: B018 (the connection's options checked first)
+        if not self.primary_key:
+            raise DeclarationError(
+                self.table, f"JDBC table {self.table}: primary_key needs at least one column"
+            )
+        if self.lookback < timedelta(0):
+            raise DeclarationError(self.table, f"JDBC table {self.table}: lookback is negative")
 
     @property
-    def new_rows(self) -> DataFrame | None:
-        return self.rows
+    def source_options(self) -> JdbcTableOptions:
+        """What the load's ``JdbcTableSource`` reads for this table."""
+        return self.options(self.watermark_column, tuple(self.primary_key), lookback=self.lookback)
 
-    @property
-    def affected(self) -> list[Partition]:
-        return []
+    def plan(self, run: IncrementalRun, name: str) -> PlannedTable:
+        """This run's read of the table against its slot ``name``."""
+        return plan_table(run, name, self)
 
-    @property
-    def records_read(self) -> int:
-        return self.stats.rows if self.stats else 0
 
-    @property
-    def has_news(self) -> bool:
-        return self.records_read > 0
+@dataclass(frozen=True)
+class JdbcReference(JdbcConnection):
+    """A small relational table read whole on every run (no state)."""
+
+    def __post_init__(self) -> None:
+        self.options()  # the URL, table and credential options checked now
+
+    def read(self, spark: Any) -> Any:
+        """The whole table, as of now; credentials resolved at the read."""
+        return jdbc.read_table(spark, jdbc_source(self.options()))
 
 
 @dataclass
@@ -107,14 +194,16 @@ class PlannedTable(OneFrameRead):
 
 def plan_table(run: IncrementalRun, name: str, table: JdbcTable) -> PlannedTable:
     """Plan and read ``table`` against its slot ``name``; count the rows and find the cursor."""
-    config = table.load_config
-    plan = JdbcTableSource(config, slot=name).plan(run)
+    options = table.source_options
+    plan = JdbcTableSource(options, slot=name).plan(run)
     planned = PlannedTable(name, table, plan, run.previous(name))
     rows = plan.read()
     if rows is None:
         return planned
     rows = rows.persist()
-    limit = datetime.fromtimestamp(run.started_at, UTC) + config.max_future_skew
+    limit = datetime.fromtimestamp(run.started_at, UTC) + parse_duration(
+        "max_future_skew", DEFAULT_MAX_FUTURE_SKEW
+    )
     planned.rows = rows
-    planned.stats = cursors.batch_stats(rows, config.watermark_column, limit)
+    planned.stats = cursors.batch_stats(rows, options.watermark_column, limit)
     return planned

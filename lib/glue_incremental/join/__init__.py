@@ -8,6 +8,7 @@ per-partition join), ``config`` (options), ``upstream`` (the upstream rule), ``s
 (reading each side), ``job`` (one run). Design: ``docs/incremental-join.md``.
 """
 
+from glue_incremental.engine.upstream import UpstreamChanged, UpstreamContractError
 from glue_incremental.join.config import (
     JOIN_OPTIONS,
     OPTIONAL_ARGS,
@@ -29,7 +30,6 @@ from glue_incremental.join.spec import (
     join_partitions,
     validate_sides,
 )
-from glue_incremental.join.upstream import UpstreamChanged, UpstreamContractError
 
 __all__ = [
     "JOIN_OPTIONS",

@@ -1,4 +1,4 @@
-"""The join job: a script on the custom-job API (``glue_incremental.custom``).
+"""The join job: a thin client of the run engine (``glue_incremental.engine``).
 
 Two declared datasets (``left``, ``right``: their state slots) planned together, one
 declared output. A run replaces exactly the partitions either side changed (plus those
@@ -14,11 +14,12 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom import job as custom
-from glue_incremental.custom.declarations import Dataset, Output
+from glue_incremental.engine import job as engine
+from glue_incremental.engine.declarations import Dataset, Output
 from glue_incremental.hooks import hooks
 from glue_incremental.join.config import OPTIONAL_ARGS, REQUIRED_ARGS, JoinJobConfig
-from glue_incremental.join.spec import SIDES, JoinSpec, Partition, join_partitions, validate_sides
+from glue_incremental.join.spec import SIDES, JoinSpec, join_partitions, validate_sides
+from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import GlueJob, IncrementalRun
 from glue_incremental.transforms import function as transforms
 
@@ -43,18 +44,17 @@ def run_join(run: IncrementalRun, config: JoinJobConfig) -> None:
     """
     if config.transform is not None:
         config.transform.load()  # a transform that does not import stops the run before any read
-    job = custom.CustomJob(
+    job = engine.CustomJob(
         {},
         sources=dict(_datasets(config)),
         targets={OUTPUT: _output(config)},
         published_point="join.published",
-        list_partitions=True,
     )
     with job.running(run):
         _join(job, config)
 
 
-def _join(job: custom.CustomJob, config: JoinJobConfig) -> None:
+def _join(job: engine.CustomJob, config: JoinJobConfig) -> None:
     """The script: the affected partitions of both sides, read whole, joined, replaced."""
     affected = job.affected_partitions(*SIDES)
     job.describe(**_details(job, affected))
@@ -98,7 +98,7 @@ def _output(config: JoinJobConfig) -> Output:
     )
 
 
-def _details(job: custom.CustomJob, affected: Sequence[Partition]) -> dict[str, Any]:
+def _details(job: engine.CustomJob, affected: Sequence[Partition]) -> dict[str, Any]:
     """What the run summary says of the plan (also the whole summary of a dry run)."""
     planned = {name: job.planned(name) for name in SIDES}
     return {
@@ -116,7 +116,7 @@ def _details(job: custom.CustomJob, affected: Sequence[Partition]) -> dict[str, 
 
 
 def _join_affected(
-    job: custom.CustomJob, affected: Sequence[Partition], spec: JoinSpec
+    job: engine.CustomJob, affected: Sequence[Partition], spec: JoinSpec
 ) -> DataFrame:
     """Both sides' full data of the affected partitions, joined (lazily)."""
     sides = {name: job.read_partitions(name, affected) for name in SIDES}

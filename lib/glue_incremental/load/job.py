@@ -9,7 +9,7 @@ Rows merge by ``--primary_key``, keeping the greatest ``--watermark_column``; on
 partitions that receive rows are rewritten, a key whose partition changed leaves its old
 one (``key_index``). Null watermarks are counted and, by ``--null_watermarks``, read on
 every run or stop the run before anything is written. Each run, or bounded batch, is one
-``custom.CustomJob`` block: its slot the plan (``custom.loads.PlannedLoad``), its write
+``engine.job.CustomJob`` block: its slot the plan (``load.planned.PlannedLoad``), its write
 the merge, its commit the one transaction. Source and target are interfaces: this module
 never asks their format. Options: ``load_config``; ``docs/custom-jobs.md``.
 """
@@ -26,10 +26,9 @@ from typing import Any, cast
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from glue_incremental.custom.declarations import Output
-from glue_incremental.custom.job import CustomJob
-from glue_incremental.custom.loads import LOAD_CONVENTIONS, PlannedLoad
 from glue_incremental.deletes import markers as delete_markers
+from glue_incremental.engine.declarations import Output
+from glue_incremental.engine.job import CustomJob
 from glue_incremental.load import batched_run, cursors, reconcile
 from glue_incremental.load import sources as load_sources
 from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's public names)
@@ -45,6 +44,7 @@ from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's
     LoadConfig,
     SchemaError,
 )
+from glue_incremental.load.planned import PlannedLoad
 from glue_incremental.load.sources import SourcePlan, require_columns
 from glue_incremental.run.context import GlueJob, IncrementalRun
 from glue_incremental.run.state import (
@@ -107,9 +107,7 @@ def _load_plan(run: IncrementalRun, config: LoadConfig, target: Target, plan: So
         sources={},
         targets={OUTPUT: _output(config)},
         published_point=None,
-        list_partitions=True,
-        conventions=LOAD_CONVENTIONS,
-        prebuilt={OUTPUT: target},
+        built_targets={OUTPUT: target},
     )
     planned = PlannedLoad(plan, run.previous(), plan.carried)
     job.adopt(DEFAULT_SLOT, planned)

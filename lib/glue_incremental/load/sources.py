@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
@@ -90,6 +91,46 @@ class SourcePlan:
     misfit: Callable[[], tuple[str | None, str] | None] = field(default=_no_misfit)
 
 
+@dataclass(frozen=True)
+class JdbcTableOptions:
+    """What the JDBC table source reads: the table, how to log in, the watermark column and
+    the columns the table must have (the load's from its config: ``jdbc_table_options``; a
+    custom ``JdbcTable``'s from its declaration). Building one checks and builds nothing."""
+
+    url: str
+    table: str
+    watermark_column: str
+    primary_key: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    secret_id: str | None = None
+    connection_name: str | None = None
+    user: str | None = None
+    password: str | None = None
+    num_partitions: int = 1
+    partition_column: str | None = None
+    lookback: timedelta = timedelta(0)
+    null_watermarks: str = "load"
+
+
+def jdbc_table_options(config: LoadConfig) -> JdbcTableOptions:
+    """The load's JDBC source options (``--source``, ``--source_table``, ...)."""
+    return JdbcTableOptions(
+        url=config.source,
+        table=str(config.source_table),
+        watermark_column=config.watermark_column,
+        primary_key=tuple(config.primary_key),
+        partition_by=tuple(config.partition_by),
+        secret_id=config.source_secret_id,
+        connection_name=config.connection_name,
+        user=config.source_user,
+        password=config.source_password,
+        num_partitions=config.jdbc_num_partitions,
+        partition_column=config.jdbc_partition_column,
+        lookback=config.lookback,
+        null_watermarks=config.null_watermarks,
+    )
+
+
 class Source(Protocol):
     def plan(
         self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
@@ -105,16 +146,20 @@ class JdbcTableSource:
 
     ``slot``: the state slot holding the cursor (a custom job has one per source)."""
 
-    config: LoadConfig
+    options: JdbcTableOptions
     slot: str = DEFAULT_SLOT
+
+    @classmethod
+    def of(cls, config: LoadConfig) -> JdbcTableSource:
+        return cls(jdbc_table_options(config))
 
     def plan(
         self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
     ) -> SourcePlan:
-        config = self.config
-        source = _jdbc_source(config)
+        config = self.options
+        source = jdbc_source(config)
         require_columns(
-            jdbc.column_names(run.spark, source), config, "source table " + str(config.source_table)
+            jdbc.column_names(run.spark, source), config, "source table " + str(config.table)
         )
         previous = LoadState.from_state(run.previous(self.slot))
         cursor = previous.cursor if previous else None
@@ -150,7 +195,7 @@ class JdbcTableSource:
         return SourcePlan(
             summary={
                 "source": "jdbc",
-                "table": config.source_table,
+                "table": config.table,
                 "lower_bound": lower,
                 "query": query,
                 **_row_batches_preview(run, source, config, limits, cursor),
@@ -178,11 +223,11 @@ def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
             partition_types=previous.partition_types if previous else None,
             delivery=DELIVERY_SOURCES,
         )
-    return jdbc.read_keys(run.spark, _jdbc_source(config), config.primary_key)
+    return jdbc.read_keys(run.spark, jdbc_source(jdbc_table_options(config)), config.primary_key)
 
 
 def _has_rows_after(
-    run: IncrementalRun, source: jdbc.JdbcSource, config: LoadConfig, batch_end: Any
+    run: IncrementalRun, source: jdbc.JdbcSource, config: JdbcTableOptions, batch_end: Any
 ) -> bool:
     query = batch_plan.rows_after_query(
         source, watermark_column=config.watermark_column, after=batch_end
@@ -193,7 +238,7 @@ def _has_rows_after(
 def _row_batches_preview(
     run: IncrementalRun,
     source: jdbc.JdbcSource,
-    config: LoadConfig,
+    config: JdbcTableOptions,
     limits: batch_plan.BatchLimits,
     cursor: Any,
 ) -> dict[str, Any]:
@@ -216,24 +261,22 @@ def _row_batches_preview(
     return {"batches": listed}
 
 
-def _jdbc_source(config: LoadConfig) -> jdbc.JdbcSource:
+def jdbc_source(options: JdbcTableOptions) -> jdbc.JdbcSource:
+    """The table and its resolved credentials (a custom job's JDBC tables read it too)."""
     found = credentials.resolve(
-        secret_id=config.source_secret_id,
-        connection_name=config.connection_name,
-        user=config.source_user,
-        password=config.source_password,
+        secret_id=options.secret_id,
+        connection_name=options.connection_name,
+        user=options.user,
+        password=options.password,
     )
     return jdbc.JdbcSource(
-        url=config.source,
-        table=str(config.source_table),
+        url=options.url,
+        table=options.table,
         user=found.user,
         password=found.password,
-        num_partitions=config.jdbc_num_partitions,
-        partition_column=config.jdbc_partition_column,
+        num_partitions=options.num_partitions,
+        partition_column=options.partition_column,
     )
-
-
-jdbc_source = _jdbc_source  # the table and its resolved credentials (custom jobs read it too)
 
 
 @dataclass(frozen=True)
@@ -379,7 +422,9 @@ def declared_schema(config: LoadConfig) -> StructType | None:
     return schema
 
 
-def require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> None:
+def require_columns(
+    columns: Sequence[str], config: LoadConfig | JdbcTableOptions, where: str
+) -> None:
     """SchemaError naming the first key, watermark or partition column ``columns`` lacks."""
     present = set(columns)
     for role, names in (
@@ -396,7 +441,7 @@ def require_columns(columns: Sequence[str], config: LoadConfig, where: str) -> N
 
 
 SOURCES: dict[str, Callable[[LoadConfig], Source]] = {
-    "jdbc": JdbcTableSource,
+    "jdbc": JdbcTableSource.of,
     "files": FileDatasetSource,
 }
 

@@ -11,7 +11,7 @@ written, then ``after_commit``; a run that will not commit calls ``release``.
 
 First run (no bookmark): every file up to the run start (or the upper bound) is new.
 The load (``load.sources.FileDatasetSource``: bounded batches, delivery columns) and a
-join side (``join.sides.FileSideSource``: partitions, upstream bounds, whole-partition
+join side (``engine.sides.FileSideSource``: partitions, upstream bounds, whole-partition
 reads) are adapters over it. Invariants: ``docs/targets-and-sources.md``.
 """
 

@@ -6,7 +6,7 @@ its publish wrote or removed (an emptied partition is removed, and named), none 
 written, or ``"all": true`` past ``MAX_LISTED`` or DynamoDB's item limit. Before a publish
 touches the live target it leaves a note (``note_uncommitted``) that the next commit
 names and then deletes: a publish a crash kept from its commit is named all the same. A
-downstream unions these over the upstream's history (``join.upstream.committed_changes``).
+downstream unions these over the upstream's history (``engine.upstream.committed_changes``).
 An Iceberg target is not recorded (its readers follow its snapshots). Design:
 ``docs/upstream-commits.md``.
 """

@@ -1,15 +1,15 @@
-"""The run of a custom job script: what the generic jobs guarantee, for the script's own logic.
+"""The run engine: the load, the join and custom scripts are thin clients of ``CustomJob``.
 
-``incremental_job`` validates the arguments and declarations, takes the lease, recovers
-each target's half-done publish, and hands the script a ``CustomJob``. The script reads
+A job (``custom.script.incremental_job`` for a script) takes the lease, and the block
+recovers each target's half-done publish, then hands the job a ``CustomJob``. The script reads
 increments (one state slot per dataset), writes each declared target once. A write is
 staged when called and published (write-ahead, in call order) only on a clean exit, just
 before every slot read commits in ONE fenced transaction; the metrics and the summary line
 follow. An exception (or a bad script: an undeclared name, news read but not written)
 publishes and commits nothing. Dry run: plans, writes nothing. ``CustomJob.running`` is
 the same block inside a run the caller entered: the generic join is a script on it, and
-the generic load runs each batch as one block (``Conventions``: where the load differs).
-Design and example: ``docs/custom-jobs.md``.
+the generic load runs each batch as one block, with the same behaviour for all three.
+Design and example: ``docs/custom-jobs.md`` ("One engine").
 """
 
 from __future__ import annotations
@@ -19,31 +19,29 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
-from glue_incremental.custom.arguments import JobArguments
-from glue_incremental.custom.declarations import (
+from glue_incremental.engine.datasets import PlannedSource, plan_source, plan_sources
+from glue_incremental.engine.declarations import (
     Dataset,
-    JdbcReference,
-    JdbcTable,
+    Incremental,
     Output,
-    Reference,
     Source,
+    Whole,
     check_name,
 )
-from glue_incremental.custom.errors import (
+from glue_incremental.engine.errors import (
     DeclarationError,
     NothingWritten,
     ScriptExited,
     UndeclaredName,
     WrittenTwice,
 )
-from glue_incremental.custom.sides import Planned, PlannedSource, plan_source, plan_sources
-from glue_incremental.custom.tables import plan_table
+from glue_incremental.engine.planned import Planned
 from glue_incremental.hooks import hooks
 from glue_incremental.keys.ranges import KeyRange
 from glue_incremental.partitions.values import Partition
-from glue_incremental.run.context import GlueJob, IncrementalRun
+from glue_incremental.run.context import IncrementalRun
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets import registry as target_types
@@ -51,17 +49,11 @@ from glue_incremental.targets.latest import PartitionMoves, WriteResult
 from glue_incremental.targets.parquet import catalog_schema, output_changes, writer
 from glue_incremental.targets.registry import Target, UpsertSpec
 
-_TYPE_INFERENCE = "spark.sql.sources.partitionColumnTypeInference.enabled"
-
-# How each kind of source read incrementally is planned against its slot.
-_PLANNERS: dict[type, Callable[[IncrementalRun, str, Any], Planned]] = {
-    Dataset: plan_source,
-    JdbcTable: plan_table,
-}
-_INCREMENTAL = tuple(_PLANNERS)
-_WHOLE = (Reference, JdbcReference)
+# The kinds of sources read incrementally (a slot each) and read whole (no slot).
+_INCREMENTAL = (Dataset, Incremental)
+_WHOLE = Whole
 # The summary line's own keys (``run_summary``, ``CustomJob._record``): a ``describe`` naming
-# one would replace a count or a status, or fail the run between the publish and the commit.
+# one would replace a count or a status, or fail the run after its commit.
 SUMMARY_KEYS = frozenset(
     (
         *("job_name", "state_name", "run_id", "status", "bookmark_option", "dry_run"),
@@ -74,51 +66,10 @@ SUMMARY_KEYS = frozenset(
     )
 )
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
-_KIND_NAMES: dict[Any, str] = {
+_KIND_NAMES: dict[type | tuple[type, ...], str] = {
     Dataset: "partitioned Dataset",
     _INCREMENTAL: "source read incrementally (Dataset, JdbcTable)",
 }
-
-
-@contextlib.contextmanager
-def incremental_job(
-    argv: Sequence[str],
-    arguments: JobArguments | None = None,
-    *,
-    sources: Mapping[str, Source],
-    targets: Mapping[str, Output],
-    spark: Any = None,
-) -> Iterator[CustomJob]:
-    """The run of a custom job: ``with incremental_job(sys.argv, ...) as job: ...``.
-
-    Everything is validated before the lease is taken; ``job.summary`` is the summary
-    line once the block has ended (also when it failed)."""
-    arguments = arguments or JobArguments(())
-    values = arguments.parse(argv)
-    required, optional = arguments.split
-    glue = GlueJob.from_argv(list(argv), required=required, optional=optional, spark=spark)
-    job = CustomJob(values, dict(sources), dict(targets))
-    with glue.run() as run, job.running(run):
-        yield job
-
-
-@dataclass(frozen=True)
-class Conventions:
-    """How a job on ``CustomJob`` settles and reports where the generic load has always
-    differed from a custom script (the defaults: a custom script's and the join's)."""
-
-    # Partition values read as the strings in the paths (``hour=03`` is "03").
-    string_partitions: bool = True
-    # The summary lists ``targets_written``.
-    names_targets: bool = True
-    # The lease is read once more before each staged write (the publish checks it too).
-    guards_each_write: bool = True
-    # A commit without a new version records where each target was left
-    # (``Target.unpublished_state``: a rewind restores it), and every target's
-    # after-commit maintenance runs, written or not.
-    settles_unwritten: bool = False
-    # The counts are recorded after the commit (a failed commit leaves them unrecorded).
-    records_after_commit: bool = False
 
 
 @dataclass
@@ -128,14 +79,14 @@ class CustomJob:
     args: dict[str, Any]
     sources: dict[str, Source]
     targets: dict[str, Output]
-    # The hook point reached once the output is durable, before the commit (the join's
-    # own name keeps its crash tests); the summary lists the partitions written, as the
-    # generic jobs' does, rather than counting them.
+    # The hook point reached once the output is durable, before the commit: each job
+    # kind names its own (``custom.published``, ``join.published``; None: no point, the
+    # load's, whose crash sweeps count its steps without it).
     published_point: str | None = "custom.published"
-    list_partitions: bool = False
-    conventions: Conventions = field(default_factory=Conventions)
-    # Targets the caller built (the load builds its own once per run, with its options).
-    prebuilt: Mapping[str, Target] = field(default_factory=dict)
+    # Targets the caller built itself, by declared name (the load builds its target once
+    # per run from options an ``Output`` does not declare, and recovers it before its
+    # first batch); the others are built from their ``Output``.
+    built_targets: Mapping[str, Target] = field(default_factory=dict)
     _run: IncrementalRun | None = field(default=None, init=False)
     _built: dict[str, Target] = field(default_factory=dict, init=False)
     _planned: dict[str, Planned] = field(default_factory=dict, init=False)
@@ -155,7 +106,9 @@ class CustomJob:
         for name in [*self.sources, *self.targets]:
             check_name(name)
         self._built = {
-            name: self.prebuilt[name] if name in self.prebuilt else target_types.build(o.options())
+            name: self.built_targets[name]
+            if name in self.built_targets
+            else target_types.build(o.options())
             for name, o in self.targets.items()
         }
 
@@ -167,7 +120,7 @@ class CustomJob:
         return self._run
 
     @property
-    def spark(self) -> Any:
+    def spark(self) -> SparkSession:
         return self.run.spark
 
     @property
@@ -196,7 +149,9 @@ class CustomJob:
     def planned(self, source: str) -> PlannedSource:
         """A dataset as planned for this run (its side, counts, affected and pending
         partitions): what a script reports of it with ``describe``."""
-        return cast(PlannedSource, self._plan(source, Dataset))
+        planned = self._plan(source, Dataset)
+        assert isinstance(planned, PlannedSource)  # a Dataset is planned as one
+        return planned
 
     def describe(self, **details: Any) -> None:
         """The script's own account of the run: these keys go into the summary line (a dry
@@ -229,7 +184,7 @@ class CustomJob:
 
     def read_partitions(self, source: str, partitions: Sequence[Partition]) -> DataFrame:
         """Exactly ``partitions`` of ``source``, whole, as of the files this run consumes."""
-        return cast(PlannedSource, self._plan(source, Dataset)).read(self.run, partitions)
+        return self.planned(source).read(self.run, partitions)
 
     def read_whole(self, source: str) -> DataFrame:
         """A declared ``Reference`` or ``JdbcReference`` table, read whole (no state)."""
@@ -302,10 +257,6 @@ class CustomJob:
         """The script's block inside an entered ``run``: ``start``, then ``finish`` on a
         clean exit (an exception publishes and commits nothing). ``recover=False``: the
         caller recovered the targets already (the load, once before its first batch)."""
-        strings = self.conventions.string_partitions
-        before = run.spark.conf.get(_TYPE_INFERENCE) if strings else None
-        if strings:  # partition values stay the strings in the paths, as in the join
-            run.spark.conf.set(_TYPE_INFERENCE, "false")
         try:
             self.start(run, recover=recover)
             try:
@@ -316,8 +267,6 @@ class CustomJob:
         finally:
             for planned in self._planned.values():
                 planned.release()
-            if strings and before is not None:
-                run.spark.conf.set(_TYPE_INFERENCE, before)
 
     def start(self, run: IncrementalRun, *, recover: bool = True) -> None:
         """Finish or undo what a crashed run left in each target, before anything is read."""
@@ -349,15 +298,13 @@ class CustomJob:
         unwritten = [name for name in self.targets if name not in self._staged]
         if read and unwritten:
             raise NothingWritten(read, unwritten)
-        conventions = self.conventions
         self._check_states_fit()
         for name, write in self._staged.items():
-            if conventions.guards_each_write:
-                run.guard()
+            run.guard()  # a run that lost its lease stages nothing more (the publish checks too)
             self._written[name] = write()
-        states = self._settled if self._settled is not None else self._settle_states()
-        if conventions.settles_unwritten:
-            states = self._with_unwritten(states)
+        states = self._with_unwritten(
+            self._settled if self._settled is not None else self._settle_states()
+        )
         wrote = any(
             self._commit_unchanged.get(name, True) or result.records_deleted
             for name, result in self._written.items()
@@ -368,19 +315,17 @@ class CustomJob:
         if committing:
             # The states as stored: the recorded state size is the committed item's.
             states = self._with_output_changes(states)
-        if not conventions.records_after_commit:
-            self._record(details, states)  # before the commit: nothing after it may fail the run
         if committing:
             run.commit(states)
-        for name in self._built if conventions.settles_unwritten else self._written:
-            self._built[name].after_commit(run, states)
+        for target in self._built.values():
+            target.after_commit(run, states)
         for name, plan in self._schema_plans.items():
             catalog_table = self.targets[name].catalog_table
             if catalog_table and run.committed:
                 catalog_schema.sync_after_commit(run.details, catalog_table, plan.resolved)
         self._forget_notes()
-        if conventions.records_after_commit:
-            self._record(details, states)
+        # After the commit: a commit that failed (a lost lease) leaves no counts recorded.
+        self._record(details, states)
         for planned in self._planned.values():
             planned.after_commit(run)
 
@@ -408,7 +353,10 @@ class CustomJob:
     def _plan(self, source: str, kind: type | tuple[type, ...] = _INCREMENTAL) -> Planned:
         declared = self._declared(source, kind)
         if source not in self._planned:
-            self._planned[source] = _PLANNERS[type(declared)](self.run, source, declared)
+            if isinstance(declared, Dataset):
+                self._planned[source] = plan_source(self.run, source, declared)
+            elif isinstance(declared, Incremental):
+                self._planned[source] = declared.plan(self.run, source)
         return self._planned[source]
 
     def _declared(self, source: str, kind: type | tuple[type, ...]) -> Source:
@@ -424,6 +372,11 @@ class CustomJob:
             raise UndeclaredName(_KIND_NAMES.get(kind, "source"), source, self._names(kind))
         return cast(Source, declared)
 
+    def _dataset(self, source: str) -> Dataset:
+        declared = self._declared(source, Dataset)
+        assert isinstance(declared, Dataset)  # _declared checked the kind
+        return declared
+
     def _target(self, name: str) -> Target:
         if name not in self._built:
             raise UndeclaredName("target", name, list(self.targets))
@@ -438,7 +391,7 @@ class CustomJob:
     def _plan_together(self, sources: Sequence[str]) -> None:
         """Plan ``sources`` as one (``plan_sources``), unless they already were."""
         group = tuple(sources)
-        datasets = {name: cast(Dataset, self._declared(name, Dataset)) for name in group}
+        datasets = {name: self._dataset(name) for name in group}
         if all(set(self._together.get(name, ())) == set(group) for name in group):
             return  # planned together already, whatever order they are named in
         if any(name in self._planned for name in group):
@@ -551,18 +504,15 @@ class CustomJob:
         figures: dict[str, Any] = {}
         for name, planned in self._planned.items():
             figures.update(planned.figures(states.get(name, {})))
-        names: dict[str, Any] = (
-            {"targets_written": sorted(self._written)} if self.conventions.names_targets else {}
-        )
         self.run.record(
             records_read=sum(p.records_read for p in self._planned.values()),
             records_written=sum(r.records_written for r in results),
             records_deleted=sum(r.records_deleted for r in results),
             watermark_time=min(known) if known else None,
             late_files_skipped=sum(p.late_files for p in self._planned.values()),
-            partitions_written=written if self.list_partitions else len(written),
-            partitions_removed=removed if self.list_partitions else len(removed),
-            **names,
+            partitions_written=written,
+            partitions_removed=removed,
+            targets_written=sorted(self._written),
             schema_changes=[c for plan in self._schema_plans.values() for c in plan.describe()],
             **figures,
             **details,

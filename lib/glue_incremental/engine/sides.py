@@ -1,4 +1,4 @@
-"""One side of the join: what changed since its bookmark, and its full data for affected partitions.
+"""One side of a dataset join: what changed since its bookmark, and its full data for affected partitions.
 
 Each side format has a ``SideSource`` (``SIDE_SOURCES``): ``FileSideSource`` plans a file
 side as the load plans a file dataset (``sources.file_dataset``: listed once, an ``s3://``
@@ -17,25 +17,48 @@ from typing import Any, Literal, Protocol, cast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from glue_incremental.join import s3_side
-from glue_incremental.join.config import JoinJobConfig
-from glue_incremental.join.spec import (
+from glue_incremental.engine import s3_side
+from glue_incremental.engine.side_partitions import (
     Partition,
     as_text,
     partition_of,
     partition_strings,
     string_partitions,
 )
-from glue_incremental.join.upstream import Upstream, unsettled, unsettled_files, upstream_view
+from glue_incremental.engine.upstream import Upstream, unsettled, unsettled_files, upstream_view
 from glue_incremental.partitions.paths import literal, partition_dir
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import JoinSideState
 from glue_incremental.sources import files as file_source
+from glue_incremental.sources import partition_types
 from glue_incremental.sources.discovery import Discovery, DiscoveryState
 from glue_incremental.sources.file_dataset import FileDataset, FileDatasetPlan, band_seconds
 from glue_incremental.sources.iceberg_changelog import IcebergChangelogSource
 from glue_incremental.sources.reading import SOURCE_FORMATS as FILE_FORMATS
 from glue_incremental.targets.iceberg.tables import IcebergTarget
+
+
+class _Partitioned(Protocol):
+    @property
+    def partition_by(self) -> Sequence[str]: ...
+
+
+class SideOptions(Protocol):
+    """What planning a side reads of a job's options, per side name: the join's
+    ``JoinJobConfig``, or one declared ``Dataset`` (``engine.datasets.SideConfig``)."""
+
+    @property
+    def lookback(self) -> timedelta: ...
+    @property
+    def side_discovery(self) -> Discovery: ...
+    @property
+    def spec(self) -> _Partitioned: ...
+    @property
+    def upstream_jobs(self) -> Mapping[str, str]: ...
+    def path(self, side: str) -> str: ...
+    def format(self, side: str) -> str: ...
+    def schema(self, side: str) -> str | None: ...
+    def side_target(self, side: str) -> IcebergTarget: ...
 
 
 @dataclass(frozen=True)
@@ -205,7 +228,7 @@ class FileSideSource:
     upstream_job: str | None = None
 
     @classmethod
-    def of(cls, config: JoinJobConfig, name: str) -> FileSideSource:
+    def of(cls, config: SideOptions, name: str) -> FileSideSource:
         return cls(
             root=config.path(name),
             fmt=config.format(name),
@@ -319,7 +342,7 @@ class IcebergSideSource:
     columns: tuple[str, ...]
 
     @classmethod
-    def of(cls, config: JoinJobConfig, name: str) -> IcebergSideSource:
+    def of(cls, config: SideOptions, name: str) -> IcebergSideSource:
         return cls(config.side_target(name), tuple(config.spec.partition_by))
 
     def plan(self, run: IncrementalRun, slot: str) -> Side:
@@ -361,20 +384,23 @@ class IcebergSideSource:
 
 
 # One implementation per side format (``--left_format`` / ``--right_format``).
-SIDE_SOURCES: dict[str, Callable[[JoinJobConfig, str], SideSource]] = {
+SIDE_SOURCES: dict[str, Callable[[SideOptions, str], SideSource]] = {
     **dict.fromkeys(FILE_FORMATS, FileSideSource.of),
     "iceberg": IcebergSideSource.of,
 }
 
 
-def side_source(config: JoinJobConfig, name: str) -> SideSource:
+def side_source(config: SideOptions, name: str) -> SideSource:
     """The source of side ``name``, by its format."""
     return SIDE_SOURCES[config.format(name)](config, name)
 
 
-def plan_side(run: IncrementalRun, config: JoinJobConfig, name: str) -> Side:
-    """Plan ``name``'s read against its slot ``name`` (``SideSource.plan``)."""
-    return side_source(config, name).plan(run, name)
+def plan_side(run: IncrementalRun, config: SideOptions, name: str) -> Side:
+    """Plan ``name``'s read against its slot ``name`` (``SideSource.plan``). Partition values
+    are the text in the paths (``hour=03`` is ``"03"``) whatever the session infers: Spark
+    finds a read's partitions when the read is created, here."""
+    with partition_types.as_text(run.spark):
+        return side_source(config, name).plan(run, name)
 
 
 def _upper_bound_ms(upstream: Upstream | None, replay_to: Mapping[str, Any] | None) -> int | None:
@@ -402,8 +428,10 @@ def read_full(
     spark: SparkSession, side: Side, affected: Sequence[Partition], columns: Sequence[str]
 ) -> DataFrame:
     """The side's whole data of ``affected`` (lazily; the caller prunes it to ``affected``):
-    ``SideSource.read_partitions`` of the source that planned it (``columns`` are its own)."""
-    return side.source.read_partitions(spark, side, affected)
+    ``SideSource.read_partitions`` of the source that planned it (``columns`` are its own);
+    partition values as the text in the paths, as ``plan_side`` reads them."""
+    with partition_types.as_text(spark):
+        return side.source.read_partitions(spark, side, affected)
 
 
 def _reader(spark: SparkSession, side: Side) -> Any:

@@ -1,26 +1,26 @@
-"""A declared dataset planned as a join side (``join.sides``): its increment since the slot's
+"""A declared dataset planned as a side (``engine.sides``): its increment since the slot's
 commit, the partitions it touches and a read of exactly those partitions, whole.
 
-The join's side planning is reused unchanged through ``SideConfig``, the few questions
-``join.sides`` asks of a job's configuration, answered for one dataset. Several datasets
-planned together (``plan_sources``: the join's two sides) share their affected partitions.
+``SideConfig`` answers the side planner's few questions (``engine.sides.SideOptions``)
+for one dataset. Several datasets planned together (``plan_sources``: the join's two
+sides) share their affected partitions. ``Planned`` (``engine.planned``) is what the
+engine asks of any planned source.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Protocol, cast
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.declarations import Dataset
-from glue_incremental.custom.errors import DeclarationError, NoSchemaYet
-from glue_incremental.join.config import JoinJobConfig
-from glue_incremental.join.sides import Side, plan_side, read_full
-from glue_incremental.join.spec import declared_types
-from glue_incremental.join.upstream import recheck_upstream
+from glue_incremental.engine.declarations import Dataset
+from glue_incremental.engine.errors import DeclarationError, NoSchemaYet
+from glue_incremental.engine.side_partitions import declared_types
+from glue_incremental.engine.sides import Side, plan_side, read_full
+from glue_incremental.engine.upstream import recheck_upstream
 from glue_incremental.partitions.predicates import (
     filter_partitions,
     normalise_partitions,
@@ -47,7 +47,7 @@ class SideConfig:
     dataset: Dataset
 
     @property
-    def lookback(self) -> Any:
+    def lookback(self) -> timedelta:
         return self.dataset.lookback
 
     @property
@@ -73,43 +73,6 @@ class SideConfig:
 
     def side_target(self, side: str) -> IcebergTarget:
         return IcebergTarget(self.dataset.path, self.dataset.catalog)
-
-
-class Planned(Protocol):
-    """A declared source as planned for one run, whatever it is (files, Iceberg, JDBC): its
-    increment, what it touches, and the state its slot commits."""
-
-    pending: list[Partition]
-
-    @property
-    def new_rows(self) -> DataFrame | None: ...
-    @property
-    def affected(self) -> list[Partition]: ...
-    @property
-    def records_read(self) -> int: ...
-    @property
-    def has_news(self) -> bool: ...
-    @property
-    def late_files(self) -> int: ...
-    @property
-    def high_mark_ms(self) -> int | None: ...
-    @property
-    def watermark_time(self) -> datetime | None:
-        """How far the data read reaches (the metric ``WatermarkLag`` is measured from it)."""
-
-    def details(self) -> dict[str, Any]: ...
-    def figures(self, state: dict[str, Any]) -> dict[str, Any]:
-        """The source's own counts for ``IncrementalRun.record``, given the state its slot
-        commits (the load's ``records_new``, ``state_bytes``...); none by default."""
-
-    def recheck_upstream(self, run: IncrementalRun) -> None: ...
-    def state(self, published_at_ms: int, output_table: str | None) -> dict[str, Any]: ...
-    def unchanged(self, state: dict[str, Any]) -> bool: ...
-    def after_commit(self, run: IncrementalRun) -> None:
-        """Once the block finished cleanly (committed or not): the source's own follow-up."""
-
-    def release(self) -> None:
-        """Free what the plan cached, once the run has ended (committed or not)."""
 
 
 @dataclass
@@ -226,8 +189,7 @@ def plan_sources(run: IncrementalRun, datasets: Mapping[str, Dataset]) -> dict[s
     The datasets share ``partition_by``; declared ``partition_types`` are checked here."""
     columns = _common_columns(datasets)
     sides = {
-        name: plan_side(run, cast(JoinJobConfig, SideConfig(name, dataset)), name)
-        for name, dataset in datasets.items()
+        name: plan_side(run, SideConfig(name, dataset), name) for name, dataset in datasets.items()
     }
     new = {name: side.new_rows for name, side in sides.items() if side.new_rows is not None}
     counts = partition_counts(*new.values(), columns=columns, names=list(new)) if new else {}

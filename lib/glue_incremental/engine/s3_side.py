@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from glue_incremental.join.spec import Partition, as_text
+from glue_incremental.engine.side_partitions import Partition, as_text
 from glue_incremental.partitions.paths import partition_dir
 from glue_incremental.sources.listing import SourceFile
 from glue_incremental.sources.s3_listing import S3Listing

@@ -20,8 +20,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from glue_incremental.engine.side_partitions import Partition, partition_of
 from glue_incremental.errors import GlueIncrementalError
-from glue_incremental.join.spec import Partition, partition_of
 from glue_incremental.partitions import paths as partition_paths
 from glue_incremental.run.state import UpstreamState
 from glue_incremental.sources import files as file_source

@@ -1,4 +1,4 @@
-"""The generic load's source as a planned source of ``CustomJob`` (``sides.Planned``): one
+"""The generic load's source as a planned source of ``CustomJob`` (``engine.planned.Planned``): one
 ``load.sources.SourcePlan`` (a run, or one batch of it) and the ``LoadState`` its slot
 commits.
 
@@ -17,23 +17,13 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from glue_incremental.custom.job import Conventions
-from glue_incremental.custom.tables import OneFrameRead
+from glue_incremental.engine.planned import OneFrameRead
 from glue_incremental.load import cursors
 from glue_incremental.load.sources import SourcePlan
 from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState, stored_without_times
 from glue_incremental.watermarks.digest import state_bytes
-
-# Where the load settles and reports as it always has (``Conventions``).
-LOAD_CONVENTIONS = Conventions(
-    string_partitions=False,
-    names_targets=False,
-    guards_each_write=False,
-    settles_unwritten=True,
-    records_after_commit=True,
-)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What a custom job declares: its sources (read incrementally or whole) and its targets.
+"""What a job on the engine declares: its sources (read incrementally or whole), its targets.
 
 Each declaration is checked at construction, before the job takes its lease. A source
 read incrementally has one state slot, named after it, in the job's state; a reference
@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from glue_incremental.args import ArgumentError
-from glue_incremental.custom.errors import DeclarationError
-from glue_incremental.load.config import LoadConfig
-from glue_incremental.load.sources import jdbc_source
+from glue_incremental.engine.errors import DeclarationError
+from glue_incremental.engine.planned import Planned
 from glue_incremental.partitions.values import PARTITION_TYPES
+from glue_incremental.run.context import IncrementalRun
 from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
-from glue_incremental.sources import jdbc
+from glue_incremental.sources import partition_types
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.reading import SOURCE_FORMATS
 from glue_incremental.targets.base import TargetOptions
@@ -116,113 +116,33 @@ class Reference:
             )
 
     def read(self, spark: Any) -> Any:
-        """The whole table, as of now."""
+        """The whole table, as of now; partition values as the strings in its paths, as a
+        ``Dataset``'s (Spark finds the partitions when the read is created)."""
         if self.format == "iceberg":
             return spark.table(IcebergTarget(self.path, self.catalog).name)
         reader = spark.read.format(self.format)
         if self.format == "csv":
             reader = reader.option("header", "true")
-        return reader.load(self.path)
+        with partition_types.as_text(spark):
+            return reader.load(self.path)
 
 
-@dataclass(frozen=True)
-class JdbcConnection:
-    """Where a JDBC table is and how to log in, as the generic load takes it: a URL without a
-    password, a table ``[schema.]name``, and credentials from a Secrets Manager secret
-    (``secret_id``, JSON ``username``/``password``) or a Glue connection, never in plain text.
-    """
+@runtime_checkable
+class Incremental(Protocol):
+    """A declared source that plans itself against its slot (a custom ``JdbcTable``)."""
 
-    url: str
-    table: str
-    secret_id: str | None = None
-    connection_name: str | None = None
-    user: str | None = None
-    num_partitions: int = 1
-    partition_column: str | None = None
-
-    def config(
-        self, watermark_column: str, primary_key: tuple[str, ...], **more: Any
-    ) -> LoadConfig:
-        """The generic load's options for this table (its checks run now, before the lease).
-
-        The load's target options are required there but never used by a source: the
-        placeholder path is never built, read or written."""
-        if jdbc.redact_url(self.url) != self.url:
-            raise DeclarationError(
-                self.table,
-                f"JDBC table {self.table}: the url carries a password ({jdbc.redact_url(self.url)}); "
-                "give secret_id (Secrets Manager) or connection_name (Glue connection)",
-            )
-        if self.secret_id and self.connection_name:
-            raise DeclarationError(
-                self.table,
-                f"JDBC table {self.table}: give secret_id or connection_name, not both",
-            )
-        try:
-            # The URL, the table name and the parallel-read options, as the load checks them.
-            jdbc.JdbcSource(
-                self.url,
-                self.table,
-                num_partitions=self.num_partitions,
-                partition_column=self.partition_column,
-            )
-            return LoadConfig(
-                source=self.url,
-                source_table=self.table,
-                source_secret_id=self.secret_id,
-                connection_name=self.connection_name,
-                source_user=self.user,
-                jdbc_num_partitions=self.num_partitions,
-                jdbc_partition_column=self.partition_column,
-                watermark_column=watermark_column,
-                primary_key=primary_key,
-                target_path="unused://custom-job-source",
-                **more,
-            )
-        except (ArgumentError, ValueError, TypeError) as error:
-            first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise DeclarationError(self.table, f"JDBC table {self.table}: {first}") from None
+    def plan(self, run: IncrementalRun, name: str) -> Planned: ...
 
 
-@dataclass(frozen=True)
-class JdbcTable(JdbcConnection):
-    """A relational table read incrementally over JDBC by ``watermark_column``, exactly as the
-    generic load reads it (``load.sources.JdbcTableSource``): the rows with
-    ``watermark >= cursor - lookback`` (first run: all of them; rows with a null watermark
-    every run). Rows at the cursor are read again: write by
-    ``primary_key``. Its slot holds the cursor, the greatest watermark read."""
+@runtime_checkable
+class Whole(Protocol):
+    """A declared source read whole on every run, without a slot (``Reference``,
+    a custom ``JdbcReference``)."""
 
-    watermark_column: str = ""
-    primary_key: tuple[str, ...] = ()
-    lookback: timedelta = timedelta(0)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.primary_key, str):
-            object.__setattr__(self, "primary_key", (self.primary_key,))
-        if not self.watermark_column:
-            raise DeclarationError(
-                self.table, f"JDBC table {self.table}: watermark_column names the column to read by"
-            )
-        self.load_config  # noqa: B018 (every option checked now)
-
-    @property
-    def load_config(self) -> LoadConfig:
-        return self.config(self.watermark_column, tuple(self.primary_key), lookback=self.lookback)
+    def read(self, spark: Any) -> Any: ...
 
 
-@dataclass(frozen=True)
-class JdbcReference(JdbcConnection):
-    """A small relational table read whole on every run (no state)."""
-
-    def __post_init__(self) -> None:
-        self.config("unused", ("unused",))  # the URL, table and credential options checked now
-
-    def read(self, spark: Any) -> Any:
-        """The whole table, as of now; credentials resolved at the read."""
-        return jdbc.read_table(spark, jdbc_source(self.config("unused", ("unused",))))
-
-
-Source = Dataset | Reference | JdbcTable | JdbcReference
+Source = Dataset | Reference | Incremental | Whole
 
 
 @dataclass(frozen=True)
