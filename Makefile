@@ -32,6 +32,7 @@ lint-checks:
 	cd lib && ../$(VENV)/bin/lint-imports --config ../pyproject.toml --no-cache
 	terraform fmt -check -recursive terraform
 	$(PY) scripts/terraform_docs.py --check
+	$(PY) scripts/type_budget.py --check
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/actionlint .github/workflows/*.yml
 	$(VENV)/bin/shellcheck scripts/*.sh
 
