@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pyspark
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 # Session settings the library relies on everywhere it runs.
@@ -255,8 +257,6 @@ def class_data_archive(jars: Sequence[str]) -> Path | None:
     java = shutil.which("java", path=_java_path())
     if not directory.is_dir() or java is None:
         return None
-    import pyspark
-
     digest = hashlib.sha256(pyspark.__version__.encode())
     for path in (os.path.realpath(java), *jars):
         stat = os.stat(path)
@@ -330,8 +330,6 @@ def build_class_data_archive(timeout_seconds: float = 600) -> Path | None:
 
 def _class_data_workload() -> None:
     """The dumping process: a session, one small job of each kind, then its JVM's clean exit."""
-    from pyspark import SparkContext
-
     workdir = Path(os.environ["GLUE_INCREMENTAL_WORKDIR"])
     spark = local_spark_session(
         "glue-incremental-class-data",
