@@ -132,16 +132,43 @@ locals {
       Sid      = "ManageJobsTriggersCatalog"
       Effect   = "Allow"
       Action   = ["glue:*"]
-      Resource = concat(local.named.glue, local.named.catalog)
+      Resource = concat(local.named.glue, slice(local.named.catalog, 1, 3))
     },
     {
+      # The account's root catalog is named with every database, table and connection
+      # action, but glue:* on it would also allow the account-wide ones that name it alone:
+      # PutResourcePolicy, DeleteResourcePolicy, PutDataCatalogEncryptionSettings,
+      # ImportCatalogToGlue, UpdateCatalog, DeleteCatalog (Service Authorization Reference,
+      # AWS Glue, resource type rootcatalog:
+      # https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsglue.html),
+      # which reach the other environment's catalog in a shared account.
+      Sid      = "NameTheRootCatalog"
+      Effect   = "Allow"
+      Action   = ["glue:*Database*", "glue:*Table*", "glue:*Partition*", "glue:*Connection*"]
+      Resource = [local.named.catalog[0]]
+    },
+    {
+      # iam:PermissionsBoundary is carried by CreateRole, DeleteRole, UpdateRole,
+      # PutRolePolicy, DeleteRolePolicy and PutRolePermissionsBoundary only (Service
+      # Authorization Reference, IAM:
+      # https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsidentityandaccessmanagementiam.html).
       Sid      = "ManageJobRoles"
       Effect   = "Allow"
-      Action   = ["iam:CreateRole", "iam:DeleteRole", "iam:UpdateRole", "iam:TagRole", "iam:UntagRole", "iam:PutRolePolicy", "iam:DeleteRolePolicy", "iam:PutRolePermissionsBoundary"]
+      Action   = ["iam:CreateRole", "iam:DeleteRole", "iam:UpdateRole", "iam:PutRolePolicy", "iam:DeleteRolePolicy", "iam:PutRolePermissionsBoundary"]
       Resource = local.named.roles
       Condition = var.permissions_boundary_arn == null ? null : {
         StringEquals = { "iam:PermissionsBoundary" = var.permissions_boundary_arn }
       }
+    },
+    {
+      # TagRole and UntagRole never carry iam:PermissionsBoundary: under ManageJobRoles'
+      # condition they would be refused whenever a boundary is set, and with them every
+      # CreateRole carrying tags, which needs iam:TagRole too ("Tagging IAM resources":
+      # https://docs.aws.amazon.com/IAM/latest/UserGuide/id_tags.html).
+      Sid      = "TagJobRoles"
+      Effect   = "Allow"
+      Action   = ["iam:TagRole", "iam:UntagRole"]
+      Resource = local.named.roles
     },
     {
       Sid       = "PassJobRolesToGlue"
@@ -198,11 +225,30 @@ locals {
     # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html;
     # tag on create needs ec2:CreateTags with ec2:CreateAction:
     # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/supported-iam-actions-tagging.html)
+    # Each create on the kind of resource it makes only: the request's tags say nothing
+    # about an existing security group a rule or an endpoint is added to, so on
+    # security-group/* aws:RequestTag would let any request tagged with this environment
+    # open another environment's (or the network team's) group. The existing group is
+    # ManageOwnJdbcNetworkResources' (aws:ResourceTag).
     {
-      Sid       = "CreateJdbcNetworkResources"
+      Sid       = "CreateJdbcSecurityGroups"
       Effect    = "Allow"
-      Action    = ["ec2:CreateSecurityGroup", "ec2:CreateVpcEndpoint", "ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress"]
-      Resource  = local.named.network
+      Action    = ["ec2:CreateSecurityGroup"]
+      Resource  = ["arn:${local.partition}:ec2:${local.region}:${local.account}:security-group/*"]
+      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
+    },
+    {
+      Sid       = "CreateJdbcVpcEndpoints"
+      Effect    = "Allow"
+      Action    = ["ec2:CreateVpcEndpoint"]
+      Resource  = ["arn:${local.partition}:ec2:${local.region}:${local.account}:vpc-endpoint/*"]
+      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
+    },
+    {
+      Sid       = "CreateJdbcSecurityGroupRules"
+      Effect    = "Allow"
+      Action    = ["ec2:AuthorizeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress"]
+      Resource  = ["arn:${local.partition}:ec2:${local.region}:${local.account}:security-group-rule/*"]
       Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
     },
     {
@@ -237,11 +283,18 @@ locals {
       # The request's tags can: the provider's default_tags put Environment on every
       # key (aws:RequestTag, https://docs.aws.amazon.com/kms/latest/developerguide/tag-authorization.html);
       # tagging on create needs kms:TagResource too.
-      Sid       = "CreateEnvironmentKeys"
-      Effect    = "Allow"
-      Action    = ["kms:CreateKey", "kms:TagResource"]
-      Resource  = "*"
-      Condition = { StringEquals = { "aws:RequestTag/Environment" = var.environment } }
+      # kms:TagResource on "*" with the request's tag alone would let this role retag any
+      # existing key (the other environment's) with its own Environment, then manage it
+      # through ManageEnvironmentKeys: a key that exists must carry this environment's
+      # tag already. A key being created has no tags yet (IfExists).
+      Sid      = "CreateEnvironmentKeys"
+      Effect   = "Allow"
+      Action   = ["kms:CreateKey", "kms:TagResource"]
+      Resource = "*"
+      Condition = {
+        StringEquals         = { "aws:RequestTag/Environment" = var.environment }
+        StringEqualsIfExists = { "aws:ResourceTag/Environment" = var.environment }
+      }
     },
     {
       # After CreateKey, before CreateAlias: the key is known by its Environment tag

@@ -136,10 +136,15 @@ locals {
       )
     },
     {
-      Sid      = "DeleteRunNetworkInterfaces"
-      Effect   = "Allow"
-      Action   = ["ec2:DeleteNetworkInterface"]
-      Resource = "${local.ec2_arn}:network-interface/*"
+      # Glue puts a run's interfaces in the connection's subnet: any other interface of the
+      # account (another environment's, another workload's) is not the job's to delete.
+      # DeleteNetworkInterface carries ec2:Subnet (Service Authorization Reference, Amazon
+      # EC2: https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html).
+      Sid       = "DeleteRunNetworkInterfaces"
+      Effect    = "Allow"
+      Action    = ["ec2:DeleteNetworkInterface"]
+      Resource  = "${local.ec2_arn}:network-interface/*"
+      Condition = { ArnEquals = { "ec2:Subnet" = [for id in try(var.vpc_network.subnet_ids, []) : "${local.ec2_arn}:subnet/${id}"] } }
     },
     {
       Sid      = "TagRunNetworkInterfaces"

@@ -355,6 +355,19 @@ run "glue_connection_becomes_the_jobs_connection" {
   }
 }
 
+run "a_vpc_job_deletes_only_network_interfaces_in_its_subnets" {
+  command = plan
+
+  variables {
+    vpc_network = { subnet_ids = ["subnet-0123456789abcdef0"], security_group_ids = ["sg-0123456789abcdef0"] }
+  }
+
+  assert {
+    condition     = one([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s if s.Sid == "DeleteRunNetworkInterfaces"]).Condition.ArnEquals["ec2:Subnet"] == ["arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0123456789abcdef0"]
+    error_message = "ec2:DeleteNetworkInterface must be confined to the connection's subnets: any other interface of the account is not the job's."
+  }
+}
+
 run "rejects_a_password_in_default_arguments" {
   command = plan
 

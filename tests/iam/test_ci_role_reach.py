@@ -1,0 +1,238 @@
+"""What the CI deploy role may NOT do, evaluated on the policies terraform/ci renders.
+
+terraform/ci is planned (never applied) with its committed ``example.tfvars`` (dev and prod
+in one account) and a permissions boundary; the only AWS call a plan makes, STS
+GetCallerIdentity for the account id, is answered by a stub. The rendered deploy-role
+policy of dev is evaluated by the pinned @cloud-copilot/iam-simulate
+(``tests/harness/iam.py``) against requests a reviewer would try: reaching prod's keys and
+security groups through dev's own Environment tag, the account-wide Glue Data Catalog
+settings, and the role tagging a boundary requires. Each has a twin the apply really makes,
+which must stay allowed. tests/iam/test_iam_evaluation.py evaluates the recorded calls.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.harness.iam import EVALUATOR, EVALUATOR_PACKAGE, Call, Principal, Request, evaluate
+from tests.harness.terraform import TF, copy_tree, tf
+
+pytestmark = pytest.mark.terraform
+
+ACCOUNT = "111122223333"
+REGION = "eu-west-1"
+BOUNDARY = f"arn:aws:iam::{ACCOUNT}:policy/gi-boundary"
+
+if not os.access(TF, os.X_OK):
+    pytest.skip(f"terraform CLI not found ({TF})", allow_module_level=True)
+if not (EVALUATOR / "node_modules" / EVALUATOR_PACKAGE).exists() or not shutil.which("node"):
+    pytest.skip("the IAM evaluator is not installed; run scripts/setup.sh", allow_module_level=True)
+
+_IDENTITY = (
+    '<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">'
+    f"<GetCallerIdentityResult><Arn>arn:aws:iam::{ACCOUNT}:user/plan</Arn><UserId>AIDAPLAN</UserId>"
+    f"<Account>{ACCOUNT}</Account></GetCallerIdentityResult>"
+    "<ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></GetCallerIdentityResponse>"
+).encode()
+
+_OVERRIDE = """terraform {
+  backend "local" {}
+}
+
+provider "aws" {
+  access_key                  = "test"
+  secret_key                  = "test"
+  skip_credentials_validation = true
+  skip_requesting_account_id  = true
+  skip_metadata_api_check     = true
+  endpoints {
+    sts = "%s"
+  }
+}
+"""
+
+
+class _CallerIdentity(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/xml")
+        self.send_header("Content-Length", str(len(_IDENTITY)))
+        self.end_headers()
+        self.wfile.write(_IDENTITY)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def dev_deploy(tmp_path_factory) -> Iterator[Principal]:
+    """dev's deploy role, its policy as terraform/ci renders it with a permissions boundary."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CallerIdentity)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        ci = copy_tree(tmp_path_factory.mktemp("ci-reach")) / "ci"
+        (ci / "override.tf").write_text(_OVERRIDE % f"http://127.0.0.1:{server.server_address[1]}")
+        tf(ci, "init", "-no-color")
+        tf(
+            ci,
+            "plan",
+            "-no-color",
+            "-var-file=example.tfvars",
+            f"-var=permissions_boundary_arn={BOUNDARY}",
+            "-out=ci.tfplan",
+        )
+        shown = json.loads(tf(ci, "show", "-json", "ci.tfplan").stdout)
+    finally:
+        server.shutdown()
+    address = 'module.roles["dev"].aws_iam_role_policy.this["deploy"]'
+    modules = shown["planned_values"]["root_module"]["child_modules"]
+    policy = next(
+        json.loads(r["values"]["policy"])
+        for m in modules
+        for r in m["resources"]
+        if r["address"] == address
+    )
+    yield Principal(f"arn:aws:iam::{ACCOUNT}:role/gi-ci-dev-deploy", (("dev-deploy", policy),))
+
+
+# What modules/kms_key gives every key: the account administers it, IAM decides who may.
+KEY_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+            "Action": ["kms:Create*", "kms:Put*", "kms:TagResource", "kms:ScheduleKeyDeletion"],
+            "Resource": "*",
+        }
+    ],
+}
+
+
+def _arn(service: str, resource: str) -> str:
+    region = "" if service == "iam" else REGION
+    return f"arn:aws:{service}:{region}:{ACCOUNT}:{resource}"
+
+
+def _request(action: str, resource: str, key: bool = False, **context: Any) -> Request:
+    call = Call(action.split(":")[0], action.split(":")[1], {}, origin="a reviewer")
+    policy = ("key", KEY_POLICY) if key else None
+    return Request(call, action, resource, context, policy)
+
+
+def _verdicts(role: Principal, requests: list[Request]) -> dict[str, str]:
+    return {
+        f"{v.request.action} {v.request.resource}": v.result
+        for v in evaluate(role, requests, ACCOUNT)
+    }
+
+
+DEV_TAG = {"aws:RequestTag/Environment": "dev", "aws:TagKeys": ["Environment"]}
+
+
+def test_a_deploy_role_cannot_retag_the_other_environments_key_as_its_own(dev_deploy):
+    """Retagging prod's key Environment=dev would hand it to dev's ManageEnvironmentKeys
+    (PutKeyPolicy, ScheduleKeyDeletion); tagging a key dev creates stays allowed."""
+    prod_key = _request(
+        "kms:TagResource",
+        _arn("kms", "key/prod"),
+        key=True,
+        **DEV_TAG,
+        **{"aws:ResourceTag/Environment": "prod"},
+    )
+    created = _request("kms:TagResource", "*", **DEV_TAG)
+    own_key = _request(
+        "kms:TagResource",
+        _arn("kms", "key/dev"),
+        key=True,
+        **DEV_TAG,
+        **{"aws:ResourceTag/Environment": "dev"},
+    )
+    assert list(_verdicts(dev_deploy, [prod_key, created, own_key]).values()) == [
+        "ImplicitlyDenied",
+        "Allowed",
+        "Allowed",
+    ]
+
+
+def test_a_deploy_role_opens_only_the_security_groups_its_environment_made(dev_deploy):
+    """A rule or an endpoint added to prod's (or the network team's) group, in a request
+    tagged dev, is refused; dev's own group and the rule and endpoint it creates are not."""
+    requests = [
+        _request(
+            "ec2:AuthorizeSecurityGroupIngress",
+            _arn("ec2", "security-group/sg-prod"),
+            **DEV_TAG,
+            **{"aws:ResourceTag/Environment": "prod"},
+        ),
+        _request(
+            "ec2:AuthorizeSecurityGroupIngress", _arn("ec2", "security-group/sg-db"), **DEV_TAG
+        ),
+        _request(
+            "ec2:CreateVpcEndpoint",
+            _arn("ec2", "security-group/sg-prod"),
+            **DEV_TAG,
+            **{"aws:ResourceTag/Environment": "prod"},
+        ),
+    ]
+    own = [
+        _request(
+            "ec2:AuthorizeSecurityGroupIngress",
+            _arn("ec2", "security-group/sg-dev"),
+            **DEV_TAG,
+            **{"aws:ResourceTag/Environment": "dev"},
+        ),
+        _request(
+            "ec2:AuthorizeSecurityGroupIngress", _arn("ec2", "security-group-rule/*"), **DEV_TAG
+        ),
+        _request("ec2:CreateSecurityGroup", _arn("ec2", "security-group/*"), **DEV_TAG),
+        _request("ec2:CreateVpcEndpoint", _arn("ec2", "vpc-endpoint/*"), **DEV_TAG),
+    ]
+    verdicts = list(_verdicts(dev_deploy, requests + own).values())
+    assert verdicts == ["ImplicitlyDenied"] * 3 + ["Allowed"] * 4
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        ("glue:PutResourcePolicy", "ImplicitlyDenied"),
+        ("glue:DeleteResourcePolicy", "ImplicitlyDenied"),
+        ("glue:PutDataCatalogEncryptionSettings", "ImplicitlyDenied"),
+        ("glue:CreateDatabase", "Allowed"),
+        ("glue:UpdateTable", "Allowed"),
+        ("glue:GetPartitionIndexes", "Allowed"),
+        ("glue:CreateConnection", "Allowed"),
+    ],
+)
+def test_a_deploy_role_names_the_root_catalog_only_for_its_own_catalog_objects(
+    dev_deploy, action, expected
+):
+    """The account's catalog-wide settings (shared with prod) are not dev's to change."""
+    (verdict,) = _verdicts(dev_deploy, [_request(action, _arn("glue", "catalog"))]).values()
+    assert verdict == expected
+
+
+def test_a_deploy_role_with_a_permissions_boundary_tags_the_roles_it_creates(dev_deploy):
+    """CreateRole with tags needs iam:TagRole, which never carries iam:PermissionsBoundary:
+    under the boundary condition it would be refused and with it every tagged role."""
+    role = _arn("iam", "role/glue-gi-dev-orders")
+    requests = [
+        _request("iam:CreateRole", role, **{"iam:PermissionsBoundary": BOUNDARY}, **DEV_TAG),
+        _request("iam:TagRole", role, **DEV_TAG),
+        _request("iam:TagRole", _arn("iam", "role/glue-gi-prod-orders"), **DEV_TAG),
+    ]
+    assert list(_verdicts(dev_deploy, requests).values()) == [
+        "Allowed",
+        "Allowed",
+        "ImplicitlyDenied",
+    ]
