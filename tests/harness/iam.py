@@ -332,10 +332,12 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         bucket, _, key = path.partition("/")
         bucket_policy = acct.bucket_policies.get(bucket)
         policy = (f"bucket {bucket}", bucket_policy) if bucket_policy else None
-        if op == "DeleteObjects":
+        named = (p.get("Delete") or {}).get("Objects") if op == "DeleteObjects" else None
+        if named:
             # Authorized per object: s3:DeleteObject on each key it names ("DeleteObjects",
-            # https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html).
-            for entry in (p.get("Delete") or {}).get("Objects") or []:
+            # https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html); a
+            # call whose keys were not recorded (Terraform's log) stays on the bucket.
+            for entry in named:
                 req(acct.arn("s3", f"{bucket}/{entry['Key']}", False, False), {}, policy)
             return out
         if key and op not in {"ListObjectsV2", "ListObjects", "ListObjectVersions"}:
