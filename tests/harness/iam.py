@@ -332,6 +332,14 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
         bucket, _, key = path.partition("/")
         bucket_policy = acct.bucket_policies.get(bucket)
         policy = (f"bucket {bucket}", bucket_policy) if bucket_policy else None
+        named = (p.get("Delete") or {}).get("Objects") if op == "DeleteObjects" else None
+        if named:
+            # Authorized per object: s3:DeleteObject on each key it names ("DeleteObjects",
+            # https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html); a
+            # call whose keys were not recorded (Terraform's log) stays on the bucket.
+            for entry in named:
+                req(acct.arn("s3", f"{bucket}/{entry['Key']}", False, False), {}, policy)
+            return out
         if key and op not in {"ListObjectsV2", "ListObjects", "ListObjectVersions"}:
             ctx: dict[str, Any] = {}
             if p.get("IfNoneMatch"):
@@ -357,7 +365,9 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
             if kms and op in {"GetObject", "HeadObject", "CopyObject"}:
                 out.append(acct.key_request(call, "kms:Decrypt", kms, via, "SSE-KMS"))
         else:
-            ctx = {"s3:prefix": p["prefix"]} if "prefix" in p else {}
+            # Terraform's log names the query parameter (prefix), boto3 its own (Prefix).
+            listed = p.get("prefix", p.get("Prefix"))
+            ctx = {"s3:prefix": listed} if isinstance(listed, str) else {}
             req(acct.arn("s3", bucket, False, False), ctx, policy)
             if op == "PutBucketEncryption":
                 # The key of SSE-KMS by default (the body is XML): the state's value.

@@ -28,20 +28,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from glue_incremental import aws
 from glue_incremental.run import metrics
+from glue_incremental.targets.parquet import publish, restore
 from glue_incremental.watermarks import Watermarks
-from glue_incremental_tools import cli, deploy, status
+from glue_incremental_tools import cli, deploy, output_files, run_history, status, target_view
 
 from tests.harness.iam import (
     EVALUATOR,
@@ -99,7 +105,7 @@ class Recorded:
     applies: dict[str, RecordedApply]
     ci_roles: dict[str, list[tuple[str, dict[str, Any]]]]
     deploys: dict[str, list[Any]]
-    oncall: dict[str, tuple[list[Any], list[int]]]  # the runbook's calls, the commands' exit codes
+    oncall: dict[str, tuple[list[Any], dict[str, int]]]  # the runbook's calls, what each did
     job_runs: dict[str, dict[str, list[Any]]]  # environment -> pipeline -> its run's recorded calls
     networks: dict[str, RecordedApply]  # modules/glue_network applied as each environment
     override: str  # routes a copied root to the emulators this module applied to
@@ -127,9 +133,18 @@ class Recorded:
         return Principal(f"arn:aws:iam::{self.account}:role/{name}", tuple(roles[name]))
 
     def oncall_requests(self, environment: str) -> list[Request]:
+        """The on-call's calls; the lake's buckets are the platform team's, not this
+        state's: their SSE-KMS key is the data key the Glue security configuration writes
+        with, so each object read, written or copied there uses it through S3."""
         state = self.applies[environment].state
         calls, _ = self.oncall[environment]
-        return requests_after_apply(calls, Account("aws", REGION, self.account), state)
+        acct = Account("aws", REGION, self.account)
+        requests_after_apply([], acct, state)  # the resource policies and aliases, as applied
+        outputs = deploy.output_values(state["values"]["outputs"])
+        for pipeline in outputs["pipelines"].values():
+            bucket, _ = _s3_location(pipeline["target_path"])
+            acct.bucket_keys[bucket] = acct.key_id(_data_key(state))
+        return [r for call in calls for r in requests_for(call, acct)]
 
     def job_run_requests(self, environment: str, pipeline: str) -> list[Request]:
         return job_run_requests(
@@ -223,42 +238,135 @@ def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list
         return calls
 
 
+# The partition of the Parquet target in the on-call's recording; each run writes its own file.
+PARTITION = "order_date=2024-05-01"
+
+
+def _parquet(ids: list[int]) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"order_id": ids}), sink)
+    return sink.getvalue()
+
+
+def _two_parquet_runs(target: str) -> dict[str, int]:
+    """What two runs of a Parquet job leave in its target: each run's publish, the files it
+    replaced retained (what ``watermarks rewind`` restores); run id -> its publish."""
+    bucket, _ = _s3_location(target)
+    s3 = aws.client("s3")
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
+        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    fs = output_files.open_store(target)
+    kept = {}
+    for run, ids in (("jr_1", [101]), ("jr_2", [101, 102])):
+        staged = publish.join(
+            publish.stage_data_uri(target, run), f"{PARTITION}/part-{run}.parquet"
+        )
+        fs.write_bytes(staged, _parquet(ids))
+        done = publish.publish(fs, target, run, [PARTITION], retain=timedelta(days=7))
+        kept[run] = int(done.retain_seq or 0)
+    return kept
+
+
+def _logged_run(job: dict[str, Any], run_id: str) -> None:
+    """The run's log lines as Glue writes them (stream = run id), its run_summary included."""
+    logs = aws.client("logs")
+    prefix = job["default_arguments"]["--custom-logGroup-prefix"]
+    group = f"{prefix}/output"
+    with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+        logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName=run_id)
+    summary = {"event": "run_summary", "rows_read": 2, "rows_written": 2}
+    events = [json.dumps(summary), "orders: 2 rows written"]
+    now = int(time.time() * 1000)  # CloudWatch Logs rejects events older than 14 days
+    logs.put_log_events(
+        logGroupName=group,
+        logStreamName=run_id,
+        logEvents=[{"timestamp": now + i, "message": m} for i, m in enumerate(events)],
+    )
+
+
 def _oncall_runbook(
     environment: str, state: dict[str, Any], endpoints: dict[str, str]
-) -> tuple[list[Any], list[int]]:
-    """The runbook's first steps as the on-call runs them: ``status``, ``watermarks show``
-    and ``watermarks rewind`` of a pipeline with two committed runs and a job run."""
+) -> tuple[list[Any], dict[str, int]]:
+    """Every runbook command the on-call runs in an account, as the runbook runs them, on a
+    Parquet pipeline with two committed runs (each publish retained) and a job run:
+    ``status``; ``runs`` and ``logs`` (``run_history``); ``target``'s schema, count and
+    sample, and a key lookup (``target_view.read_parquet``: what ``target --env`` runs once
+    it has read the environment's outputs); ``watermarks show``; ``watermarks rewind``
+    restoring the target's files. The recorded calls are botocore's; pyarrow's S3 file
+    system (C++, not botocore) reads the files, its calls appended as documented
+    (``_pyarrow_reads``). The environments have no Iceberg target: ``target`` through
+    pyiceberg is not recorded here. ``pages`` is local only. Returns the calls and each
+    command's outcome."""
     outputs = deploy.output_values(state["values"]["outputs"])
     table = outputs["watermarks_table_name"]
     orders = outputs["pipelines"]["orders"]
+    target = orders["target_path"].rstrip("/")
+    job, _ = _job_arguments(state, orders["job_name"])
     with _endpoints(endpoints):
-        # What the jobs would have left: two commits and a run (not the on-call's calls).
+        # What the jobs would have left: two commits with their publishes, and a run with
+        # its log (not the on-call's calls).
+        kept = _two_parquet_runs(target)
         store = Watermarks(table)
         for run in ("jr_1", "jr_2"):
+            values = {"layout": {"target_path": target}, restore.STATE_KEY: kept[run]}
             store.add_watermark(
-                store.create_watermark_item(orders["state_name"], run, updated_at=run)
+                store.create_watermark_item(orders["state_name"], run, updated_at=run, **values)
             )
-        aws.client("glue").start_job_run(JobName=orders["job_name"])
+        run_id = aws.client("glue").start_job_run(JobName=orders["job_name"])["JobRunId"]
+        _logged_run(job, run_id)
         with recording_boto3_calls("on-call") as calls:
             status.environment_status(environment, outputs=outputs)
-            codes = [
-                cli.main(["watermarks", "show", orders["state_name"], "--table", table]),
-                cli.main(
-                    [
-                        "watermarks",
-                        "rewind",
-                        orders["state_name"],
-                        "jr_1",
-                        "--table",
-                        table,
-                        "--why",
-                        "reload what jr_2 read",
-                        "--who",
-                        "on-call",
-                    ]
-                ),
-            ]
-    return calls, codes
+            runs = run_history.recent_runs(orders["job_name"])
+            _, lines = run_history.run_log(orders["job_name"], None)
+            log = list(lines)
+            view = target_view.read_parquet(target, [], 5)
+            key = target_view.parse_filters(["order_id=102"], [])
+            found = target_view.read_parquet(target, key, 5)
+            show = cli.main(["watermarks", "show", orders["state_name"], "--table", table])
+            rewind = cli.main(
+                [
+                    "watermarks",
+                    "rewind",
+                    orders["state_name"],
+                    "jr_1",
+                    "--table",
+                    table,
+                    "--why",
+                    "reload what jr_2 read",
+                    "--who",
+                    "on-call",
+                ]
+            )
+        restored = target_view.read_parquet(target, [], 5)
+    outcomes = {
+        "runs": len(runs),
+        "log lines": len(log),
+        "rows": view.row_count,
+        "key rows": found.matched or 0,
+        "show": show,
+        "rewind": rewind,
+        "rows restored": restored.row_count,
+    }
+    return [*calls, *_pyarrow_reads(target)], outcomes
+
+
+def _pyarrow_reads(target: str) -> list[Call]:
+    """What ``target`` reads of a Parquet target through pyarrow's S3 file system, which
+    sends its requests through the AWS SDK for C++, not botocore, so they cannot be
+    recorded here: the listing is boto3's (``target_view.published_files``, recorded); a
+    dataset built from those paths asks each file's size (HeadObject) and reads its footer
+    and columns by ranged GetObject (Arrow's ``S3FileSystem``: ``GetFileInfo``, and
+    ``ObjectInputFile``, apache/arrow cpp/src/arrow/filesystem/s3fs.cc); each read of an
+    SSE-KMS object makes S3 decrypt with its key as the caller (kms:Decrypt through S3,
+    added by the harness for the lake's bucket, see ``Recorded.oncall_requests``)."""
+    bucket, prefix = _s3_location(target)
+    url = f"/{bucket}/{prefix}/{PARTITION}/part-jr_2.parquet"  # what jr_2 published
+    origin = "on-call target (pyarrow's S3 file system, documented)"
+    return [
+        Call("S3", "HeadObject", {"Bucket": bucket}, url=url, origin=origin),
+        Call("S3", "GetObject", {"Bucket": bucket}, url=url, origin=origin),
+    ]
 
 
 def _job_arguments(state: dict[str, Any], job_name: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -303,6 +411,17 @@ def _job_runs(state: dict[str, Any], endpoints: dict[str, str]) -> dict[str, lis
 def _s3_location(uri: str) -> tuple[str, str]:
     bucket, _, key = uri.removeprefix("s3://").partition("/")
     return bucket, key
+
+
+def _data_key(state: dict[str, Any]) -> str:
+    """The id of the environment's data key (alias <prefix>-data), as applied."""
+    return str(
+        next(
+            r["values"]["target_key_id"]
+            for r in resources(state)
+            if r["type"] == "aws_kms_alias" and r["values"]["name"].endswith("-data")
+        )
+    )
 
 
 def job_run_requests(
@@ -765,20 +884,44 @@ def test_an_accounts_deploy_role_is_allowed_nothing_in_the_other_account(layout)
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
 def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorded, environment):
-    """status, watermarks show and watermarks rewind, recorded against the emulators, for the
-    environment's on-call role (identity policy and the watermarks table's key policy)."""
-    _, codes = recorded.oncall[environment]
-    assert codes == [0, 0]
+    """status, runs, logs, target (schema, count, sample, key lookup), watermarks show and
+    watermarks rewind restoring a Parquet target's files, recorded against the emulators
+    (pyarrow's reads documented), for the environment's on-call role: identity policy, the
+    watermarks table's, data and scripts keys' policies and the scripts bucket's policy."""
+    _, outcomes = recorded.oncall[environment]
+    assert outcomes == {
+        "runs": 1,
+        "log lines": 2,
+        "rows": 2,
+        "key rows": 1,
+        "show": 0,
+        "rewind": 0,
+        "rows restored": 1,
+    }
     requests = recorded.oncall_requests(environment)
     actions = {r.action for r in requests}
     assert {
         "glue:GetJobRuns",
+        "glue:GetJob",
         "cloudwatch:DescribeAlarms",
+        "logs:FilterLogEvents",
         "dynamodb:GetItem",
         "dynamodb:Query",
         "dynamodb:PutItem",
+        "s3:ListBucket",
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:DeleteObject",
         "kms:Decrypt",
+        "kms:GenerateDataKey",
     } <= actions, sorted(actions)
+    copies = [r for r in requests if r.call.operation == "CopyObject"]
+    assert {r.action for r in copies} == {
+        "s3:GetObject",
+        "s3:PutObject",
+        "kms:Decrypt",
+        "kms:GenerateDataKey",
+    }
     role = recorded.applied_role(environment, f"glue-gi-{environment}--oncall")
     refused = _refused(evaluate(role, requests, recorded.account))
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
@@ -811,7 +954,11 @@ def test_the_oncall_reads_the_watermarks_only_through_the_table_keys_grant(recor
     """The table key's policy, not the role alone, decides: without the on-call's ARN in
     it, DynamoDB's decrypt for the on-call is refused."""
     role = recorded.applied_role("dev", "glue-gi-dev--oncall")
-    decrypts = [r for r in recorded.oncall_requests("dev") if r.action == "kms:Decrypt"]
+    decrypts = [
+        r
+        for r in recorded.oncall_requests("dev")
+        if r.action == "kms:Decrypt" and r.call.service == "DynamoDB"
+    ]
     assert decrypts and all(r.resource_policy for r in decrypts)
     for r in decrypts:
         name, policy = r.resource_policy  # type: ignore[misc]

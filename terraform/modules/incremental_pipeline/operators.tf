@@ -1,5 +1,6 @@
-# The people around the jobs: the on-call engineer (the runbook's `status`, `watermarks
-# show` and `watermarks rewind`) and the analysts querying the targets through the Athena
+# The people around the jobs: the on-call engineer (the runbook's `status`, `runs`, `logs`,
+# `target`, `watermarks show` and `watermarks rewind`, a Parquet target's restore included)
+# and the analysts querying the targets through the Athena
 # workgroup. Each is a role people assume (sts:AssumeRole from the account, e.g. an IAM
 # Identity Center permission set allowed to assume it), named glue-<prefix>--<who>: the
 # double hyphen keeps them apart from job roles (glue-<job>, a pipeline name never starts
@@ -17,7 +18,10 @@ locals {
     Version   = "2012-10-17"
     Statement = [{ Effect = "Allow", Principal = { AWS = local.account_root }, Action = "sts:AssumeRole" }]
   })
-  operator_key_users = { data = var.athena_workgroup_enabled ? [local.analyst_role_arn] : [], table = [local.oncall_role_arn], scripts = var.athena_workgroup_enabled ? [local.analyst_role_arn] : [] }
+  # The on-call reads and restores the targets (data key) and may read the local runner's
+  # run records beside the scripts (scripts key); the analysts read targets and results.
+  analyst_key_users  = var.athena_workgroup_enabled ? [local.analyst_role_arn] : []
+  operator_key_users = { data = concat([local.oncall_role_arn], local.analyst_key_users), table = [local.oncall_role_arn], scripts = concat([local.oncall_role_arn], local.analyst_key_users) }
 
   arn_prefix = "arn:${data.aws_partition.current.partition}"
   region     = data.aws_region.current.name
@@ -49,9 +53,10 @@ locals {
     {
       # `status`: each job's last run. By the environment's job-name prefix, not job by
       # job: adding a pipeline changes no shared resource (every job is <prefix>-<pipeline>).
+      # `runs` and `logs` also read the job (GetJob: its script's bucket and its log group).
       Sid      = "ReadJobRuns"
       Effect   = "Allow"
-      Action   = ["glue:GetJobRuns"]
+      Action   = ["glue:GetJobRuns", "glue:GetJob"]
       Resource = "${local.arn_prefix}:glue:${local.region}:${local.account}:job/${var.name_prefix}-*"
     },
     {
@@ -68,6 +73,79 @@ locals {
       Effect   = "Allow"
       Action   = ["cloudwatch:DescribeAlarms"]
       Resource = "${local.arn_prefix}:cloudwatch:${local.region}:${local.account}:alarm:${var.name_prefix}-*"
+    },
+    {
+      # `logs` and `runs` (a run's run_summary line): the jobs' log groups
+      # (<prefix>/output, <prefix>/error, glue_job's /aws-glue/jobs/<job>). FilterLogEvents
+      # is authorized on the log group; reading a group encrypted with the logs key needs
+      # no kms grant of the caller, CloudWatch Logs decrypts under its own ("Encrypt log
+      # data in CloudWatch Logs using AWS KMS",
+      # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html).
+      Sid      = "ReadRunLogs"
+      Effect   = "Allow"
+      Action   = ["logs:FilterLogEvents"]
+      Resource = "${local.arn_prefix}:logs:${local.region}:${local.account}:log-group:/aws-glue/jobs/${var.name_prefix}-*"
+    },
+    {
+      # `runs` and `logs` look for the local runner's record of a run first
+      # (s3://<scripts bucket>/runs/<job>/<run id>.json|.log; none exists in an account,
+      # and a refusal is read as none): the listing of runs/ only (s3:prefix, "Amazon S3
+      # condition key examples",
+      # https://docs.aws.amazon.com/AmazonS3/latest/userguide/amazon-s3-policy-keys.html).
+      Sid       = "ListRunRecords"
+      Effect    = "Allow"
+      Action    = ["s3:ListBucket"]
+      Resource  = module.scripts_bucket.bucket_arn
+      Condition = { StringLike = { "s3:prefix" = ["runs/${var.name_prefix}-*"] } }
+    },
+    {
+      Sid      = "ReadRunRecords"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject"]
+      Resource = "${module.scripts_bucket.bucket_arn}/runs/${var.name_prefix}-*"
+    },
+    {
+      # `target` lists a Parquet target's files (boto3) and `watermarks rewind` lists what
+      # it restores: under the targets' prefixes only.
+      Sid       = "ListTargets"
+      Effect    = "Allow"
+      Action    = ["s3:ListBucket"]
+      Resource  = [for b in local.target_buckets : "${local.arn_prefix}:s3:::${b}"]
+      Condition = { StringLike = { "s3:prefix" = [for l in local.target_locations : "${l.prefix}*"] } }
+    },
+    {
+      # `target` reads the published files (pyarrow: HeadObject and ranged GetObject);
+      # `watermarks rewind` restores a Parquet target's retained files: CopyObject needs
+      # s3:GetObject on the source and s3:PutObject on the destination, both under the
+      # target ("CopyObject", https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html),
+      # then deletes the replaced files and its records (DeleteObject, and DeleteObjects,
+      # authorized per object: "DeleteObjects",
+      # https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html).
+      Sid      = "ReadAndRestoreTargets"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
+      Resource = [for l in local.target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
+    },
+    ], !local.data_key_known ? [] : [
+    {
+      # The targets are SSE-KMS with the data key (the Glue security configuration): a read
+      # decrypts, a copy decrypts its source and encrypts its copy (kms:Decrypt and
+      # kms:GenerateDataKey, "Using server-side encryption with AWS KMS keys",
+      # https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html#require-sse-kms).
+      Sid       = "UseDataKeyThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt", "kms:GenerateDataKey"]
+      Resource  = local.data_key_arns
+      Condition = { StringEquals = { "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
+    },
+    ], !local.scripts_key_known ? [] : [
+    {
+      # A run record's read, SSE-KMS with the scripts key.
+      Sid       = "UseScriptsKeyThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt"]
+      Resource  = [local.scripts_key_arn]
+      Condition = { StringEquals = { "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
     },
     ], !local.table_key_known ? [] : [
     {
@@ -90,6 +168,8 @@ locals {
   # Whether a key exists, decided from the inputs (known at plan, unlike a new key's ARN);
   # an environment without customer managed keys (environments/local) gets no key grant.
   table_key_known    = contains(keys(local.created_keys), "table") || var.watermarks_kms_key_arn != null
+  data_key_known     = contains(keys(local.created_keys), "data") || length(var.data_kms_key_arns) > 0
+  scripts_key_known  = contains(keys(local.created_keys), "scripts") || var.scripts_bucket_kms_key_arn != null
   analyst_keys_known = length(local.created_keys) > 0 || length(var.data_kms_key_arns) > 0 || var.scripts_bucket_kms_key_arn != null
   analyst_keys       = distinct(compact(concat(local.data_key_arns, [local.scripts_key_arn])))
   analyst_statements = concat([
@@ -150,7 +230,7 @@ locals {
 
 resource "aws_iam_role" "oncall" {
   name                 = local.oncall_role_name
-  description          = "On-call for ${var.name_prefix}: status, watermarks show/history/rewind."
+  description          = "On-call for ${var.name_prefix}: status, runs, logs, target, watermarks show/history/rewind."
   permissions_boundary = var.permissions_boundary_arn
   tags                 = var.tags
 

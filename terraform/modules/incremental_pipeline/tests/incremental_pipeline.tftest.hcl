@@ -565,9 +565,9 @@ run "created_keys_encrypt_table_scripts_data_and_logs_and_only_the_jobs_use_them
   assert {
     condition = (
       toset(one([for s in jsondecode(module.key["data"].policy_json).Statement : s.Condition.ArnEquals["aws:PrincipalArn"] if s.Sid == "RolesUseKey"])) ==
-      toset([for k in ["customers", "orders", "orders-enriched", "-analyst"] : "arn:aws:iam::123456789012:role/glue-gi-test-${k}"])
+      toset([for k in ["customers", "orders", "orders-enriched", "-analyst", "-oncall"] : "arn:aws:iam::123456789012:role/glue-gi-test-${k}"])
     )
-    error_message = "The data key must be usable by exactly the jobs' roles and the analysts' (Athena reads the targets as them)."
+    error_message = "The data key must be usable by exactly the jobs' roles, the analysts' (Athena reads the targets as them) and the on-call's (target, a Parquet rewind's restore)."
   }
 
   assert {
