@@ -74,28 +74,10 @@ class ParquetHistoryTarget(ParquetTarget):
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
         return False  # deletes are absorbed deliveries (``_history/``), never tombstones
 
-    def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
-        """As the latest-version target's, the added columns kept as they are."""
-        if not plan.widened or plan.reload:
-            return
-        stored = writer.read_target(run.spark, self.path, self.partition_by)
-        if stored is None:
-            return
+    def _evolved_schema(self, plan: SchemaPlan, stored: DataFrame) -> StructType:
+        """The plan's schema, the added version columns kept as they are."""
         added = [stored.schema[name] for name in self.history.added_columns.values()]
-        wanted = StructType([*plan.resolved.fields, *added])
-        widened = schema_conform.with_columns_of(stored, wanted, stored.columns)
-        writer.replace_partitions(
-            run.spark,
-            widened,
-            self.path,
-            partition_by=self.partition_by,
-            affected=None,
-            run_id=f"{run.run_id}.schema",
-            before_publish=run.guard,
-            retain=self.retain,
-        )
-        self._note_publish(run)
-        self._record_schema(run, widened.schema)
+        return StructType([*plan.resolved.fields, *added])
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle

@@ -121,7 +121,9 @@ class ParquetTarget:
         stored = writer.read_target(run.spark, self.path, self.partition_by)
         if stored is None:
             return
-        widened = schema_conform.with_columns_of(stored, plan.resolved, stored.columns)
+        widened = schema_conform.with_columns_of(
+            stored, self._evolved_schema(plan, stored), stored.columns
+        )
         writer.replace_partitions(
             run.spark,
             widened,
@@ -134,6 +136,10 @@ class ParquetTarget:
         )
         self._note_publish(run)
         self._record_schema(run, widened.schema)
+
+    def _evolved_schema(self, plan: SchemaPlan, stored: DataFrame) -> StructType:
+        """The schema ``evolve`` rewrites the stored rows into: the plan's."""
+        return plan.resolved
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
