@@ -28,7 +28,7 @@ from typing import IO, Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from glue_incremental import aws
-from glue_incremental.sources.jdbc import redact_url
+from glue_incremental.sources.jdbc_urls import redact_url
 
 RUNS_PREFIX = "runs"
 EVENT_SOURCE = "aws.glue"

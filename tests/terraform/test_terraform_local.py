@@ -233,9 +233,18 @@ RETURNS_PIPELINE = """{
     target           = { path = "${local.data}/curated/returns/" }
   }"""
 
-# The environment's dashboard has a row per pipeline: the one shared resource
-# a pipeline's arrival or departure may change.
-SHARED_BY_DESIGN = {"module.pipeline.aws_cloudwatch_dashboard.this[0]"}
+# Shared resources a pipeline's arrival or departure may change, in place only: the
+# dashboard has a row per pipeline, and the operator roles reach each target's prefix
+# (least privilege names every target, so their policies list the pipelines).
+SHARED_BY_DESIGN = {
+    "module.pipeline.aws_cloudwatch_dashboard.this[0]",
+    "module.pipeline.aws_iam_role_policy.oncall",
+    "module.pipeline.aws_iam_role_policy.analyst[0]",
+}
+
+
+def shared_changes_are_in_place(changes):
+    return all(changes[a] == ["update"] for a in SHARED_BY_DESIGN if a in changes)
 
 
 def test_adding_a_pipeline_plans_only_its_own_resources(local_env):
@@ -246,6 +255,7 @@ def test_adding_a_pipeline_plans_only_its_own_resources(local_env):
     assert others, "the new pipeline planned nothing"
     foreign = {a: act for a, act in others.items() if "returns" not in a or act != ["create"]}
     assert not foreign, f"adding a pipeline touches other resources: {foreign}"
+    assert shared_changes_are_in_place(changes), changes
     assert any('module.job["returns"]' in a for a in others)
     assert any('aws_glue_catalog_table.target["returns"]' in a for a in others)
 
@@ -261,6 +271,7 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
         if not any(s in a for s in ('"orders_enriched"', "orders-enriched")) or act != ["delete"]
     }
     assert others and not foreign, f"removing a pipeline touches other resources: {foreign}"
+    assert shared_changes_are_in_place(changes), changes
 
 
 def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):

@@ -41,3 +41,21 @@ def test_reading_a_snapshot_summary_needs_no_spark():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
 
     assert done.stdout.strip() == "False"
+
+
+def test_every_operator_command_registers_on_a_machine_without_spark():
+    """The tools extra has no pyspark: building the command line must not import it."""
+    probe = (
+        "import sys\n"
+        "class NoSpark:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('pyspark', 'py4j'):\n"
+        "            raise ImportError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, NoSpark())\n"
+        "from glue_incremental_tools.cli import build_parser\n"
+        "build_parser()\n"
+    )
+
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stderr

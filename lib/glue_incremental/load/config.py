@@ -33,7 +33,7 @@ from glue_incremental.load import reconcile as reconciling
 from glue_incremental.load.batch_plan import BATCH_OPTIONS, BatchLimits
 from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
-from glue_incremental.sources.jdbc import redact_url
+from glue_incremental.sources.jdbc_urls import redact_url
 from glue_incremental.sources.notifications import DEFAULT_VISIBILITY_SECONDS
 from glue_incremental.sources.s3_listing import is_s3_uri
 from glue_incremental.targets.base import TargetOptions

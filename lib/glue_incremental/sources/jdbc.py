@@ -24,6 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.sources import credentials
+from glue_incremental.sources.jdbc_urls import redact_url
 
 __all__ = [
     "JdbcSource",
@@ -469,16 +470,6 @@ def _load(spark: SparkSession, source: JdbcSource, options: dict[str, str]) -> D
 
 # ---------------------------------------------------------------------------
 # Errors
-
-
-def redact_url(url: str) -> str:
-    """``url`` with passwords removed: ``//user:pw@``, Oracle's ``user/pw@``, ``password=``
-    (``sslpassword=`` too), ODBC-style ``PWD=``, SQL Server's braced ``password={a;b}``."""
-    # Greedy to the last "@" before the path: a password may itself contain "@".
-    redacted = re.sub(r"(//[^/@:?;]*:)[^/]*@", r"\1***@", url)
-    # Oracle thin: jdbc:oracle:thin:user/password@host:1521/service
-    redacted = re.sub(r"(?i)^(jdbc:oracle:[a-z0-9]+:)([^/@:]+)/[^@]*@", r"\1\2/***@", redacted)
-    return re.sub(r"(?i)((?:password|pwd)=)(?:\{[^}]*\}?|[^&;)]*)", r"\1***", redacted)
 
 
 def _java_exception(error: BaseException) -> JavaObject | None:
