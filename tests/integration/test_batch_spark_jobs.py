@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glue_incremental.engine import cursors
 from glue_incremental.io import spark_listing
-from glue_incremental.load import cursors
 from glue_incremental.sources import bulk
 from glue_incremental.sources.listing import SourceFile
 

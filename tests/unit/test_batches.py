@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from glue_incremental.args import ArgumentError
-from glue_incremental.load.batch_plan import (
+from glue_incremental.engine.batch_plan import (
     BatchLimits,
     FileBatch,
     batch_end_query,

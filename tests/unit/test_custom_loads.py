@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from glue_incremental.load.cursors import BatchStats
+from glue_incremental.engine.cursors import BatchStats
+from glue_incremental.engine.source_plan import SourcePlan
 from glue_incremental.load.planned import PlannedLoad
-from glue_incremental.load.sources import SourcePlan
 from glue_incremental.run.state import LoadState
 
 STORED = {"cursor": 5, "published_at_ms": 1_000, "runs_since_reconcile": 1}

@@ -18,12 +18,7 @@ from glue_incremental.args import COMMON_OPTIONS, Option
 from glue_incremental.custom.tables import JdbcReference, JdbcTable
 from glue_incremental.engine.declarations import check_name
 from glue_incremental.engine.errors import DeclarationError
-from glue_incremental.load.config import LOAD_OPTIONS
-
-# The generic load's own declarations: one help text, one meaning for both kinds of job.
-CREDENTIAL_OPTIONS: tuple[Option, ...] = tuple(
-    option for option in LOAD_OPTIONS if option.name in ("source_secret_id", "connection_name")
-)
+from glue_incremental.engine.jdbc_table import CREDENTIAL_OPTIONS
 
 
 def url_argument(name: str) -> str:

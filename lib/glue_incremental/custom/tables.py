@@ -1,11 +1,11 @@
 """A custom job's JDBC tables: ``JdbcTable`` (read incrementally by a watermark column, one
 slot) and ``JdbcReference`` (read whole), and a ``JdbcTable`` planned for one run: the
-generic load's ``JdbcTableSource`` reading the table's slot, its rows since the slot's
+generic load's ``JdbcTableSource`` (``engine/jdbc_table.py``) reading the table's slot, its rows since the slot's
 cursor, and the cursor it leaves.
 
 First run (or a reset, or bookmarks disabled): the whole table. The next cursor is the
 greatest watermark read, not after the run's start + the load's future skew
-(``load.cursors.batch_stats``); it never moves back.
+(``engine.cursors.batch_stats``); it never moves back.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from glue_incremental.args import ArgumentError, parse_duration
+from glue_incremental.engine import cursors
+from glue_incremental.engine.cursors import DEFAULT_MAX_FUTURE_SKEW
 from glue_incremental.engine.errors import DeclarationError
+from glue_incremental.engine.jdbc_table import JdbcTableOptions, JdbcTableSource, jdbc_source
 from glue_incremental.engine.planned import OneFrameRead
-from glue_incremental.load import cursors
-from glue_incremental.load.config import DEFAULT_MAX_FUTURE_SKEW
-from glue_incremental.load.sources import JdbcTableOptions, JdbcTableSource, SourcePlan, jdbc_source
+from glue_incremental.engine.source_plan import SourcePlan
 from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
@@ -87,7 +88,7 @@ class JdbcConnection:
 @dataclass(frozen=True)
 class JdbcTable(JdbcConnection):
     """A relational table read incrementally over JDBC by ``watermark_column``, exactly as the
-    generic load reads it (``load.sources.JdbcTableSource``): the rows with
+    generic load reads it (``engine.jdbc_table.JdbcTableSource``): the rows with
     ``watermark >= cursor - lookback`` (first run: all of them; rows with a null watermark
     every run). Rows at the cursor are read again: write by
     ``primary_key``. Its slot holds the cursor, the greatest watermark read."""

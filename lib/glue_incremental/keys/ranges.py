@@ -4,7 +4,7 @@ A merge that can see keys move partition looks its incoming keys up in the key i
 (``keys.index.partitions_of``): with many keys, a join of the index with them (a few Spark
 jobs). Every index file's Parquet footer holds, per row group, the least and greatest key it
 stores. When the batch's key range (its least and greatest key, computed in the batch's first
-aggregate, ``load.cursors.batch_stats``) lies outside every stored range, no incoming key is
+aggregate, ``engine.cursors.batch_stats``) lies outside every stored range, no incoming key is
 stored: the lookup would find nothing, so it is skipped and the guarantee is unchanged. Each
 later batch of a bounded first load is this case (its keys are all new).
 

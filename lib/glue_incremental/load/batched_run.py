@@ -1,5 +1,5 @@
 """A load run as bounded batches: plan one batch from the committed state, load and commit
-it, then plan the next (``load.batch_plan`` bounds each one).
+it, then plan the next (``engine.batch_plan`` bounds each one).
 
 Each batch is read, merged, published and committed with its own state under the run's
 lease before the next is read, so a crash after batch k keeps k batches and the next run
@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from glue_incremental.engine.batch_plan import UNBOUNDED, BatchLimits
+from glue_incremental.engine.source_plan import Source, SourcePlan
 from glue_incremental.hooks import hooks
-from glue_incremental.load.batch_plan import UNBOUNDED, BatchLimits
 from glue_incremental.load.config import LoadConfig
-from glue_incremental.load.sources import Source, SourcePlan
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.summary import RunCounts
 

@@ -26,11 +26,12 @@ from glue_incremental.args import (
     typed_values,
 )
 from glue_incremental.deletes import markers as deletes
-from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.engine.batch_plan import BATCH_OPTIONS, BatchLimits
+from glue_incremental.engine.cursors import DEFAULT_MAX_FUTURE_SKEW
+from glue_incremental.engine.jdbc_table import CREDENTIAL_OPTIONS
 from glue_incremental.history.errors import HistoryOptionError
 from glue_incremental.history.options import HISTORY_MODES, HistoryOptions
 from glue_incremental.load import reconcile as reconciling
-from glue_incremental.load.batch_plan import BATCH_OPTIONS, BatchLimits
 from glue_incremental.schema.evolution import SCHEMA_EVOLUTIONS, SchemaEvolution
 from glue_incremental.sources.discovery import DEFAULT_FULL_LISTING_EVERY, Discovery
 from glue_incremental.sources.jdbc_urls import redact_url
@@ -52,7 +53,6 @@ NULL_POLICIES: tuple[NullWatermarkPolicy, ...] = ("load", "fail")
 PARTITION_MOVES: tuple[writer.PartitionMoves, ...] = ("detect", "ignore")
 DEFAULT_FILE_BAND = timedelta(seconds=900)
 
-DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
 # How long a Parquet publish keeps the files it replaced (`watermarks rewind` restores them).
 DEFAULT_OUTPUT_RETENTION = "7 days"
 
@@ -150,16 +150,7 @@ LOAD_OPTIONS: tuple[Option, ...] = (
         "A value that does not fit its type stops the run before anything is written.",
     ),
     Option("source_user", "JDBC user when neither a secret nor a connection gives one."),
-    Option(
-        "source_secret_id",
-        "JDBC credentials: a Secrets Manager secret (name or ARN) holding JSON `username`/`password`. "
-        "The job role may read only that secret.",
-    ),
-    Option(
-        "connection_name",
-        "JDBC credentials from a Glue connection (`USERNAME`/`PASSWORD` or its `SECRET_ID`); "
-        "list it in the job's `connections`.",
-    ),
+    *CREDENTIAL_OPTIONS,
     Option(
         "lookback",
         "For example `2 hours` or `3600` (seconds). JDBC: re-read `watermark_column >= previous - lookback`. "
@@ -264,14 +255,6 @@ REFUSED_ARGS = {
     "source_password": "a password in job arguments is visible in GetJob, CloudTrail and "
     "Terraform state: use --source_secret_id (Secrets Manager) or --connection_name (Glue connection)",
 }
-
-
-class SchemaError(GlueIncrementalError, ValueError):
-    """The source does not have the columns the job needs, or changed shape."""
-
-    def __init__(self, column: str, message: str) -> None:
-        self.column = column
-        super().__init__(message)
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from glue_incremental.deletes import markers as delete_markers
+from glue_incremental.engine import cursors
 from glue_incremental.engine.declarations import Output
 from glue_incremental.engine.job import CustomJob
-from glue_incremental.load import batched_run, cursors, reconcile
+from glue_incremental.engine.source_plan import SchemaError, SourcePlan, require_columns
+from glue_incremental.load import batched_run, reconcile
 from glue_incremental.load import sources as load_sources
 from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's public names)
     DEFAULT_FILE_BAND,
@@ -42,10 +44,8 @@ from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's
     SOURCE_FORMATS,
     TARGET_FORMATS,
     LoadConfig,
-    SchemaError,
 )
 from glue_incremental.load.planned import PlannedLoad
-from glue_incremental.load.sources import SourcePlan, require_columns
 from glue_incremental.run.context import GlueJob, IncrementalRun
 from glue_incremental.run.state import (
     check_same_layout,

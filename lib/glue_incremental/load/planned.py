@@ -1,5 +1,5 @@
 """The generic load's source as a planned source of ``CustomJob`` (``engine.planned.Planned``): one
-``load.sources.SourcePlan`` (a run, or one batch of it) and the ``LoadState`` its slot
+``engine.source_plan.SourcePlan`` (a run, or one batch of it) and the ``LoadState`` its slot
 commits.
 
 The slot commits exactly the load's state: the carried state (file bookmark, layout,
@@ -17,9 +17,9 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from glue_incremental.engine import cursors
 from glue_incremental.engine.planned import OneFrameRead
-from glue_incremental.load import cursors
-from glue_incremental.load.sources import SourcePlan
+from glue_incremental.engine.source_plan import SourcePlan
 from glue_incremental.partitions.values import Partition
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState, stored_without_times
@@ -46,7 +46,7 @@ class PlannedLoad(OneFrameRead):
 
     @property
     def cursor(self) -> Any:
-        """The greatest cursor read (``load.cursors.batch_stats``: not past the allowed skew)."""
+        """The greatest cursor read (``engine.cursors.batch_stats``: not past the allowed skew)."""
         found = self.stats.max_cursor if self.stats else None
         return cursors.max_cursor(self.carried.cursor, found)
 

@@ -8,22 +8,21 @@ trace. Invariants: ``docs/targets-and-sources.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType, _parse_datatype_string
 
 from glue_incremental.args import ArgumentError
-from glue_incremental.load import batch_plan, cursors
-from glue_incremental.load.config import LoadConfig, SchemaError
+from glue_incremental.engine import batch_plan
+from glue_incremental.engine.jdbc_table import JdbcTableOptions, JdbcTableSource, jdbc_source
+from glue_incremental.engine.source_plan import Source, SourcePlan
+from glue_incremental.load.config import LoadConfig
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.state import LoadState
 from glue_incremental.sources import (
     bulk,
-    credentials,
     file_dataset,
     files,
     jdbc,
@@ -31,7 +30,6 @@ from glue_incremental.sources import (
     reading,
     snapshots,
 )
-from glue_incremental.watermarks import DEFAULT_SLOT
 
 # Delivery order of file rows, for ties (``targets.latest.merge_latest``); never written.
 FILE_MODIFIED = "__glue_incremental_file_modified"
@@ -43,73 +41,6 @@ DELIVERY_SOURCES = {
     FILE_MODIFIED: "_metadata.file_modification_time",
     FILE_NAME: "_metadata.file_name",
 }
-
-
-def _nothing_after_commit(run: IncrementalRun) -> None:
-    return None
-
-
-def _nothing() -> None:
-    return None
-
-
-def _no_types() -> dict[str, str]:
-    return {}
-
-
-def _no_misfit() -> tuple[str | None, str] | None:
-    return None
-
-
-@dataclass(frozen=True)
-class SourcePlan:
-    """One run's read, planned: what a dry run prints, how to read, the state it leaves.
-
-    ``carried`` is the next state but for the cursor (still the previous one) and the
-    publish time. ``rereads``: rows read may be versions already loaded (then only those
-    the target lacks count as new), at or after ``reread_from`` when that is known.
-    """
-
-    summary: Mapping[str, object]
-    read: Callable[[], DataFrame | None]
-    carried: LoadState
-    details: Mapping[str, object]
-    delivery: Sequence[str] = ()
-    late_files: int = 0
-    file_high_mark_ms: int | None = None
-    rereads: bool = False
-    reread_from: Any = None
-    after_commit: Callable[[IncrementalRun], None] = field(default=_nothing_after_commit)
-    # For a run that will not commit (a failure, a dry run): leave the source as it was found.
-    release: Callable[[], None] = field(default=_nothing)
-    # After ``read``: the source's partition column types to keep in the state (files).
-    partition_types: Callable[[], dict[str, str]] = field(default=_no_types)
-    # A bounded batch (``batches``) that left more for the next batch to read.
-    more: bool = False
-    # After a read failed on a value that does not fit the declared schema: (column, where),
-    # naming the file, line, column and value (``reading.first_misfit``); None if not found.
-    misfit: Callable[[], tuple[str | None, str] | None] = field(default=_no_misfit)
-
-
-@dataclass(frozen=True)
-class JdbcTableOptions:
-    """What the JDBC table source reads: the table, how to log in, the watermark column and
-    the columns the table must have (the load's from its config: ``jdbc_table_options``; a
-    custom ``JdbcTable``'s from its declaration). Building one checks and builds nothing."""
-
-    url: str
-    table: str
-    watermark_column: str
-    primary_key: tuple[str, ...] = ()
-    partition_by: tuple[str, ...] = ()
-    secret_id: str | None = None
-    connection_name: str | None = None
-    user: str | None = None
-    password: str | None = None
-    num_partitions: int = 1
-    partition_column: str | None = None
-    lookback: timedelta = timedelta(0)
-    null_watermarks: str = "load"
 
 
 def jdbc_table_options(config: LoadConfig) -> JdbcTableOptions:
@@ -131,84 +62,6 @@ def jdbc_table_options(config: LoadConfig) -> JdbcTableOptions:
     )
 
 
-class Source(Protocol):
-    def plan(
-        self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
-    ) -> SourcePlan:
-        """Plan this run's read (one batch of at most ``limits``) from the run's stored state;
-        reads data lazily, writes nothing."""
-        ...
-
-
-@dataclass(frozen=True)
-class JdbcTableSource:
-    """``--source jdbc:...`` and ``--source_table``: rows with ``watermark >= cursor - lookback``.
-
-    ``slot``: the state slot holding the cursor (a custom job has one per source)."""
-
-    options: JdbcTableOptions
-    slot: str = DEFAULT_SLOT
-
-    @classmethod
-    def of(cls, config: LoadConfig) -> JdbcTableSource:
-        return cls(jdbc_table_options(config))
-
-    def plan(
-        self, run: IncrementalRun, limits: batch_plan.BatchLimits = batch_plan.UNBOUNDED
-    ) -> SourcePlan:
-        config = self.options
-        source = jdbc_source(config)
-        require_columns(
-            jdbc.column_names(run.spark, source), config, "source table " + str(config.table)
-        )
-        previous = LoadState.from_state(run.previous(self.slot))
-        cursor = previous.cursor if previous else None
-        lower = cursors.minus(cursor, config.lookback) if cursor is not None else None
-        upper_state = LoadState.from_state(run.upper_bound(self.slot))
-        # The jdbc reader's upper bound is exclusive; the replayed run read its cursor value.
-        upper = cursors.just_after(upper_state.cursor) if upper_state else None
-        batch_end = None
-        upper_inclusive = False
-        if limits.max_rows is not None and upper is None:
-            batch_end = jdbc.first_value(
-                run.spark,
-                source,
-                batch_plan.batch_end_query(
-                    source,
-                    watermark_column=config.watermark_column,
-                    after=cursor,
-                    max_rows=limits.max_rows,
-                ),
-            )
-            # Up to and including the batch's last watermark value: no ``just_after``, so
-            # any watermark type the database orders (numeric, float, text) can be batched.
-            upper, upper_inclusive = batch_end, batch_end is not None
-        more = batch_end is not None and _has_rows_after(run, source, config, batch_end)
-        bounds: dict[str, Any] = {
-            "watermark_column": config.watermark_column,
-            "lower_bound": lower,
-            "upper_bound": upper,
-            "include_null_watermarks": config.null_watermarks == "load",
-            "upper_inclusive": upper_inclusive,
-        }
-        query = jdbc.incremental_query(source, **bounds)
-        return SourcePlan(
-            summary={
-                "source": "jdbc",
-                "table": config.table,
-                "lower_bound": lower,
-                "query": query,
-                **_row_batches_preview(run, source, config, limits, cursor),
-            },
-            read=lambda: jdbc.read_incremental(run.spark, source, **bounds),
-            carried=LoadState(cursor=cursor, published_at_ms=0),
-            details={"query": query},
-            rereads=True,
-            reread_from=lower,
-            more=more,
-        )
-
-
 def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
     """The source's primary keys and nothing else, the reconcile's read: the JDBC table's
     (``jdbc.key_query``), or the latest snapshot's (``--file_snapshots``, ``snapshots``)."""
@@ -224,59 +77,6 @@ def source_keys(run: IncrementalRun, config: LoadConfig) -> DataFrame:
             delivery=DELIVERY_SOURCES,
         )
     return jdbc.read_keys(run.spark, jdbc_source(jdbc_table_options(config)), config.primary_key)
-
-
-def _has_rows_after(
-    run: IncrementalRun, source: jdbc.JdbcSource, config: JdbcTableOptions, batch_end: Any
-) -> bool:
-    query = batch_plan.rows_after_query(
-        source, watermark_column=config.watermark_column, after=batch_end
-    )
-    return jdbc.first_value(run.spark, source, query) is not None
-
-
-def _row_batches_preview(
-    run: IncrementalRun,
-    source: jdbc.JdbcSource,
-    config: JdbcTableOptions,
-    limits: batch_plan.BatchLimits,
-    cursor: Any,
-) -> dict[str, Any]:
-    """A dry run's ``batches``: the watermark each row batch of this run would end at."""
-    if not run.dry_run or limits.max_rows is None:
-        return {}
-    max_rows = limits.max_rows
-
-    def next_end(after: Any) -> Any:
-        query = batch_plan.batch_end_query(
-            source, watermark_column=config.watermark_column, after=after, max_rows=max_rows
-        )
-        return jdbc.first_value(run.spark, source, query)
-
-    most = limits.max_batches or batch_plan.PREVIEW_BATCHES
-    ends = batch_plan.row_batch_ends(next_end, cursor, most)
-    listed: list[dict[str, Any]] = [{"ends_at_watermark": end} for end in ends]
-    if len(ends) < most:
-        listed.append({"ends_at_watermark": None})  # the rest, up to the newest row
-    return {"batches": listed}
-
-
-def jdbc_source(options: JdbcTableOptions) -> jdbc.JdbcSource:
-    """The table and its resolved credentials (a custom job's JDBC tables read it too)."""
-    found = credentials.resolve(
-        secret_id=options.secret_id,
-        connection_name=options.connection_name,
-        user=options.user,
-        password=options.password,
-    )
-    return jdbc.JdbcSource(
-        url=options.url,
-        table=options.table,
-        user=found.user,
-        password=found.password,
-        num_partitions=options.num_partitions,
-        partition_column=options.partition_column,
-    )
 
 
 @dataclass(frozen=True)
@@ -422,26 +222,8 @@ def declared_schema(config: LoadConfig) -> StructType | None:
     return schema
 
 
-def require_columns(
-    columns: Sequence[str], config: LoadConfig | JdbcTableOptions, where: str
-) -> None:
-    """SchemaError naming the first key, watermark or partition column ``columns`` lacks."""
-    present = set(columns)
-    for role, names in (
-        ("--watermark_column", (config.watermark_column,)),
-        ("--primary_key", config.primary_key),
-        ("--partition_by", config.partition_by),
-    ):
-        for name in names:
-            if name not in present:
-                raise SchemaError(
-                    name,
-                    f"{role} column {name!r} is not in {where} (columns: {', '.join(sorted(present))})",
-                )
-
-
 SOURCES: dict[str, Callable[[LoadConfig], Source]] = {
-    "jdbc": JdbcTableSource.of,
+    "jdbc": lambda config: JdbcTableSource(jdbc_table_options(config)),
     "files": FileDatasetSource,
 }
 

@@ -24,6 +24,8 @@ from glue_incremental.io.spark_listing import session_conf
 from glue_incremental.keys import ranges as key_range
 
 ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
+# How far past the run's start a watermark may be and still move the cursor (``--max_future_skew``).
+DEFAULT_MAX_FUTURE_SKEW = "5 minutes"
 
 
 @dataclass(frozen=True)
