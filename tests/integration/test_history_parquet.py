@@ -49,7 +49,7 @@ class HistoryJob:
         self.clock.now += 10
         write_json_file(self.tmp / "source", rows, mtime=self.clock.now, name=name)
 
-    def run(self, hook: Any = None, **overrides: Any) -> dict:
+    def run(self, hook: Any = None, *, dry_run: bool = False, **overrides: Any) -> dict:
         self.clock.now += 60
         self.runs += 1
         return run_load_at(
@@ -60,7 +60,16 @@ class HistoryJob:
             clock=self.clock,
             store=self.store,
             hook=hook,
+            dry_run=dry_run,
         )
+
+    def files(self) -> dict[str, tuple[int, int]]:
+        """Every file under the target, hidden ones included (side store, index, notes)."""
+        return {
+            str(path.relative_to(self.target)): (path.stat().st_size, path.stat().st_mtime_ns)
+            for path in sorted(self.target.rglob("*"))
+            if path.is_file()
+        }
 
     def versions(self) -> list[dict]:
         """The target's version rows as a reader sees them, sorted by key and ``valid_from``."""
@@ -261,3 +270,56 @@ def test_property_any_deliveries_in_any_batches_give_the_reference_history(
         job.land(batch)
         job.run()
     job.assert_equals_reference(tracked)
+
+
+def test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing(
+    spark, tmp_path, store
+):
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a"), row(2, 10, "b"), row(3, 10, "c")])
+    job.run()
+    job.land([row(1, 20, "x"), row(2, 5, "z"), row(3, 30, "c", note="untracked")])
+    files, state = job.files(), store.get_watermark(job.job_name)
+
+    dry = job.run(dry_run=True)
+
+    assert job.files() == files  # no data, index, side store or note written
+    assert store.get_watermark(job.job_name) == state
+    real = job.run()
+    counts = ("versions_opened", "versions_closed")
+    # key 1's tracked change, key 2's late version before its first; key 3 opens nothing
+    assert [dry[name] for name in counts] == [real[name] for name in counts]
+    assert real["versions_opened"] == 2
+    job.assert_equals_reference(("segment",))
+
+
+def test_a_history_run_publishes_the_versions_it_opened_and_closed(
+    spark, tmp_path, store, monkeypatch
+):
+    from glue_incremental.run import metrics
+
+    sent: list[dict[str, float]] = []
+    publish = metrics.publish
+
+    def recorded(run_metrics: Any, *args: Any, **kwargs: Any) -> Any:
+        data = publish(run_metrics, *args, **kwargs)
+        sent.append({datum["MetricName"]: datum["Value"] for datum in data})
+        return data
+
+    monkeypatch.setattr(metrics, "publish", recorded)
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a"), row(2, 10, "b")])
+    job.run()
+    job.land([row(1, 20, "c")])
+    job.run()
+    job.run()  # nothing new: still both, as 0
+
+    wanted = [
+        {name: figures.get(name) for name in ("VersionsOpened", "VersionsClosed")}
+        for figures in sent
+    ]
+    assert wanted == [
+        {"VersionsOpened": 2.0, "VersionsClosed": 0.0},
+        {"VersionsOpened": 1.0, "VersionsClosed": 1.0},
+        {"VersionsOpened": 0.0, "VersionsClosed": 0.0},
+    ]

@@ -85,3 +85,33 @@ def test_a_run_without_a_release_argument_keeps_the_line_and_metrics_as_they_wer
     from glue_incremental.run.metrics import RunMetrics, metric_data
 
     assert "Runs" not in {d["MetricName"] for d in metric_data(RunMetrics("j", 1, 1))}
+
+
+def test_a_history_run_publishes_the_versions_it_opened_and_closed_even_when_none():
+    from glue_incremental.run.metrics import RunMetrics, metric_data, version_count
+
+    details = {"versions_opened": 3, "versions_closed": 0}
+    data = metric_data(
+        RunMetrics(
+            "j",
+            1,
+            1,
+            versions_opened=version_count(details, "versions_opened"),
+            versions_closed=version_count(details, "versions_closed"),
+        )
+    )
+
+    assert {
+        d["MetricName"]: d["Value"] for d in data if d["MetricName"].startswith("Versions")
+    } == {
+        "VersionsOpened": 3.0,
+        "VersionsClosed": 0.0,
+    }
+
+
+def test_a_latest_version_run_publishes_no_version_metrics():
+    from glue_incremental.run.metrics import RunMetrics, metric_data, version_count
+
+    assert version_count({}, "versions_opened") is None
+    names = {d["MetricName"] for d in metric_data(RunMetrics("j", 1, 1))}
+    assert not names & {"VersionsOpened", "VersionsClosed"}

@@ -3,9 +3,9 @@
 Declare the datasets read incrementally (``Dataset``, or ``JdbcTable`` by watermark column:
 one state slot each), the small tables read whole (``Reference``, ``JdbcReference``) and the targets (``parquet``/``iceberg``); inside
 ``with incremental_job(...) as job`` read ``job.increment``/``job.affected_partitions``/
-``job.read_partitions`` and write each target once (``job.write`` by key,
-``job.replace_partitions`` by partitions). A clean exit commits every slot in one
-transaction; an exception commits nothing. Guide: ``docs/custom-jobs.md``.
+``job.read_partitions`` and write each target once (``job.write`` by key, every version
+with ``history=History(...)``; ``job.replace_partitions`` by partitions). A clean exit
+commits every slot in one transaction; an exception commits nothing. Guide: ``docs/custom-jobs.md``.
 """
 
 from glue_incremental.args import Option, choice
@@ -22,6 +22,7 @@ from glue_incremental.engine.errors import (
     UndeclaredName,
     WrittenTwice,
 )
+from glue_incremental.engine.history import History
 from glue_incremental.engine.job import CustomJob
 from glue_incremental.run.context import run_script
 
@@ -29,6 +30,7 @@ __all__ = [
     "CustomJob",
     "Dataset",
     "DeclarationError",
+    "History",
     "JdbcReference",
     "JdbcTable",
     "JobArguments",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -37,7 +37,9 @@ from glue_incremental.engine.errors import (
     UndeclaredName,
     WrittenTwice,
 )
+from glue_incremental.engine.history import History, bind, history_target
 from glue_incremental.engine.planned import Planned
+from glue_incremental.history.options import HistoryOptions
 from glue_incremental.hooks import hooks
 from glue_incremental.keys.ranges import KeyRange
 from glue_incremental.partitions.values import Partition
@@ -65,6 +67,16 @@ SUMMARY_KEYS = frozenset(
         *("plan", "metrics_published"),
     )
 )
+
+
+@runtime_checkable
+class Previewed(Protocol):
+    """A target whose dry run computes what its ``upsert`` would change, writing nothing
+    (a history target: the versions it would open and close, in the run's details)."""
+
+    def preview(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> None: ...
+
+
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
 _KIND_NAMES: dict[type | tuple[type, ...], str] = {
     Dataset: "partitioned Dataset",
@@ -92,6 +104,8 @@ class CustomJob:
     _planned: dict[str, Planned] = field(default_factory=dict, init=False)
     # Writes the script asked for, published in ``finish`` (call order), then their results.
     _staged: dict[str, Callable[[], WriteResult]] = field(default_factory=dict, init=False)
+    # What a dry run computes instead of a staged write (``Previewed`` targets only).
+    _previews: list[Callable[[], None]] = field(default_factory=list, init=False)
     _written: dict[str, WriteResult] = field(default_factory=dict, init=False)
     _settled: dict[str, dict[str, Any]] | None = field(default=None, init=False)
     _described: dict[str, Any] | None = field(default=None, init=False)
@@ -207,11 +221,22 @@ class CustomJob:
         schema: SchemaPlan | None = None,
         replace_all: bool | None = None,
         commit_unchanged: bool = True,
+        history: History | HistoryOptions | None = None,
     ) -> None:
-        """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``.
-        Published on a clean exit of the block, never if it raises. Options (the load's):
-        ``docs/custom-jobs.md``."""
+        """Merge ``rows`` into ``target`` by ``keys``, keeping the greatest ``order_by``;
+        with ``history``, every version instead, bounded by ``order_by`` (``docs/history.md``).
+        Published on a clean exit of the block, never if it raises (a dry run computes a
+        ``Previewed`` target's changes instead). Options (the load's): ``docs/custom-jobs.md``."""
         built = self._target(target)
+        if history is not None:
+            hidden = {*delivery, deleted}
+            built = self._built[target] = history_target(
+                self.run,
+                target,
+                self.targets[target],
+                bind(target, history, keys, order_by),
+                [name for name in rows.columns if name not in hidden],
+            )
         if self.targets[target].schema_evolution is not None:
             raise DeclarationError(
                 target, f"target {target!r}: schema_evolution applies to replace_partitions"
@@ -236,6 +261,9 @@ class CustomJob:
 
         self._commit_unchanged[target] = commit_unchanged
         self._stage(target, upsert)
+        if isinstance(built, Previewed):
+            previewed = built
+            self._previews.append(lambda: previewed.preview(self.run, rows, spec))
 
     def replace_partitions(
         self, target: str, rows: DataFrame, partitions: Sequence[Partition]
@@ -282,6 +310,8 @@ class CustomJob:
         run = self.run
         details = self._details()
         if run.dry_run:
+            for preview in self._previews:
+                preview()
             run.record(records_read=0, records_written=0, plan=details)
             return
         if self._waiting_for:

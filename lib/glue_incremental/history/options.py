@@ -22,6 +22,9 @@ DEFAULT_VALID_TO = "valid_to"
 DEFAULT_IS_CURRENT = "is_current"
 # The history modes a load can keep; only SCD type 2 so far.
 HISTORY_MODES = ("scd2",)
+# The run details a history target sets, to 0 when it changes nothing (summed over
+# batches); CloudWatch's ``VersionsOpened``/``VersionsClosed`` (``run.metrics``).
+VERSION_COUNTS = ("versions_opened", "versions_closed")
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,9 @@ from pyspark.sql import functions as F
 from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.engine import cursors
 from glue_incremental.engine.declarations import Output
-from glue_incremental.engine.job import CustomJob
+from glue_incremental.engine.job import CustomJob, Previewed
 from glue_incremental.engine.source_plan import SchemaError, SourcePlan, require_columns
+from glue_incremental.history.options import VERSION_COUNTS
 from glue_incremental.load import batched_run, reconcile
 from glue_incremental.load import sources as load_sources
 from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's public names)
@@ -90,7 +91,10 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     source = load_sources.build(config)
     if run.dry_run:
         plan = source.plan(run, batched_run.limits_for(run, config))
-        plan.release()
+        if isinstance(target, Previewed):  # a history target: the versions it would change
+            _load_plan(run, config, target, plan)  # a dry block: computes, writes nothing
+        else:
+            plan.release()
         _print_plan(run, plan.summary)
         return
     batched_run.run_batches(run, config, source, lambda plan: _load_plan(run, config, target, plan))
@@ -360,8 +364,12 @@ def _bound_text(value: Any) -> str:
 
 def _print_plan(run: IncrementalRun, plan: Mapping[str, object]) -> None:
     run.record(records_read=0, records_written=0, plan=plan)
+    # A history target's preview left the versions it would open and close in the details.
+    versions = {name: run.details[name] for name in VERSION_COUNTS if name in run.details}
     print(
         json.dumps(
-            {"event": "dry_run", "job_name": run.job_name, **plan}, default=str, sort_keys=True
+            {"event": "dry_run", "job_name": run.job_name, **plan, **versions},
+            default=str,
+            sort_keys=True,
         )
     )

@@ -427,7 +427,12 @@ class IncrementalRun:
     def _publish_metrics(self, counts: RunCounts, lag: float | None) -> bool:
         try:
             run_metrics.publish(
-                replace(counts.metrics(self.job_name, lag), release=self.release),
+                replace(
+                    counts.metrics(self.job_name, lag),
+                    release=self.release,
+                    versions_opened=run_metrics.version_count(self.details, "versions_opened"),
+                    versions_closed=run_metrics.version_count(self.details, "versions_closed"),
+                ),
                 namespace=self.metrics_namespace,
             )
             return True

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from glue_incremental import aws
 
@@ -36,6 +36,9 @@ BATCHES = "Batches"
 RUNS = "Runs"
 RELEASE_DIMENSION = "Release"
 SCHEMA_CHANGES = "SchemaChanges"
+# History targets only (``docs/history.md``): a latest-version run publishes neither.
+VERSIONS_OPENED = "VersionsOpened"
+VERSIONS_CLOSED = "VersionsClosed"
 
 
 class MetricContract(TypedDict):
@@ -112,6 +115,9 @@ class RunMetrics:
     batches: int | None = None  # published by batched runs only
     release: str | None = None
     schema_changes: int = 0  # columns added, widened, missing or rescued (schema_evolution)
+    # A history target's versions opened and closed (summed over batches); None: not one.
+    versions_opened: int | None = None
+    versions_closed: int | None = None
 
 
 def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[MetricDatum]:
@@ -137,6 +143,10 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
         values.append((STATE_BYTES, metrics.state_bytes, "Bytes"))
     if metrics.batches is not None:
         values.append((BATCHES, metrics.batches, "Count"))
+    if metrics.versions_opened is not None:
+        values.append((VERSIONS_OPENED, metrics.versions_opened, "Count"))
+    if metrics.versions_closed is not None:
+        values.append((VERSIONS_CLOSED, metrics.versions_closed, "Count"))
     if metrics.watermark_lag_seconds is not None:
         values.append((WATERMARK_LAG, metrics.watermark_lag_seconds, "Seconds"))
     data: list[MetricDatum] = [
@@ -165,6 +175,13 @@ def metric_data(metrics: RunMetrics, timestamp: datetime | None = None) -> list[
             }
         )
     return data
+
+
+def version_count(details: Mapping[str, object], name: str) -> int | None:
+    """A history run's ``versions_opened``/``versions_closed`` (the run's details, which its
+    target sets, even to 0); None for a latest-version run, which publishes neither."""
+    value = details.get(name)
+    return None if value is None else int(cast(int, value))
 
 
 def publish(

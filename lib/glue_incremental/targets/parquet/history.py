@@ -24,7 +24,7 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 from glue_incremental.args import validate_run_id
 from glue_incremental.history import groups
 from glue_incremental.history.errors import NullWatermark
-from glue_incremental.history.options import HistoryOptions
+from glue_incremental.history.options import VERSION_COUNTS, HistoryOptions
 from glue_incremental.keys import index as key_index
 from glue_incremental.partitions.paths import partition_dir
 from glue_incremental.partitions.values import PartitionValues
@@ -74,6 +74,13 @@ class ParquetHistoryTarget(ParquetTarget):
     def keeps_tombstones(self, run: IncrementalRun) -> bool:
         return False  # deletes are absorbed deliveries (``_history/``), never tombstones
 
+    def mark_start(self, run: IncrementalRun) -> None:
+        """Every history run reports its versions, 0 when it changes none (the summary's
+        ``versions_opened``/``versions_closed``; ``VersionsOpened``/``VersionsClosed``)."""
+        super().mark_start(run)
+        for name in VERSION_COUNTS:
+            run.details.setdefault(name, 0)
+
     def _evolved_schema(self, plan: SchemaPlan, stored: DataFrame) -> StructType:
         """The plan's schema, the added version columns kept as they are."""
         added = [stored.schema[name] for name in self.history.added_columns.values()]
@@ -96,9 +103,22 @@ class ParquetHistoryTarget(ParquetTarget):
         )
         self._note_publish(run)
         self._record_schema(run, version_schema(rows, options, spec))
-        for name, count in (("versions_opened", done.opened), ("versions_closed", done.closed)):
-            run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
+        _add_counts(run, done.opened, done.closed)
         return Published(done.result, settle())
+
+    def preview(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> None:
+        """A dry run's ``upsert``: the versions it would open and close, in the run's details,
+        computed as the publish would; nothing written (no data, index, side store or note)."""
+        options = replace(self.history, primary_key=tuple(spec.primary_key))
+        opened, closed = preview_history(
+            run.spark, rows, self.path, options=options, partition_by=self.partition_by, spec=spec
+        )
+        _add_counts(run, opened, closed)
+
+
+def _add_counts(run: IncrementalRun, opened: int, closed: int) -> None:
+    for name, count in zip(VERSION_COUNTS, (opened, closed), strict=True):
+        run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
 
 
 def version_schema(rows: DataFrame, options: HistoryOptions, spec: UpsertSpec) -> StructType:
@@ -135,6 +155,19 @@ def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
     return StructType([StructField(name, types[name]) for name in layout.columns])
 
 
+@dataclass(frozen=True)
+class _Changes:
+    """What a run changes in a history target, computed but not yet written: ``out`` holds
+    the rows ``history.groups.key_rows`` gives for the partitions read (``affected``)."""
+
+    out: DataFrame
+    data: tuple[str, ...]
+    delivery: tuple[str, ...]
+    affected: list[PartitionValues] | None
+    index_plan: key_index.IndexPlan | None
+    index_layout: key_index.Layout
+
+
 def upsert_history(
     spark: SparkSession,
     rows: DataFrame,
@@ -155,6 +188,85 @@ def upsert_history(
     """
     validate_run_id(run_id)
     writer.recover(spark, target_uri)
+    changes = _changes(spark, rows, target_uri, options, partition_by, spec)
+    out, data, delivery, index_plan = (
+        changes.out,
+        changes.data,
+        changes.delivery,
+        changes.index_plan,
+    )
+    try:
+        role = F.col(groups.ROLE)
+        added = list(options.added_columns.values())
+        versions = out.where(role == groups.VERSION).select(*_cols([*data, *added]))
+        side_columns = [*data, *delivery, groups.DELETED, groups.ROLE]
+        side = out.where(role.isin(groups.REPRESENTATIVE, groups.ABSORBED)).select(
+            *_cols(side_columns)
+        )
+        if index_plan is not None:
+            index_plan = replace(
+                index_plan,
+                every_entry=True,
+                extra=side.select(*_cols(changes.index_layout.columns)),
+            )
+        stage_side = functools.partial(
+            _stage_side, spark, target_uri, side, side_columns, partition_by, changes.affected
+        )
+        result = writer.replace_partitions(
+            spark,
+            versions,
+            target_uri,
+            partition_by=partition_by,
+            affected=changes.affected,
+            run_id=run_id,
+            before_publish=before_publish,
+            index_plan=index_plan,
+            retain=retain,
+            side_files=[stage_side],
+        )
+        opened, closed = _counted(out)
+    finally:
+        out.unpersist()
+    return HistoryResult(result, opened, closed)
+
+
+def preview_history(
+    spark: SparkSession,
+    rows: DataFrame,
+    target_uri: str,
+    *,
+    options: HistoryOptions,
+    partition_by: Sequence[str],
+    spec: UpsertSpec,
+) -> tuple[int, int]:
+    """The versions ``upsert_history`` would open and close, read-only: the same refusals
+    and the same computation over the same partitions, nothing staged or published (a
+    half-done publish is left to the real run's recovery, so it is not counted here)."""
+    changes = _changes(spark, rows, target_uri, options, partition_by, spec)
+    try:
+        return _counted(changes.out)
+    finally:
+        changes.out.unpersist()
+
+
+def _counted(out: DataFrame) -> tuple[int, int]:
+    counts = out.where(F.col(groups.ROLE) == groups.COUNTS).agg(
+        F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
+    )
+    opened, closed = counts.first() or (0, 0)
+    return int(opened), int(closed)
+
+
+def _changes(
+    spark: SparkSession,
+    rows: DataFrame,
+    target_uri: str,
+    options: HistoryOptions,
+    partition_by: Sequence[str],
+    spec: UpsertSpec,
+) -> _Changes:
+    """The refusals, then the rows of every key the run touches, through the core (persisted:
+    the caller unpersists ``out``)."""
     incoming = writer.partition_values_as_strings(rows, partition_by)
     delivery = tuple(spec.delivery)
     data = tuple(c for c in incoming.columns if c not in delivery and c != spec.deleted)
@@ -201,40 +313,7 @@ def upsert_history(
         .flatMap(functools.partial(groups.key_rows, layout))
     )
     out = spark.createDataFrame(changed, schema, verifySchema=False).persist()
-    try:
-        role = F.col(groups.ROLE)
-        added = list(options.added_columns.values())
-        versions = out.where(role == groups.VERSION).select(*_cols([*data, *added]))
-        side_columns = [*data, *delivery, groups.DELETED, groups.ROLE]
-        side = out.where(role.isin(groups.REPRESENTATIVE, groups.ABSORBED)).select(
-            *_cols(side_columns)
-        )
-        if index_plan is not None:
-            index_plan = replace(
-                index_plan, every_entry=True, extra=side.select(*_cols(index_layout.columns))
-            )
-        stage_side = functools.partial(
-            _stage_side, spark, target_uri, side, side_columns, partition_by, affected
-        )
-        result = writer.replace_partitions(
-            spark,
-            versions,
-            target_uri,
-            partition_by=partition_by,
-            affected=affected,
-            run_id=run_id,
-            before_publish=before_publish,
-            index_plan=index_plan,
-            retain=retain,
-            side_files=[stage_side],
-        )
-        counts = out.where(role == groups.COUNTS).agg(
-            F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
-        )
-        opened, closed = counts.first() or (0, 0)
-    finally:
-        out.unpersist()
-    return HistoryResult(result, int(opened), int(closed))
+    return _Changes(out, data, delivery, affected, index_plan, index_layout)
 
 
 def _affected(

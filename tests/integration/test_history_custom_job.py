@@ -1,0 +1,109 @@
+"""``job.write(..., history=...)``: a custom script that shapes its rows first keeps every
+version of them, under the load's rules, compared with the independent reference
+(``tests/harness/history_reference.py``) built from every row the script ever wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from glue_incremental.custom import Dataset, DeclarationError, History, incremental_job, parquet
+from pyspark.sql import functions as F
+
+from tests.harness.history_reference import Made, history
+
+pytestmark = pytest.mark.spark
+
+COUNTS = ("versions_opened", "versions_closed")
+
+
+class Customers:
+    """Raw customer rows in ``day=`` directories; the script upper-cases the segment and
+    drops the raw ``source_system`` column before writing the versions."""
+
+    def __init__(self, tmp: Path, declared: History | None = None) -> None:
+        self.source, self.target = tmp / "source", tmp / "dim"
+        self.job = f"dim-{uuid.uuid4().hex[:8]}"
+        self.declared = declared or History(columns=("segment",))
+        self.landed: list[dict[str, Any]] = []
+        self.files = 0
+
+    def land(self, day: str, rows: list[tuple[int, int, str]], age: float = 60.0) -> None:
+        directory = self.source / f"day={day}"
+        directory.mkdir(parents=True, exist_ok=True)
+        self.files += 1
+        path = directory / f"part-{self.files:04d}.json"
+        raw = [{"id": i, "updated": u, "segment": s, "source_system": "crm"} for i, u, s in rows]
+        path.write_text("".join(json.dumps(one) + "\n" for one in raw))
+        mtime = time.time() - age
+        os.utime(path, (mtime, mtime))
+        self.landed.extend(raw)
+
+    def main(self, argv: list[str], spark: Any) -> dict[str, Any]:
+        with incremental_job(
+            argv,
+            sources={"customers": Dataset(self.source.as_uri(), ("day",), "json")},
+            targets={"dim": parquet(self.target.as_uri())},
+            spark=spark,
+        ) as job:
+            rows = job.increment("customers")
+            if rows is not None:
+                shaped = rows.select("id", "updated", F.upper("segment").alias("segment"))
+                job.write("dim", shaped, keys=["id"], order_by="updated", history=self.declared)
+        return job.summary
+
+    def run(self, spark: Any, run_id: str, *extra: str) -> dict[str, Any]:
+        return self.main(["x.py", "--JOB_NAME", self.job, "--JOB_RUN_ID", run_id, *extra], spark)
+
+    def versions(self, spark: Any) -> list[dict[str, Any]]:
+        found = [r.asDict() for r in spark.read.parquet(self.target.as_uri()).collect()]
+        return sorted(found, key=lambda one: (one["id"], one["valid_from"]))
+
+    def expected(self) -> list[dict[str, Any]]:
+        shaped = [
+            Made({"id": r["id"], "updated": r["updated"], "segment": r["segment"].upper()})
+            for r in self.landed
+        ]
+        return history(shaped, ["id"], "updated", self.declared.columns)
+
+
+def test_a_script_writing_history_equals_the_reference_and_its_dry_run_the_next_run(
+    spark, store, tmp_path
+):
+    dim = Customers(tmp_path)
+    dim.land("2024-01-01", [(1, 10, "retail"), (2, 10, "smb")])
+    first = dim.run(spark, "jr_1")
+    assert dim.versions(spark) == dim.expected()
+    assert [first[name] for name in COUNTS] == [2, 0]
+
+    dim.land("2024-01-02", [(1, 20, "enterprise"), (2, 5, "startup"), (2, 30, "SMB")], age=30)
+    files = sorted((p, p.stat().st_mtime_ns) for p in dim.target.rglob("*") if p.is_file())
+    dry = dim.run(spark, "jr_dry", "--dry_run", "true")
+    assert sorted((p, p.stat().st_mtime_ns) for p in dim.target.rglob("*") if p.is_file()) == files
+    second = dim.run(spark, "jr_2")
+
+    # A late version (key 2 at 5) slots in; "SMB" equals "smb" upper-cased: no new version.
+    assert dim.versions(spark) == dim.expected()
+    assert [dry[name] for name in COUNTS] == [second[name] for name in COUNTS]
+    assert second["versions_opened"] == 2
+    assert store.get_watermark(dim.job, "customers") is not None
+
+
+def test_a_tracked_column_the_shaped_rows_lack_is_refused_in_one_line(spark, store, tmp_path):
+    dim = Customers(tmp_path, History(columns=("tier",)))
+    dim.land("2024-01-01", [(1, 10, "retail")])
+
+    with pytest.raises(DeclarationError) as refused:
+        dim.run(spark, "jr_1")
+
+    assert str(refused.value) == (
+        "write('dim', history=...): tracked column 'tier' is not a source column "
+        "(columns: id, segment, updated); nothing was written"
+    )
+    assert not dim.target.exists()
+    assert store.get_watermark(dim.job, "customers") is None
