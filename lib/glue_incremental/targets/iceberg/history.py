@@ -193,7 +193,7 @@ def publish_history(
             else:
                 spark.sql(merge_statement(target.quoted, view, stored_columns, key, options))
 
-        iceberg_writer._fence(spark, target, started_from, guard)
+        iceberg_writer.fence(spark, target, started_from, guard)
         iceberg_writer.commit_with_properties(spark, properties, write)
         spark.catalog.dropTempView(view)
     finally:
