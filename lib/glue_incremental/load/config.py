@@ -62,7 +62,7 @@ def parse_history(name: str, value: str | None) -> str | None:
     return None if not value else choice(*HISTORY_MODES)(name, value)
 
 
-# History targets (docs/history.md): Parquet so far (an Iceberg target refuses them).
+# History targets (docs/history.md): Parquet and Iceberg.
 HISTORY_OPTIONS: tuple[Option, ...] = (
     Option(
         "history",

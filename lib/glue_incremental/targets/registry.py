@@ -17,6 +17,7 @@ from glue_incremental.targets.base import (
     TargetOptions,
     UpsertSpec,
 )
+from glue_incremental.targets.iceberg.history import IcebergHistoryTarget
 from glue_incremental.targets.iceberg.target import IcebergTableTarget
 from glue_incremental.targets.parquet.history import ParquetHistoryTarget
 from glue_incremental.targets.parquet.target import ParquetTarget
@@ -54,13 +55,14 @@ def build(options: TargetOptions) -> Target:
 
 
 def _history_target(options: TargetOptions) -> Target:
-    """A history target (``docs/history.md``): Parquet only, so far."""
+    """A history target (``docs/history.md``): Parquet or Iceberg."""
     assert options.history is not None
+    if options.format == "iceberg":
+        return IcebergHistoryTarget.from_history_options(options)
     if options.format != "parquet":
         raise ArgumentError(
             "history",
-            f"--history scd2 needs --target_format parquet (got {options.format!r}): "
-            "Iceberg history targets are not built yet",
+            f"--history scd2 needs --target_format parquet or iceberg (got {options.format!r})",
         )
     plain = ParquetTarget.from_options(options)
     return ParquetHistoryTarget(

@@ -107,9 +107,10 @@ variable "pipelines" {
     before it is merged, docs/transforms.md) and `package` (the team's .zip or .whl: a file name `deploy` uploads to
     `s3://<scripts bucket>/releases/<release>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
     `--extra-py-files`, and the role may read exactly that object.
-    `history` (load pipelines, Parquet targets): the target keeps every version of a key (`--history scd2`, docs/history.md), a version
-    opened when one of `history.columns` changes (`--history_columns`; default every column but the watermark); the catalog table
-    gains `valid_from`, `valid_to` (the watermark column's type) and `is_current`.
+    `history` (load pipelines): the target keeps every version of a key (`--history scd2`, docs/history.md), a version
+    opened when one of `history.columns` changes (`--history_columns`; default every column but the watermark); a Parquet target's
+    catalog table gains `valid_from`, `valid_to` (the watermark column's type) and `is_current`; an Iceberg target's table is
+    created by the job with them.
     kind = "custom": a script of glue_scripts/ (`script`, its file name without `.py`) on the library's custom job API. `sources`,
     keyed by name, each `{ path = "s3://..." }` or `{ pipeline = "<a parquet load or custom pipeline>" }` (+ `format`), become
     `--<name>_path` (and `--<name>_format`); a source naming a pipeline makes it an upstream (conditional trigger, read grant
@@ -204,8 +205,8 @@ variable "pipelines" {
   }))
 
   validation {
-    condition     = alltrue([for p in values(var.pipelines) : p.history == null || (p.kind == "load" && p.target.format == "parquet")])
-    error_message = "history is for load pipelines with a Parquet target (Iceberg history targets are not built yet); invalid: ${join(", ", [for k, p in var.pipelines : k if !(p.history == null || (p.kind == "load" && p.target.format == "parquet"))])}."
+    condition     = alltrue([for p in values(var.pipelines) : p.history == null || p.kind == "load"])
+    error_message = "history is for load pipelines (Parquet or Iceberg targets); invalid: ${join(", ", [for k, p in var.pipelines : k if !(p.history == null || p.kind == "load")])}."
   }
 
   validation {

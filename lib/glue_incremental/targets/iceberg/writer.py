@@ -316,6 +316,10 @@ def _fence(
     hooks.point("iceberg.commit", table=target.name)
 
 
+# The same fence for the history target's publish (``targets.iceberg.history``).
+fence = _fence
+
+
 def commit_with_properties(
     spark: SparkSession, properties: Mapping[str, str], action: Callable[[], None]
 ) -> None:

@@ -1281,7 +1281,7 @@ run "a_history_load_passes_its_options_and_its_table_gains_the_version_columns" 
   }
 }
 
-run "rejects_history_on_an_iceberg_target" {
+run "a_history_load_into_iceberg_passes_its_options_and_registers_no_parquet_table" {
   command = plan
 
   variables {
@@ -1294,6 +1294,51 @@ run "rejects_history_on_an_iceberg_target" {
         primary_key      = ["customer_id"]
         history          = {}
         target           = { format = "iceberg", path = "s3://gi-test-lake/iceberg/" }
+      }
+    }
+  }
+
+  assert {
+    condition = (
+      module.job["customers"].default_arguments["--history"] == "scd2" &&
+      module.job["customers"].default_arguments["--target_format"] == "iceberg" &&
+      !contains(keys(module.job["customers"].default_arguments), "--history_columns")
+    )
+    error_message = "A history load into Iceberg passes --history scd2 and its Iceberg target."
+  }
+
+  assert {
+    condition     = length(aws_glue_catalog_table.target) == 0
+    error_message = "The job creates the Iceberg history table (its version columns included): no Parquet table."
+  }
+}
+
+run "rejects_history_on_a_join_pipeline" {
+  command = plan
+
+  variables {
+    pipelines = {
+      a = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/a/" }
+        watermark_column = "updated_at"
+        primary_key      = ["id"]
+        target           = { path = "s3://gi-test-lake/curated/a/" }
+      }
+      b = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/b/" }
+        watermark_column = "updated_at"
+        primary_key      = ["id"]
+        target           = { path = "s3://gi-test-lake/curated/b/" }
+      }
+      c = {
+        kind    = "join"
+        join    = { left = { pipeline = "a" }, right = { pipeline = "b" }, keys = ["id"] }
+        history = {}
+        target  = { path = "s3://gi-test-lake/curated/c/" }
       }
     }
   }

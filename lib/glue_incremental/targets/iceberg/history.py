@@ -1,0 +1,259 @@
+"""An Iceberg table as a history target (``--history scd2``): every version of a key.
+
+A run reads, from the snapshot it started at, the stored rows of only its keys (a
+semi-join), runs ``history.changes.key_changes`` (``history.groups.key_rows``) per key on
+the executors, and commits **one** ``MERGE`` (on key, role and ``valid_from``) that
+deletes the rows the change replaces and upserts the new ones; a full reload overwrites
+the table. Absorbed deliveries live in the same table as versions valid for no time
+(``valid_from = valid_to``, ``is_current`` false; ``history.changes``), so the snapshot
+carries versions, side store and the run's watermark at once: the latest-version target's
+fence, roll forward and rewind (``IcebergTableTarget``) apply unchanged. Design:
+``docs/history.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, cast
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+
+from glue_incremental.history import changes, groups
+from glue_incremental.history.errors import NullWatermark
+from glue_incremental.history.options import HistoryOptions
+from glue_incremental.keys.index import having_keys
+from glue_incremental.schema import conform as schema_conform
+from glue_incremental.schema.evolution import SchemaPlan
+from glue_incremental.targets.base import Published, Settle, TargetOptions, UpsertSpec
+from glue_incremental.targets.iceberg import writer as iceberg_writer
+from glue_incremental.targets.iceberg.target import IcebergTableTarget
+from glue_incremental.targets.latest import WriteResult
+
+if TYPE_CHECKING:
+    from glue_incremental.run.context import IncrementalRun
+
+# Stored beside the data and the three added columns: a row's role and delete flag.
+HIDDEN = (groups.DELETED, groups.ROLE)
+
+
+@dataclass(frozen=True)
+class HistoryPublish:
+    """One history snapshot: rows upserted and deleted, versions opened and closed."""
+
+    snapshot_id: int | None
+    upserted: int = 0
+    deleted: int = 0
+    opened: int = 0
+    closed: int = 0
+
+
+@dataclass
+class IcebergHistoryTarget(IcebergTableTarget):
+    """An ``IcebergTableTarget`` whose rows are versions (``history``'s added columns)."""
+
+    history: HistoryOptions = field(kw_only=True)
+
+    @classmethod
+    def from_history_options(cls, options: TargetOptions) -> IcebergHistoryTarget:
+        assert options.history is not None
+        plain = IcebergTableTarget.from_options(options)
+        return cls(
+            plain.table,
+            plain.partition_by,
+            plain.compact,
+            plain.expire_older_than,
+            history=options.history,
+        )
+
+    def _hidden(self, names: Sequence[str]) -> set[str]:
+        return {*self.history.added_columns.values(), *HIDDEN} | {
+            name for name in names if name.startswith("__glue_incremental_")
+        }
+
+    def schema(self, run: IncrementalRun) -> StructType | None:
+        """The source's columns as stored; a table of latest-version rows is refused
+        (``LatestVersionTarget``) before anything is read."""
+        stored = super().schema(run)
+        if stored is None:
+            return None
+        self.history.check_target(self.table.name, stored.fieldNames())
+        hidden = self._hidden(stored.fieldNames())
+        return StructType([f for f in stored.fields if f.name not in hidden])
+
+    def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
+        """Every delivery the table holds (versions and absorbed ones), as source rows."""
+        stored = super().read_as_of_start(run)
+        return None if stored is None else stored.drop(*self._hidden(stored.columns))
+
+    def keeps_tombstones(self, run: IncrementalRun) -> bool:
+        return False  # deletes are absorbed deliveries, rows of the table itself
+
+    def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
+        """A tracked column the source lacks is refused before any ``ALTER TABLE``."""
+        self.history.check_columns(plan.resolved.fieldNames())
+        super().evolve(run, plan)
+
+    def upsert(
+        self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
+    ) -> Published:
+        options = replace(self.history, primary_key=tuple(spec.primary_key))
+        states = settle()
+        done = publish_history(
+            run.spark,
+            self.table,
+            rows,
+            options=options,
+            spec=spec,
+            partition_by=self.partition_by,
+            started_from=self._started_id,
+            properties=self._properties(run, states),
+            guard=run.guard,
+        )
+        run.details["iceberg_snapshot_id"] = done.snapshot_id
+        for name, count in (("versions_opened", done.opened), ("versions_closed", done.closed)):
+            run.details[name] = int(cast(int, run.details.get(name) or 0)) + count
+        written = WriteResult(done.upserted, records_deleted=done.deleted)
+        return Published(written, states)
+
+
+def publish_history(
+    spark: SparkSession,
+    target: iceberg_writer.IcebergTarget,
+    rows: DataFrame,
+    *,
+    options: HistoryOptions,
+    spec: UpsertSpec,
+    partition_by: Sequence[str],
+    started_from: int | None,
+    properties: dict[str, str],
+    guard: Any,
+) -> HistoryPublish:
+    """Merge the deliveries ``rows`` into the history table in exactly one snapshot, or
+    commit nothing (fenced as ``writer.publish_upsert``).
+
+    Refused in one line before anything is written: a tracked column ``rows`` lack, a
+    source column named like an added one, a null watermark. ``spec.replace_all`` (or a
+    table without a snapshot) builds the history from ``rows`` alone.
+    """
+    delivery = tuple(spec.delivery)
+    data = tuple(c for c in rows.columns if c not in delivery and c != spec.deleted)
+    options.check_columns(data)
+    _refuse_null_watermarks(rows, options)
+    layout = groups.Layout(options, data, delivery, tuple(partition_by))
+    schema = tagged_schema(rows, layout)
+    stored_columns = list(layout.columns[:-2])  # OPENED, CLOSED are never stored
+    iceberg_writer.create_table(
+        spark, target, StructType([schema[name] for name in stored_columns]), partition_by
+    )
+    deleted = (
+        F.lit(False)
+        if spec.deleted is None
+        else F.coalesce(F.col(f"`{spec.deleted}`"), F.lit(False))
+    )
+    tagged = schema_conform.with_columns_of(
+        rows.withColumn(groups.DELETED, deleted).withColumn(groups.ROLE, F.lit(groups.INCOMING)),
+        schema,
+    )
+    replace_all = spec.replace_all or started_from is None
+    if not replace_all:
+        existing = iceberg_writer.read_at(spark, target, started_from)
+        if existing is not None:
+            keys = rows.select(*[F.col(f"`{key}`") for key in spec.primary_key]).distinct()
+            found = having_keys(existing, keys, spec.primary_key)  # a null key too
+            tagged = tagged.unionByName(schema_conform.with_columns_of(found, schema))
+    key = tuple(spec.primary_key)
+    out_schema = StructType([*schema.fields, StructField(changes.OP, StringType())])
+    changed = (
+        tagged.rdd.map(functools.partial(groups.keyed, key))
+        .groupByKey()
+        .flatMap(functools.partial(changes.key_changes, layout))
+    )
+    out = spark.createDataFrame(changed, out_schema, verifySchema=False).persist()
+    try:
+        role, op = F.col(groups.ROLE), F.col(changes.OP)
+        counts = out.where(role == groups.COUNTS).agg(
+            F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
+        )
+        opened, closed = counts.first() or (0, 0)
+        merged = out.where(role != groups.COUNTS)
+        upserted = merged.where(op == changes.UPSERT).count()
+        removed = merged.where(op == changes.DELETE).count()
+        view = f"glue_incremental_history_{os.getpid()}"
+        source = merged.select(*[F.col(f"`{name}`") for name in [*stored_columns, changes.OP]])
+        source.createOrReplaceTempView(view)
+
+        def write() -> None:
+            if replace_all:
+                source.drop(changes.OP).writeTo(target.name).overwrite(F.lit(True))
+            else:
+                spark.sql(merge_statement(target.quoted, view, stored_columns, key, options))
+
+        iceberg_writer.fence(spark, target, started_from, guard)
+        iceberg_writer.commit_with_properties(spark, properties, write)
+        spark.catalog.dropTempView(view)
+    finally:
+        out.unpersist()
+    after = iceberg_writer.current_snapshot(spark, target)
+    return HistoryPublish(
+        after.snapshot_id if after else None, upserted, removed, int(opened), int(closed)
+    )
+
+
+def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
+    """The schema of ``groups.Layout.columns``: the rows' types, the added columns'."""
+    options = layout.options
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    watermark = types[options.watermark_column]
+    types.update(
+        {
+            options.valid_from: watermark,
+            options.valid_to: watermark,
+            options.is_current: BooleanType(),
+            groups.DELETED: BooleanType(),
+            groups.ROLE: StringType(),
+            groups.OPENED: LongType(),
+            groups.CLOSED: LongType(),
+        }
+    )
+    return StructType([StructField(name, types[name]) for name in layout.columns])
+
+
+def merge_statement(
+    table: str,
+    view: str,
+    columns: Sequence[str],
+    primary_key: Sequence[str],
+    options: HistoryOptions,
+) -> str:
+    """``MERGE INTO`` on a row's identity (key, role, ``valid_from``): each source row
+    deletes, replaces or inserts exactly one stored row."""
+    on = " AND ".join(
+        [
+            *(f"t.`{name}` <=> s.`{name}`" for name in primary_key),
+            f"t.`{groups.ROLE}` = s.`{groups.ROLE}`",
+            f"t.`{options.valid_from}` = s.`{options.valid_from}`",
+        ]
+    )
+    names = ", ".join(f"`{name}`" for name in columns)
+    return (
+        f"MERGE INTO {table} t USING {view} s ON {on} "
+        f"WHEN MATCHED AND s.`{changes.OP}` = '{changes.DELETE}' THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET "
+        + ", ".join(f"t.`{name}` = s.`{name}`" for name in columns)
+        + f" WHEN NOT MATCHED AND s.`{changes.OP}` = '{changes.UPSERT}' THEN INSERT ({names}) "
+        + "VALUES ("
+        + ", ".join(f"s.`{name}`" for name in columns)
+        + ")"
+    )
+
+
+def _refuse_null_watermarks(rows: DataFrame, options: HistoryOptions) -> None:
+    found = rows.where(F.col(f"`{options.watermark_column}`").isNull()).limit(1).collect()
+    if found:
+        row = found[0].asDict()
+        raise NullWatermark({name: row.get(name) for name in options.primary_key})
