@@ -151,6 +151,30 @@ DEEP_ONLY: dict[str, str] = {
     # A known gap (a strict xfail): a reset's backfill spread over runs replaces the target
     # with its first batch; spread backfills without a reset keep their test in make test.
     "tests/integration/test_bounded_batches_backfills.py::test_a_reset_backfill_spread_over_runs_never_shows_readers_fewer_rows_than_before": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
+    # History targets: both formats build versions with the same per-key core
+    # (history.groups, its property in tests/unit); each format's dry-run test opens a first
+    # load, a tracked change, a late version and an untracked change, then equals the
+    # reference, so the single-case tests repeat it.
+    **{
+        f"tests/integration/test_history_{fmt}.py::{name}": f"tests/integration/test_history_{fmt}.py::{dry}"
+        for fmt, dry in (
+            (
+                "parquet",
+                "test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing",
+            ),
+            (
+                "iceberg",
+                "test_a_dry_run_reports_the_versions_the_run_then_makes_and_commits_nothing",
+            ),
+        )
+        for name in (
+            "test_a_first_load_opens_one_current_version_per_key",
+            "test_an_update_of_a_tracked_column_closes_the_version_and_opens_one",
+            "test_an_update_of_an_untracked_column_opens_nothing",
+        )
+    },
+    "tests/integration/test_history_parquet.py::test_a_late_version_slots_into_its_place": "tests/integration/test_history_parquet.py::test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing",
+    "tests/integration/test_history_iceberg.py::test_a_late_version_slots_into_its_place_in_one_snapshot_carrying_the_watermark": "tests/integration/test_history_iceberg.py::test_a_dry_run_reports_the_versions_the_run_then_makes_and_commits_nothing",
     # The benchmarks at tiny scales: `make bench` itself, not a guarantee of the platform.
     "tests/integration/test_bench_smoke.py": "make bench-smoke",
 }

@@ -56,7 +56,7 @@ class IcebergHistoryJob:
         self.clock.now += 10
         write_json_file(self.tmp / "source", rows, mtime=self.clock.now, name=name)
 
-    def run(self, hook: Any = None, **overrides: Any) -> dict:
+    def run(self, hook: Any = None, *, dry_run: bool = False, **overrides: Any) -> dict:
         self.clock.now += 60
         self.runs += 1
         return run_load_at(
@@ -67,6 +67,7 @@ class IcebergHistoryJob:
             clock=self.clock,
             store=self.store,
             hook=hook,
+            dry_run=dry_run,
         )
 
     def snapshots(self) -> list[iceberg_writer.Snapshot]:
@@ -178,6 +179,28 @@ def test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one(spark
 
     assert job.bounds() == [(1, 10, 20, False), (1, 30, None, True), (2, 10, None, True)]
     job.assert_equals_reference()
+
+
+def test_a_dry_run_reports_the_versions_the_run_then_makes_and_commits_nothing(
+    spark, tmp_path, store
+):
+    job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a"), row(2, 10, "b"), row(3, 10, "c")])
+    job.run()
+    job.land([row(1, 20, "x"), row(2, 5, "z"), row(3, 30, "c", note="untracked")])
+    snapshots, state = job.snapshots(), store.get_watermark(job.job_name)
+
+    dry = job.run(dry_run=True)
+
+    assert job.snapshots() == snapshots
+    assert store.get_watermark(job.job_name) == state
+    real = job.run()
+    counts = ("versions_opened", "versions_closed")
+    # key 1's tracked change, key 2's late version before its first; key 3 opens nothing
+    assert [dry[name] for name in counts] == [real[name] for name in counts]
+    assert real["versions_opened"] == 2
+    assert [job.run()[name] for name in counts] == [0, 0]  # nothing new: reported as 0
+    job.assert_equals_reference(("segment",))
 
 
 def test_an_as_of_query_sees_one_row_per_key_and_never_an_absorbed_delivery(spark, tmp_path, store):

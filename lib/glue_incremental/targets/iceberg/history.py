@@ -25,7 +25,7 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 
 from glue_incremental.history import changes, groups
 from glue_incremental.history.errors import NullWatermark
-from glue_incremental.history.options import HistoryOptions
+from glue_incremental.history.options import VERSION_COUNTS, HistoryOptions
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
@@ -115,13 +115,60 @@ class IcebergHistoryTarget(IcebergTableTarget):
             guard=run.guard,
         )
         run.details["iceberg_snapshot_id"] = done.snapshot_id
-        for name, count in (("versions_opened", done.opened), ("versions_closed", done.closed)):
-            run.details[name] = int(cast(int, run.details.get(name) or 0)) + count
+        _add_counts(run, done.opened, done.closed)
         written = WriteResult(done.upserted, records_deleted=done.deleted)
         return Published(written, states)
 
+    def mark_start(self, run: IncrementalRun) -> None:
+        """Every history run reports its versions, 0 when it changes none (the summary's
+        ``versions_opened``/``versions_closed``; ``VersionsOpened``/``VersionsClosed``)."""
+        super().mark_start(run)
+        for name in VERSION_COUNTS:
+            run.details.setdefault(name, 0)
 
-def publish_history(
+    def preview(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> None:
+        """A dry run's ``upsert``: the versions it would open and close, in the run's
+        details, computed as the publish would; nothing created, merged or committed."""
+        planned = history_changes(
+            run.spark,
+            self.table,
+            rows,
+            options=replace(self.history, primary_key=tuple(spec.primary_key)),
+            spec=spec,
+            partition_by=self.partition_by,
+            started_from=self._started_id,
+        )
+        try:
+            _add_counts(run, *planned.counts())
+        finally:
+            planned.out.unpersist()
+
+
+def _add_counts(run: IncrementalRun, opened: int, closed: int) -> None:
+    for name, count in zip(VERSION_COUNTS, (opened, closed), strict=True):
+        run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
+
+
+@dataclass(frozen=True)
+class HistoryChanges:
+    """What one run changes in a history table: per key, the rows to upsert or delete
+    (``out``, persisted: unpersist it), the columns a stored row has, and whether the run
+    rebuilds the whole table."""
+
+    out: DataFrame
+    stored: StructType
+    replace_all: bool
+
+    def counts(self) -> tuple[int, int]:
+        """The versions opened and closed."""
+        summed = self.out.where(F.col(groups.ROLE) == groups.COUNTS).agg(
+            F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
+        )
+        opened, closed = summed.first() or (0, 0)
+        return int(opened), int(closed)
+
+
+def history_changes(
     spark: SparkSession,
     target: iceberg_writer.IcebergTarget,
     rows: DataFrame,
@@ -130,26 +177,19 @@ def publish_history(
     spec: UpsertSpec,
     partition_by: Sequence[str],
     started_from: int | None,
-    properties: dict[str, str],
-    guard: Any,
-) -> HistoryPublish:
-    """Merge the deliveries ``rows`` into the history table in exactly one snapshot, or
-    commit nothing (fenced as ``writer.publish_upsert``).
-
-    Refused in one line before anything is written: a tracked column ``rows`` lack, a
-    source column named like an added one, a null watermark. ``spec.replace_all`` (or a
-    table without a snapshot) builds the history from ``rows`` alone.
-    """
+) -> HistoryChanges:
+    """The run's changes, read-only: the stored rows of only ``rows``' keys at the run's
+    snapshot, and ``history.changes.key_changes`` per key. Refused in one line first: a
+    tracked column ``rows`` lack, a source column named like an added one, a null watermark.
+    ``spec.replace_all`` (or a table without a snapshot) builds the history from ``rows``
+    alone."""
     delivery = tuple(spec.delivery)
     data = tuple(c for c in rows.columns if c not in delivery and c != spec.deleted)
     options.check_columns(data)
     _refuse_null_watermarks(rows, options)
     layout = groups.Layout(options, data, delivery, tuple(partition_by))
     schema = tagged_schema(rows, layout)
-    stored_columns = list(layout.columns[:-2])  # OPENED, CLOSED are never stored
-    iceberg_writer.create_table(
-        spark, target, StructType([schema[name] for name in stored_columns]), partition_by
-    )
+    stored = StructType([schema[name] for name in layout.columns[:-2]])  # no OPENED, CLOSED
     deleted = (
         F.lit(False)
         if spec.deleted is None
@@ -174,21 +214,47 @@ def publish_history(
         .flatMap(functools.partial(changes.key_changes, layout))
     )
     out = spark.createDataFrame(changed, out_schema, verifySchema=False).persist()
+    return HistoryChanges(out, stored, replace_all)
+
+
+def publish_history(
+    spark: SparkSession,
+    target: iceberg_writer.IcebergTarget,
+    rows: DataFrame,
+    *,
+    options: HistoryOptions,
+    spec: UpsertSpec,
+    partition_by: Sequence[str],
+    started_from: int | None,
+    properties: dict[str, str],
+    guard: Any,
+) -> HistoryPublish:
+    """Merge the deliveries ``rows`` into the history table in exactly one snapshot, or
+    commit nothing (fenced as ``writer.publish_upsert``); refusals as ``history_changes``."""
+    planned = history_changes(
+        spark,
+        target,
+        rows,
+        options=options,
+        spec=spec,
+        partition_by=partition_by,
+        started_from=started_from,
+    )
+    out, stored_columns = planned.out, planned.stored.fieldNames()
     try:
+        iceberg_writer.create_table(spark, target, planned.stored, partition_by)
         role, op = F.col(groups.ROLE), F.col(changes.OP)
-        counts = out.where(role == groups.COUNTS).agg(
-            F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
-        )
-        opened, closed = counts.first() or (0, 0)
+        opened, closed = planned.counts()
         merged = out.where(role != groups.COUNTS)
         upserted = merged.where(op == changes.UPSERT).count()
         removed = merged.where(op == changes.DELETE).count()
         view = f"glue_incremental_history_{os.getpid()}"
         source = merged.select(*[F.col(f"`{name}`") for name in [*stored_columns, changes.OP]])
         source.createOrReplaceTempView(view)
+        key = tuple(spec.primary_key)
 
         def write() -> None:
-            if replace_all:
+            if planned.replace_all:
                 source.drop(changes.OP).writeTo(target.name).overwrite(F.lit(True))
             else:
                 spark.sql(merge_statement(target.quoted, view, stored_columns, key, options))
@@ -199,9 +265,7 @@ def publish_history(
     finally:
         out.unpersist()
     after = iceberg_writer.current_snapshot(spark, target)
-    return HistoryPublish(
-        after.snapshot_id if after else None, upserted, removed, int(opened), int(closed)
-    )
+    return HistoryPublish(after.snapshot_id if after else None, upserted, removed, opened, closed)
 
 
 def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
