@@ -165,6 +165,7 @@ def test_the_ci_roles_of_the_dev_account_are_the_ones_the_workflow_variables_nam
         "pull_request": "gi-ci-dev-pull-request-plan",
         "plan": "gi-ci-dev-plan",
         "deploy": "gi-ci-dev-deploy",
+        "publish": "gi-ci-dev-publish",
     }
 
 

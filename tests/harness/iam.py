@@ -460,8 +460,12 @@ def _requests_for(call: Call, acct: Account) -> list[Request]:
             return out
         if "Job" in op and "Bookmark" not in op:
             req(acct.arn("glue", f"job/{_first(p, 'JobName', 'Name')}"))
-            role = p.get("Job", {}).get("Role") if isinstance(p.get("Job"), dict) else p.get("Role")
-            if op == "CreateJob" and role:
+            body = p.get("JobUpdate") if op == "UpdateJob" else p.get("Job")
+            role = body.get("Role") if isinstance(body, dict) else p.get("Role")
+            # Creating or editing a job passes its role: "glue:UpdateJob or glue:CreateJob,
+            # and iam:PassRole on the job role" (Glue, "IAM permissions for auto upgrade",
+            # https://docs.aws.amazon.com/glue/latest/dg/auto-version-upgrades-iam-permissions-for-auto-upgrade.html).
+            if op in {"CreateJob", "UpdateJob"} and role:
                 out.append(
                     Request(
                         call, "iam:PassRole", role, {"iam:PassedToService": "glue.amazonaws.com"}

@@ -112,7 +112,12 @@ KEY_POLICY = {
         {
             "Effect": "Allow",
             "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
-            "Action": ["kms:Create*", "kms:Put*", "kms:TagResource", "kms:ScheduleKeyDeletion"],
+            "Action": [
+                "kms:CreateAlias",
+                "kms:PutKeyPolicy",
+                "kms:TagResource",
+                "kms:ScheduleKeyDeletion",
+            ],
             "Resource": "*",
         }
     ],

@@ -31,6 +31,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -76,6 +77,7 @@ from tests.harness.terraform import TF, copy_tree, terraform_env, tf
 
 pytestmark = [pytest.mark.terraform, pytest.mark.xdist_group("iam_evaluation")]
 
+ROOT = EVALUATOR.parents[1]
 # The evaluator and the version this test was written against (package-lock.json pins it).
 EVALUATOR_VERSION = "0.1.173"
 REGION = "eu-west-1"
@@ -144,6 +146,7 @@ class Recorded:
         for pipeline in outputs["pipelines"].values():
             bucket, _ = _s3_location(pipeline["target_path"])
             acct.bucket_keys[bucket] = acct.key_id(_data_key(state))
+        calls = [*_state_reads(environment), *calls]
         return [r for call in calls for r in requests_for(call, acct)]
 
     def job_run_requests(self, environment: str, pipeline: str) -> list[Request]:
@@ -349,6 +352,22 @@ def _oncall_runbook(
         "rows restored": restored.row_count,
     }
     return [*calls, *_pyarrow_reads(target)], outcomes
+
+
+def _state_reads(environment: str) -> list[Call]:
+    """What ``status --env``/``watermarks --env`` read before their own calls: the
+    environment's outputs, by ``terraform output`` through the S3 backend of
+    ``<env>.backend.hcl`` (the recording passes the outputs in; the applies here use a local
+    backend): the listing of the state's key and the state object ("S3 Bucket
+    Permissions", https://developer.hashicorp.com/terraform/language/backend/s3)."""
+    text = (ROOT / "terraform" / "environments" / "aws" / f"{environment}.backend.hcl").read_text()
+    backend = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', text, flags=re.MULTILINE))
+    bucket, key = backend["bucket"], backend["key"]
+    origin = f"on-call status --env {environment} (terraform output, documented)"
+    return [
+        Call("S3", "ListObjectsV2", {"prefix": key}, url=f"/{bucket}", origin=origin),
+        Call("S3", "GetObject", {"Bucket": bucket}, url=f"/{bucket}/{key}", origin=origin),
+    ]
 
 
 def _pyarrow_reads(target: str) -> list[Call]:
@@ -757,11 +776,11 @@ def test_every_call_of_an_apply_is_allowed_for_the_deploy_role(layout, environme
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_call_of_deploy_and_switch_is_allowed_for_the_deploy_role(layout, environment):
+def test_every_call_of_deploy_and_switch_is_allowed_for_the_publish_role(layout, environment):
     requests = layout.deploy_requests(environment)
     operations = {r.call.operation for r in requests}
     assert {"PutObject", "GetJob", "UpdateJob"} <= operations, sorted(operations)
-    verdicts = layout.evaluate(environment, layout.role(environment, "deploy"), requests)
+    verdicts = layout.evaluate(environment, layout.role(environment, "publish"), requests)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
 
@@ -791,16 +810,22 @@ def test_the_pull_request_plan_role_cannot_read_a_connections_password(recorded)
 
 
 def _deploy_role_verdicts(recorded: Recorded, environment: str, role: Principal) -> list[Verdict]:
-    requests = recorded.requests(environment) + recorded.deploy_requests(environment)
-    requests += recorded.network_requests(environment)
+    requests = recorded.requests(environment) + recorded.network_requests(environment)
     return evaluate(role, requests, recorded.account)
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
-def test_every_statement_of_the_deploy_role_is_needed_by_a_recorded_call(layout, environment):
-    role = layout.role(environment, "deploy")
-    requests = layout.requests(environment) + layout.deploy_requests(environment)
-    requests += layout.network_requests(environment)
+@pytest.mark.parametrize("kind", ["deploy", "publish"])
+def test_every_statement_of_the_apply_and_publish_roles_is_needed_by_a_recorded_call(
+    layout, environment, kind
+):
+    """The deploy role by the applies (the environment's and a JDBC network's), the publish
+    role by ``deploy`` and ``deploy switch``."""
+    role = layout.role(environment, kind)
+    if kind == "deploy":
+        requests = layout.requests(environment) + layout.network_requests(environment)
+    else:
+        requests = layout.deploy_requests(environment)
     verdicts = layout.evaluate(environment, role, requests)
     gaps = least_privilege_gaps(role, verdicts, layout.accounts[environment], JUSTIFIED)
     assert not gaps, (
@@ -846,9 +871,148 @@ def test_a_release_object_is_written_only_with_if_none_match(recorded, if_none_m
         "S3", "PutObject", params, url=f"/{bucket}/releases/r1/orders_load.py", origin="deploy"
     )
     requests = requests_after_apply([call], Account("aws", REGION, recorded.account), state)
-    verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), requests, recorded.account)
+    verdicts = evaluate(recorded.role("gi-ci-dev-publish"), requests, recorded.account)
     assert verdicts[0].request.action == "s3:PutObject"
     assert verdicts[0].result == expected, verdicts[0].reason
+
+
+# What keeps releases/ immutable: the bucket policy (its If-None-Match and delete denies),
+# the lifecycle (what expires), versioning (a suspended bucket overwrites in place), Object
+# Lock. The S3 operations, as the harness maps them to IAM actions.
+PROTECTING_CONFIGURATION = (
+    "PutBucketPolicy",
+    "DeleteBucketPolicy",
+    "PutBucketLifecycleConfiguration",
+    "DeleteBucketLifecycle",
+    "PutBucketVersioning",
+    "PutObjectLockConfiguration",
+)
+
+
+def _scripts_bucket(state: dict[str, Any]) -> str:
+    return str(
+        next(r["values"]["bucket"] for r in resources(state) if r["type"] == "aws_s3_bucket")
+    )
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_the_publish_role_cannot_change_what_keeps_releases_immutable(recorded, environment):
+    """The role that writes releases, with the applied bucket policy: every write of the
+    bucket's protecting configuration is refused, and so is overwriting an existing release
+    object (a PutObject without If-None-Match), while its own publishing write is allowed.
+    The deploy role, which may write that configuration, cannot write a release at all."""
+    state = recorded.applies[environment].state
+    bucket = _scripts_bucket(state)
+    acct = Account("aws", REGION, recorded.account)
+    configuration = [
+        Call("S3", op, {"Bucket": bucket}, url=f"/{bucket}", origin="a publish step")
+        for op in PROTECTING_CONFIGURATION
+    ]
+    key = f"releases/{'0' * 16}/incremental_load.py"
+    overwrite = Call(
+        "S3", "PutObject", {"Bucket": bucket}, url=f"/{bucket}/{key}", origin="a publish step"
+    )
+    publish = Call(
+        "S3",
+        "PutObject",
+        {"Bucket": bucket, "IfNoneMatch": "*"},
+        url=f"/{bucket}/{key}",
+        origin="deploy",
+    )
+    requests = requests_after_apply([*configuration, overwrite, publish], acct, state)
+    s3 = [r for r in requests if r.action.startswith("s3:")]
+    assert {r.action for r in s3[: len(configuration)]} == {
+        "s3:PutBucketPolicy",
+        "s3:DeleteBucketPolicy",
+        "s3:PutLifecycleConfiguration",
+        "s3:PutBucketVersioning",
+        "s3:PutBucketObjectLockConfiguration",
+    }
+    publisher = recorded.role(f"gi-ci-{environment}-publish")
+    verdicts = [v.result for v in evaluate(publisher, s3, recorded.account)]
+    assert verdicts[: len(configuration)] == ["ImplicitlyDenied"] * len(configuration)
+    assert verdicts[len(configuration) :] == ["ExplicitlyDenied", "Allowed"]
+    applier = recorded.role(f"gi-ci-{environment}-deploy")
+    (release_write,) = evaluate(applier, s3[-1:], recorded.account)
+    assert release_write.result != "Allowed", release_write.reason
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_an_account_wide_kms_star_identity_cannot_decrypt_or_grant_with_an_environment_key(
+    recorded, environment
+):
+    """Every customer managed key of the apply (modules/kms_key), with its applied key
+    policy, for a role of the account whose identity policy allows kms:* on *: the account
+    statement administers the key and names no use, and no CreateGrant unless an AWS
+    service makes the grant for its resource (kms:GrantIsForAWSResource)."""
+    state = recorded.applies[environment].state
+    acct = Account("aws", REGION, recorded.account)
+    keys = sorted(
+        r["values"]["target_key_id"]
+        for r in resources(state)
+        if r["type"] == "aws_kms_alias" and "-oncall" not in r["values"]["name"]
+    )
+    assert len(keys) >= 3, keys
+    requests_after_apply([], acct, state)
+    origin = "an administrator's kms:* role"
+    requests = [
+        acct.key_request(Call("KMS", op, {"KeyId": key}, origin=origin), f"kms:{op}", key)
+        for key in keys
+        for op in ("Decrypt", "GenerateDataKey", "CreateGrant", "ReEncryptFrom")
+    ]
+    assert all(r.resource_policy for r in requests)
+    admin = Principal(
+        f"arn:aws:iam::{recorded.account}:role/platform-admin",
+        (
+            (
+                "admin",
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [{"Effect": "Allow", "Action": "kms:*", "Resource": "*"}],
+                },
+            ),
+        ),
+    )
+    allowed = [
+        v.request.describe()
+        for v in evaluate(admin, requests, recorded.account)
+        if v.result == "Allowed"
+    ]
+    assert not allowed, "\n".join(allowed)
+    # What administering is for still works, and a service's grant for its resource too.
+    administer = [
+        acct.key_request(Call("KMS", op, {"KeyId": keys[0]}, origin=origin), f"kms:{op}", keys[0])
+        for op in ("DescribeKey", "PutKeyPolicy", "ScheduleKeyDeletion")
+    ]
+    service_grant = acct.key_request(
+        Call("DynamoDB", "CreateTable", {}, origin="DynamoDB for the table"),
+        "kms:CreateGrant",
+        keys[0],
+        {"kms:GrantIsForAWSResource": "true"},
+    )
+    verdicts = evaluate(admin, [*administer, service_grant], recorded.account)
+    assert {v.result for v in verdicts} == {"Allowed"}, [v.reason for v in verdicts]
+
+
+def test_the_pull_request_plan_role_lists_and_reads_only_its_environments_scripts_bucket(
+    recorded,
+):
+    """A plan refreshes the scripts bucket alone: s3:ListBucket or a bucket's policy on any
+    other bucket (prod's scripts bucket, the lake's) is refused to a role running
+    pull-request code; its own bucket stays readable."""
+    dev, prod = (_scripts_bucket(recorded.applies[e].state) for e in ENVIRONMENTS)
+    acct = Account("aws", REGION, recorded.account)
+    calls = [
+        Call("S3", op, {}, url=f"/{bucket}", origin="a pull request's code")
+        for bucket in (prod, "example-lake", dev)
+        for op in ("ListObjectsV2", "GetBucketPolicy")
+    ]
+    requests = [r for call in calls for r in requests_for(call, acct)]
+    every_bucket = Call("S3", "ListBuckets", {}, origin="a pull request's code")
+    requests.append(Request(every_bucket, "s3:ListAllMyBuckets", "*"))
+    role = recorded.role("gi-ci-dev-pull-request-plan")
+    verdicts = [v.result for v in evaluate(role, requests, recorded.account)]
+    assert verdicts == ["ImplicitlyDenied"] * 4 + ["Allowed"] * 2 + ["ImplicitlyDenied"]
 
 
 def test_an_account_of_its_own_gets_exactly_its_environments_ci_roles(own_account_roles):
@@ -856,7 +1020,7 @@ def test_an_account_of_its_own_gets_exactly_its_environments_ci_roles(own_accoun
     creates that environment's pull-request plan, plan and deploy roles, nothing of the
     other's."""
     for environment in ENVIRONMENTS:
-        kinds = ("pull-request-plan", "plan", "deploy")
+        kinds = ("pull-request-plan", "plan", "deploy", "publish")
         assert set(own_account_roles[environment]) == {f"gi-ci-{environment}-{k}" for k in kinds}
 
 
@@ -878,13 +1042,15 @@ def test_an_accounts_deploy_role_is_allowed_nothing_in_the_other_account(layout)
     ]
     assert {r.action for r in writes} >= {"dynamodb:CreateTable", "s3:PutObject", "kms:CreateKey"}
     verdicts = layout.evaluate("prod", layout.role("dev", "deploy"), writes)
+    verdicts += layout.evaluate("prod", layout.role("dev", "publish"), writes)
     allowed = [v.request.describe() for v in verdicts if v.result == "Allowed"]
     assert not allowed, f"{len(allowed)} of prod's writes allowed to dev:\n" + "\n".join(allowed)
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)
 def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorded, environment):
-    """status, runs, logs, target (schema, count, sample, key lookup), watermarks show and
+    """status (its read of the environment's Terraform state included), runs, logs, target
+    (schema, count, sample, key lookup), watermarks show and
     watermarks rewind restoring a Parquet target's files, recorded against the emulators
     (pyarrow's reads documented), for the environment's on-call role: identity policy, the
     watermarks table's, data and scripts keys' policies and the scripts bucket's policy."""
@@ -900,6 +1066,8 @@ def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorde
     }
     requests = recorded.oncall_requests(environment)
     actions = {r.action for r in requests}
+    state = [r for r in requests if "example-terraform-state" in r.resource]
+    assert {r.action for r in state} == {"s3:ListBucket", "s3:GetObject"}, state
     assert {
         "glue:GetJobRuns",
         "glue:GetJob",
@@ -1058,5 +1226,6 @@ def test_one_environments_deploy_role_cannot_change_the_others_resources(recorde
     ]
     assert {r.action for r in writes} >= {"dynamodb:CreateTable", "s3:PutObject"}
     verdicts = evaluate(recorded.role("gi-ci-dev-deploy"), writes, recorded.account)
+    verdicts += evaluate(recorded.role("gi-ci-dev-publish"), writes, recorded.account)
     allowed = [v.request.describe() for v in verdicts if v.result == "Allowed"]
     assert not allowed, f"{len(allowed)} of prod's writes allowed to dev:\n" + "\n".join(allowed)

@@ -59,8 +59,9 @@ def test_the_page_creates_every_environment_the_workflow_runs_in_with_its_deploy
     assert environments == {"dev", "production"}
     github = _github_text()
     assert set(re.findall(r"environments/([a-z]+)", github)) == environments
-    scoped = set(re.findall(r"gh variable set AWS_DEPLOY_ROLE_ARN --env ([a-z]+)", github))
-    assert scoped == environments
+    for variable in ("AWS_DEPLOY_ROLE_ARN", "AWS_PUBLISH_ROLE_ARN"):
+        scoped = set(re.findall(rf"gh variable set {variable} --env ([a-z]+)", github))
+        assert scoped == environments, variable
     # Only production's deploy waits for a reviewer.
     production = github.split("environments/production", 1)[1].split("\ngh ", 1)[0]
     assert "reviewers" in production
@@ -111,16 +112,20 @@ def _environments(tfvars: Path) -> dict[str, str]:
     )
 
 
-def _variables(layout: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def _variables(layout: dict[str, str]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """What the page's github blocks set from each account's ``role_arns``: the repository's
-    variables, and each GitHub environment's AWS_DEPLOY_ROLE_ARN."""
-    repository, per_environment = {"AWS_REGION": "eu-west-1"}, {}
+    variables, and each GitHub environment's AWS_DEPLOY_ROLE_ARN and AWS_PUBLISH_ROLE_ARN."""
+    repository: dict[str, str] = {"AWS_REGION": "eu-west-1"}
+    per_environment: dict[str, dict[str, str]] = {}
     for account, tfvars in layout.items():
         for env, github_environment in _environments(CI / tfvars).items():
             arn = f"arn:aws:iam::{account}:role/gi-ci-{env}-"
             repository[f"AWS_PR_PLAN_ROLE_ARN_{env.upper()}"] = arn + "pull-request-plan"
             repository[f"AWS_PLAN_ROLE_ARN_{env.upper()}"] = arn + "plan"
-            per_environment[github_environment] = arn + "deploy"
+            per_environment[github_environment] = {
+                "AWS_DEPLOY_ROLE_ARN": arn + "deploy",
+                "AWS_PUBLISH_ROLE_ARN": arn + "publish",
+            }
     return repository, per_environment
 
 
@@ -137,6 +142,18 @@ def _evaluate(expression: str, **contexts: object) -> object:
 def _role_step(job: dict) -> dict:
     (step,) = [s for s in job["steps"] if "configure-aws-credentials" in s.get("uses", "")]
     return step["with"]
+
+
+def _steps_as(job: dict) -> list[tuple[str, str]]:
+    """Each ``run`` step of the job with the role-to-assume in effect when it runs (the
+    last configure-aws-credentials step before it)."""
+    out, expression = [], ""
+    for step in job["steps"]:
+        if "configure-aws-credentials" in step.get("uses", ""):
+            expression = step["with"]["role-to-assume"]
+        elif "run" in step:
+            out.append((step["run"], expression))
+    return out
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -157,16 +174,32 @@ def test_each_environments_plan_assumes_its_own_role_in_both_layouts(layout, eve
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_each_environments_apply_and_deploy_assume_its_own_deploy_role_in_both_layouts(layout):
+def test_each_environment_applies_as_its_deploy_role_and_publishes_as_its_publish_role(layout):
+    """In both layouts: the apply runs as the environment's deploy role, every
+    ``deploy`` (publish, then verify) as its publish role, which alone writes releases."""
     _, per_environment = _variables(LAYOUTS[layout])
     jobs = workflow()["jobs"]
-    for env in ("dev", "prod"):
-        for name in (f"apply-{env}", f"deploy-{env}"):
+    for env, names in (("dev", ("apply-dev", "deploy-dev")), ("prod", ("apply-prod",))):
+        for name in names:
             job = jobs[name]
-            # vars.AWS_DEPLOY_ROLE_ARN is the job's GitHub environment's (the page's --env).
-            scoped = {"AWS_DEPLOY_ROLE_ARN": per_environment[job["environment"]]}
-            role = _evaluate(_role_step(job)["role-to-assume"], vars=scoped)
-            assert str(role).endswith(f":role/gi-ci-{env}-deploy"), (layout, name, role)
+            # vars.AWS_*_ROLE_ARN are the job's GitHub environment's (the page's --env).
+            scoped = per_environment[job["environment"]]
+            for script, expression in _steps_as(job):
+                role = str(_evaluate(expression, vars=scoped))
+                kind = "deploy" if "terraform apply" in script else "publish"
+                if "deploy --env" in script or "terraform apply" in script:
+                    assert role.endswith(f":role/gi-ci-{env}-{kind}"), (layout, name, role)
             steps = "".join(s.get("run", "") for s in job["steps"])
             assert set(re.findall(r"(\w+)\.backend\.hcl", steps)) == {env}, name
             assert set(re.findall(r"--env (\w+)", steps)) == {env}, name
+
+
+def test_one_approval_covers_prods_publish_apply_and_deploy():
+    """Only one job runs in the production environment (each such job waits for its own
+    approval); dev keeps its apply and deploy jobs."""
+    jobs = workflow()["jobs"]
+    production = [name for name, job in jobs.items() if job.get("environment") == "production"]
+    assert production == ["apply-prod"]
+    steps = "".join(s.get("run", "") for s in jobs["apply-prod"]["steps"])
+    assert "terraform apply" in steps and "deploy --env prod\n" in steps + "\n"
+    assert {"apply-dev", "deploy-dev"} <= set(jobs)

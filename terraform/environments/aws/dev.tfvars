@@ -137,7 +137,7 @@ alarms = {
 
 # Customer managed keys for the lake, the watermarks table, the scripts bucket and
 # the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
-# security configuration. The CI deploy role is a scripts key user by itself
+# security configuration. The CI publish role is a scripts key user by itself
 # (scripts_writer_role_arns); add operators' roles to key_users.table.
 encryption = {
   create_keys            = true
@@ -147,3 +147,10 @@ encryption = {
 oncall_subscriptions = [
   { protocol = "email", endpoint = "data-platform-dev@example.com" },
 ]
+
+# The state dev.backend.hcl names (the same bucket and key): the on-call role reads its
+# outputs for `status --env dev` (docs/runbook.md).
+state = {
+  bucket = "example-terraform-state-dev"
+  key    = "glue-incremental/dev/terraform.tfstate"
+}

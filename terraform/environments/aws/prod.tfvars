@@ -85,7 +85,7 @@ alarms = {
 
 # Customer managed keys for the lake, the watermarks table, the scripts bucket and
 # the job logs, used by exactly the jobs' roles; S3 writes and bookmarks under a Glue
-# security configuration. The CI deploy role is a scripts key user by itself
+# security configuration. The CI publish role is a scripts key user by itself
 # (scripts_writer_role_arns); add operators' roles to key_users.table.
 encryption = {
   create_keys            = true
@@ -96,3 +96,10 @@ oncall_subscriptions = [
   { protocol = "https", endpoint = "https://events.pagerduty.example.com/integration/glue-incremental/enqueue" },
   { protocol = "email", endpoint = "data-platform-oncall@example.com" },
 ]
+
+# The state prod.backend.hcl names (the same bucket and key): the on-call role reads its
+# outputs for `status --env prod` (docs/runbook.md).
+state = {
+  bucket = "example-terraform-state-prod"
+  key    = "glue-incremental/prod/terraform.tfstate"
+}

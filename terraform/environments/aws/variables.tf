@@ -182,8 +182,18 @@ variable "release" {
   nullable    = false
 }
 
-variable "deploy_role_name" {
-  description = "The CI deploy role that alone may write the scripts bucket's code prefixes (terraform/ci, modules/ci_roles); null: gi-ci-<environment>-deploy."
+variable "state" {
+  description = "This environment's Terraform state as its <env>.backend.hcl names it (bucket, key; kms_key_arn if the state bucket uses a customer managed key): the on-call role may read it, so the runbook's `status --env` works as the on-call (modules/incremental_pipeline `oncall_state`, validated there). Null: the on-call reads no state."
+  type = object({
+    bucket      = string
+    key         = string
+    kms_key_arn = optional(string)
+  })
+  default = null
+}
+
+variable "publish_role_name" {
+  description = "The CI publish role that alone may write the scripts bucket's code prefixes and use its key for deploy (terraform/ci, modules/ci_roles); null: gi-ci-<environment>-publish. The deploy role that applies cannot write releases (docs/releases.md)."
   type        = string
   default     = null
 }

@@ -17,9 +17,11 @@ locals {
     pull_request = "repo:${var.github_repository}:pull_request"
     plan         = "repo:${var.github_repository}:ref:refs/heads/main"
     deploy       = "repo:${var.github_repository}:environment:${var.github_environment}"
+    publish      = "repo:${var.github_repository}:environment:${var.github_environment}"
   }
 
-  state_object = "arn:${local.partition}:s3:::${var.state.bucket}/${var.state.key}"
+  state_object   = "arn:${local.partition}:s3:::${var.state.bucket}/${var.state.key}"
+  scripts_bucket = "arn:${local.partition}:s3:::${var.scripts_bucket_name}"
 
   # What a plan reads: the state, and every resource type the root manages
   # (Describe/Get/List carry no resource-level scoping for most of them).
@@ -45,8 +47,6 @@ locals {
         # a JDBC connection's password, to a role that runs pull-request code.
         "glue:GetJob", "glue:GetTrigger", "glue:GetWorkflow", "glue:GetDatabase", "glue:GetTable", "glue:GetPartitionIndexes",
         "glue:GetSecurityConfiguration", "glue:GetTags", "glue:ListJobs", "glue:ListTriggers", "dynamodb:Describe*", "dynamodb:ListTagsOfResource",
-        "s3:GetBucket*", "s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration", "s3:GetAccelerateConfiguration",
-        "s3:GetReplicationConfiguration", "s3:GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "s3:ListBucket",
         "iam:GetRole", "iam:GetRolePolicy", "iam:ListRolePolicies", "iam:ListAttachedRolePolicies", "iam:GetOpenIDConnectProvider",
         "sns:GetTopicAttributes", "sns:GetSubscriptionAttributes", "sns:ListTagsForResource", "sns:ListSubscriptionsByTopic",
         "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ListQueueTags",
@@ -62,6 +62,20 @@ locals {
         "logs:GetLogDelivery", "logs:ListLogDeliveries",
       ]
       Resource = "*"
+    },
+    {
+      # The environment's scripts bucket only: s3:ListBucket on "*" would list the keys of
+      # every bucket in the account (the lake's included) and s3:GetBucket* read every
+      # bucket's policy, to a role that runs pull-request code. A plan refreshes this bucket
+      # alone (HeadBucket is authorized as s3:ListBucket: "HeadBucket",
+      # https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadBucket.html).
+      Sid    = "ReadScriptsBucketConfiguration"
+      Effect = "Allow"
+      Action = [
+        "s3:GetBucket*", "s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration", "s3:GetAccelerateConfiguration",
+        "s3:GetReplicationConfiguration", "s3:GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "s3:ListBucket",
+      ]
+      Resource = [local.scripts_bucket]
     },
     {
       # Provider >= 5.67 validates a changed state machine definition at plan
@@ -184,10 +198,17 @@ locals {
       Resource = "arn:${local.partition}:dynamodb:${local.region}:${local.account}:table/${var.watermarks_table_name}"
     },
     {
-      Sid      = "ManageScriptsBucketAndDeploy"
-      Effect   = "Allow"
-      Action   = ["s3:CreateBucket", "s3:DeleteBucket", "s3:Put*", "s3:GetObject", "s3:DeleteObject"]
-      Resource = ["arn:${local.partition}:s3:::${var.scripts_bucket_name}", "arn:${local.partition}:s3:::${var.scripts_bucket_name}/*"]
+      # The bucket's configuration, each write modules/scripts_bucket's resources make and
+      # no object action: releases are published by the publish role, never by the role that
+      # can change the policy, lifecycle and versioning that keep them immutable
+      # (docs/releases.md). Object Lock and ACLs are not managed here: not allowed.
+      Sid    = "ManageScriptsBucket"
+      Effect = "Allow"
+      Action = [
+        "s3:CreateBucket", "s3:DeleteBucket", "s3:PutBucketTagging", "s3:PutBucketOwnershipControls", "s3:PutBucketPublicAccessBlock",
+        "s3:PutBucketVersioning", "s3:PutEncryptionConfiguration", "s3:PutLifecycleConfiguration", "s3:PutBucketPolicy", "s3:DeleteBucketPolicy",
+      ]
+      Resource = [local.scripts_bucket]
     },
     {
       Sid    = "ManagePagingAndAlarms"
@@ -326,16 +347,6 @@ locals {
       }
     },
     {
-      # deploy's uploads to the SSE-KMS scripts bucket: S3 asks KMS for a data key as the
-      # caller (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html#require-sse-kms);
-      # the scripts key's policy names the deploy role too (incremental_pipeline scripts_writer_role_arns).
-      Sid       = "EncryptUploadsThroughS3"
-      Effect    = "Allow"
-      Action    = ["kms:GenerateDataKey", "kms:Decrypt"]
-      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
-      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment, "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
-    },
-    {
       # A Glue security configuration has no ARN: its actions take Resource "*"
       # ("Specifying AWS Glue resource ARNs": https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html).
       Sid      = "ManageSecurityConfigurations"
@@ -366,6 +377,52 @@ locals {
     },
   ])
 
+  # deploy and deploy switch: the release's objects, the jobs it moves, nothing of the
+  # bucket's configuration (docs/releases.md, "Who publishes").
+  publish_statements = [
+    local.read_statements[0],
+    local.read_statements[1],
+    {
+      # HeadBucket (s3:ListBucket), then each release file: GetObject to skip one already
+      # published with the same bytes, PutObject with If-None-Match.
+      Sid      = "FindTheScriptsBucket"
+      Effect   = "Allow"
+      Action   = ["s3:ListBucket"]
+      Resource = [local.scripts_bucket]
+    },
+    {
+      Sid      = "PublishReleases"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject", "s3:PutObject"]
+      Resource = ["${local.scripts_bucket}/releases/*"]
+    },
+    {
+      # deploy's uploads to the SSE-KMS scripts bucket: S3 asks KMS for a data key as the
+      # caller (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html#require-sse-kms);
+      # the scripts key's policy names the publish role too (incremental_pipeline scripts_writer_role_arns).
+      Sid       = "EncryptUploadsThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:GenerateDataKey", "kms:Decrypt"]
+      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
+      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment, "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
+    },
+    {
+      # deploy verifies each job's release (GetJob); deploy switch moves one (UpdateJob,
+      # which passes the job's own role again: iam:PassRole).
+      Sid      = "SwitchJobs"
+      Effect   = "Allow"
+      Action   = ["glue:GetJob", "glue:UpdateJob"]
+      Resource = ["arn:${local.partition}:glue:${local.region}:${local.account}:job/${local.prefix}-*"]
+    },
+    {
+      Sid       = "PassJobRolesOnSwitch"
+      Effect    = "Allow"
+      Action    = ["iam:PassRole"]
+      Resource  = local.named.roles
+      Condition = { StringEquals = { "iam:PassedToService" = "glue.amazonaws.com" } }
+    },
+  ]
+
   roles = merge(
     var.pull_request_plan_role ? {
       # One per environment, reading that environment's state only: the workflow plans
@@ -374,8 +431,9 @@ locals {
       pull_request = { name = "gi-ci-${var.environment}-pull-request-plan", statements = concat(local.read_statements, local.connection_read_statements), description = "Plans ${var.environment} for pull requests (read only, no state lock)." }
     } : {},
     {
-      plan   = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, local.connection_read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
-      deploy = { name = "gi-ci-${var.environment}-deploy", statements = local.deploy_statements, description = "Applies ${var.environment}'s reviewed plan and deploys its scripts (GitHub environment ${var.github_environment})." }
+      plan    = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, local.connection_read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
+      deploy  = { name = "gi-ci-${var.environment}-deploy", statements = local.deploy_statements, description = "Applies ${var.environment}'s reviewed plan (GitHub environment ${var.github_environment}); publishes nothing." }
+      publish = { name = "gi-ci-${var.environment}-publish", statements = local.publish_statements, description = "Publishes ${var.environment}'s releases and switches its jobs (GitHub environment ${var.github_environment}); changes no bucket configuration." }
     },
   )
 }

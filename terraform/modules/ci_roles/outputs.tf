@@ -1,5 +1,5 @@
 output "role_arns" {
-  description = "Role ARNs keyed pull_request (when created), plan and deploy: the workflow's AWS_PR_PLAN_ROLE_ARN_<ENV>, AWS_PLAN_ROLE_ARN_<ENV> and the environment's AWS_DEPLOY_ROLE_ARN."
+  description = "Role ARNs keyed pull_request (when created), plan, deploy and publish: the workflow's AWS_PR_PLAN_ROLE_ARN_<ENV>, AWS_PLAN_ROLE_ARN_<ENV> and the environment's AWS_DEPLOY_ROLE_ARN (apply) and AWS_PUBLISH_ROLE_ARN (deploy)."
   value       = { for k, r in aws_iam_role.this : k => r.arn }
 }
 

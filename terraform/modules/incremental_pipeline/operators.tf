@@ -126,6 +126,38 @@ locals {
       Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
       Resource = [for l in local.target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
     },
+    ], var.oncall_state == null ? [] : [
+    {
+      # `status --env`, `watermarks --env` and `target --env` read the environment's outputs
+      # from its state, as `terraform output` does: the S3 backend lists the state's key and
+      # reads it ("S3 Bucket Permissions", https://developer.hashicorp.com/terraform/language/backend/s3);
+      # the listing under the key only (s3:prefix), as modules/ci_roles' ListState.
+      Sid       = "ListEnvironmentState"
+      Effect    = "Allow"
+      Action    = ["s3:ListBucket"]
+      Resource  = "${local.arn_prefix}:s3:::${var.oncall_state.bucket}"
+      Condition = { StringLike = { "s3:prefix" = [var.oncall_state.key] } }
+    },
+    ], var.oncall_state == null ? [] : [
+    {
+      Sid      = "ReadEnvironmentState"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject"]
+      Resource = "${local.arn_prefix}:s3:::${var.oncall_state.bucket}/${var.oncall_state.key}"
+    },
+    ], try(var.oncall_state.kms_key_arn, null) == null ? [] : [
+    {
+      # A state bucket encrypted with a customer managed key: S3 decrypts as the caller
+      # ("Using server-side encryption with AWS KMS keys",
+      # https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html#require-sse-kms).
+      # That key's policy is the platform team's (docs/bootstrap.md step 1): it must name
+      # the on-call role too.
+      Sid       = "DecryptEnvironmentStateThroughS3"
+      Effect    = "Allow"
+      Action    = ["kms:Decrypt"]
+      Resource  = [var.oncall_state.kms_key_arn]
+      Condition = { StringEquals = { "kms:ViaService" = "s3.${local.region}.amazonaws.com" } }
+    },
     ], !local.data_key_known ? [] : [
     {
       # The targets are SSE-KMS with the data key (the Glue security configuration): a read

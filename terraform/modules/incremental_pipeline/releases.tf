@@ -15,7 +15,7 @@ locals {
 
 # A switch (`deploy switch`, or the next release in tfvars) must not wait for a new
 # role policy: the role may read its script and the library in every release, all
-# of which only the deploy role can write (modules/scripts_bucket code_writer_role_arns).
+# of which only the publish role can write (modules/scripts_bucket code_writer_role_arns).
 resource "aws_iam_role_policy" "releases" {
   for_each = local.pipeline_releases
 

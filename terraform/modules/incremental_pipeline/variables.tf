@@ -74,7 +74,7 @@ variable "release" {
 }
 
 variable "scripts_writer_role_arns" {
-  description = "The roles (the CI deploy role) that alone may write or delete the scripts bucket's code prefixes (modules/scripts_bucket `code_writer_role_arns`); empty: no such bucket policy statement."
+  description = "The roles (the CI publish role) that alone may write or delete the scripts bucket's code prefixes (modules/scripts_bucket `code_writer_role_arns`); empty: no such bucket policy statement."
   type        = list(string)
   default     = []
   nullable    = false
@@ -400,6 +400,25 @@ variable "oncall_subscriptions" {
     endpoint             = string
     raw_message_delivery = optional(bool, false)
   }))
+}
+
+variable "oncall_state" {
+  description = "The environment's Terraform state, as its <env>.backend.hcl names it (bucket, key), and the state bucket's customer managed key if it has one (kms_key_arn): the on-call role may read that object, so `status --env`, `watermarks --env` and `target --env` work as the on-call alone (they read the state's outputs). Null: the on-call reads no state (name the table with `watermarks --table`)."
+  type = object({
+    bucket      = string
+    key         = string
+    kms_key_arn = optional(string)
+  })
+  default = null
+
+  validation {
+    condition = var.oncall_state == null || (
+      can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", try(var.oncall_state.bucket, ""))) &&
+      can(regex("^[^/](.*[^/])?$", try(var.oncall_state.key, ""))) && !strcontains(try(var.oncall_state.key, ""), "//") &&
+      (try(var.oncall_state.kms_key_arn, null) == null || can(regex("^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+$", try(var.oncall_state.kms_key_arn, ""))))
+    )
+    error_message = "oncall_state must be the environment's <env>.backend.hcl bucket (an S3 bucket name) and key (not starting or ending with /, no //), and kms_key_arn a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>) or null; got ${jsonencode(var.oncall_state)}."
+  }
 }
 
 variable "oncall_kms_key_arn" {

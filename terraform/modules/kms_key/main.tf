@@ -5,15 +5,26 @@ data "aws_partition" "current" {}
 locals {
   account_root = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"
 
-  # The account administers the key but cannot use it: encrypting and
-  # decrypting are granted to the listed roles and services only, so an
-  # identity policy with kms:* elsewhere in the account does not reach the data.
+  # The account administers the key but cannot use it: encrypting and decrypting are
+  # granted to the listed roles and services only, and no wildcard hides a use: kms:Create*
+  # would include kms:CreateGrant, and a grant can give Decrypt to anyone, so an identity
+  # policy with kms:* could reach the data through a grant it made itself. Each
+  # administrative action is named (AWS KMS permissions reference:
+  # https://docs.aws.amazon.com/kms/latest/developerguide/kms-api-permissions-reference.html).
+  # kms:PutKeyPolicy stays: whoever administers a key can rewrite its policy (the key policy
+  # lockout safety check needs one such principal); that act is in CloudTrail, unlike a use.
   admin_actions = [
-    "kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*",
-    "kms:Revoke*", "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
-    "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand",
+    "kms:CreateAlias", "kms:UpdateAlias", "kms:DeleteAlias", "kms:DescribeKey", "kms:EnableKey", "kms:DisableKey",
+    "kms:EnableKeyRotation", "kms:DisableKeyRotation", "kms:RotateKeyOnDemand", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus",
+    "kms:ListGrants", "kms:ListKeyPolicies", "kms:ListKeyRotations", "kms:ListResourceTags", "kms:PutKeyPolicy",
+    "kms:UpdateKeyDescription", "kms:RevokeGrant", "kms:TagResource", "kms:UntagResource", "kms:ScheduleKeyDeletion",
+    "kms:CancelKeyDeletion",
   ]
-  use_actions = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*", "kms:ReEncrypt*", "kms:DescribeKey"]
+  # A grant only when an AWS service creates it for a resource of its own (DynamoDB's table
+  # key at CreateTable/UpdateTable): kms:GrantIsForAWSResource is true only then
+  # (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-grant-is-for-aws-resource).
+  service_grant_actions = ["kms:CreateGrant"]
+  use_actions           = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*", "kms:ReEncrypt*", "kms:DescribeKey"]
 
   statements = concat(
     [
@@ -23,6 +34,14 @@ locals {
         Principal = { AWS = local.account_root }
         Action    = local.admin_actions
         Resource  = "*"
+      },
+      {
+        Sid       = "AccountLetsAwsServicesUseKeyForItsResources"
+        Effect    = "Allow"
+        Principal = { AWS = local.account_root }
+        Action    = local.service_grant_actions
+        Resource  = "*"
+        Condition = { Bool = { "kms:GrantIsForAWSResource" = "true" } }
       },
     ],
     # The roles by aws:PrincipalArn rather than as principals: KMS refuses a

@@ -20,6 +20,7 @@ run "each_role_trusts_exactly_its_workflow_subject" {
       pull_request = "repo:example/glue-incremental:pull_request"
       plan         = "repo:example/glue-incremental:ref:refs/heads/main"
       deploy       = "repo:example/glue-incremental:environment:production"
+      publish      = "repo:example/glue-incremental:environment:production"
     }
     error_message = "Pull requests, main and the production environment must each assume only their own role."
   }
@@ -85,6 +86,24 @@ run "deploy_writes_only_the_environments_names" {
     condition = alltrue([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement :
     flatten([st.Resource]) != ["*"] || alltrue([for a in flatten([st.Action]) : can(regex("^[a-z0-9]+:(Get|List|Describe|ValidateStateMachineDefinition)", a))]) || (st.Sid == "CreateEnvironmentKeys" && try(st.Condition.StringEquals["aws:RequestTag/Environment"], "") == "prod") || contains(["ManageSecurityConfigurations", "DeliverStateMachineLogs"], st.Sid)])
     error_message = "Every write of the deploy role names the environment's resources (CreateKey, unscopable, is conditioned on the environment's tag; Glue security configurations have no ARN; Step Functions' log-delivery actions take no resource)."
+  }
+}
+
+run "only_the_publish_role_writes_releases_and_it_changes_no_bucket_configuration" {
+  command = plan
+
+  assert {
+    condition = !anytrue(flatten([for st in jsondecode(aws_iam_role_policy.this["deploy"].policy).Statement : [
+      for a in flatten([st.Action]) : contains(["s3:PutObject", "s3:Put*", "s3:*", "s3:DeleteObject"], a) && anytrue([for r in flatten([st.Resource]) : strcontains(r, "example-gi-prod-scripts")])
+    ]]))
+    error_message = "The deploy role (which writes the scripts bucket's policy) must write no object: releases are the publish role's."
+  }
+
+  assert {
+    condition = alltrue(flatten([for st in jsondecode(aws_iam_role_policy.this["publish"].policy).Statement : [
+      for a in flatten([st.Action]) : !startswith(a, "s3:Put") || (a == "s3:PutObject" && flatten([st.Resource]) == ["arn:aws:s3:::example-gi-prod-scripts/releases/*"])
+    ]]))
+    error_message = "The publish role may put objects under releases/ only, and no bucket configuration."
   }
 }
 

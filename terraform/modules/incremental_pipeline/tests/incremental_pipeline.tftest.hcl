@@ -1345,3 +1345,36 @@ run "rejects_history_on_a_join_pipeline" {
 
   expect_failures = [var.pipelines]
 }
+
+run "the_oncall_reads_the_state_it_is_given_and_only_that_object" {
+  command = plan
+
+  variables {
+    oncall_state = { bucket = "example-terraform-state-prod", key = "glue-incremental/prod/terraform.tfstate" }
+  }
+
+  assert {
+    condition = {
+      for st in jsondecode(aws_iam_role_policy.oncall.policy).Statement : st.Sid => st.Resource if contains(["ListEnvironmentState", "ReadEnvironmentState"], st.Sid)
+      } == {
+      ListEnvironmentState = "arn:aws:s3:::example-terraform-state-prod"
+      ReadEnvironmentState = "arn:aws:s3:::example-terraform-state-prod/glue-incremental/prod/terraform.tfstate"
+    }
+    error_message = "status --env reads the environment's outputs: the on-call lists and reads that state object only."
+  }
+
+  assert {
+    condition     = !anytrue([for st in jsondecode(aws_iam_role_policy.oncall.policy).Statement : st.Sid == "DecryptEnvironmentStateThroughS3"])
+    error_message = "No state key named: no kms:Decrypt for it."
+  }
+}
+
+run "rejects_an_oncall_state_key_with_a_leading_slash" {
+  command = plan
+
+  variables {
+    oncall_state = { bucket = "example-terraform-state-prod", key = "/glue-incremental/prod/terraform.tfstate" }
+  }
+
+  expect_failures = [var.oncall_state]
+}

@@ -27,6 +27,13 @@ run "exactly_the_listed_roles_and_services_use_the_key" {
   }
 
   assert {
+    condition = alltrue([for s in jsondecode(aws_kms_key.this.policy).Statement : alltrue([
+      for a in flatten([s.Action]) : !strcontains(a, "*") && (a != "kms:CreateGrant" || try(s.Condition.Bool["kms:GrantIsForAWSResource"], "") == "true")
+    ]) if try(s.Principal.AWS, "") != "" && s.Sid != "RolesUseKey"])
+    error_message = "The account's statements name each action (kms:Create* would include CreateGrant, and a grant can give Decrypt): CreateGrant only for an AWS service's own resource (kms:GrantIsForAWSResource)."
+  }
+
+  assert {
     condition     = one([for s in jsondecode(aws_kms_key.this.policy).Statement : s.Condition.ArnLike["kms:EncryptionContext:aws:logs:arn"] if s.Sid == "ServiceUsesKey0"]) == ["arn:aws:logs:eu-west-1:123456789012:log-group:/aws-glue/jobs/gi-test-*"]
     error_message = "A service uses the key only under its condition."
   }
