@@ -17,10 +17,11 @@ here. Tasks another test already plays with the same commands are not repeated:
 - the CI bootstrap's local part (``terraform/ci`` planned with ``example.tfvars``):
   ``tests/iam/test_iam_evaluation.py`` (its ``recorded`` fixture).
 
-Played here, on one stack (``make up``'s apply and deploy, in a copy of the tree): the
-README's first pipeline (a CSV load without a schema: ``make apply`` of the tutorial's
-entry, two runs, ``target``/``watermarks show``/``runs``), and docs/runbook.md walked section
-by section with ``--env local`` (``tests/harness/runbook.py``).
+Played here, on one stack (``make up``'s apply and deploy, in a copy of the tree):
+docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``),
+then the README's first pipeline (a CSV load without a schema: ``make apply`` of the
+tutorial's entry, which keeps every watermark, target and file the walk left, two runs,
+``target``/``watermarks show``/``runs``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from glue_incremental import aws
 from glue_incremental_tools import stack
 from glue_incremental_tools.demo import Demo
 
@@ -133,51 +135,24 @@ def play(demo: Demo, commands: list[str], replace: dict[str, str]) -> dict[str, 
     return outputs
 
 
+def stack_contents(demo: Demo) -> tuple[list[dict], dict[str, str]]:
+    """Every watermark item, and every object of the data bucket with its ETag."""
+    outputs = demo.read_outputs()
+    table = outputs["watermarks_table_name"]
+    pages = aws.client("dynamodb").get_paginator("scan").paginate(TableName=table)
+    items = sorted((item for page in pages for item in page["Items"]), key=json.dumps)
+    listing = aws.client("s3").get_paginator("list_objects_v2")
+    objects = {
+        o["Key"]: o["ETag"]
+        for page in listing.paginate(Bucket=outputs["data_bucket_name"])
+        for o in page.get("Contents", [])
+    }
+    return items, objects
+
+
 def output_of(outputs: dict[str, str], word: str) -> str:
     (found,) = [out for command, out in outputs.items() if f" {word} " in command]
     return found
-
-
-def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_file(
-    local_stack, tmp_path
-):
-    add_the_tutorial_pipeline(local_stack.root)
-    samples = tmp_path / "samples" / "returns"
-    header, *records = land_the_tutorial_files(samples)
-    here = {SAMPLES: samples.as_uri().removeprefix("file://") + "/"}
-
-    outputs = play(local_stack, readme_commands(marker="tutorial-commands"), here)
-
-    # make apply added the pipeline to the running stack under the name the tutorial gives.
-    job = local_stack.read_outputs()["job_names"]["orders_returns"]
-    assert job == "gi-local-orders-returns"
-    ran = output_of(outputs, "run")
-    assert f"of {job}: SUCCEEDED" in ran and f"read {len(records)}" in ran, ran
-    # Without --source_schema the CSV's numbers and timestamps come out typed (problem 1).
-    shown = output_of(outputs, "target")
-    assert f"rows: {len(records)}" in shown, shown
-    schema = dict(re.findall(r"^  (\w+)\s+(\S.*)$", shown.split("schema:", 1)[1], re.MULTILINE))
-    assert set(header.split(",")) <= set(schema), shown
-    assert schema["return_id"].startswith("int"), shown
-    assert schema["updated_at"].startswith("timestamp"), shown
-    # The watermark is the newest updated_at as a time, never text.
-    assert "cursor=2024-06-05T09:10:00" in output_of(outputs, "show"), outputs
-    assert "SUCCEEDED" in output_of(outputs, "runs")
-
-    # "Add a file with later updated_at values and run again": only it is read, merged by key.
-    later = [
-        "2,1002,20.00,2024-06-06 10:00:00,2024-06-05",
-        "3,1003,5.00,2024-06-06 11:00:00,2024-06-06",
-    ]
-    (samples / "2024-06-06.csv").write_text("\n".join([header, *later]) + "\n")
-    (command,) = [c for c in outputs if " run " in c]
-    again = play(local_stack, [command], {})[command]
-    assert f"of {job}: SUCCEEDED" in again and f"read {len(later)}" in again, again
-    (look,) = [c.split("#", 1)[0].strip() for c in outputs if " target " in c]
-    seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
-    assert seen["row_count"] == 3
-    amounts = {row["return_id"]: row["amount"] for row in seen["rows"]}
-    assert amounts == {1: 10.0, 2: 20.0, 3: 5.0}
 
 
 # -- the runbook, walked section by section with --env local ----------------------------------
@@ -230,3 +205,59 @@ def test_every_runbook_section_runs_with_env_local(local_stack):
     # The walk ended on the rewind section's reset (what the next run does after it, a full
     # reload, is tests/integration/test_source_types.py's).
     assert any(" reset " in step for step in walked["rewind"] if step)
+
+
+# -- the README's first pipeline, added with `make apply` to the stack the runbook used ---------
+
+
+def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_file(
+    local_stack, tmp_path
+):
+    add_the_tutorial_pipeline(local_stack.root)
+    samples = tmp_path / "samples" / "returns"
+    header, *records = land_the_tutorial_files(samples)
+    here = {SAMPLES: samples.as_uri().removeprefix("file://") + "/"}
+
+    commands = readme_commands(marker="tutorial-commands")
+    apply, rest = commands[0], commands[1:]
+    assert make_targets(apply) == ["apply"], commands
+    # `make apply` on a stack whose pipelines have run keeps every watermark, target and
+    # source file (problem 8): the runbook's walk above left runs, state and targets.
+    before = stack_contents(local_stack)
+    if not before[1]:  # run alone: at least the demo's source files are on the stack
+        local_stack.generate_source()
+        before = stack_contents(local_stack)
+    outputs = play(local_stack, [apply], here)
+    assert stack_contents(local_stack) == before
+    outputs |= play(local_stack, rest, here)
+
+    # make apply added the pipeline to the running stack under the name the tutorial gives.
+    job = local_stack.read_outputs()["job_names"]["orders_returns"]
+    assert job == "gi-local-orders-returns"
+    ran = output_of(outputs, "run")
+    assert f"of {job}: SUCCEEDED" in ran and f"read {len(records)}" in ran, ran
+    # Without --source_schema the CSV's numbers and timestamps come out typed (problem 1).
+    shown = output_of(outputs, "target")
+    assert f"rows: {len(records)}" in shown, shown
+    schema = dict(re.findall(r"^  (\w+)\s+(\S.*)$", shown.split("schema:", 1)[1], re.MULTILINE))
+    assert set(header.split(",")) <= set(schema), shown
+    assert schema["return_id"].startswith("int"), shown
+    assert schema["updated_at"].startswith("timestamp"), shown
+    # The watermark is the newest updated_at as a time, never text.
+    assert "cursor=2024-06-05T09:10:00" in output_of(outputs, "show"), outputs
+    assert "SUCCEEDED" in output_of(outputs, "runs")
+
+    # "Add a file with later updated_at values and run again": only it is read, merged by key.
+    later = [
+        "2,1002,20.00,2024-06-06 10:00:00,2024-06-05",
+        "3,1003,5.00,2024-06-06 11:00:00,2024-06-06",
+    ]
+    (samples / "2024-06-06.csv").write_text("\n".join([header, *later]) + "\n")
+    (command,) = [c for c in outputs if " run " in c]
+    again = play(local_stack, [command], {})[command]
+    assert f"of {job}: SUCCEEDED" in again and f"read {len(later)}" in again, again
+    (look,) = [c.split("#", 1)[0].strip() for c in outputs if " target " in c]
+    seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
+    assert seen["row_count"] == 3
+    amounts = {row["return_id"]: row["amount"] for row in seen["rows"]}
+    assert amounts == {1: 10.0, 2: 20.0, 3: 5.0}
