@@ -9,7 +9,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental.load.config import SchemaError
+from glue_incremental.engine.source_plan import SchemaError
 from glue_incremental.schema.evolution import SchemaChangeError
 from glue_incremental.transforms.function import TransformSpec
 
