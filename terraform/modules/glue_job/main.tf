@@ -58,9 +58,9 @@ locals {
     },
   )
 
-  # Exactly the target table and its deliveries table (<table>__delivery, which the job
-  # creates beside it for the tie rule), and their database and catalog, which Glue also
-  # authorises.
+  # Exactly the target table and the two side tables the job creates beside it
+  # (<table>__delivery for the tie rule, <table>__tombstone for deleted keys not back: see
+  # docs/iceberg.md), and their database and catalog, which Glue also authorises.
   iceberg_statements = var.iceberg_target == null ? [] : [
     {
       Sid    = "IcebergTargetTable"
@@ -71,6 +71,7 @@ locals {
         "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:database/${var.iceberg_target.database}",
         "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:table/${var.iceberg_target.database}/${var.iceberg_target.table}",
         "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:table/${var.iceberg_target.database}/${var.iceberg_target.table}__delivery",
+        "arn:${local.partition}:glue:${var.iceberg_target.region}:${var.iceberg_target.account_id}:table/${var.iceberg_target.database}/${var.iceberg_target.table}__tombstone",
       ]
     },
   ]

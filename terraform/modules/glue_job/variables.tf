@@ -346,7 +346,7 @@ variable "tags" {
 }
 
 variable "iceberg_target" {
-  description = "Optional Iceberg target in the Glue Data Catalog: adds --datalake-formats iceberg, the glue_catalog --conf settings, --target_format/--target_table, and Glue table permissions on exactly that table and its deliveries table (<table>__delivery). The job creates both on its first run; the database must exist. The warehouse prefix must also be in write_s3_uris."
+  description = "Optional Iceberg target in the Glue Data Catalog: adds --datalake-formats iceberg, the glue_catalog --conf settings, --target_format/--target_table, and Glue table permissions on exactly that table and its side tables (<table>__delivery, <table>__tombstone). The job creates them as it needs them; the database must exist. The warehouse prefix must also be in write_s3_uris."
   type = object({
     account_id = string
     region     = string
@@ -357,8 +357,8 @@ variable "iceberg_target" {
   default = null
 
   validation {
-    condition     = var.iceberg_target == null || can(regex("^[a-z_][a-z0-9_]{0,254}$", var.iceberg_target.database)) && can(regex("^[a-z_][a-z0-9_]{0,244}$", var.iceberg_target.table))
-    error_message = "iceberg_target database and table must be lower-case Glue identifiers ([a-z_][a-z0-9_]*), the table at most 245 characters (its deliveries table <table>__delivery within Glue's 255: https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-catalog-tables.html)."
+    condition     = var.iceberg_target == null || can(regex("^[a-z_][a-z0-9_]{0,254}$", var.iceberg_target.database)) && can(regex("^[a-z_][a-z0-9_]{0,243}$", var.iceberg_target.table))
+    error_message = "iceberg_target database and table must be lower-case Glue identifiers ([a-z_][a-z0-9_]*), the table at most 244 characters (its side table <table>__tombstone within Glue's 255: https://docs.aws.amazon.com/glue/latest/dg/aws-glue-api-catalog-tables.html)."
   }
 
   validation {

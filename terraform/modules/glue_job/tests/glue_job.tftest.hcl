@@ -279,6 +279,14 @@ run "iceberg_target_adds_datalake_formats_catalog_conf_and_table_scoped_glue_per
     )
     error_message = "The job creates the deliveries table orders__delivery beside the target: the role must be allowed to."
   }
+
+  assert {
+    condition = contains(
+      flatten([for s in jsondecode(aws_iam_role_policy.this.policy).Statement : s.Resource if s.Sid == "IcebergTargetTable"]),
+      "arn:aws:glue:eu-west-1:123456789012:table/curated/orders__tombstone"
+    )
+    error_message = "The job creates the tombstones table orders__tombstone beside the target when keys are deleted: the role must be allowed to."
+  }
 }
 
 run "no_iceberg_target_no_glue_table_permissions" {
