@@ -17,15 +17,15 @@ import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from glue_incremental.history import changes, groups
 from glue_incremental.history.errors import NullWatermark
-from glue_incremental.history.options import VERSION_COUNTS, HistoryOptions
+from glue_incremental.history.options import HistoryOptions
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
@@ -33,6 +33,11 @@ from glue_incremental.targets.base import Published, Settle, TargetOptions, Upse
 from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.iceberg.target import IcebergTableTarget
 from glue_incremental.targets.latest import WriteResult
+from glue_incremental.targets.versions import (
+    add_version_counts,
+    start_version_counts,
+    tagged_schema,
+)
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
@@ -115,16 +120,13 @@ class IcebergHistoryTarget(IcebergTableTarget):
             guard=run.guard,
         )
         run.details["iceberg_snapshot_id"] = done.snapshot_id
-        _add_counts(run, done.opened, done.closed)
+        add_version_counts(run, done.opened, done.closed)
         written = WriteResult(done.upserted, records_deleted=done.deleted)
         return Published(written, states)
 
     def mark_start(self, run: IncrementalRun) -> None:
-        """Every history run reports its versions, 0 when it changes none (the summary's
-        ``versions_opened``/``versions_closed``; ``VersionsOpened``/``VersionsClosed``)."""
         super().mark_start(run)
-        for name in VERSION_COUNTS:
-            run.details.setdefault(name, 0)
+        start_version_counts(run)
 
     def preview(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> None:
         """A dry run's ``upsert``: the versions it would open and close, in the run's
@@ -139,14 +141,9 @@ class IcebergHistoryTarget(IcebergTableTarget):
             started_from=self._started_id,
         )
         try:
-            _add_counts(run, *planned.counts())
+            add_version_counts(run, *planned.counts())
         finally:
             planned.out.unpersist()
-
-
-def _add_counts(run: IncrementalRun, opened: int, closed: int) -> None:
-    for name, count in zip(VERSION_COUNTS, (opened, closed), strict=True):
-        run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
 
 
 @dataclass(frozen=True)
@@ -266,25 +263,6 @@ def publish_history(
         out.unpersist()
     after = iceberg_writer.current_snapshot(spark, target)
     return HistoryPublish(after.snapshot_id if after else None, upserted, removed, opened, closed)
-
-
-def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
-    """The schema of ``groups.Layout.columns``: the rows' types, the added columns'."""
-    options = layout.options
-    types = {f.name: f.dataType for f in rows.schema.fields}
-    watermark = types[options.watermark_column]
-    types.update(
-        {
-            options.valid_from: watermark,
-            options.valid_to: watermark,
-            options.is_current: BooleanType(),
-            groups.DELETED: BooleanType(),
-            groups.ROLE: StringType(),
-            groups.OPENED: LongType(),
-            groups.CLOSED: LongType(),
-        }
-    )
-    return StructType([StructField(name, types[name]) for name in layout.columns])
 
 
 def merge_statement(

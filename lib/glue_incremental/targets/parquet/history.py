@@ -15,16 +15,16 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from glue_incremental.args import validate_run_id
 from glue_incremental.history import groups
 from glue_incremental.history.errors import NullWatermark
-from glue_incremental.history.options import VERSION_COUNTS, HistoryOptions
+from glue_incremental.history.options import HistoryOptions
 from glue_incremental.keys import index as key_index
 from glue_incremental.partitions.paths import partition_dir
 from glue_incremental.partitions.values import PartitionValues
@@ -34,6 +34,11 @@ from glue_incremental.targets.base import Published, Settle, UpsertSpec
 from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.parquet import publish, staged_writes, writer
 from glue_incremental.targets.parquet.target import ParquetTarget
+from glue_incremental.targets.versions import (
+    add_version_counts,
+    start_version_counts,
+    tagged_schema,
+)
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
@@ -75,11 +80,8 @@ class ParquetHistoryTarget(ParquetTarget):
         return False  # deletes are absorbed deliveries (``_history/``), never tombstones
 
     def mark_start(self, run: IncrementalRun) -> None:
-        """Every history run reports its versions, 0 when it changes none (the summary's
-        ``versions_opened``/``versions_closed``; ``VersionsOpened``/``VersionsClosed``)."""
         super().mark_start(run)
-        for name in VERSION_COUNTS:
-            run.details.setdefault(name, 0)
+        start_version_counts(run)
 
     def _evolved_schema(self, plan: SchemaPlan, stored: DataFrame) -> StructType:
         """The plan's schema, the added version columns kept as they are."""
@@ -103,7 +105,7 @@ class ParquetHistoryTarget(ParquetTarget):
         )
         self._note_publish(run)
         self._record_schema(run, version_schema(rows, options, spec))
-        _add_counts(run, done.opened, done.closed)
+        add_version_counts(run, done.opened, done.closed)
         return Published(done.result, settle())
 
     def preview(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> None:
@@ -113,12 +115,7 @@ class ParquetHistoryTarget(ParquetTarget):
         opened, closed = preview_history(
             run.spark, rows, self.path, options=options, partition_by=self.partition_by, spec=spec
         )
-        _add_counts(run, opened, closed)
-
-
-def _add_counts(run: IncrementalRun, opened: int, closed: int) -> None:
-    for name, count in zip(VERSION_COUNTS, (opened, closed), strict=True):
-        run.details[name] = int(cast(int, run.details.get(name) or 0)) + count  # batches add up
+        add_version_counts(run, opened, closed)
 
 
 def version_schema(rows: DataFrame, options: HistoryOptions, spec: UpsertSpec) -> StructType:
@@ -134,25 +131,6 @@ def version_schema(rows: DataFrame, options: HistoryOptions, spec: UpsertSpec) -
             StructField(options.is_current, BooleanType()),
         ]
     )
-
-
-def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
-    """The schema of ``groups.Layout.columns``: the rows' types, the added columns'."""
-    options = layout.options
-    types = {f.name: f.dataType for f in rows.schema.fields}
-    watermark = types[options.watermark_column]
-    types.update(
-        {
-            options.valid_from: watermark,
-            options.valid_to: watermark,
-            options.is_current: BooleanType(),
-            groups.DELETED: BooleanType(),
-            groups.ROLE: StringType(),
-            groups.OPENED: LongType(),
-            groups.CLOSED: LongType(),
-        }
-    )
-    return StructType([StructField(name, types[name]) for name in layout.columns])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,53 @@
+"""What both history targets share: a version row's working schema and the version counts.
+
+The Parquet and the Iceberg history targets (``targets/parquet/history.py``,
+``targets/iceberg/history.py``) build versions with the same per-key core
+(``history.groups``); this holds the Spark side of what they do alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+
+from glue_incremental.history import groups
+from glue_incremental.history.options import VERSION_COUNTS
+
+if TYPE_CHECKING:
+    from glue_incremental.run.context import IncrementalRun
+
+__all__ = ["add_version_counts", "start_version_counts", "tagged_schema"]
+
+
+def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
+    """The schema of ``groups.Layout.columns``: the rows' types, the added columns'."""
+    options = layout.options
+    types = {f.name: f.dataType for f in rows.schema.fields}
+    watermark = types[options.watermark_column]
+    types.update(
+        {
+            options.valid_from: watermark,
+            options.valid_to: watermark,
+            options.is_current: BooleanType(),
+            groups.DELETED: BooleanType(),
+            groups.ROLE: StringType(),
+            groups.OPENED: LongType(),
+            groups.CLOSED: LongType(),
+        }
+    )
+    return StructType([StructField(name, types[name]) for name in layout.columns])
+
+
+def start_version_counts(run: IncrementalRun) -> None:
+    """Every history run reports its versions, 0 when it changes none (the summary's
+    ``versions_opened``/``versions_closed``; ``VersionsOpened``/``VersionsClosed``)."""
+    for name in VERSION_COUNTS:
+        run.details.setdefault(name, 0)
+
+
+def add_version_counts(run: IncrementalRun, opened: int, closed: int) -> None:
+    """Add a publish's (or a dry run's) versions to the run's; a run's batches add up."""
+    for name, count in zip(VERSION_COUNTS, (opened, closed), strict=True):
+        run.details[name] = int(cast(int, run.details.get(name) or 0)) + count
