@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
 from glue_incremental.history import groups
@@ -18,7 +19,7 @@ from glue_incremental.history.options import VERSION_COUNTS
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
 
-__all__ = ["add_version_counts", "start_version_counts", "tagged_schema"]
+__all__ = ["add_version_counts", "start_version_counts", "tagged_schema", "version_counts"]
 
 
 def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
@@ -51,3 +52,13 @@ def add_version_counts(run: IncrementalRun, opened: int, closed: int) -> None:
     """Add a publish's (or a dry run's) versions to the run's; a run's batches add up."""
     for name, count in zip(VERSION_COUNTS, (opened, closed), strict=True):
         run.details[name] = int(cast(int, run.details.get(name) or 0)) + count
+
+
+def version_counts(changes: DataFrame) -> tuple[int, int]:
+    """The versions opened and closed, summed over the per-key count rows of ``changes``
+    (``history.groups.COUNTS``)."""
+    summed = changes.where(F.col(groups.ROLE) == groups.COUNTS).agg(
+        F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
+    )
+    opened, closed = summed.first() or (0, 0)
+    return int(opened), int(closed)

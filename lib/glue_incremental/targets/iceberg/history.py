@@ -37,6 +37,7 @@ from glue_incremental.targets.versions import (
     add_version_counts,
     start_version_counts,
     tagged_schema,
+    version_counts,
 )
 
 if TYPE_CHECKING:
@@ -158,11 +159,7 @@ class HistoryChanges:
 
     def counts(self) -> tuple[int, int]:
         """The versions opened and closed."""
-        summed = self.out.where(F.col(groups.ROLE) == groups.COUNTS).agg(
-            F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
-        )
-        opened, closed = summed.first() or (0, 0)
-        return int(opened), int(closed)
+        return version_counts(self.out)
 
 
 def history_changes(

@@ -38,6 +38,7 @@ from glue_incremental.targets.versions import (
     add_version_counts,
     start_version_counts,
     tagged_schema,
+    version_counts,
 )
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ def upsert_history(
             retain=retain,
             side_files=[stage_side],
         )
-        opened, closed = _counted(out)
+        opened, closed = version_counts(out)
     finally:
         out.unpersist()
     return HistoryResult(result, opened, closed)
@@ -222,17 +223,9 @@ def preview_history(
     half-done publish is left to the real run's recovery, so it is not counted here)."""
     changes = _changes(spark, rows, target_uri, options, partition_by, spec)
     try:
-        return _counted(changes.out)
+        return version_counts(changes.out)
     finally:
         changes.out.unpersist()
-
-
-def _counted(out: DataFrame) -> tuple[int, int]:
-    counts = out.where(F.col(groups.ROLE) == groups.COUNTS).agg(
-        F.coalesce(F.sum(groups.OPENED), F.lit(0)), F.coalesce(F.sum(groups.CLOSED), F.lit(0))
-    )
-    opened, closed = counts.first() or (0, 0)
-    return int(opened), int(closed)
 
 
 def _changes(
