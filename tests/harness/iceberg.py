@@ -22,6 +22,17 @@ def unique_table(prefix: str = "t") -> str:
     return f"tests.{prefix}_{next(_counter)}_{uuid.uuid4().hex[:6]}"
 
 
+def s3_warehouse_catalog(spark: Any, s3_root: str, name: str = "s3_warehouse") -> str:
+    """A Hadoop catalog ``name`` whose warehouse is ``s3_root/warehouse`` (LocalStack's S3,
+    read through S3A, as on Glue); its name, for ``LoadConfig(iceberg_catalog=...)``."""
+    prefix = f"spark.sql.catalog.{name}"
+    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
+    spark.conf.set(f"{prefix}.type", "hadoop")
+    spark.conf.set(f"{prefix}.warehouse", f"{s3_root}/warehouse")
+    spark.conf.set(f"{prefix}.cache-enabled", "false")
+    return name
+
+
 def table_rows(spark: Any, name: str, columns: Sequence[str]) -> list[tuple]:
     return sorted(tuple(row) for row in spark.table(name).select(*columns).collect())
 

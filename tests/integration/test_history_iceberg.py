@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from tests.harness.deep import IN_DEEP_RUN
 from tests.harness.faults import Crash, crash_at
 from tests.harness.history_reference import Made, history
-from tests.harness.iceberg import requires_iceberg, unique_table
+from tests.harness.iceberg import requires_iceberg, s3_warehouse_catalog, unique_table
 from tests.harness.loads import FixedClock, json_files_config, run_load_at, write_json_file
 from tests.harness.reference import source_rows
 
@@ -331,6 +331,12 @@ made_rows = st.builds(
 )
 
 
+# The warehouse on a local disk (the session's catalog), or on S3 through S3A (LocalStack:
+# every data, manifest and metadata object in S3, as on Glue); the source stays local.
+STORAGES = ["local", pytest.param("s3a", marks=pytest.mark.s3)]
+
+
+@pytest.mark.parametrize("storage", STORAGES)
 @settings(
     max_examples=30 if IN_DEEP_RUN else 2,
     deadline=None,
@@ -341,9 +347,19 @@ made_rows = st.builds(
     tracked=st.sampled_from([None, ("value",)]),
 )
 def test_property_any_deliveries_in_any_batches_give_the_reference_history(
-    spark, tmp_path_factory, store, batches: list[list[dict]], tracked: tuple[str, ...] | None
+    spark,
+    tmp_path_factory,
+    store,
+    request,
+    storage: str,
+    batches: list[list[dict]],
+    tracked: tuple[str, ...] | None,
 ):
     tmp = tmp_path_factory.mktemp("history")
+    where, root = {}, ""
+    if storage == "s3a":
+        root = request.getfixturevalue("s3_root")
+        where = {"iceberg_catalog": s3_warehouse_catalog(spark, root)}
     job = IcebergHistoryJob(
         spark,
         tmp,
@@ -351,8 +367,12 @@ def test_property_any_deliveries_in_any_batches_give_the_reference_history(
         partition_by=("part",),
         delete_marker=OP_D,
         history_columns=tracked or (),
+        **where,
     )
     for batch in batches:
         job.land(batch)
         job.run()
     job.assert_equals_reference(tracked)
+    if root:  # every data file in S3
+        found = spark.sql(f"SELECT file_path FROM {job.config.iceberg_target.name}.files")
+        assert all(r.file_path.startswith(f"{root}/warehouse/") for r in found.collect())

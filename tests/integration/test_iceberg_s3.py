@@ -14,7 +14,7 @@ import pytest
 from glue_incremental.load.job import LoadConfig
 from glue_incremental.targets.iceberg import writer as iceberg_writer
 
-from tests.harness.iceberg import requires_iceberg, table_rows
+from tests.harness.iceberg import requires_iceberg, s3_warehouse_catalog, table_rows
 from tests.harness.loads import FixedClock, run_load_at, write_json_file
 from tests.harness.reference import full_refresh
 
@@ -32,12 +32,7 @@ def row(key: int, updated: int) -> dict:
 @pytest.fixture
 def s3_catalog(spark, s3_root) -> str:
     """A Hadoop catalog named ``s3_warehouse`` whose warehouse is ``s3://`` (read through S3A)."""
-    prefix = f"spark.sql.catalog.{CATALOG}"
-    spark.conf.set(prefix, "org.apache.iceberg.spark.SparkCatalog")
-    spark.conf.set(f"{prefix}.type", "hadoop")
-    spark.conf.set(f"{prefix}.warehouse", f"{s3_root}/warehouse")
-    spark.conf.set(f"{prefix}.cache-enabled", "false")
-    return CATALOG
+    return s3_warehouse_catalog(spark, s3_root, CATALOG)
 
 
 def test_iceberg_warehouse_on_s3_equals_a_full_refresh_and_readers_see_whole_runs(
