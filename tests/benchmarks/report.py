@@ -854,6 +854,48 @@ def _reconcile_section(section: dict[str, Any], out: list[str], summary: list[li
     out.append("")
 
 
+def _history_section(section: dict[str, Any], out: list[str], summary: list[list[str]]) -> None:
+    rows = [
+        [
+            _fmt_int(p["keys"]),
+            _fmt_int(p["delivered_rows"]),
+            _fmt_int(p["increment_keys"]),
+            label,
+            _fmt_seconds(p[name]["seconds"]),
+            _fmt_int(p[name]["spark_jobs"]),
+            _fmt_bytes(p[name]["fs_bytes_read"]),
+            _fmt_int(p[name].get("versions_opened")),
+            _fmt_int(p[name].get("versions_closed")),
+        ]
+        for p in section["points"]
+        for name, label in (
+            ("history", "history run (--history scd2)"),
+            ("latest", "latest-version run"),
+            ("rebuild", "rebuild from every delivery (plain Spark)"),
+        )
+    ]
+    out += _table(
+        [
+            "keys",
+            "delivered rows",
+            "keys updated",
+            "run",
+            "wall s",
+            "Spark jobs",
+            "bytes read",
+            "versions opened",
+            "versions closed",
+        ],
+        rows,
+    )
+    for p in section["points"]:
+        out.append(
+            f"{p['keys']:,} keys: the history target "
+            f"{'equals' if p['history_equals_rebuild'] else 'DIFFERS FROM'} the rebuild."
+        )
+    out.append("")
+
+
 RENDERERS = {
     "file_ingestion": ("1. File ingestion", _files_section),
     "jdbc": ("2. Incremental load from PostgreSQL", _jdbc_section),
@@ -868,6 +910,10 @@ RENDERERS = {
         _batches_section,
     ),
     "reconcile": ("10. Reconcile (hard deletes) against a full reload", _reconcile_section),
+    "history": (
+        "11. History (SCD type 2) against a latest-version run and a rebuild",
+        _history_section,
+    ),
 }
 
 

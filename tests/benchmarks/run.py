@@ -54,6 +54,7 @@ SECTIONS: dict[str, str] = {
     "aggregation": "tests.benchmarks.bench_aggregate",
     "bounded_batches": "tests.benchmarks.bench_batches",
     "reconcile": "tests.benchmarks.bench_reconcile",
+    "history": "tests.benchmarks.bench_history",
 }
 NEEDS_POSTGRES = {"jdbc", "iceberg", "reconcile"}
 

@@ -50,6 +50,13 @@ class Scale:
     # 10. the reconcile (hard deletes): table size, share of rows deleted before it
     reconcile_rows: int = 1_000_000
     reconcile_deleted_fraction: float = 0.01
+    # 11. history (SCD type 2): customers (keys), deliveries (the first of every key, then a
+    # share of the keys each), signup cohorts (the partitions), rows per delivery file
+    history_keys: tuple[int, ...] = (100_000, 1_000_000)
+    history_deliveries: int = 10
+    history_updated_fraction: float = 0.1
+    history_cohorts: int = 100
+    history_rows_per_file: int = 50_000
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,6 +117,10 @@ SMOKE = Scale(
     aggregate_rows_per_partition=20,
     aggregate_repeats=1,
     reconcile_rows=5_000,
+    history_keys=(200,),
+    history_deliveries=2,
+    history_cohorts=4,
+    history_rows_per_file=100,
 )
 
 SCALES = {scale.name: scale for scale in (FULL, SMOKE)}

@@ -22,6 +22,8 @@ WRITER_BASELINE_IGNORE_VS_STREAM = 0.34
 JOIN_BYTES_MAX_SHARE = 0.02
 JOIN_SPEEDUP_MIN = 10.0
 S3_DISCOVERY_SLOPE_MAX = 0.1
+HISTORY_VS_LATEST_MAX = 1.5
+HISTORY_REBUILD_SPEEDUP_MIN = 10.0
 
 
 def _verdict(
@@ -408,6 +410,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         aggregation,
         bounded_batches,
         reconcile,
+        history,
     ):
         try:
             for verdict in judge(results):
@@ -711,3 +714,59 @@ def _s3_time_why(points: list[dict[str, Any]], mode: str, sizes: list[float]) ->
         + (f" (slope {slope:.2f})" if slope is not None else "")
         + ". S3 serves a prefix/StartAfter listing from its index."
     )
+
+
+def history(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 43: a history run against a latest-version run of the same increment, and
+    against rebuilding the whole history from every delivery."""
+    targets = [
+        f"history run time <= {HISTORY_VS_LATEST_MAX}x a latest-version run on the same increment",
+        f"largest size: the history run >= {HISTORY_REBUILD_SPEEDUP_MIN:g}x faster than "
+        "rebuilding the history from every delivery",
+        "the history target equals the rebuild from every delivery",
+    ]
+    points = _points(results, "history")
+    if points is None:
+        return _unavailable(results, "history", targets)
+    largest = points[-1]
+    share, speedup = largest["history_vs_latest"], largest["rebuild_vs_history"]
+    runs = largest["history"], largest["latest"], largest["rebuild"]
+    keys = f"{largest['keys']:,} keys, {largest['increment_keys']:,} updated"
+    equal = all(point["history_equals_rebuild"] for point in points)
+    return [
+        _verdict(
+            "history",
+            targets[0],
+            f"{keys}: history {runs[0]['seconds']:.2f}s vs latest {runs[1]['seconds']:.2f}s"
+            + (f" = {share:.2f}x" if share is not None else ""),
+            None if share is None else share <= HISTORY_VS_LATEST_MAX,
+            ""
+            if share is None or share <= HISTORY_VS_LATEST_MAX
+            else f"{runs[0]['spark_jobs']} Spark jobs against {runs[1]['spark_jobs']}; "
+            f"{_mib(runs[0]['fs_bytes_read'])} read against {_mib(runs[1]['fs_bytes_read'])}",
+        ),
+        _verdict(
+            "history",
+            targets[1],
+            f"{keys}: rebuild {runs[2]['seconds']:.2f}s / history {runs[0]['seconds']:.2f}s"
+            + (f" = {speedup:.1f}x" if speedup is not None else ""),
+            None if speedup is None else speedup >= HISTORY_REBUILD_SPEEDUP_MIN,
+            ""
+            if speedup is None or speedup >= HISTORY_REBUILD_SPEEDUP_MIN
+            else f"the history run reads {_mib(runs[0]['fs_bytes_read'])} in "
+            f"{runs[0]['spark_jobs']} Spark jobs; the rebuild "
+            f"{_mib(runs[2]['fs_bytes_read'])} in {runs[2]['spark_jobs']}",
+        ),
+        _verdict(
+            "history",
+            targets[2],
+            ", ".join(
+                f"{p['keys']:,} keys: {p['history_check']['target_rows']:,} versions, "
+                f"{p['history_check']['rows_only_in_target']} only in the target, "
+                f"{p['history_check']['rows_only_in_rebuild']} only in the rebuild"
+                for p in points
+            ),
+            equal,
+            "" if equal else "see history_check in the history section",
+        ),
+    ]

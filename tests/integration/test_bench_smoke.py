@@ -139,3 +139,11 @@ def test_the_reconcile_reads_only_the_keys_once_and_leaves_the_target_equal_to_t
     assert point["summary"]["key_reads"] == 1, point["statements"]["key"]
     assert point["reconcile_run"]["records_deleted"] == point["deleted_rows"] > 0
     assert point["target_equals_source"], point["target_check"]
+
+
+def test_the_history_runs_target_equals_the_rebuild_from_every_delivery(results):
+    _, data = results
+    (point,) = points(data, "history")
+    assert point["history_equals_rebuild"], point["history_check"]
+    assert point["history"]["versions_opened"] == point["increment_keys"] > 0
+    assert point["history"]["versions_closed"] == point["increment_keys"]
