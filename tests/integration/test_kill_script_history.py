@@ -62,7 +62,7 @@ class HistoryKillBench:
     reruns in-process, compares with the reference and puts the target back for the next kill."""
 
     def __init__(self, spark: Any, tmp: Path, store: Watermarks, fmt: str = "parquet") -> None:
-        self.spark, self.tmp, self.store, self.fmt = spark, tmp, store, fmt
+        self.spark, self.tmp, self.store = spark, tmp, store
         self.source, self.target = tmp / "source", tmp / "target"
         self.table = unique_table("killed_history") if fmt == "iceberg" else ""
         self.config = LoadConfig(
@@ -166,6 +166,19 @@ class HistoryKillBench:
         (self.source / "next.json").unlink()
 
 
+def kill_at_every_step(bench: HistoryKillBench) -> None:
+    """``make test-deep``: the steps an in-process run reaches, counted; the real script
+    killed at each in turn, each kill followed by new input and a checked rerun."""
+    counter = StepCounter()
+    bench.run_in_process("jr_count", hook=counter)
+    bench.rerun_and_check("the counting run", 0)
+    names = counter.names()
+    for k in crash_points(names):  # every step
+        code = bench.spawn(f"jr_step_{k}", kill_at_step=k)
+        assert code == -signal.SIGKILL, f"step {k} ({names[k - 1]}): exit {code}"
+        bench.rerun_and_check(f"SIGKILL at step {k} ({names[k - 1]})", k)
+
+
 @pytest.fixture
 def bench(spark, tmp_path, aws):
     create_table()
@@ -186,14 +199,7 @@ def test_sigkill_of_the_real_script_during_a_history_run_then_a_rerun_equals_the
         assert code == -signal.SIGKILL, f"exit {code}"
         bench.rerun_and_check("SIGKILL at the publish's first move", 1)
         return
-    counter = StepCounter()
-    bench.run_in_process("jr_count", hook=counter)
-    bench.rerun_and_check("the counting run", 0)
-    names = counter.names()
-    for k in crash_points(names):  # every step
-        code = bench.spawn(f"jr_step_{k}", kill_at_step=k)
-        assert code == -signal.SIGKILL, f"step {k} ({names[k - 1]}): exit {code}"
-        bench.rerun_and_check(f"SIGKILL at step {k} ({names[k - 1]})", k)
+    kill_at_every_step(bench)
 
 
 @requires_iceberg
@@ -208,11 +214,4 @@ def test_sigkill_of_the_real_script_during_an_iceberg_history_run_then_a_rerun_e
         entries = list(bench.store.iter_history(JOB))
         assert any("rolled_forward_from_snapshot" in entry for entry in entries)
         return
-    counter = StepCounter()
-    bench.run_in_process("jr_count", hook=counter)
-    bench.rerun_and_check("the counting run", 0)
-    names = counter.names()
-    for k in crash_points(names):  # every step
-        code = bench.spawn(f"jr_step_{k}", kill_at_step=k)
-        assert code == -signal.SIGKILL, f"step {k} ({names[k - 1]}): exit {code}"
-        bench.rerun_and_check(f"SIGKILL at step {k} ({names[k - 1]})", k)
+    kill_at_every_step(bench)
