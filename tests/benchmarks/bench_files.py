@@ -17,6 +17,11 @@ Three ways to take ``delta`` new files into a Parquet target partitioned by ``da
   second reference, plain Spark (``spark.read.json(root)``, overwrite); plain
   Spark also writes the history once next to the job's first run
   (``first_run.plain_spark``).
+- ``hand_written``: the anchor a team would write by hand for a correct full load: read
+  everything, keep each key's latest version (``row_number`` over the key by the
+  watermark, descending), overwrite the target partitioned by ``date``. Plain Spark keeps
+  every version; this keeps the one a merge keeps, so first runs and full reloads are
+  judged against it (``first_run_vs_hand_written``, ``full_reload_vs_hand_written``).
 
 The source is ``date=YYYY-MM-DD/`` directories of ``files_per_directory`` tiny
 JSON-lines files written with plain Python; files and directories carry the
@@ -272,6 +277,31 @@ def run_plain_full_reload(
     return figures
 
 
+def run_hand_written_full_load(
+    ctx: Context, source: FileSource, target: Path, *, memory: bool = False
+) -> dict[str, Any]:
+    """A correct full load written by hand: each key's latest version, partitioned overwrite."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark = ctx.spark
+    latest_first = Window.partitionBy("id").orderBy(F.col("updated").desc())
+
+    def action() -> None:
+        frame = spark.read.schema(_schema()).json(source.uri)
+        latest = frame.withColumn("_n", F.row_number().over(latest_first)).where("_n = 1")
+        latest.drop("_n").write.mode("overwrite").partitionBy("date").parquet(target.as_uri())
+
+    figures = measured(ctx, "hand-written-full", action, memory=memory)
+    figures.pop("result")
+    figures.update(
+        files_listed=figures["spark_files_discovered"],
+        files_read=source.files,
+        source_bytes_read=source.bytes,
+    )
+    return figures
+
+
 def _incremental_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "seconds_median": round(median([run["seconds"] for run in runs]), 3),
@@ -303,9 +333,11 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
     first_ignore = run_ours(ctx, ignore_job, source, ignore_target, moves=IGNORE)
     first_stream = run_available_now(ctx, source, checkpoint, sink)
     first_plain = run_plain_full_reload(ctx, source, base / "plain_first")
+    first_hand = run_hand_written_full_load(ctx, source, base / "hand_first")
     ctx.log(
         f"files: first runs over {history}: ours {first_ours['seconds']:.1f}s, "
-        f"AvailableNow {first_stream['seconds']:.1f}s, plain Spark {first_plain['seconds']:.1f}s"
+        f"AvailableNow {first_stream['seconds']:.1f}s, plain Spark {first_plain['seconds']:.1f}s, "
+        f"hand-written {first_hand['seconds']:.1f}s"
     )
 
     ours_runs, ignore_runs, stream_runs, plan_only = [], [], [], None
@@ -343,9 +375,10 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
     full_reload = ("--job-bookmark-option", "job-bookmark-disable")
     full_job = run_ours(ctx, job, source, target, *full_reload)
     plain = run_plain_full_reload(ctx, source, base / "plain_target")
+    hand = run_hand_written_full_load(ctx, source, base / "hand_target")
     ctx.log(
         f"files: full reloads over {source.files}: job {full_job['seconds']:.1f}s, "
-        f"plain Spark {plain['seconds']:.1f}s"
+        f"plain Spark {plain['seconds']:.1f}s, hand-written {hand['seconds']:.1f}s"
     )
     if largest:
         memory_runs["full_job"] = run_ours(ctx, job, source, target, *full_reload, memory=True)
@@ -358,6 +391,7 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         "ours_ignore_target_rows": _count_rows(ctx, ignore_target),
         "available_now_sink_rows": _count_rows(ctx, sink),
         "plain_full_reload_rows": _count_rows(ctx, base / "plain_target"),
+        "hand_written_full_load_rows": _count_rows(ctx, base / "hand_target"),
     }
     ours = _incremental_summary(ours_runs)
     ignore = _incremental_summary(ignore_runs)
@@ -374,6 +408,7 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
             "ours_ignore": without_memory(first_ignore),
             "available_now": without_memory(first_stream),
             "plain_spark": without_memory(first_plain),
+            "hand_written": without_memory(first_hand),
         },
         "ours_plan_only": without_memory(plan_only),
         "incremental": {
@@ -384,6 +419,7 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         "full_reload": {
             "job_bookmark_disabled": without_memory(full_job),
             "plain_spark": without_memory(plain),
+            "hand_written": without_memory(hand),
         },
         "summary": {
             "ours": ours,
@@ -393,6 +429,13 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
             "first_run_plain_seconds": first_plain["seconds"],
             "first_run_vs_plain": _round(ratio(first_ours["seconds"], first_plain["seconds"])),
             "full_reload_vs_plain": _round(ratio(full_job["seconds"], plain["seconds"])),
+            # The anchor the heavy path is judged against (target <= 1.2x).
+            "first_run_hand_written_seconds": first_hand["seconds"],
+            "first_run_vs_hand_written": _round(
+                ratio(first_ours["seconds"], first_hand["seconds"])
+            ),
+            "full_reload_hand_written_seconds": hand["seconds"],
+            "full_reload_vs_hand_written": _round(ratio(full_job["seconds"], hand["seconds"])),
             "ignore_vs_available_now_time": _round(
                 ratio(ignore["seconds_median"], stream["seconds_median"])
             ),
@@ -412,7 +455,8 @@ def bench_history(ctx: Context, history: int, *, largest: bool, now: float) -> d
         == check["ours_ignore_target_rows"]
         == check["source_rows"]
         == check["available_now_sink_rows"]
-        == check["plain_full_reload_rows"],
+        == check["plain_full_reload_rows"]
+        == check["hand_written_full_load_rows"],
     }
     if largest:
         result["memory"] = {
@@ -440,6 +484,7 @@ def warm_up(ctx: Context) -> float:
             run_available_now(ctx, source, base / "checkpoint", base / "sink")
             source.add_delta(5, time.time())
         run_plain_full_reload(ctx, source, base / "plain")
+        run_hand_written_full_load(ctx, source, base / "hand")
     shutil.rmtree(base, ignore_errors=True)
     return timer.seconds
 
@@ -467,8 +512,10 @@ def run(ctx: Context) -> dict[str, Any]:
             "older versions of the incoming keys are looked up in the target's key index); "
             "ours_ignore = the same with --partition_moves ignore, on its own target; AvailableNow = spark.readStream.json + Trigger.AvailableNow + checkpoint, "
             "parquet sink (append only), primed on the history; full reload = the same job with "
-            "job-bookmark-disable, and plain Spark read + overwrite (also once over the "
-            "history, next to the first run). Files listed: ours from "
+            "job-bookmark-disable, plain Spark read + overwrite, and a hand-written correct "
+            "full load (each key's latest version by row_number, partitioned overwrite; the "
+            "anchor for first runs and full reloads), each also once over the history, next to "
+            "the first run). Files listed: ours from "
             "its plan (the project lists with the Hadoop API), Spark's from its file index "
             "(HiveCatalogMetrics.filesDiscovered: AvailableNow lists the whole path each "
             "run). Files read: ours from the plan, AvailableNow from the checkpoint's file-source "
