@@ -236,9 +236,13 @@ def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list
                 release = getattr(error, "release", None)
             if release is None:
                 release = deploy.deployment_version(deploy.build_artifacts())
-            with contextlib.suppress(deploy.DeployError):
-                deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
-        return calls
+        # The break-glass switch, as CI's switch job runs it (origin "deploy switch").
+        with (
+            recording_boto3_calls("deploy switch") as switched,
+            contextlib.suppress(deploy.DeployError),
+        ):
+            deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
+        return [*calls, *switched]
 
 
 # The partition of the Parquet target in the on-call's recording; each run writes its own file.
@@ -780,6 +784,19 @@ def test_every_call_of_deploy_and_switch_is_allowed_for_the_publish_role(layout,
     requests = layout.deploy_requests(environment)
     operations = {r.call.operation for r in requests}
     assert {"PutObject", "GetJob", "UpdateJob"} <= operations, sorted(operations)
+    verdicts = layout.evaluate(environment, layout.role(environment, "publish"), requests)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_a_break_glass_switch_is_allowed_for_the_publish_role_ci_runs_it_as(layout, environment):
+    """``deploy switch`` (platform.yml's switch-<env> job, docs/runbook.md's rollback), its
+    recorded calls alone: the release's manifest read (scripts key through S3), GetJob, the
+    one UpdateJob and the job role it passes, then the verification's reads."""
+    requests = [r for r in layout.deploy_requests(environment) if r.call.origin == "deploy switch"]
+    actions = {r.action for r in requests}
+    assert {"glue:GetJob", "glue:UpdateJob", "iam:PassRole", "s3:GetObject"} <= actions, actions
     verdicts = layout.evaluate(environment, layout.role(environment, "publish"), requests)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
