@@ -356,3 +356,20 @@ def test_alarms_and_failure_events_can_still_publish_to_the_encrypted_topic(
     requests = _key_requests(["kms:GenerateDataKey", "kms:Decrypt"], oncall_key_policy)
     verdicts = evaluate(publisher, requests, ACCOUNT)
     assert {v.result for v in verdicts} == {"Allowed"}, [v.reason for v in verdicts]
+
+
+def test_a_ci_role_lists_its_states_workspaces_and_nothing_else_of_the_state_bucket(dev_deploy):
+    """terraform init/plan/apply list the S3 backend's workspaces (prefix ``env:/``): allowed
+    on dev's state bucket; the whole bucket, another prefix, and prod's bucket are not."""
+    dev, prod = "example-terraform-state-dev", "example-terraform-state-prod"
+    requests = [
+        _request("s3:ListBucket", f"arn:aws:s3:::{bucket}", **{"s3:prefix": prefix})
+        for bucket, prefix in (
+            (dev, "env:/"),
+            (dev, ""),
+            (dev, "glue-incremental/"),
+            (prod, "env:/"),
+        )
+    ]
+    results = [v.result for v in evaluate(dev_deploy, requests, ACCOUNT)]
+    assert results == ["Allowed"] + ["ImplicitlyDenied"] * 3, results

@@ -87,7 +87,7 @@ READ_PREFIXES = ("Get", "List", "Describe", "Head", "ValidateStateMachineDefinit
 # Statements of the CI roles no recorded call exercises here, each with the call it is for.
 JUSTIFIED = {
     "ReadState": "the S3 backend reading <env>.backend.hcl's state (s3:GetObject); the applies here use a local backend",
-    "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
+    "ListState": "the S3 backend listing the workspaces under env:/ at init, plan and apply (s3:ListBucket); local backend here",
     "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
     "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
 }
@@ -359,19 +359,31 @@ def _oncall_runbook(
 
 
 def _state_reads(environment: str) -> list[Call]:
-    """What ``status --env``/``watermarks --env`` read before their own calls: the
-    environment's outputs, by ``terraform output`` through the S3 backend of
-    ``<env>.backend.hcl`` (the recording passes the outputs in; the applies here use a local
-    backend): the listing of the state's key and the state object ("S3 Bucket
-    Permissions", https://developer.hashicorp.com/terraform/language/backend/s3)."""
-    text = (ROOT / "terraform" / "environments" / "aws" / f"{environment}.backend.hcl").read_text()
-    backend = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', text, flags=re.MULTILINE))
-    bucket, key = backend["bucket"], backend["key"]
-    origin = f"on-call status --env {environment} (terraform output, documented)"
+    """What the on-call's ``terraform init`` and ``status --env``/``watermarks --env`` read
+    before their own calls: the environment's outputs, by ``terraform output`` through the
+    S3 backend of ``<env>.backend.hcl`` (the recording passes the outputs in; the applies
+    here use a local backend). init and output each list the workspaces, a ListObjectsV2
+    under the workspace key prefix ``env:/`` (the default; the backend files set none), then
+    output reads the default workspace's state object (Terraform's S3 backend,
+    ``Workspaces`` and ``StateMgr``; "State Storage",
+    https://developer.hashicorp.com/terraform/language/backend/s3). No lock: output takes
+    none, and the default workspace's state exists, so init writes nothing."""
+    bucket, key = _backend(environment)
+    origin = f"on-call terraform init / status --env {environment} (terraform output, documented)"
+    listing = Call("S3", "ListObjectsV2", {"prefix": "env:/"}, url=f"/{bucket}", origin=origin)
     return [
-        Call("S3", "ListObjectsV2", {"prefix": key}, url=f"/{bucket}", origin=origin),
+        listing,
+        listing,
         Call("S3", "GetObject", {"Bucket": bucket}, url=f"/{bucket}/{key}", origin=origin),
     ]
+
+
+def _backend(environment: str) -> tuple[str, str]:
+    """The state bucket and key ``<env>.backend.hcl`` names."""
+    text = (ROOT / "terraform" / "environments" / "aws" / f"{environment}.backend.hcl").read_text()
+    backend = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', text, flags=re.MULTILINE))
+    assert "workspace_key_prefix" not in backend, "the on-call's listing grant assumes env:/"
+    return backend["bucket"], backend["key"]
 
 
 def _pyarrow_reads(target: str) -> list[Call]:
@@ -1110,6 +1122,33 @@ def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorde
     role = recorded.applied_role(environment, f"glue-gi-{environment}--oncall")
     refused = _refused(evaluate(role, requests, recorded.account))
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_the_oncall_lists_only_the_workspace_prefix_and_reads_only_its_environments_state(
+    recorded,
+):
+    """``terraform init``/``output`` as dev's on-call: the workspace listing (``env:/``) and
+    dev's state object are allowed; listing the whole state bucket or under another prefix,
+    and prod's state, are refused."""
+    bucket, key = _backend("dev")
+    prod_bucket, prod_key = _backend("prod")
+    origin = "the on-call's terraform"
+    calls = [
+        Call("S3", "ListObjectsV2", {"prefix": "env:/"}, url=f"/{bucket}", origin=origin),
+        Call("S3", "GetObject", {}, url=f"/{bucket}/{key}", origin=origin),
+        Call("S3", "ListObjectsV2", {"prefix": ""}, url=f"/{bucket}", origin=origin),
+        Call(
+            "S3", "ListObjectsV2", {"prefix": "glue-incremental/"}, url=f"/{bucket}", origin=origin
+        ),
+        Call("S3", "ListObjectsV2", {"prefix": "env:/"}, url=f"/{prod_bucket}", origin=origin),
+        Call("S3", "GetObject", {}, url=f"/{prod_bucket}/{prod_key}", origin=origin),
+    ]
+    requests = [
+        r for call in calls for r in requests_for(call, Account("aws", REGION, recorded.account))
+    ]
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    verdicts = [v.result for v in evaluate(role, requests, recorded.account)]
+    assert verdicts == ["Allowed"] * 2 + ["ImplicitlyDenied"] * 4, verdicts
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)

@@ -129,14 +129,20 @@ locals {
     ], var.oncall_state == null ? [] : [
     {
       # `status --env`, `watermarks --env` and `target --env` read the environment's outputs
-      # from its state, as `terraform output` does: the S3 backend lists the state's key and
-      # reads it ("S3 Bucket Permissions", https://developer.hashicorp.com/terraform/language/backend/s3);
-      # the listing under the key only (s3:prefix), as modules/ci_roles' ListState.
+      # from its state, as `terraform output` does, after `terraform init`: both ask the S3
+      # backend for the workspaces, a ListObjectsV2 under the workspace key prefix, `env:/`
+      # unless <env>.backend.hcl sets workspace_key_prefix (it does not): "Other workspaces
+      # are stored using the path <workspace_key_prefix>/<workspace_name>/<key>. The default
+      # workspace key prefix is env:" (https://developer.hashicorp.com/terraform/language/backend/s3);
+      # refused, init fails ("Failed to get existing workspaces: Unable to list objects in
+      # S3 bucket", https://github.com/hashicorp/terraform/issues/34223). Then one GetObject
+      # of the default workspace's key (below); no lock: output takes none. The listing is
+      # granted for exactly that prefix: it names the other workspaces' keys, no content.
       Sid       = "ListEnvironmentState"
       Effect    = "Allow"
       Action    = ["s3:ListBucket"]
       Resource  = "${local.arn_prefix}:s3:::${var.oncall_state.bucket}"
-      Condition = { StringLike = { "s3:prefix" = [var.oncall_state.key] } }
+      Condition = { StringEquals = { "s3:prefix" = ["env:/"] } }
     },
     ], var.oncall_state == null ? [] : [
     {
