@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -146,7 +147,7 @@ class Recorded:
         for pipeline in outputs["pipelines"].values():
             bucket, _ = _s3_location(pipeline["target_path"])
             acct.bucket_keys[bucket] = acct.key_id(_data_key(state))
-        calls = [*_state_reads(environment), *calls]
+        calls = [*_state_reads(environment), *calls, *_iceberg_target_calls(state)]
         return [r for call in calls for r in requests_for(call, acct)]
 
     def job_run_requests(self, environment: str, pipeline: str) -> list[Request]:
@@ -603,6 +604,87 @@ def athena_reader_requests(state: dict[str, Any], acct: Account) -> list[Request
     return [r for call in calls for r in requests_for(call, acct)] + requests
 
 
+# dev's apply gets one pipeline with an Iceberg target beside the committed ones (the
+# environments have none), so the on-call's Iceberg grant is applied and evaluated.
+ICEBERG_PIPELINE = """pipelines = {
+  events = {
+    kind             = "load"
+    schedule         = "cron(0 6 * * ? *)"
+    source           = { uri = "s3://example-gi-dev-lake/raw/events/", format = "parquet" }
+    watermark_column = "updated_at"
+    primary_key      = ["event_id"]
+    target           = { format = "iceberg", path = "s3://example-gi-dev-lake/curated/events/" }
+  }
+
+"""
+
+
+def _with_iceberg_pipeline(tfvars: Any) -> None:
+    text = tfvars.read_text()
+    assert text.count("pipelines = {\n") == 1, "dev.tfvars' pipelines map moved"
+    tfvars.write_text(text.replace("pipelines = {\n", ICEBERG_PIPELINE, 1))
+
+
+def _s3_call(bucket: str, operation: str, key: str, origin: str, **params: Any) -> Call:
+    url = f"/{bucket}/{key}" if key else f"/{bucket}"
+    return Call("S3", operation, params, url=url, origin=origin)
+
+
+def _iceberg_target_calls(state: dict[str, Any]) -> list[Call]:
+    """What ``target`` and ``watermarks rewind`` send for each Iceberg target, written from
+    the code because pyiceberg's file reads and writes go through pyarrow (C++, not
+    botocore): ``iceberg_catalog.load_table`` is Glue GetTable, then the table's metadata,
+    manifest list, manifest and data files read (HeadObject and GetObject); the rollback
+    (``rollback_to``: pyiceberg's ``GlueCatalog.commit_table``) reads the Glue table again,
+    asks GetDatabase whether the database is an S3 Tables one, checks that the new metadata
+    file does not exist (HeadObject, then a listing under it), writes it, and UpdateTable
+    with the VersionId it read. The table lives under the warehouse (the target path) at
+    ``<db>.db/<table>``, as Iceberg's Glue catalog places it."""
+    outputs = deploy.output_values(state["values"]["outputs"])
+    calls = []
+    for pipeline in outputs["pipelines"].values():
+        _, arguments = _job_arguments(state, pipeline["job_name"])
+        if arguments.get("--target_format") != "iceberg":
+            continue
+        database, table = pipeline["table"].split(".")
+        bucket, prefix = _s3_location(pipeline["target_path"])
+        location = f"{prefix}{database}.db/{table}"
+        glue = {"DatabaseName": database, "Name": table}
+        s3 = functools.partial(_s3_call, bucket)
+
+        read = f"on-call target of Iceberg table {database}.{table} (pyiceberg, documented)"
+        files = (
+            "metadata/00001-a.metadata.json",  # the metadata file Glue's table points to
+            "metadata/snap-1-a.avro",  # the current snapshot's manifest list
+            "metadata/a-m0.avro",  # its manifest
+            "data/part-0.parquet",  # a data file it lists
+        )
+        calls.append(Call("Glue", "GetTable", glue, origin=read))
+        for name in files:
+            calls += [s3("HeadObject", f"{location}/{name}", read)]
+            calls += [s3("GetObject", f"{location}/{name}", read)]
+        rewind = (
+            f"on-call watermarks rewind of Iceberg table {database}.{table} (pyiceberg, documented)"
+        )
+        written = f"{location}/metadata/00002-b.metadata.json"
+        calls += [
+            Call("Glue", "GetTable", glue, origin=rewind),
+            s3("GetObject", f"{location}/metadata/00001-a.metadata.json", rewind),
+            Call("Glue", "GetTable", glue, origin=rewind),
+            Call("Glue", "GetDatabase", {"Name": database}, origin=rewind),
+            s3("HeadObject", written, rewind),
+            s3("ListObjectsV2", "", rewind, prefix=f"{written}/"),
+            s3("PutObject", written, rewind),
+            Call(
+                "Glue",
+                "UpdateTable",
+                {"DatabaseName": database, "TableInput": {"Name": table}, "VersionId": "1"},
+                origin=rewind,
+            ),
+        ]
+    return calls
+
+
 @pytest.fixture(scope="module")
 def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
     endpoint.reset()
@@ -620,6 +702,7 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
                 copy_tree(tmp_path_factory.mktemp(environment)) / "environments" / "aws"
             )
             (trees[environment] / "override.tf").write_text(override)
+        _with_iceberg_pipeline(trees["dev"] / "dev.tfvars")
         # Both environments in one account at once: their names must not collide.
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {
@@ -1122,6 +1205,25 @@ def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorde
     role = recorded.applied_role(environment, f"glue-gi-{environment}--oncall")
     refused = _refused(evaluate(role, requests, recorded.account))
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_target_and_rewind_of_an_iceberg_target_are_allowed_for_the_oncall_role(recorded):
+    """dev's Iceberg target (the pipeline the recording adds): reading it and rolling it
+    back (``_iceberg_target_calls``) as dev's on-call, with the data key's policy; the
+    on-call may update no other catalog table (a Parquet target's, an Iceberg side table)."""
+    requests = [r for r in recorded.oncall_requests("dev") if "Iceberg table" in r.call.origin]
+    actions = {r.action for r in requests}
+    assert {"glue:GetTable", "glue:GetDatabase", "glue:UpdateTable"} <= actions, actions
+    assert {"s3:GetObject", "s3:PutObject", "kms:Decrypt", "kms:GenerateDataKey"} <= actions
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    refused = _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+    (update,) = [r for r in requests if r.action == "glue:UpdateTable" and "table/" in r.resource]
+    others = [
+        dataclasses.replace(update, resource=update.resource.replace("/events", name))
+        for name in ("/orders", "/events__tombstone", "/events__delivery")
+    ]
+    assert {v.result for v in evaluate(role, others, recorded.account)} == {"ImplicitlyDenied"}
 
 
 def test_the_oncall_lists_only_the_workspace_prefix_and_reads_only_its_environments_state(

@@ -1,5 +1,6 @@
 # The people around the jobs: the on-call engineer (the runbook's `status`, `runs`, `logs`,
-# `target`, `watermarks show` and `watermarks rewind`, a Parquet target's restore included)
+# `target`, `watermarks show` and `watermarks rewind`, a Parquet target's restore and an
+# Iceberg target's rollback included)
 # and the analysts querying the targets through the Athena
 # workgroup. Each is a role people assume (sts:AssumeRole from the account, e.g. an IAM
 # Identity Center permission set allowed to assume it), named glue-<prefix>--<who>: the
@@ -125,6 +126,28 @@ locals {
       Effect   = "Allow"
       Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
       Resource = [for l in local.target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
+    },
+    ], length(local.iceberg_targets) == 0 ? [] : [
+    {
+      # `target` and `watermarks rewind` of an Iceberg target go through pyiceberg's Glue
+      # catalog (glue_incremental_tools.iceberg_catalog): loading the table is GetTable; the
+      # rollback commits new metadata (GetTable again, GetDatabase to tell an S3 Tables
+      # database apart, then UpdateTable with the read VersionId); Glue authorizes each on
+      # the catalog, the database and the table ("Specifying AWS Glue resource ARNs",
+      # https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html).
+      # The metadata and data files are under the target's prefix (ListTargets,
+      # ReadAndRestoreTargets, the data key through S3). Exactly the Iceberg targets' tables:
+      # not their __delivery/__tombstone side tables, which no command rolls back.
+      Sid    = "ReadAndRollBackIcebergTargets"
+      Effect = "Allow"
+      Action = ["glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"]
+      Resource = concat(
+        [
+          "${local.arn_prefix}:glue:${local.region}:${local.account}:catalog",
+          "${local.arn_prefix}:glue:${local.region}:${local.account}:database/${local.database_name}",
+        ],
+        [for k in sort(keys(local.iceberg_targets)) : "${local.arn_prefix}:glue:${local.region}:${local.account}:table/${local.database_name}/${local.target_tables[k]}"],
+      )
     },
     ], var.oncall_state == null ? [] : [
     {
