@@ -7,7 +7,10 @@ policy of dev is evaluated by the pinned @cloud-copilot/iam-simulate
 (``tests/harness/iam.py``) against requests a reviewer would try: reaching prod's keys and
 security groups through dev's own Environment tag, the account-wide Glue Data Catalog
 settings, and the role tagging a boundary requires. Each has a twin the apply really makes,
-which must stay allowed. tests/iam/test_iam_evaluation.py evaluates the recorded calls.
+which must stay allowed. modules/oncall is planned the same way for its topic key's policy:
+an account-wide kms:* identity may administer it but not read a page or grant, and the
+services that page (CloudWatch, EventBridge) may still encrypt for the topic.
+tests/iam/test_iam_evaluation.py evaluates the recorded calls.
 """
 
 from __future__ import annotations
@@ -241,3 +244,132 @@ def test_a_deploy_role_with_a_permissions_boundary_tags_the_roles_it_creates(dev
         "Allowed",
         "ImplicitlyDenied",
     ]
+
+
+# -- the on-call topic's key (modules/oncall) ---------------------------------------------------
+
+ONCALL_ROOT = """
+module "oncall" {
+  source        = "../modules/oncall"
+  name          = "gi-dev-oncall"
+  subscriptions = [{ protocol = "email", endpoint = "oncall@example.com" }]
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def oncall_key_policy(tmp_path_factory) -> Iterator[dict[str, Any]]:
+    """The key policy modules/oncall gives the topic's key it creates, as planned."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CallerIdentity)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        root = copy_tree(tmp_path_factory.mktemp("oncall-key")) / "oncall-root"
+        root.mkdir()
+        (root / "main.tf").write_text(ONCALL_ROOT)
+        (root / "override.tf").write_text(
+            _OVERRIDE % f"http://127.0.0.1:{server.server_address[1]}"
+        )
+        tf(root, "init", "-no-color")
+        tf(root, "plan", "-no-color", "-out=oncall.tfplan")
+        shown = json.loads(tf(root, "show", "-json", "oncall.tfplan").stdout)
+    finally:
+        server.shutdown()
+    (module,) = shown["planned_values"]["root_module"]["child_modules"]
+    yield next(
+        json.loads(r["values"]["policy"])
+        for r in module["resources"]
+        if r["address"] == "module.oncall.aws_kms_key.this[0]"
+    )
+
+
+ONCALL_KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/0000aaaa-0000-0000-0000-000000000000"
+KMS_STAR = Principal(
+    f"arn:aws:iam::{ACCOUNT}:role/platform-admin",
+    (
+        (
+            "admin",
+            {
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Action": "kms:*", "Resource": "*"}],
+            },
+        ),
+    ),
+)
+
+
+def _key_requests(
+    principal_actions: list[str], policy: dict[str, Any], **context: Any
+) -> list[Request]:
+    call = Call("KMS", "(key use)", {}, origin="the on-call topic")
+    return [
+        Request(call, a, ONCALL_KEY, dict(context), ("oncall key", policy))
+        for a in principal_actions
+    ]
+
+
+def test_an_account_wide_kms_star_identity_cannot_read_or_grant_with_the_oncall_topic_key(
+    oncall_key_policy,
+):
+    """The account statement administers the topic's key and names no use: a role whose
+    identity policy allows kms:* on * can neither decrypt a page nor make a grant (not even
+    one an AWS service asks for: nothing uses the topic's key through a grant), while
+    administering the key (what the CI deploy role's apply does) stays allowed."""
+    uses = [
+        "kms:Decrypt",
+        "kms:GenerateDataKey",
+        "kms:Encrypt",
+        "kms:ReEncryptFrom",
+        "kms:CreateGrant",
+    ]
+    refused = _key_requests(uses, oncall_key_policy)
+    refused += _key_requests(
+        ["kms:CreateGrant"], oncall_key_policy, **{"kms:GrantIsForAWSResource": "true"}
+    )
+    administer = _key_requests(
+        [
+            "kms:DescribeKey",
+            "kms:GetKeyPolicy",
+            "kms:PutKeyPolicy",
+            "kms:EnableKeyRotation",
+            "kms:TagResource",
+            "kms:ScheduleKeyDeletion",
+        ],
+        oncall_key_policy,
+    )
+    verdicts = evaluate(KMS_STAR, refused + administer, ACCOUNT)
+    assert [v.result for v in verdicts[: len(refused)]] == ["ImplicitlyDenied"] * len(refused), [
+        v.reason for v in verdicts[: len(refused)]
+    ]
+    assert {v.result for v in verdicts[len(refused) :]} == {"Allowed"}, [
+        v.reason for v in verdicts[len(refused) :]
+    ]
+
+
+@pytest.mark.parametrize("service", ["cloudwatch.amazonaws.com", "events.amazonaws.com"])
+def test_alarms_and_failure_events_can_still_publish_to_the_encrypted_topic(
+    oncall_key_policy, service
+):
+    """A CloudWatch alarm's or an EventBridge rule's publish makes SNS use the topic's key
+    as that service: kms:GenerateDataKey and kms:Decrypt, by the key policy alone."""
+    publisher = Principal(service, ())
+    requests = _key_requests(["kms:GenerateDataKey", "kms:Decrypt"], oncall_key_policy)
+    verdicts = evaluate(publisher, requests, ACCOUNT)
+    assert {v.result for v in verdicts} == {"Allowed"}, [v.reason for v in verdicts]
+
+
+def test_a_ci_role_lists_its_states_workspaces_and_nothing_else_of_the_state_bucket(dev_deploy):
+    """terraform init/plan/apply list the S3 backend's workspaces (prefix ``env:/``): allowed
+    on dev's state bucket; the whole bucket, another prefix, and prod's bucket are not."""
+    dev, prod = "example-terraform-state-dev", "example-terraform-state-prod"
+    requests = [
+        _request("s3:ListBucket", f"arn:aws:s3:::{bucket}", **{"s3:prefix": prefix})
+        for bucket, prefix in (
+            (dev, "env:/"),
+            (dev, ""),
+            (dev, "glue-incremental/"),
+            (prod, "env:/"),
+        )
+    ]
+    results = [v.result for v in evaluate(dev_deploy, requests, ACCOUNT)]
+    assert results == ["Allowed"] + ["ImplicitlyDenied"] * 3, results

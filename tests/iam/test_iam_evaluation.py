@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -87,7 +88,7 @@ READ_PREFIXES = ("Get", "List", "Describe", "Head", "ValidateStateMachineDefinit
 # Statements of the CI roles no recorded call exercises here, each with the call it is for.
 JUSTIFIED = {
     "ReadState": "the S3 backend reading <env>.backend.hcl's state (s3:GetObject); the applies here use a local backend",
-    "ListState": "the S3 backend listing the state key and its .tflock (s3:ListBucket); local backend here",
+    "ListState": "the S3 backend listing the workspaces under env:/ at init, plan and apply (s3:ListBucket); local backend here",
     "HoldStateLock": "the S3 backend's lock file (use_lockfile: s3:PutObject/GetObject/DeleteObject on <key>.tflock); local backend here",
     "WriteState": "the S3 backend writing the state after an apply (s3:PutObject); local backend here",
 }
@@ -146,7 +147,7 @@ class Recorded:
         for pipeline in outputs["pipelines"].values():
             bucket, _ = _s3_location(pipeline["target_path"])
             acct.bucket_keys[bucket] = acct.key_id(_data_key(state))
-        calls = [*_state_reads(environment), *calls]
+        calls = [*_state_reads(environment), *calls, *_iceberg_target_calls(state)]
         return [r for call in calls for r in requests_for(call, acct)]
 
     def job_run_requests(self, environment: str, pipeline: str) -> list[Request]:
@@ -236,9 +237,13 @@ def _deploy_and_switch(state: dict[str, Any], endpoints: dict[str, str]) -> list
                 release = getattr(error, "release", None)
             if release is None:
                 release = deploy.deployment_version(deploy.build_artifacts())
-            with contextlib.suppress(deploy.DeployError):
-                deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
-        return calls
+        # The break-glass switch, as CI's switch job runs it (origin "deploy switch").
+        with (
+            recording_boto3_calls("deploy switch") as switched,
+            contextlib.suppress(deploy.DeployError),
+        ):
+            deploy.switch_release(None, jobs[0], release, bucket=bucket, log=lambda *_: None)
+        return [*calls, *switched]
 
 
 # The partition of the Parquet target in the on-call's recording; each run writes its own file.
@@ -355,19 +360,31 @@ def _oncall_runbook(
 
 
 def _state_reads(environment: str) -> list[Call]:
-    """What ``status --env``/``watermarks --env`` read before their own calls: the
-    environment's outputs, by ``terraform output`` through the S3 backend of
-    ``<env>.backend.hcl`` (the recording passes the outputs in; the applies here use a local
-    backend): the listing of the state's key and the state object ("S3 Bucket
-    Permissions", https://developer.hashicorp.com/terraform/language/backend/s3)."""
-    text = (ROOT / "terraform" / "environments" / "aws" / f"{environment}.backend.hcl").read_text()
-    backend = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', text, flags=re.MULTILINE))
-    bucket, key = backend["bucket"], backend["key"]
-    origin = f"on-call status --env {environment} (terraform output, documented)"
+    """What the on-call's ``terraform init`` and ``status --env``/``watermarks --env`` read
+    before their own calls: the environment's outputs, by ``terraform output`` through the
+    S3 backend of ``<env>.backend.hcl`` (the recording passes the outputs in; the applies
+    here use a local backend). init and output each list the workspaces, a ListObjectsV2
+    under the workspace key prefix ``env:/`` (the default; the backend files set none), then
+    output reads the default workspace's state object (Terraform's S3 backend,
+    ``Workspaces`` and ``StateMgr``; "State Storage",
+    https://developer.hashicorp.com/terraform/language/backend/s3). No lock: output takes
+    none, and the default workspace's state exists, so init writes nothing."""
+    bucket, key = _backend(environment)
+    origin = f"on-call terraform init / status --env {environment} (terraform output, documented)"
+    listing = Call("S3", "ListObjectsV2", {"prefix": "env:/"}, url=f"/{bucket}", origin=origin)
     return [
-        Call("S3", "ListObjectsV2", {"prefix": key}, url=f"/{bucket}", origin=origin),
+        listing,
+        listing,
         Call("S3", "GetObject", {"Bucket": bucket}, url=f"/{bucket}/{key}", origin=origin),
     ]
+
+
+def _backend(environment: str) -> tuple[str, str]:
+    """The state bucket and key ``<env>.backend.hcl`` names."""
+    text = (ROOT / "terraform" / "environments" / "aws" / f"{environment}.backend.hcl").read_text()
+    backend = dict(re.findall(r'^(\w+)\s*=\s*"([^"]+)"', text, flags=re.MULTILINE))
+    assert "workspace_key_prefix" not in backend, "the on-call's listing grant assumes env:/"
+    return backend["bucket"], backend["key"]
 
 
 def _pyarrow_reads(target: str) -> list[Call]:
@@ -587,6 +604,87 @@ def athena_reader_requests(state: dict[str, Any], acct: Account) -> list[Request
     return [r for call in calls for r in requests_for(call, acct)] + requests
 
 
+# dev's apply gets one pipeline with an Iceberg target beside the committed ones (the
+# environments have none), so the on-call's Iceberg grant is applied and evaluated.
+ICEBERG_PIPELINE = """pipelines = {
+  events = {
+    kind             = "load"
+    schedule         = "cron(0 6 * * ? *)"
+    source           = { uri = "s3://example-gi-dev-lake/raw/events/", format = "parquet" }
+    watermark_column = "updated_at"
+    primary_key      = ["event_id"]
+    target           = { format = "iceberg", path = "s3://example-gi-dev-lake/curated/events/" }
+  }
+
+"""
+
+
+def _with_iceberg_pipeline(tfvars: Any) -> None:
+    text = tfvars.read_text()
+    assert text.count("pipelines = {\n") == 1, "dev.tfvars' pipelines map moved"
+    tfvars.write_text(text.replace("pipelines = {\n", ICEBERG_PIPELINE, 1))
+
+
+def _s3_call(bucket: str, operation: str, key: str, origin: str, **params: Any) -> Call:
+    url = f"/{bucket}/{key}" if key else f"/{bucket}"
+    return Call("S3", operation, params, url=url, origin=origin)
+
+
+def _iceberg_target_calls(state: dict[str, Any]) -> list[Call]:
+    """What ``target`` and ``watermarks rewind`` send for each Iceberg target, written from
+    the code because pyiceberg's file reads and writes go through pyarrow (C++, not
+    botocore): ``iceberg_catalog.load_table`` is Glue GetTable, then the table's metadata,
+    manifest list, manifest and data files read (HeadObject and GetObject); the rollback
+    (``rollback_to``: pyiceberg's ``GlueCatalog.commit_table``) reads the Glue table again,
+    asks GetDatabase whether the database is an S3 Tables one, checks that the new metadata
+    file does not exist (HeadObject, then a listing under it), writes it, and UpdateTable
+    with the VersionId it read. The table lives under the warehouse (the target path) at
+    ``<db>.db/<table>``, as Iceberg's Glue catalog places it."""
+    outputs = deploy.output_values(state["values"]["outputs"])
+    calls = []
+    for pipeline in outputs["pipelines"].values():
+        _, arguments = _job_arguments(state, pipeline["job_name"])
+        if arguments.get("--target_format") != "iceberg":
+            continue
+        database, table = pipeline["table"].split(".")
+        bucket, prefix = _s3_location(pipeline["target_path"])
+        location = f"{prefix}{database}.db/{table}"
+        glue = {"DatabaseName": database, "Name": table}
+        s3 = functools.partial(_s3_call, bucket)
+
+        read = f"on-call target of Iceberg table {database}.{table} (pyiceberg, documented)"
+        files = (
+            "metadata/00001-a.metadata.json",  # the metadata file Glue's table points to
+            "metadata/snap-1-a.avro",  # the current snapshot's manifest list
+            "metadata/a-m0.avro",  # its manifest
+            "data/part-0.parquet",  # a data file it lists
+        )
+        calls.append(Call("Glue", "GetTable", glue, origin=read))
+        for name in files:
+            calls += [s3("HeadObject", f"{location}/{name}", read)]
+            calls += [s3("GetObject", f"{location}/{name}", read)]
+        rewind = (
+            f"on-call watermarks rewind of Iceberg table {database}.{table} (pyiceberg, documented)"
+        )
+        written = f"{location}/metadata/00002-b.metadata.json"
+        calls += [
+            Call("Glue", "GetTable", glue, origin=rewind),
+            s3("GetObject", f"{location}/metadata/00001-a.metadata.json", rewind),
+            Call("Glue", "GetTable", glue, origin=rewind),
+            Call("Glue", "GetDatabase", {"Name": database}, origin=rewind),
+            s3("HeadObject", written, rewind),
+            s3("ListObjectsV2", "", rewind, prefix=f"{written}/"),
+            s3("PutObject", written, rewind),
+            Call(
+                "Glue",
+                "UpdateTable",
+                {"DatabaseName": database, "TableInput": {"Name": table}, "VersionId": "1"},
+                origin=rewind,
+            ),
+        ]
+    return calls
+
+
 @pytest.fixture(scope="module")
 def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
     endpoint.reset()
@@ -604,6 +702,7 @@ def recorded(endpoint, tmp_path_factory) -> Iterator[Recorded]:
                 copy_tree(tmp_path_factory.mktemp(environment)) / "environments" / "aws"
             )
             (trees[environment] / "override.tf").write_text(override)
+        _with_iceberg_pipeline(trees["dev"] / "dev.tfvars")
         # Both environments in one account at once: their names must not collide.
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {
@@ -780,6 +879,19 @@ def test_every_call_of_deploy_and_switch_is_allowed_for_the_publish_role(layout,
     requests = layout.deploy_requests(environment)
     operations = {r.call.operation for r in requests}
     assert {"PutObject", "GetJob", "UpdateJob"} <= operations, sorted(operations)
+    verdicts = layout.evaluate(environment, layout.role(environment, "publish"), requests)
+    refused = _refused(verdicts)
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_a_break_glass_switch_is_allowed_for_the_publish_role_ci_runs_it_as(layout, environment):
+    """``deploy switch`` (platform.yml's switch-<env> job, docs/runbook.md's rollback), its
+    recorded calls alone: the release's manifest read (scripts key through S3), GetJob, the
+    one UpdateJob and the job role it passes, then the verification's reads."""
+    requests = [r for r in layout.deploy_requests(environment) if r.call.origin == "deploy switch"]
+    actions = {r.action for r in requests}
+    assert {"glue:GetJob", "glue:UpdateJob", "iam:PassRole", "s3:GetObject"} <= actions, actions
     verdicts = layout.evaluate(environment, layout.role(environment, "publish"), requests)
     refused = _refused(verdicts)
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
@@ -1093,6 +1205,52 @@ def test_every_call_of_the_oncall_runbook_is_allowed_for_the_oncall_role(recorde
     role = recorded.applied_role(environment, f"glue-gi-{environment}--oncall")
     refused = _refused(evaluate(role, requests, recorded.account))
     assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+
+
+def test_target_and_rewind_of_an_iceberg_target_are_allowed_for_the_oncall_role(recorded):
+    """dev's Iceberg target (the pipeline the recording adds): reading it and rolling it
+    back (``_iceberg_target_calls``) as dev's on-call, with the data key's policy; the
+    on-call may update no other catalog table (a Parquet target's, an Iceberg side table)."""
+    requests = [r for r in recorded.oncall_requests("dev") if "Iceberg table" in r.call.origin]
+    actions = {r.action for r in requests}
+    assert {"glue:GetTable", "glue:GetDatabase", "glue:UpdateTable"} <= actions, actions
+    assert {"s3:GetObject", "s3:PutObject", "kms:Decrypt", "kms:GenerateDataKey"} <= actions
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    refused = _refused(evaluate(role, requests, recorded.account))
+    assert not refused, f"{len(refused)} calls refused:\n" + "\n".join(refused)
+    (update,) = [r for r in requests if r.action == "glue:UpdateTable" and "table/" in r.resource]
+    others = [
+        dataclasses.replace(update, resource=update.resource.replace("/events", name))
+        for name in ("/orders", "/events__tombstone", "/events__delivery")
+    ]
+    assert {v.result for v in evaluate(role, others, recorded.account)} == {"ImplicitlyDenied"}
+
+
+def test_the_oncall_lists_only_the_workspace_prefix_and_reads_only_its_environments_state(
+    recorded,
+):
+    """``terraform init``/``output`` as dev's on-call: the workspace listing (``env:/``) and
+    dev's state object are allowed; listing the whole state bucket or under another prefix,
+    and prod's state, are refused."""
+    bucket, key = _backend("dev")
+    prod_bucket, prod_key = _backend("prod")
+    origin = "the on-call's terraform"
+    calls = [
+        Call("S3", "ListObjectsV2", {"prefix": "env:/"}, url=f"/{bucket}", origin=origin),
+        Call("S3", "GetObject", {}, url=f"/{bucket}/{key}", origin=origin),
+        Call("S3", "ListObjectsV2", {"prefix": ""}, url=f"/{bucket}", origin=origin),
+        Call(
+            "S3", "ListObjectsV2", {"prefix": "glue-incremental/"}, url=f"/{bucket}", origin=origin
+        ),
+        Call("S3", "ListObjectsV2", {"prefix": "env:/"}, url=f"/{prod_bucket}", origin=origin),
+        Call("S3", "GetObject", {}, url=f"/{prod_bucket}/{prod_key}", origin=origin),
+    ]
+    requests = [
+        r for call in calls for r in requests_for(call, Account("aws", REGION, recorded.account))
+    ]
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    verdicts = [v.result for v in evaluate(role, requests, recorded.account)]
+    assert verdicts == ["Allowed"] * 2 + ["ImplicitlyDenied"] * 4, verdicts
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)

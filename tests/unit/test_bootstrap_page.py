@@ -176,10 +176,14 @@ def test_each_environments_plan_assumes_its_own_role_in_both_layouts(layout, eve
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_each_environment_applies_as_its_deploy_role_and_publishes_as_its_publish_role(layout):
     """In both layouts: the apply runs as the environment's deploy role, every
-    ``deploy`` (publish, then verify) as its publish role, which alone writes releases."""
+    ``deploy`` (publish, then verify) and the break-glass ``deploy switch`` as its publish
+    role, which alone writes releases and updates the environment's jobs."""
     _, per_environment = _variables(LAYOUTS[layout])
     jobs = workflow()["jobs"]
-    for env, names in (("dev", ("apply-dev", "deploy-dev")), ("prod", ("apply-prod",))):
+    for env, names in (
+        ("dev", ("apply-dev", "deploy-dev", "switch-dev")),
+        ("prod", ("apply-prod", "switch-prod")),
+    ):
         for name in names:
             job = jobs[name]
             # vars.AWS_*_ROLE_ARN are the job's GitHub environment's (the page's --env).
@@ -187,19 +191,70 @@ def test_each_environment_applies_as_its_deploy_role_and_publishes_as_its_publis
             for script, expression in _steps_as(job):
                 role = str(_evaluate(expression, vars=scoped))
                 kind = "deploy" if "terraform apply" in script else "publish"
-                if "deploy --env" in script or "terraform apply" in script:
+                if re.search(r"deploy (switch )?--env|terraform apply", script):
                     assert role.endswith(f":role/gi-ci-{env}-{kind}"), (layout, name, role)
             steps = "".join(s.get("run", "") for s in job["steps"])
             assert set(re.findall(r"(\w+)\.backend\.hcl", steps)) == {env}, name
             assert set(re.findall(r"--env (\w+)", steps)) == {env}, name
 
 
+def _runs(jobs: dict, event: str, ref: str = "refs/heads/main", **inputs: str) -> list[str]:
+    """The jobs a run of ``event`` starts: a job's ``if`` holds and every job it needs ran
+    (an ``if`` without a status function implies ``success()``)."""
+    inputs = {"switch_environment": "none", **inputs} if event == "workflow_dispatch" else {}
+    ran: dict[str, bool] = {}
+
+    def runs(name: str) -> bool:
+        if name not in ran:
+            job = jobs[name]
+            needs = job.get("needs") or []
+            needs = [needs] if isinstance(needs, str) else needs
+            condition = job.get("if")
+            ran[name] = all(runs(n) for n in needs) and (
+                condition is None
+                or bool(
+                    _evaluate(
+                        condition,
+                        github={"event_name": event, "ref": ref},
+                        inputs=inputs or {"switch_environment": ""},
+                    )
+                )
+            )
+        return ran[name]
+
+    return [name for name in jobs if runs(name)]
+
+
 def test_one_approval_covers_prods_publish_apply_and_deploy():
-    """Only one job runs in the production environment (each such job waits for its own
-    approval); dev keeps its apply and deploy jobs."""
+    """Only one job of a commit's run is in the production environment (each such job
+    waits for its own approval); dev keeps its apply and deploy jobs. The other production
+    job is the break-glass switch, which no push starts."""
     jobs = workflow()["jobs"]
     production = [name for name, job in jobs.items() if job.get("environment") == "production"]
-    assert production == ["apply-prod"]
+    assert production == ["apply-prod", "switch-prod"]
+    started = _runs(jobs, "push")
+    assert [name for name in production if name in started] == ["apply-prod"]
     steps = "".join(s.get("run", "") for s in jobs["apply-prod"]["steps"])
     assert "terraform apply" in steps and "deploy --env prod\n" in steps + "\n"
     assert {"apply-dev", "deploy-dev"} <= set(jobs)
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_a_break_glass_run_switches_one_job_as_the_publish_role_and_runs_nothing_else(env):
+    """docs/runbook.md's rollback: a run started by hand on main with the switch inputs
+    runs only that environment's ``deploy switch`` (no test, plan, apply or deploy), its
+    job and release passed as variables; a run by hand without them, or a push, runs no
+    switch; a branch other than main runs none."""
+    jobs = workflow()["jobs"]
+    dispatched = {"switch_environment": env, "switch_job": f"gi-{env}-orders"}
+    assert _runs(jobs, "workflow_dispatch", **dispatched) == [f"switch-{env}"]
+    assert _runs(jobs, "workflow_dispatch", "refs/heads/topic", **dispatched) == []
+    for event in ("push", "workflow_dispatch"):
+        assert not [name for name in _runs(jobs, event) if name.startswith("switch-")], event
+    (script, _), *rest = [
+        (s["run"], s) for s in jobs[f"switch-{env}"]["steps"] if "deploy switch" in s.get("run", "")
+    ]
+    assert not rest
+    assert f'deploy switch --env {env} --job "$SWITCH_JOB" --release "$SWITCH_RELEASE"' in script
+    assert "${{" not in script, "inputs must reach the script as variables"
+    assert jobs[f"switch-{env}"]["env"]["SWITCH_JOB"] == "${{ inputs.switch_job }}"

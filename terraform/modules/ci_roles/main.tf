@@ -33,11 +33,17 @@ locals {
       Resource = [local.state_object]
     },
     {
+      # init, plan and apply ask the S3 backend for the workspaces: a ListObjectsV2 under the
+      # workspace key prefix, `env:/` by default (the backend files set no
+      # workspace_key_prefix; "State Storage",
+      # https://developer.hashicorp.com/terraform/language/backend/s3); refused, init fails
+      # ("Failed to get existing workspaces", https://github.com/hashicorp/terraform/issues/34223).
+      # The lock file is read and written by name (HoldStateLock), never listed.
       Sid       = "ListState"
       Effect    = "Allow"
       Action    = ["s3:ListBucket"]
       Resource  = "arn:${local.partition}:s3:::${var.state.bucket}"
-      Condition = { StringLike = { "s3:prefix" = [var.state.key, "${var.state.key}.tflock"] } }
+      Condition = { StringEquals = { "s3:prefix" = ["env:/"] } }
     },
     {
       Sid    = "ReadPlatform"

@@ -1,5 +1,6 @@
 # The people around the jobs: the on-call engineer (the runbook's `status`, `runs`, `logs`,
-# `target`, `watermarks show` and `watermarks rewind`, a Parquet target's restore included)
+# `target`, `watermarks show` and `watermarks rewind`, a Parquet target's restore and an
+# Iceberg target's rollback included)
 # and the analysts querying the targets through the Athena
 # workgroup. Each is a role people assume (sts:AssumeRole from the account, e.g. an IAM
 # Identity Center permission set allowed to assume it), named glue-<prefix>--<who>: the
@@ -126,17 +127,45 @@ locals {
       Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
       Resource = [for l in local.target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
     },
+    ], length(local.iceberg_targets) == 0 ? [] : [
+    {
+      # `target` and `watermarks rewind` of an Iceberg target go through pyiceberg's Glue
+      # catalog (glue_incremental_tools.iceberg_catalog): loading the table is GetTable; the
+      # rollback commits new metadata (GetTable again, GetDatabase to tell an S3 Tables
+      # database apart, then UpdateTable with the read VersionId); Glue authorizes each on
+      # the catalog, the database and the table ("Specifying AWS Glue resource ARNs",
+      # https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html).
+      # The metadata and data files are under the target's prefix (ListTargets,
+      # ReadAndRestoreTargets, the data key through S3). Exactly the Iceberg targets' tables:
+      # not their __delivery/__tombstone side tables, which no command rolls back.
+      Sid    = "ReadAndRollBackIcebergTargets"
+      Effect = "Allow"
+      Action = ["glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"]
+      Resource = concat(
+        [
+          "${local.arn_prefix}:glue:${local.region}:${local.account}:catalog",
+          "${local.arn_prefix}:glue:${local.region}:${local.account}:database/${local.database_name}",
+        ],
+        [for k in sort(keys(local.iceberg_targets)) : "${local.arn_prefix}:glue:${local.region}:${local.account}:table/${local.database_name}/${local.target_tables[k]}"],
+      )
+    },
     ], var.oncall_state == null ? [] : [
     {
       # `status --env`, `watermarks --env` and `target --env` read the environment's outputs
-      # from its state, as `terraform output` does: the S3 backend lists the state's key and
-      # reads it ("S3 Bucket Permissions", https://developer.hashicorp.com/terraform/language/backend/s3);
-      # the listing under the key only (s3:prefix), as modules/ci_roles' ListState.
+      # from its state, as `terraform output` does, after `terraform init`: both ask the S3
+      # backend for the workspaces, a ListObjectsV2 under the workspace key prefix, `env:/`
+      # unless <env>.backend.hcl sets workspace_key_prefix (it does not): "Other workspaces
+      # are stored using the path <workspace_key_prefix>/<workspace_name>/<key>. The default
+      # workspace key prefix is env:" (https://developer.hashicorp.com/terraform/language/backend/s3);
+      # refused, init fails ("Failed to get existing workspaces: Unable to list objects in
+      # S3 bucket", https://github.com/hashicorp/terraform/issues/34223). Then one GetObject
+      # of the default workspace's key (below); no lock: output takes none. The listing is
+      # granted for exactly that prefix: it names the other workspaces' keys, no content.
       Sid       = "ListEnvironmentState"
       Effect    = "Allow"
       Action    = ["s3:ListBucket"]
       Resource  = "${local.arn_prefix}:s3:::${var.oncall_state.bucket}"
-      Condition = { StringLike = { "s3:prefix" = [var.oncall_state.key] } }
+      Condition = { StringEquals = { "s3:prefix" = ["env:/"] } }
     },
     ], var.oncall_state == null ? [] : [
     {

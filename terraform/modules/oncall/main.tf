@@ -8,6 +8,21 @@ locals {
   # Alarm actions and EventBridge targets publish as these service principals.
   publisher_services = ["cloudwatch.amazonaws.com", "events.amazonaws.com"]
   kms_key_arn        = var.kms_key_arn != null ? var.kms_key_arn : aws_kms_key.this[0].arn
+
+  # The account administers the topic's key but cannot use it: every administrative action
+  # is named, as modules/kms_key does (AWS KMS permissions reference:
+  # https://docs.aws.amazon.com/kms/latest/developerguide/kms-api-permissions-reference.html).
+  # kms:* would include kms:Decrypt, and kms:CreateGrant, which hands Decrypt to anyone:
+  # an identity policy with kms:* in the account could then read every page. No grant at
+  # all: SNS, CloudWatch and EventBridge use the key by the key policy alone, not by grants
+  # (https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html).
+  key_admin_actions = [
+    "kms:CreateAlias", "kms:UpdateAlias", "kms:DeleteAlias", "kms:DescribeKey", "kms:EnableKey", "kms:DisableKey",
+    "kms:EnableKeyRotation", "kms:DisableKeyRotation", "kms:RotateKeyOnDemand", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus",
+    "kms:ListGrants", "kms:ListKeyPolicies", "kms:ListKeyRotations", "kms:ListResourceTags", "kms:PutKeyPolicy",
+    "kms:UpdateKeyDescription", "kms:RevokeGrant", "kms:TagResource", "kms:UntagResource", "kms:ScheduleKeyDeletion",
+    "kms:CancelKeyDeletion",
+  ]
 }
 
 resource "aws_kms_key" "this" {
@@ -22,16 +37,19 @@ resource "aws_kms_key" "this" {
     Version = "2012-10-17"
     Statement = [
       {
-        # Without an account statement the key becomes unmanageable.
+        # Without an account statement the key becomes unmanageable; it names no use.
         Sid       = "AccountAdministersKey"
         Effect    = "Allow"
         Principal = { AWS = local.account_root }
-        Action    = "kms:*"
+        Action    = local.key_admin_actions
         Resource  = "*"
       },
       {
         # SNS encrypts with the publisher's permissions, so the publishers
-        # need the key, not SNS.
+        # need the key, not SNS: kms:Decrypt and kms:GenerateDataKey* for the
+        # CloudWatch alarms and EventBridge rules that page ("Enable compatibility
+        # between event sources from AWS services and encrypted topics",
+        # https://docs.aws.amazon.com/sns/latest/dg/sns-key-management.html#compatibility-with-aws-services).
         Sid       = "PublishersEncryptForTopic"
         Effect    = "Allow"
         Principal = { Service = local.publisher_services }

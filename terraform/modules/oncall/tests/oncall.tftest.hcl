@@ -99,3 +99,10 @@ run "a_page_that_cannot_be_delivered_is_kept_and_alarms" {
     error_message = "The delivery-failure alarm must link its runbook section."
   }
 }
+
+run "the_account_administers_the_topic_key_but_cannot_read_pages_or_grant" {
+  assert {
+    condition     = !anytrue([for a in flatten([for s in jsondecode(aws_kms_key.this[0].policy).Statement : s.Action if s.Sid == "AccountAdministersKey"]) : contains(["kms:*", "kms:Decrypt", "kms:Encrypt", "kms:CreateGrant"], a) || startswith(a, "kms:GenerateDataKey") || startswith(a, "kms:ReEncrypt")])
+    error_message = "The account statement of the topic key must name administrative actions only: no kms:*, use or grant."
+  }
+}
