@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glue_incremental.custom import Dataset, DeclarationError, History, incremental_job, parquet
+from glue_incremental.custom import (
+    Dataset,
+    DeclarationError,
+    History,
+    Output,
+    incremental_job,
+)
 from pyspark.sql import functions as F
 
 from tests.harness.history_reference import Made, history
@@ -26,8 +32,11 @@ class Customers:
     """Raw customer rows in ``day=`` directories; the script upper-cases the segment and
     drops the raw ``source_system`` column before writing the versions."""
 
-    def __init__(self, tmp: Path, declared: History | None = None) -> None:
+    def __init__(
+        self, tmp: Path, declared: History | None = None, catalog_table: str | None = None
+    ) -> None:
         self.source, self.target = tmp / "source", tmp / "dim"
+        self.catalog_table = catalog_table
         self.job = f"dim-{uuid.uuid4().hex[:8]}"
         self.declared = declared or History(columns=("segment",))
         self.landed: list[dict[str, Any]] = []
@@ -48,7 +57,11 @@ class Customers:
         with incremental_job(
             argv,
             sources={"customers": Dataset(self.source.as_uri(), ("day",), "json")},
-            targets={"dim": parquet(self.target.as_uri())},
+            targets={
+                "dim": Output(
+                    "parquet", path=self.target.as_uri(), catalog_table=self.catalog_table
+                )
+            },
             spark=spark,
         ) as job:
             rows = job.increment("customers")
@@ -107,3 +120,24 @@ def test_a_tracked_column_the_shaped_rows_lack_is_refused_in_one_line(spark, sto
     )
     assert not dim.target.exists()
     assert store.get_watermark(dim.job, "customers") is None
+
+
+def test_a_scripts_history_output_gets_its_columns_and_the_added_ones_in_its_catalog_table(
+    spark, store, tmp_path, monkeypatch
+):
+    from glue_incremental.targets.parquet import catalog_schema
+
+    synced: list[list[str]] = []
+    monkeypatch.setattr(
+        catalog_schema,
+        "sync",
+        lambda table, schema: synced.append([table, *schema.fieldNames()]) or [],
+    )
+    dim = Customers(tmp_path, catalog_table="gi_dev.dim")
+    dim.land("2024-01-01", [(1, 10, "retail")])
+
+    dim.run(spark, "jr_1")
+
+    assert synced == [
+        ["gi_dev.dim", "id", "updated", "segment", "valid_from", "valid_to", "is_current"]
+    ]

@@ -342,3 +342,30 @@ def test_a_history_run_publishes_the_versions_it_opened_and_closed(
         {"VersionsOpened": 1.0, "VersionsClosed": 1.0},
         {"VersionsOpened": 0.0, "VersionsClosed": 0.0},
     ]
+
+
+def test_the_catalog_table_gains_the_added_columns_at_the_first_history_run(
+    spark, tmp_path, store, monkeypatch
+):
+    from glue_incremental.targets.parquet import catalog_schema
+
+    # Terraform ignores the table's columns after creation: the job's sync must add them.
+    synced: list[list[tuple[str, str]]] = []
+
+    def sync(table: str, schema: Any) -> list[str]:
+        synced.append([(f.name, f.dataType.simpleString()) for f in schema.fields])
+        return [f.name for f in schema.fields]
+
+    monkeypatch.setattr(catalog_schema, "sync", sync)
+    job = HistoryJob(spark, tmp_path, store, catalog_table="gi_dev.customers")
+    job.land([row(1, 10, "a")])
+
+    job.run()
+
+    assert [name for name, _ in synced[0][-3:]] == ADDED
+    kinds = dict(synced[0])
+    assert (kinds["valid_from"], kinds["valid_to"], kinds["is_current"]) == (
+        kinds["updated"],
+        kinds["updated"],
+        "boolean",
+    )

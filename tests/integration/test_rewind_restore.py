@@ -383,3 +383,32 @@ def test_a_rewind_across_a_run_that_deleted_keys_then_a_rerun_equals_the_full_re
     assert table_rows(spark, config.iceberg_target.name, DELETE_COLUMNS) == reference.as_tuples(
         expected, DELETE_COLUMNS
     )
+
+
+def test_a_rewind_restores_a_history_targets_versions_and_side_store_to_the_earlier_run(
+    spark, store, tmp_path, monkeypatch
+):
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store, history="scd2")
+
+    def stored() -> tuple[list, list]:
+        def rows(path: Path) -> list:
+            return sorted(
+                tuple(sorted(r.asDict().items())) for r in spark.read.parquet(str(path)).collect()
+            )
+
+        return rows(job.target), rows(job.target / "_history")
+
+    job.land(GOOD)
+    job.run()
+    job.land([row(1, "a", 20, "x2"), *MORE])  # key 1 gets a second version
+    job.run()
+    after_jr_2 = stored()
+    job.land(BAD, name="bad.json")
+    job.run()
+    assert stored() != after_jr_2
+
+    code, _ = rewind(job, "jr_2")
+
+    assert code == 0
+    assert stored() == after_jr_2

@@ -165,6 +165,7 @@ def test_a_source_column_named_like_an_added_column_is_refused():
     with pytest.raises(HistoryColumnTaken, match="'is_current'") as raised:
         OPTIONS.check_columns(["id", "ts", "is_current"])
     assert raised.value.option == "is_current"
+    assert "rename the source column (a load: with a --transform;" in str(raised.value)
 
 
 def test_history_on_a_target_holding_latest_version_rows_is_refused():

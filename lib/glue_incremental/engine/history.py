@@ -3,7 +3,8 @@
 ``History`` declares the added columns and the tracked ones, checked at construction; at
 the write it is bound to the write's ``keys`` and ``order_by`` (the watermark that bounds
 the versions) and the declared output is built as its history target (Parquet:
-``targets.parquet.history.ParquetHistoryTarget``), the same rules as ``--history scd2``.
+``targets.parquet.history.ParquetHistoryTarget``; an Iceberg output is refused), the
+same rules as ``--history scd2``.
 Every refusal is one ``DeclarationError`` line naming ``History`` or ``write``, raised
 before anything is written. Rules: ``docs/history.md``; API: ``docs/custom-jobs.md``.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from glue_incremental.args import ArgumentError
 from glue_incremental.engine.declarations import Output
 from glue_incremental.engine.errors import DeclarationError
 from glue_incremental.history.errors import HistoryError, HistoryOptionError
@@ -107,12 +107,13 @@ def history_target(
     and delete columns left out), a source column named like an added one, and a target
     that already holds latest-version rows. ``mark_start``'ed as the block's targets are."""
     where = f"write({name!r}, history=...)"
-    try:
-        built = target_types.build(replace(output.options(), history=options))
-    except ArgumentError:
+    if output.format != "parquet":  # the load keeps Iceberg history; a script not yet
         raise DeclarationError(
-            "history", f"{where}: a {output.format} output cannot keep history yet (parquet)"
-        ) from None
+            "history",
+            f"{where}: output {name!r} is {output.format}: a script keeps history on a "
+            "parquet output only; nothing was written",
+        )
+    built = target_types.build(replace(output.options(), history=options))
     try:
         options.check_columns(columns)
         built.schema(run)  # a history target refuses latest-version rows when it reads it

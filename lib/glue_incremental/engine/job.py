@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, runtime_checkable
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from glue_incremental.engine.datasets import PlannedSource, plan_source, plan_sources
 from glue_incremental.engine.declarations import (
@@ -49,6 +50,7 @@ from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets import registry as target_types
 from glue_incremental.targets.latest import PartitionMoves, WriteResult
 from glue_incremental.targets.parquet import catalog_schema, output_changes, writer
+from glue_incremental.targets.parquet.history import catalog_columns
 from glue_incremental.targets.registry import Target, UpsertSpec
 
 # The kinds of sources read incrementally (a slot each) and read whole (no slot).
@@ -113,6 +115,8 @@ class CustomJob:
     _together: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False)
     _waiting_for: list[str] = field(default_factory=list, init=False)
     _schema_plans: dict[str, SchemaPlan] = field(default_factory=dict, init=False)
+    # A custom job's history outputs written without a schema plan: their rows' columns.
+    _history_columns: dict[str, StructType] = field(default_factory=dict, init=False)
     # Each Parquet target's notes of publishes this commit names (``targets.parquet.output_changes.note_uncommitted``).
     _notes: dict[str, list[str]] = field(default_factory=dict, init=False)
 
@@ -257,6 +261,10 @@ class CustomJob:
             result = built.upsert(self.run, rows, spec, self._settle).result
             if schema is not None:
                 self._schema_plans[target] = schema
+            elif history is not None:  # a custom job's history output: its rows' columns
+                self._history_columns[target] = StructType(
+                    [f for f in rows.schema.fields if f.name not in {*delivery, deleted}]
+                )
             return result
 
         self._commit_unchanged[target] = commit_unchanged
@@ -349,10 +357,12 @@ class CustomJob:
             run.commit(states)
         for target in self._built.values():
             target.after_commit(run, states)
-        for name, plan in self._schema_plans.items():
+        written = {name: plan.resolved for name, plan in self._schema_plans.items()}
+        for name, columns in {**written, **self._history_columns}.items():
             catalog_table = self.targets[name].catalog_table
             if catalog_table and run.committed:
-                catalog_schema.sync_after_commit(run.details, catalog_table, plan.resolved)
+                table = catalog_columns(self._built[name], columns)  # a history target's: +3
+                catalog_schema.sync_after_commit(run.details, catalog_table, table)
         self._forget_notes()
         # After the commit: a commit that failed (a lost lease) leaves no counts recorded.
         self._record(details, states)

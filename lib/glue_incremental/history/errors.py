@@ -38,7 +38,8 @@ class HistoryColumnTaken(HistoryError, ValueError):
         self.column, self.option = column, option
         super().__init__(
             f"history: the source has a column {column!r}, the name of the {option} column; "
-            f"rename it or choose another {option} name; nothing was written"
+            "rename the source column (a load: with a --transform; a script: before writing, "
+            f"or another {option} name in History); nothing was written"
         )
 
 

@@ -26,6 +26,8 @@ locals {
   join_sides_not_loads = flatten([for k, sides in local.side_upstreams : [for side, u in sides : "${k}.join.${side} = ${u} (a ${var.pipelines[u].kind})" if try(var.pipelines[u].kind != "load", false)]])
   # A side reading an Iceberg table needs Glue table permissions the join's role is not given yet.
   join_sides_iceberg = flatten([for k, sides in local.side_upstreams : [for side, u in sides : "${k}.join.${side} = ${u}" if contains(keys(local.iceberg_targets), u)]])
+  # A history target holds every version of a key: a join by key would match each of them.
+  join_sides_history = flatten([for k, sides in local.side_upstreams : [for side, u in sides : "${k}.join.${side} = ${u}" if try(var.pipelines[u].history != null, false)]])
 
   # Transitive upstreams by repeated squaring: reach_64 covers chains up to 64
   # pipelines long. A pipeline in its own reach is on a cycle.
@@ -193,6 +195,11 @@ resource "terraform_data" "pipeline_graph" {
     precondition {
       condition     = length(local.join_sides_iceberg) == 0
       error_message = "a join side cannot name a pipeline with an Iceberg target yet (its role would need Glue table permissions on that table): ${join(", ", local.join_sides_iceberg)}."
+    }
+
+    precondition {
+      condition     = length(local.join_sides_history) == 0
+      error_message = "a join side cannot name a pipeline with history (its target holds every version of a key; the join would match each): ${join(", ", local.join_sides_history)}."
     }
 
     precondition {

@@ -122,16 +122,32 @@ class ParquetHistoryTarget(ParquetTarget):
 def version_schema(rows: DataFrame, options: HistoryOptions, spec: UpsertSpec) -> StructType:
     """A version row's columns: the source's, then the three added ones."""
     hidden = {*spec.delivery, spec.deleted}
-    data = [f for f in rows.schema.fields if f.name not in hidden]
-    watermark = rows.schema[options.watermark_column].dataType
+    return with_version_columns(
+        StructType([f for f in rows.schema.fields if f.name not in hidden]), options
+    )
+
+
+def with_version_columns(data: StructType, options: HistoryOptions) -> StructType:
+    """``data``'s columns, then the three added ones (``valid_from``/``valid_to`` of the
+    watermark's type): the schema a history target's catalog table lists."""
+    watermark = data[options.watermark_column].dataType
     return StructType(
         [
-            *data,
+            *[f for f in data.fields if f.name not in options.added_columns.values()],
             StructField(options.valid_from, watermark),
             StructField(options.valid_to, watermark),
             StructField(options.is_current, BooleanType()),
         ]
     )
+
+
+def catalog_columns(target: object, data: StructType) -> StructType:
+    """The columns ``target``'s Glue table lists after a run wrote ``data``'s: with the
+    added ones for a history target, whose table Terraform may have created without them
+    (it ignores the columns after creation), so its first history run adds them."""
+    if isinstance(target, ParquetHistoryTarget):
+        return with_version_columns(data, target.history)
+    return data
 
 
 @dataclass(frozen=True)

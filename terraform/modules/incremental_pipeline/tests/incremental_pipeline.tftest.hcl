@@ -418,6 +418,31 @@ run "rejects_a_join_side_naming_an_iceberg_pipeline" {
   expect_failures = [terraform_data.pipeline_graph]
 }
 
+run "rejects_a_join_side_naming_a_pipeline_with_history" {
+  command = plan
+
+  variables {
+    pipelines = {
+      customers = {
+        kind             = "load"
+        schedule         = "cron(0 * * * ? *)"
+        source           = { uri = "s3://gi-test-lake/raw/customers/", format = "json" }
+        watermark_column = "updated_at"
+        primary_key      = ["customer_id"]
+        history          = {}
+        target           = { path = "s3://gi-test-lake/curated/customers/", columns = [{ name = "customer_id", type = "bigint" }, { name = "updated_at", type = "timestamp" }] }
+      }
+      enriched = {
+        kind   = "join"
+        join   = { left = { path = "s3://gi-test-lake/raw/orders/" }, right = { pipeline = "customers" }, keys = ["customer_id"] }
+        target = { path = "s3://gi-test-lake/curated/enriched/", partitions = [{ name = "day" }] }
+      }
+    }
+  }
+
+  expect_failures = [terraform_data.pipeline_graph]
+}
+
 run "a_load_asking_for_notifications_gets_its_queue_and_the_job_reads_it" {
   command = plan
 
