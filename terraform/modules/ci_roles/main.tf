@@ -309,11 +309,15 @@ locals {
       # KMS keys": https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html).
       # The request's tags can: the provider's default_tags put Environment on every
       # key (aws:RequestTag, https://docs.aws.amazon.com/kms/latest/developerguide/tag-authorization.html);
-      # tagging on create needs kms:TagResource too.
-      # kms:TagResource on "*" with the request's tag alone would let this role retag any
-      # existing key (the other environment's) with its own Environment, then manage it
-      # through ManageEnvironmentKeys: a key that exists must carry this environment's
-      # tag already. A key being created has no tags yet (IfExists).
+      # tagging on create needs kms:TagResource in an IAM policy, on "*" (the key does not
+      # exist yet: "Controlling access to tags",
+      # https://docs.aws.amazon.com/kms/latest/developerguide/tag-permissions.html).
+      # A key that exists must carry this environment's tag already (IfExists: a key being
+      # created has none). An existing key with no Environment tag can still be tagged
+      # (no request condition tells it from a key being created): that is all it gives,
+      # since no statement here administers a key by its tag. Administration (rotation,
+      # policy, alias, deletion) is in each platform key's own policy, which names this
+      # role (modules/kms_key admin_role_arns, modules/oncall key_admin_role_arns).
       Sid      = "CreateEnvironmentKeys"
       Effect   = "Allow"
       Action   = ["kms:CreateKey", "kms:TagResource"]
@@ -324,16 +328,8 @@ locals {
       }
     },
     {
-      # After CreateKey, before CreateAlias: the key is known by its Environment tag
-      # only (aws:ResourceTag). CreateAlias and DeleteAlias need the action on the key
-      # as well as on the alias (https://docs.aws.amazon.com/kms/latest/developerguide/alias-access.html).
-      Sid       = "ManageEnvironmentKeys"
-      Effect    = "Allow"
-      Action    = ["kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource", "kms:UntagResource", "kms:UpdateKeyDescription", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
-      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
-      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment } }
-    },
-    {
+      # CreateAlias and DeleteAlias need the action on the alias here and on the key in its
+      # policy (https://docs.aws.amazon.com/kms/latest/developerguide/alias-access.html).
       Sid      = "NameEnvironmentKeys"
       Effect   = "Allow"
       Action   = ["kms:CreateAlias", "kms:DeleteAlias"]

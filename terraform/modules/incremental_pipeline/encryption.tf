@@ -39,15 +39,17 @@ module "key" {
     # (operators.tf); without these the keys refuse them whatever their roles allow.
     local.operator_key_users[each.key],
   ))
-  tags = var.tags
+  admin_role_arns = var.key_admin_role_arns
+  tags            = var.tags
 }
 
 module "logs_key" {
   source = "../kms_key"
   count  = var.encryption.create_keys && var.encryption.log_kms_key_arn == null ? 1 : 0
 
-  name        = "${var.name_prefix}-logs"
-  description = "Encrypts the log groups of ${var.name_prefix}: its Glue jobs' and its dependents' state machine's."
+  name            = "${var.name_prefix}-logs"
+  admin_role_arns = var.key_admin_role_arns
+  description     = "Encrypts the log groups of ${var.name_prefix}: its Glue jobs' and its dependents' state machine's."
   # CloudWatch Logs checks the key when it creates the log group: each log group given this
   # key must match one pattern here, or CreateLogGroup is refused ("The specified KMS key does
   # not exist or is not allowed to be used with Arn ...";
