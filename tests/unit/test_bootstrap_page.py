@@ -287,3 +287,24 @@ def test_a_break_glass_run_switches_one_job_as_the_publish_role_and_runs_nothing
     assert f'deploy switch --env {env} --job "$SWITCH_JOB" --release "$SWITCH_RELEASE"' in script
     assert "${{" not in script, "inputs must reach the script as variables"
     assert jobs[f"switch-{env}"]["env"]["SWITCH_JOB"] == "${{ inputs.switch_job }}"
+
+
+def test_the_jobs_that_change_an_environment_run_one_at_a_time_across_runs():
+    """apply, deploy and the break-glass switch of an environment share one job-level group
+    (a switch never interleaves with main's apply or deploy), and none is cancelled half-way."""
+    groups: dict[str, set[str]] = {}
+    for name, job in workflow()["jobs"].items():
+        environment = job.get("environment")
+        if environment is None:
+            continue
+        concurrency = job.get("concurrency") or {}
+        assert concurrency.get("cancel-in-progress") is False, (name, concurrency)
+        groups.setdefault(environment, set()).add(concurrency.get("group", f"none ({name})"))
+        kind = name.rsplit("-", 1)[0]
+        assert kind in {"apply", "deploy", "switch"}, name
+    env_of = {"dev": "dev", "production": "prod"}
+    assert groups == {e: {f"platform-environment-{env_of[e]}"} for e in env_of}, groups
+    jobs = workflow()["jobs"]
+    assert {n for n in jobs if n.startswith(("apply-", "deploy-", "switch-"))} <= {
+        n for n, j in jobs.items() if "concurrency" in j
+    }
