@@ -36,8 +36,10 @@ locals {
       # init, plan and apply ask the S3 backend for the workspaces: a ListObjectsV2 under the
       # workspace key prefix, `env:/` by default (the backend files set no
       # workspace_key_prefix; "State Storage",
-      # https://developer.hashicorp.com/terraform/language/backend/s3); refused, init fails
-      # ("Failed to get existing workspaces", https://github.com/hashicorp/terraform/issues/34223).
+      # https://developer.hashicorp.com/terraform/language/backend/s3). Refused under the
+      # default prefix, Terraform >= 1.7 logs it and sees the default workspace only
+      # (https://github.com/hashicorp/terraform/pull/34511); granted so the listing works
+      # (terraform workspace list, a non-default workspace found), not to keep init alive.
       # The lock file is read and written by name (HoldStateLock), never listed.
       Sid       = "ListState"
       Effect    = "Allow"
