@@ -466,3 +466,67 @@ def test_a_deploy_role_administers_the_keys_whose_policies_name_it(
     ]
     job_role = Principal(f"arn:aws:iam::{ACCOUNT}:role/glue-gi-dev-orders", ())
     assert {v.result for v in evaluate(job_role, requests, ACCOUNT)} == {"ImplicitlyDenied"}
+
+
+# -- a pipeline with source.notifications: its source bucket's notification configuration ----
+
+NOTIFYING_ROLES_ROOT = f"""
+module "roles" {{
+  source                      = "../modules/ci_roles"
+  github_repository           = "example/glue-incremental"
+  environment                 = "dev"
+  github_environment          = "dev"
+  oidc_provider_arn           = "arn:aws:iam::{ACCOUNT}:oidc-provider/token.actions.githubusercontent.com"
+  name_prefix                 = "gi-dev"
+  state                       = {{ bucket = "example-terraform-state-dev", key = "dev.tfstate" }}
+  scripts_bucket_name         = "example-glue-scripts-dev"
+  notification_source_buckets = ["example-landing-dev"]
+  pull_request_plan_role      = true
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def notifying_roles(tmp_path_factory) -> dict[str, Principal]:
+    """dev's CI roles as modules/ci_roles renders them for a pipeline whose source bucket
+    ``example-landing-dev`` sends notifications."""
+    shown = _planned_root(tmp_path_factory.mktemp("notifying-roles"), NOTIFYING_ROLES_ROOT)
+    (module,) = shown["planned_values"]["root_module"]["child_modules"]
+    roles = {}
+    for resource in module["resources"]:
+        if resource["type"] == "aws_iam_role_policy":
+            kind = resource["index"]  # the role's name is known after apply only
+            policy = json.loads(resource["values"]["policy"])
+            arn = f"arn:aws:iam::{ACCOUNT}:role/gi-ci-dev-{kind}"
+            roles[kind] = Principal(arn, ((kind, policy),))
+    return roles
+
+
+def _notification_requests(action: str) -> list[Request]:
+    return [
+        _request(action, f"arn:aws:s3:::{bucket}")
+        for bucket in ("example-landing-dev", "example-landing-prod")
+    ]
+
+
+def test_the_deploy_role_configures_notifications_of_the_source_buckets_it_is_given_only(
+    dev_deploy, notifying_roles
+):
+    """modules/s3_notifications' apply writes and reads the source bucket's notification
+    configuration: allowed on the bucket terraform/ci names for the environment, refused on
+    any other, and refused everywhere when none is named (the committed example)."""
+    deploy = notifying_roles["deploy"]
+    for action in ("s3:PutBucketNotification", "s3:GetBucketNotification"):
+        results = [v.result for v in evaluate(deploy, _notification_requests(action), ACCOUNT)]
+        assert results == ["Allowed", "ImplicitlyDenied"], (action, results)
+    unnamed = evaluate(dev_deploy, _notification_requests("s3:PutBucketNotification"), ACCOUNT)
+    assert {v.result for v in unnamed} == {"ImplicitlyDenied"}
+    for plan in ("plan", "pull_request"):
+        reads = evaluate(
+            notifying_roles[plan], _notification_requests("s3:GetBucketNotification"), ACCOUNT
+        )
+        writes = evaluate(
+            notifying_roles[plan], _notification_requests("s3:PutBucketNotification"), ACCOUNT
+        )
+        assert [v.result for v in reads] == ["Allowed", "ImplicitlyDenied"], plan
+        assert {v.result for v in writes} == {"ImplicitlyDenied"}, plan

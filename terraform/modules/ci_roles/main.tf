@@ -25,7 +25,7 @@ locals {
 
   # What a plan reads: the state, and every resource type the root manages
   # (Describe/Get/List carry no resource-level scoping for most of them).
-  read_statements = [
+  read_statements = concat(local.notification_read_statements, [
     {
       Sid      = "ReadState"
       Effect   = "Allow"
@@ -95,6 +95,30 @@ locals {
       Effect   = "Allow"
       Action   = ["states:ValidateStateMachineDefinition"]
       Resource = "*"
+    },
+  ])
+
+  # Source buckets whose pipelines set source.notifications (modules/s3_notifications): the
+  # apply writes each bucket's notification configuration (PutBucketNotificationConfiguration
+  # is authorized as s3:PutBucketNotification, its read as s3:GetBucketNotification:
+  # https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketNotificationConfiguration.html).
+  # These buckets are the data team's, not named by the environment's prefix, so they are
+  # listed (notification_source_buckets); no other action on them.
+  notification_buckets = [for b in sort(var.notification_source_buckets) : "arn:${local.partition}:s3:::${b}"]
+  notification_read_statements = length(local.notification_buckets) == 0 ? [] : [
+    {
+      Sid      = "ReadSourceNotifications"
+      Effect   = "Allow"
+      Action   = ["s3:GetBucketNotification"]
+      Resource = local.notification_buckets
+    },
+  ]
+  notification_write_statements = length(local.notification_buckets) == 0 ? [] : [
+    {
+      Sid      = "ConfigureSourceNotifications"
+      Effect   = "Allow"
+      Action   = ["s3:PutBucketNotification"]
+      Resource = local.notification_buckets
     },
   ]
 
@@ -436,7 +460,7 @@ locals {
     } : {},
     {
       plan    = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, local.connection_read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
-      deploy  = { name = "gi-ci-${var.environment}-deploy", statements = local.deploy_statements, description = "Applies ${var.environment}'s reviewed plan (GitHub environment ${var.github_environment}); publishes nothing." }
+      deploy  = { name = "gi-ci-${var.environment}-deploy", statements = concat(local.deploy_statements, local.notification_write_statements), description = "Applies ${var.environment}'s reviewed plan (GitHub environment ${var.github_environment}); publishes nothing." }
       publish = { name = "gi-ci-${var.environment}-publish", statements = local.publish_statements, description = "Publishes ${var.environment}'s releases and switches its jobs (GitHub environment ${var.github_environment}); changes no bucket configuration." }
     },
   )
