@@ -28,4 +28,6 @@ module "roles" {
   scripts_bucket_name      = each.value.scripts_bucket_name
   watermarks_table_name    = each.value.watermarks_table_name
   permissions_boundary_arn = var.permissions_boundary_arn
+  # Pipelines with source.notifications: their source buckets (modules/s3_notifications).
+  notification_source_buckets = each.value.notification_source_buckets
 }

@@ -30,6 +30,9 @@ variable "environments" {
     # so dev and prod can share an account (terraform/README.md "Accounts").
     watermarks_table_name = string
     state                 = object({ bucket = string, key = string })
+    # The buckets of pipelines with source.notifications = true (docs/bootstrap.md): the
+    # deploy role configures their notifications; empty when no pipeline uses them.
+    notification_source_buckets = optional(list(string), [])
   }))
 
   validation {

@@ -149,8 +149,8 @@ DEV_TAG = {"aws:RequestTag/Environment": "dev", "aws:TagKeys": ["Environment"]}
 
 
 def test_a_deploy_role_cannot_retag_the_other_environments_key_as_its_own(dev_deploy):
-    """Retagging prod's key Environment=dev would hand it to dev's ManageEnvironmentKeys
-    (PutKeyPolicy, ScheduleKeyDeletion); tagging a key dev creates stays allowed."""
+    """Retagging prod's key Environment=dev would hand it to dev's tag-scoped grants (the
+    DynamoDB grant, the publish role's uploads); tagging a key dev creates stays allowed."""
     prod_key = _request(
         "kms:TagResource",
         _arn("kms", "key/prod"),
@@ -257,30 +257,40 @@ module "oncall" {
 """
 
 
-@pytest.fixture(scope="module")
-def oncall_key_policy(tmp_path_factory) -> Iterator[dict[str, Any]]:
-    """The key policy modules/oncall gives the topic's key it creates, as planned."""
+def _planned_root(directory: Any, text: str) -> dict[str, Any]:
+    """``terraform show -json`` of a plan of a root module ``text`` beside terraform/modules."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CallerIdentity)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        root = copy_tree(tmp_path_factory.mktemp("oncall-key")) / "oncall-root"
+        root = copy_tree(directory) / "root"
         root.mkdir()
-        (root / "main.tf").write_text(ONCALL_ROOT)
+        (root / "main.tf").write_text(text)
         (root / "override.tf").write_text(
             _OVERRIDE % f"http://127.0.0.1:{server.server_address[1]}"
         )
         tf(root, "init", "-no-color")
-        tf(root, "plan", "-no-color", "-out=oncall.tfplan")
-        shown = json.loads(tf(root, "show", "-json", "oncall.tfplan").stdout)
+        tf(root, "plan", "-no-color", "-out=root.tfplan")
+        return json.loads(tf(root, "show", "-json", "root.tfplan").stdout)
     finally:
         server.shutdown()
-    (module,) = shown["planned_values"]["root_module"]["child_modules"]
-    yield next(
-        json.loads(r["values"]["policy"])
+
+
+def _planned_key_policies(shown: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """address -> policy of every key the plan creates."""
+    return {
+        r["address"]: json.loads(r["values"]["policy"])
+        for module in shown["planned_values"]["root_module"]["child_modules"]
         for r in module["resources"]
-        if r["address"] == "module.oncall.aws_kms_key.this[0]"
-    )
+        if r["type"] == "aws_kms_key"
+    }
+
+
+@pytest.fixture(scope="module")
+def oncall_key_policy(tmp_path_factory) -> dict[str, Any]:
+    """The key policy modules/oncall gives the topic's key it creates, as planned."""
+    shown = _planned_root(tmp_path_factory.mktemp("oncall-key"), ONCALL_ROOT)
+    return _planned_key_policies(shown)["module.oncall.aws_kms_key.this[0]"]
 
 
 ONCALL_KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/0000aaaa-0000-0000-0000-000000000000"
@@ -373,3 +383,150 @@ def test_a_ci_role_lists_its_states_workspaces_and_nothing_else_of_the_state_buc
     ]
     results = [v.result for v in evaluate(dev_deploy, requests, ACCOUNT)]
     assert results == ["Allowed"] + ["ImplicitlyDenied"] * 3, results
+
+
+# -- the platform's keys: administered by the deploy role their policies name -----------------
+
+PLATFORM_KEYS_ROOT = f"""
+module "key" {{
+  source          = "../modules/kms_key"
+  name            = "gi-dev-data"
+  description     = "dev's data"
+  user_role_arns  = ["arn:aws:iam::{ACCOUNT}:role/glue-gi-dev-orders"]
+  admin_role_arns = ["arn:aws:iam::{ACCOUNT}:role/gi-ci-dev-deploy"]
+}}
+
+module "oncall" {{
+  source              = "../modules/oncall"
+  name                = "gi-dev-oncall"
+  subscriptions       = [{{ protocol = "email", endpoint = "oncall@example.com" }}]
+  key_admin_role_arns = ["arn:aws:iam::{ACCOUNT}:role/gi-ci-dev-deploy"]
+}}
+"""
+
+# What an apply does to a key it manages (modules/kms_key deployer_actions).
+KEY_ADMIN_ACTIONS = [
+    "kms:PutKeyPolicy",
+    "kms:ScheduleKeyDeletion",
+    "kms:CreateAlias",
+    "kms:EnableKeyRotation",
+    "kms:UntagResource",
+]
+
+
+@pytest.fixture(scope="module")
+def platform_key_policies(tmp_path_factory) -> dict[str, dict[str, Any]]:
+    """The policies modules/kms_key and modules/oncall give their keys when they name dev's
+    deploy role (environments/aws passes it), as planned."""
+    return _planned_key_policies(
+        _planned_root(tmp_path_factory.mktemp("platform-keys"), PLATFORM_KEYS_ROOT)
+    )
+
+
+def test_a_deploy_role_cannot_administer_a_key_of_the_account_by_tagging_it_as_its_own(
+    dev_deploy,
+):
+    """An existing key with no Environment tag (another workload's, the account's default
+    policy: IAM decides) may still be tagged Environment=dev (kms:TagResource on "*" is what
+    tagging a key at CreateKey needs, and no condition tells the two apart), but once tagged
+    the deploy role can neither rewrite its policy, schedule its deletion nor alias it: no
+    identity statement administers a key by its tag."""
+    tag_untagged = _request("kms:TagResource", _arn("kms", "key/other"), key=True, **DEV_TAG)
+    tagged = {"aws:ResourceTag/Environment": "dev"}
+    administer = [
+        _request(action, _arn("kms", "key/other"), key=True, **tagged)
+        for action in KEY_ADMIN_ACTIONS
+    ]
+    verdicts = evaluate(dev_deploy, [tag_untagged, *administer], ACCOUNT)
+    assert verdicts[0].result == "Allowed", verdicts[0].reason
+    assert [v.result for v in verdicts[1:]] == ["ImplicitlyDenied"] * len(administer), [
+        (v.request.action, v.result) for v in verdicts[1:]
+    ]
+
+
+@pytest.mark.parametrize(
+    "address", ["module.key.aws_kms_key.this", "module.oncall.aws_kms_key.this[0]"]
+)
+def test_a_deploy_role_administers_the_keys_whose_policies_name_it(
+    dev_deploy, platform_key_policies, address
+):
+    """The platform's keys (modules/kms_key's and the on-call topic's) name the deploy role:
+    the apply's actions on them are allowed by the key policy alone; the job role the data
+    key names as a user may not administer it."""
+    policy = platform_key_policies[address]
+    key = _arn("kms", "key/0000bbbb-0000-0000-0000-000000000000")
+    call = Call("KMS", "(apply)", {}, origin="an apply")
+    requests = [
+        Request(call, action, key, {"aws:ResourceTag/Environment": "dev"}, ("key", policy))
+        for action in KEY_ADMIN_ACTIONS
+    ]
+    verdicts = evaluate(dev_deploy, requests, ACCOUNT)
+    assert {v.result for v in verdicts} == {"Allowed"}, [
+        (v.request.action, v.reason) for v in verdicts
+    ]
+    job_role = Principal(f"arn:aws:iam::{ACCOUNT}:role/glue-gi-dev-orders", ())
+    assert {v.result for v in evaluate(job_role, requests, ACCOUNT)} == {"ImplicitlyDenied"}
+
+
+# -- a pipeline with source.notifications: its source bucket's notification configuration ----
+
+NOTIFYING_ROLES_ROOT = f"""
+module "roles" {{
+  source                      = "../modules/ci_roles"
+  github_repository           = "example/glue-incremental"
+  environment                 = "dev"
+  github_environment          = "dev"
+  oidc_provider_arn           = "arn:aws:iam::{ACCOUNT}:oidc-provider/token.actions.githubusercontent.com"
+  name_prefix                 = "gi-dev"
+  state                       = {{ bucket = "example-terraform-state-dev", key = "dev.tfstate" }}
+  scripts_bucket_name         = "example-glue-scripts-dev"
+  notification_source_buckets = ["example-landing-dev"]
+  pull_request_plan_role      = true
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def notifying_roles(tmp_path_factory) -> dict[str, Principal]:
+    """dev's CI roles as modules/ci_roles renders them for a pipeline whose source bucket
+    ``example-landing-dev`` sends notifications."""
+    shown = _planned_root(tmp_path_factory.mktemp("notifying-roles"), NOTIFYING_ROLES_ROOT)
+    (module,) = shown["planned_values"]["root_module"]["child_modules"]
+    roles = {}
+    for resource in module["resources"]:
+        if resource["type"] == "aws_iam_role_policy":
+            kind = resource["index"]  # the role's name is known after apply only
+            policy = json.loads(resource["values"]["policy"])
+            arn = f"arn:aws:iam::{ACCOUNT}:role/gi-ci-dev-{kind}"
+            roles[kind] = Principal(arn, ((kind, policy),))
+    return roles
+
+
+def _notification_requests(action: str) -> list[Request]:
+    return [
+        _request(action, f"arn:aws:s3:::{bucket}")
+        for bucket in ("example-landing-dev", "example-landing-prod")
+    ]
+
+
+def test_the_deploy_role_configures_notifications_of_the_source_buckets_it_is_given_only(
+    dev_deploy, notifying_roles
+):
+    """modules/s3_notifications' apply writes and reads the source bucket's notification
+    configuration: allowed on the bucket terraform/ci names for the environment, refused on
+    any other, and refused everywhere when none is named (the committed example)."""
+    deploy = notifying_roles["deploy"]
+    for action in ("s3:PutBucketNotification", "s3:GetBucketNotification"):
+        results = [v.result for v in evaluate(deploy, _notification_requests(action), ACCOUNT)]
+        assert results == ["Allowed", "ImplicitlyDenied"], (action, results)
+    unnamed = evaluate(dev_deploy, _notification_requests("s3:PutBucketNotification"), ACCOUNT)
+    assert {v.result for v in unnamed} == {"ImplicitlyDenied"}
+    for plan in ("plan", "pull_request"):
+        reads = evaluate(
+            notifying_roles[plan], _notification_requests("s3:GetBucketNotification"), ACCOUNT
+        )
+        writes = evaluate(
+            notifying_roles[plan], _notification_requests("s3:PutBucketNotification"), ACCOUNT
+        )
+        assert [v.result for v in reads] == ["Allowed", "ImplicitlyDenied"], plan
+        assert {v.result for v in writes} == {"ImplicitlyDenied"}, plan

@@ -1226,6 +1226,47 @@ def test_target_and_rewind_of_an_iceberg_target_are_allowed_for_the_oncall_role(
     assert {v.result for v in evaluate(role, others, recorded.account)} == {"ImplicitlyDenied"}
 
 
+def test_the_oncall_writes_only_new_metadata_files_of_an_iceberg_target(recorded):
+    """A rollback writes one metadata file and deletes nothing: deleting or overwriting a
+    data file of dev's Iceberg target, or writing any other object under it, is refused,
+    while a Parquet target's restore keeps its Put and Delete."""
+    role = recorded.applied_role("dev", "glue-gi-dev--oncall")
+    requests = recorded.oncall_requests("dev")
+    (commit,) = [
+        r for r in requests if r.action == "s3:PutObject" and "Iceberg table" in r.call.origin
+    ]
+    assert commit.resource.endswith(".metadata.json"), commit.resource
+    table = commit.resource.split("/metadata/", 1)[0]
+    forbidden = [
+        dataclasses.replace(commit, action=action, resource=f"{table}/{key}")
+        for action, key in (
+            ("s3:DeleteObject", "data/part-0.parquet"),
+            ("s3:PutObject", "data/part-0.parquet"),
+            ("s3:DeleteObject", "metadata/00001-a.metadata.json"),
+            ("s3:PutObject", "metadata/snap-2-b.avro"),
+        )
+    ]
+    results = [v.result for v in evaluate(role, forbidden, recorded.account)]
+    assert "Allowed" not in results, list(
+        zip([f.describe() for f in forbidden], results, strict=True)
+    )
+    state = recorded.applies["dev"].state
+    parquet = []
+    for pipeline in deploy.output_values(state["values"]["outputs"])["pipelines"].values():
+        _, arguments = _job_arguments(state, pipeline["job_name"])
+        if arguments.get("--target_format") == "iceberg":
+            continue
+        bucket, prefix = _s3_location(pipeline["target_path"])
+        parquet += [
+            dataclasses.replace(
+                commit, action=action, resource=f"arn:aws:s3:::{bucket}/{prefix}p.parquet"
+            )
+            for action in ("s3:PutObject", "s3:DeleteObject")
+        ]
+    assert parquet, "dev has no Parquet target"
+    assert {v.result for v in evaluate(role, parquet, recorded.account)} == {"Allowed"}
+
+
 def test_the_oncall_lists_only_the_workspace_prefix_and_reads_only_its_environments_state(
     recorded,
 ):

@@ -130,3 +130,59 @@ def test_every_page_links_a_runbook_section_that_exists(plans, env):
     anchors = _runbook_anchors() if RUNBOOK.exists() else set()
     unknown = sorted({anchor for _, anchor in links.values()} - anchors)
     assert not unknown, f"docs/runbook.md has no section for: {unknown}"
+
+
+def _logs_key_patterns(plan: dict[str, Any]) -> dict[str, list[str]]:
+    """module path -> the log-group ARN patterns its logs key lets CloudWatch Logs use it for."""
+    patterns: dict[str, list[str]] = {}
+    for change in plan.get("resource_changes", []):
+        if change["type"] != "aws_kms_key" or ".module.logs_key[" not in f".{change['address']}":
+            continue
+        module = change["address"].split("module.logs_key[")[0]
+        policy = json.loads(change["change"]["after"]["policy"])
+        for statement in policy["Statement"]:
+            if str(statement.get("Principal", {}).get("Service", "")).startswith("logs."):
+                values = statement["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]
+                patterns.setdefault(module, []).extend(
+                    [values] if isinstance(values, str) else values
+                )
+    return patterns
+
+
+def _arn_like(arn: str, pattern: str) -> bool:
+    """IAM's ArnLike: * and ? wildcards within the whole ARN, case-sensitive."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, arn) is not None
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_every_log_group_given_the_logs_key_is_one_the_key_lets_cloudwatch_logs_use_it_for(
+    plans, env
+):
+    """CloudWatch Logs checks the key at CreateLogGroup: a log group outside the key policy's
+    ArnLike patterns is refused (no evaluator here matches kms:EncryptionContext:*, so the
+    plan's strings are compared). The logs key is created in the apply, so a log group given
+    it plans an unknown kms_key_id; one the plan leaves unencrypted plans null."""
+    patterns = _logs_key_patterns(plans[env])
+    assert patterns, f"{env} plans no logs key"
+    account_region = {
+        pattern.split(":log-group:")[0] for values in patterns.values() for pattern in values
+    }
+    assert len(account_region) == 1, account_region
+    (arn_prefix,) = account_region
+    checked, refused = [], []
+    for change in plans[env]["resource_changes"]:
+        if change["type"] != "aws_cloudwatch_log_group" or change["change"]["actions"] != [
+            "create"
+        ]:
+            continue
+        if not (change["change"].get("after_unknown") or {}).get("kms_key_id"):
+            continue
+        module = next((m for m in patterns if change["address"].startswith(m)), None)
+        arn = f"{arn_prefix}:log-group:{change['change']['after']['name']}"
+        checked.append(arn)
+        if module is None or not any(_arn_like(arn, p) for p in patterns[module]):
+            refused.append(f"{change['address']} ({arn})")
+    assert any("/aws/vendedlogs/states/" in arn for arn in checked), checked
+    assert any("/aws-glue/jobs/" in arn for arn in checked), checked
+    assert not refused, f"the logs key refuses: {refused}; patterns: {patterns}"

@@ -67,6 +67,35 @@ def test_the_page_creates_every_environment_the_workflow_runs_in_with_its_deploy
     assert "reviewers" in production
 
 
+def _environment_commands(github: str) -> dict[str, str]:
+    """environment -> every ``gh api`` command of the page on it (its lines joined)."""
+    commands: dict[str, str] = {}
+    for command in github.replace("\\\n", " ").splitlines():
+        if match := re.search(r"repos/<owner>/<repo>/environments/([a-z]+)", command):
+            commands[match.group(1)] = commands.get(match.group(1), "") + command + "\n"
+    return commands
+
+
+@pytest.mark.parametrize("environment", ["dev", "production"])
+def test_every_environment_admits_only_main(environment):
+    """The roles trust any job of the environment: only its branch policy keeps a pull
+    request's edited workflow out (a check inside the workflow is the pull request's own)."""
+    commands = _environment_commands(_github_text())[environment]
+    assert "'deployment_branch_policy[protected_branches]=false'" in commands, commands
+    assert "'deployment_branch_policy[custom_branch_policies]=true'" in commands, commands
+    assert re.search(
+        rf"-X POST repos/<owner>/<repo>/environments/{environment}/deployment-branch-policies\s+"
+        r"-f name=main -f type=branch",
+        commands,
+    ), commands
+
+
+def test_production_forbids_approving_ones_own_run():
+    commands = _environment_commands(_github_text())
+    assert "-F prevent_self_review=true" in commands["production"], commands["production"]
+    assert "reviewers" not in commands["dev"], commands["dev"]
+
+
 @pytest.mark.parametrize("index", range(len(blocks())))
 def test_every_block_of_the_page_is_valid_bash(index):
     block = blocks()[index]
@@ -258,3 +287,24 @@ def test_a_break_glass_run_switches_one_job_as_the_publish_role_and_runs_nothing
     assert f'deploy switch --env {env} --job "$SWITCH_JOB" --release "$SWITCH_RELEASE"' in script
     assert "${{" not in script, "inputs must reach the script as variables"
     assert jobs[f"switch-{env}"]["env"]["SWITCH_JOB"] == "${{ inputs.switch_job }}"
+
+
+def test_the_jobs_that_change_an_environment_run_one_at_a_time_across_runs():
+    """apply, deploy and the break-glass switch of an environment share one job-level group
+    (a switch never interleaves with main's apply or deploy), and none is cancelled half-way."""
+    groups: dict[str, set[str]] = {}
+    for name, job in workflow()["jobs"].items():
+        environment = job.get("environment")
+        if environment is None:
+            continue
+        concurrency = job.get("concurrency") or {}
+        assert concurrency.get("cancel-in-progress") is False, (name, concurrency)
+        groups.setdefault(environment, set()).add(concurrency.get("group", f"none ({name})"))
+        kind = name.rsplit("-", 1)[0]
+        assert kind in {"apply", "deploy", "switch"}, name
+    env_of = {"dev": "dev", "production": "prod"}
+    assert groups == {e: {f"platform-environment-{env_of[e]}"} for e in env_of}, groups
+    jobs = workflow()["jobs"]
+    assert {n for n in jobs if n.startswith(("apply-", "deploy-", "switch-"))} <= {
+        n for n, j in jobs.items() if "concurrency" in j
+    }

@@ -20,6 +20,8 @@ module "pipeline" {
   # docs/releases.md: jobs run one immutable release; only CI's publish role writes code.
   release                  = var.release
   scripts_writer_role_arns = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${coalesce(var.publish_role_name, "gi-ci-${var.environment}-publish")}"]
+  # The keys name the role that applies them: its identity policy administers no key.
+  key_admin_role_arns = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/${coalesce(var.deploy_role_name, "gi-ci-${var.environment}-deploy")}"]
 }
 
 data "aws_partition" "current" {}

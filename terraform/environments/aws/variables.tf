@@ -198,6 +198,12 @@ variable "publish_role_name" {
   default     = null
 }
 
+variable "deploy_role_name" {
+  description = "The CI deploy role that applies this environment (terraform/ci, modules/ci_roles); null: gi-ci-<environment>-deploy. Every key the environment creates names it as the principal of the apply's actions on it (modules/kms_key `admin_role_arns`); it must exist before the first apply."
+  type        = string
+  default     = null
+}
+
 variable "networks" {
   description = "VPC networks created for JDBC pipelines (their `network_name`); see modules/incremental_pipeline's `networks` (validated in modules/glue_network) and docs/jdbc-networking.md."
   type = map(object({

@@ -25,7 +25,7 @@ locals {
 
   # What a plan reads: the state, and every resource type the root manages
   # (Describe/Get/List carry no resource-level scoping for most of them).
-  read_statements = [
+  read_statements = concat(local.notification_read_statements, [
     {
       Sid      = "ReadState"
       Effect   = "Allow"
@@ -36,8 +36,10 @@ locals {
       # init, plan and apply ask the S3 backend for the workspaces: a ListObjectsV2 under the
       # workspace key prefix, `env:/` by default (the backend files set no
       # workspace_key_prefix; "State Storage",
-      # https://developer.hashicorp.com/terraform/language/backend/s3); refused, init fails
-      # ("Failed to get existing workspaces", https://github.com/hashicorp/terraform/issues/34223).
+      # https://developer.hashicorp.com/terraform/language/backend/s3). Refused under the
+      # default prefix, Terraform >= 1.7 logs it and sees the default workspace only
+      # (https://github.com/hashicorp/terraform/pull/34511); granted so the listing works
+      # (terraform workspace list, a non-default workspace found), not to keep init alive.
       # The lock file is read and written by name (HoldStateLock), never listed.
       Sid       = "ListState"
       Effect    = "Allow"
@@ -93,6 +95,30 @@ locals {
       Effect   = "Allow"
       Action   = ["states:ValidateStateMachineDefinition"]
       Resource = "*"
+    },
+  ])
+
+  # Source buckets whose pipelines set source.notifications (modules/s3_notifications): the
+  # apply writes each bucket's notification configuration (PutBucketNotificationConfiguration
+  # is authorized as s3:PutBucketNotification, its read as s3:GetBucketNotification:
+  # https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketNotificationConfiguration.html).
+  # These buckets are the data team's, not named by the environment's prefix, so they are
+  # listed (notification_source_buckets); no other action on them.
+  notification_buckets = [for b in sort(var.notification_source_buckets) : "arn:${local.partition}:s3:::${b}"]
+  notification_read_statements = length(local.notification_buckets) == 0 ? [] : [
+    {
+      Sid      = "ReadSourceNotifications"
+      Effect   = "Allow"
+      Action   = ["s3:GetBucketNotification"]
+      Resource = local.notification_buckets
+    },
+  ]
+  notification_write_statements = length(local.notification_buckets) == 0 ? [] : [
+    {
+      Sid      = "ConfigureSourceNotifications"
+      Effect   = "Allow"
+      Action   = ["s3:PutBucketNotification"]
+      Resource = local.notification_buckets
     },
   ]
 
@@ -309,11 +335,15 @@ locals {
       # KMS keys": https://docs.aws.amazon.com/kms/latest/developerguide/alias-authorization.html).
       # The request's tags can: the provider's default_tags put Environment on every
       # key (aws:RequestTag, https://docs.aws.amazon.com/kms/latest/developerguide/tag-authorization.html);
-      # tagging on create needs kms:TagResource too.
-      # kms:TagResource on "*" with the request's tag alone would let this role retag any
-      # existing key (the other environment's) with its own Environment, then manage it
-      # through ManageEnvironmentKeys: a key that exists must carry this environment's
-      # tag already. A key being created has no tags yet (IfExists).
+      # tagging on create needs kms:TagResource in an IAM policy, on "*" (the key does not
+      # exist yet: "Controlling access to tags",
+      # https://docs.aws.amazon.com/kms/latest/developerguide/tag-permissions.html).
+      # A key that exists must carry this environment's tag already (IfExists: a key being
+      # created has none). An existing key with no Environment tag can still be tagged
+      # (no request condition tells it from a key being created): that is all it gives,
+      # since no statement here administers a key by its tag. Administration (rotation,
+      # policy, alias, deletion) is in each platform key's own policy, which names this
+      # role (modules/kms_key admin_role_arns, modules/oncall key_admin_role_arns).
       Sid      = "CreateEnvironmentKeys"
       Effect   = "Allow"
       Action   = ["kms:CreateKey", "kms:TagResource"]
@@ -324,16 +354,8 @@ locals {
       }
     },
     {
-      # After CreateKey, before CreateAlias: the key is known by its Environment tag
-      # only (aws:ResourceTag). CreateAlias and DeleteAlias need the action on the key
-      # as well as on the alias (https://docs.aws.amazon.com/kms/latest/developerguide/alias-access.html).
-      Sid       = "ManageEnvironmentKeys"
-      Effect    = "Allow"
-      Action    = ["kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource", "kms:UntagResource", "kms:UpdateKeyDescription", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
-      Resource  = "arn:${local.partition}:kms:${local.region}:${local.account}:key/*"
-      Condition = { StringEquals = { "aws:ResourceTag/Environment" = var.environment } }
-    },
-    {
+      # CreateAlias and DeleteAlias need the action on the alias here and on the key in its
+      # policy (https://docs.aws.amazon.com/kms/latest/developerguide/alias-access.html).
       Sid      = "NameEnvironmentKeys"
       Effect   = "Allow"
       Action   = ["kms:CreateAlias", "kms:DeleteAlias"]
@@ -438,7 +460,7 @@ locals {
     } : {},
     {
       plan    = { name = "gi-ci-${var.environment}-plan", statements = concat(local.read_statements, local.connection_read_statements, [local.lock_statement]), description = "Plans ${var.environment} on main (read, and the state lock)." }
-      deploy  = { name = "gi-ci-${var.environment}-deploy", statements = local.deploy_statements, description = "Applies ${var.environment}'s reviewed plan (GitHub environment ${var.github_environment}); publishes nothing." }
+      deploy  = { name = "gi-ci-${var.environment}-deploy", statements = concat(local.deploy_statements, local.notification_write_statements), description = "Applies ${var.environment}'s reviewed plan (GitHub environment ${var.github_environment}); publishes nothing." }
       publish = { name = "gi-ci-${var.environment}-publish", statements = local.publish_statements, description = "Publishes ${var.environment}'s releases and switches its jobs (GitHub environment ${var.github_environment}); changes no bucket configuration." }
     },
   )

@@ -59,6 +59,18 @@ variable "watermarks_table_name" {
   default     = "glue-watermarks"
 }
 
+variable "notification_source_buckets" {
+  description = "The source buckets of the environment's pipelines that set `source.notifications` (modules/s3_notifications): the deploy role writes their notification configuration, the plan roles read it. Required for such a pipeline: without it its apply is refused (s3:PutBucketNotification)."
+  type        = list(string)
+  default     = []
+  nullable    = false
+
+  validation {
+    condition     = alltrue([for b in var.notification_source_buckets : can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", b))])
+    error_message = "notification_source_buckets must be bucket names (no s3://, no prefix, no wildcard)."
+  }
+}
+
 variable "permissions_boundary_arn" {
   description = "Permissions boundary the deploy role must set on every role it creates (and carries itself); null: none."
   type        = string

@@ -39,20 +39,31 @@ module "key" {
     # (operators.tf); without these the keys refuse them whatever their roles allow.
     local.operator_key_users[each.key],
   ))
-  tags = var.tags
+  admin_role_arns = var.key_admin_role_arns
+  tags            = var.tags
 }
 
 module "logs_key" {
   source = "../kms_key"
   count  = var.encryption.create_keys && var.encryption.log_kms_key_arn == null ? 1 : 0
 
-  name        = "${var.name_prefix}-logs"
-  description = "Encrypts the Glue job log groups of ${var.name_prefix}."
+  name            = "${var.name_prefix}-logs"
+  admin_role_arns = var.key_admin_role_arns
+  description     = "Encrypts the log groups of ${var.name_prefix}: its Glue jobs' and its dependents' state machine's."
+  # CloudWatch Logs checks the key when it creates the log group: each log group given this
+  # key must match one pattern here, or CreateLogGroup is refused ("The specified KMS key does
+  # not exist or is not allowed to be used with Arn ...";
+  # https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/encrypt-log-data-kms.html).
+  # The glue_job log groups are /aws-glue/jobs/<job>/..., glue_event_chain's is
+  # /aws/vendedlogs/states/<prefix>-start-dependents.
   service_users = [{
     service            = "logs.${data.aws_region.current.name}.amazonaws.com"
     condition_operator = "ArnLike"
     condition_key      = "kms:EncryptionContext:aws:logs:arn"
-    condition_values   = ["arn:${data.aws_partition.current.partition}:logs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:log-group:/aws-glue/jobs/${var.name_prefix}-*"]
+    condition_values = [
+      for group in ["/aws-glue/jobs/${var.name_prefix}-*", "/aws/vendedlogs/states/${var.name_prefix}-*"] :
+      "arn:${data.aws_partition.current.partition}:logs:${data.aws_region.current.name}:${data.aws_caller_identity.current.account_id}:log-group:${group}"
+    ]
   }]
   tags = var.tags
 }

@@ -372,11 +372,12 @@ module "triggers" {
 module "oncall" {
   source = "../oncall"
 
-  name             = "${var.name_prefix}-oncall"
-  subscriptions    = var.oncall_subscriptions
-  kms_key_arn      = var.oncall_kms_key_arn
-  runbook_base_url = var.runbook_base_url
-  tags             = var.tags
+  name                = "${var.name_prefix}-oncall"
+  subscriptions       = var.oncall_subscriptions
+  kms_key_arn         = var.oncall_kms_key_arn
+  key_admin_role_arns = var.key_admin_role_arns
+  runbook_base_url    = var.runbook_base_url
+  tags                = var.tags
 }
 
 module "alarms" {

@@ -31,6 +31,10 @@ locals {
   # s3://bucket/prefix/ of every target, by bucket: what Athena reads as the analyst.
   target_locations = [for k, path in local.target_paths : regex("^s3://(?P<bucket>[^/]+)/(?P<prefix>.*)$", path)]
   target_buckets   = distinct([for l in local.target_locations : l.bucket])
+  # The on-call's writes differ by format: a Parquet restore copies and deletes files, an
+  # Iceberg rollback only writes one new metadata file.
+  parquet_target_locations = [for k, path in local.target_paths : regex("^s3://(?P<bucket>[^/]+)/(?P<prefix>.*)$", path) if !contains(keys(local.iceberg_targets), k)]
+  iceberg_target_locations = { for k in sort(keys(local.iceberg_targets)) : k => regex("^s3://(?P<bucket>[^/]+)/(?P<prefix>.*)$", local.target_paths[k]) }
 
   oncall_statements = concat([
     {
@@ -114,18 +118,19 @@ locals {
       Resource  = [for b in local.target_buckets : "${local.arn_prefix}:s3:::${b}"]
       Condition = { StringLike = { "s3:prefix" = [for l in local.target_locations : "${l.prefix}*"] } }
     },
+    ], length(local.parquet_target_locations) == 0 ? [] : [
     {
-      # `target` reads the published files (pyarrow: HeadObject and ranged GetObject);
-      # `watermarks rewind` restores a Parquet target's retained files: CopyObject needs
+      # `target` reads a Parquet target's published files (pyarrow: HeadObject and ranged
+      # GetObject); `watermarks rewind` restores its retained files: CopyObject needs
       # s3:GetObject on the source and s3:PutObject on the destination, both under the
       # target ("CopyObject", https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html),
       # then deletes the replaced files and its records (DeleteObject, and DeleteObjects,
       # authorized per object: "DeleteObjects",
       # https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html).
-      Sid      = "ReadAndRestoreTargets"
+      Sid      = "ReadAndRestoreParquetTargets"
       Effect   = "Allow"
       Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
-      Resource = [for l in local.target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
+      Resource = [for l in local.parquet_target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
     },
     ], length(local.iceberg_targets) == 0 ? [] : [
     {
@@ -136,7 +141,7 @@ locals {
       # the catalog, the database and the table ("Specifying AWS Glue resource ARNs",
       # https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html).
       # The metadata and data files are under the target's prefix (ListTargets,
-      # ReadAndRestoreTargets, the data key through S3). Exactly the Iceberg targets' tables:
+      # ReadIcebergTargets, CommitIcebergTargetMetadata, the data key through S3). Exactly the Iceberg targets' tables:
       # not their __delivery/__tombstone side tables, which no command rolls back.
       Sid    = "ReadAndRollBackIcebergTargets"
       Effect = "Allow"
@@ -149,6 +154,25 @@ locals {
         [for k in sort(keys(local.iceberg_targets)) : "${local.arn_prefix}:glue:${local.region}:${local.account}:table/${local.database_name}/${local.target_tables[k]}"],
       )
     },
+    {
+      # An Iceberg target is read whole (metadata, manifests, data files: GetObject; pyarrow's
+      # HeadObject is authorized as s3:GetObject), and a rollback writes exactly one object:
+      # the new metadata file, <table location>/metadata/<n>-<uuid>.metadata.json. The table
+      # location is Iceberg's Glue catalog default, <warehouse>/<database>.db/<table> (the
+      # database has no LocationUri; GlueCatalog.defaultWarehouseLocation), the warehouse
+      # being the target path (glue_job iceberg_target). No DeleteObject: a rollback removes
+      # no file, and a data file a snapshot still references must never go.
+      Sid      = "ReadIcebergTargets"
+      Effect   = "Allow"
+      Action   = ["s3:GetObject"]
+      Resource = [for k, l in local.iceberg_target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}*"]
+    },
+    {
+      Sid      = "CommitIcebergTargetMetadata"
+      Effect   = "Allow"
+      Action   = ["s3:PutObject"]
+      Resource = [for k, l in local.iceberg_target_locations : "${local.arn_prefix}:s3:::${l.bucket}/${l.prefix}${local.database_name}.db/${local.target_tables[k]}/metadata/*.metadata.json"]
+    },
     ], var.oncall_state == null ? [] : [
     {
       # `status --env`, `watermarks --env` and `target --env` read the environment's outputs
@@ -157,8 +181,10 @@ locals {
       # unless <env>.backend.hcl sets workspace_key_prefix (it does not): "Other workspaces
       # are stored using the path <workspace_key_prefix>/<workspace_name>/<key>. The default
       # workspace key prefix is env:" (https://developer.hashicorp.com/terraform/language/backend/s3);
-      # refused, init fails ("Failed to get existing workspaces: Unable to list objects in
-      # S3 bucket", https://github.com/hashicorp/terraform/issues/34223). Then one GetObject
+      # refused under the default prefix, Terraform (since 1.7: hashicorp/terraform#34511,
+      # fixing https://github.com/hashicorp/terraform/issues/34223) logs it and carries on
+      # with the default workspace alone, so the grant is for a listing that works and
+      # finds every workspace, not to keep init from failing. Then one GetObject
       # of the default workspace's key (below); no lock: output takes none. The listing is
       # granted for exactly that prefix: it names the other workspaces' keys, no content.
       Sid       = "ListEnvironmentState"

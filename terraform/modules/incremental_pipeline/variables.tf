@@ -73,6 +73,13 @@ variable "release" {
   }
 }
 
+variable "key_admin_role_arns" {
+  description = "The roles that apply this environment (the CI deploy role): each key the module creates names them for the apply's actions on it (modules/kms_key `admin_role_arns`), so their identity policies need no admin action on other keys. Empty: only the account administers the keys (local)."
+  type        = list(string)
+  default     = []
+  nullable    = false
+}
+
 variable "scripts_writer_role_arns" {
   description = "The roles (the CI publish role) that alone may write or delete the scripts bucket's code prefixes (modules/scripts_bucket `code_writer_role_arns`); empty: no such bucket policy statement."
   type        = list(string)

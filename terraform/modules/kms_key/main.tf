@@ -24,7 +24,20 @@ locals {
   # key at CreateTable/UpdateTable): kms:GrantIsForAWSResource is true only then
   # (https://docs.aws.amazon.com/kms/latest/developerguide/conditions-kms.html#conditions-kms-grant-is-for-aws-resource).
   service_grant_actions = ["kms:CreateGrant"]
-  use_actions           = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*", "kms:ReEncrypt*", "kms:DescribeKey"]
+  # What the role that applies (the CI deploy role) does to a key it manages, granted here by
+  # name rather than in its identity policy: an identity grant on key/* scoped by the
+  # Environment tag reaches any untagged key of the account once the role tags it (it must
+  # hold kms:TagResource on "*" to tag a key it creates). Naming the role as the principal
+  # lets this policy alone allow it ("You can use the key policy alone to control access":
+  # https://docs.aws.amazon.com/kms/latest/developerguide/control-access.html), so the
+  # deploy role administers the platform's keys and no other. KMS checks at CreateKey and
+  # PutKeyPolicy that the caller may still PutKeyPolicy (the lockout safety check):
+  # https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateKey.html.
+  deployer_actions = [
+    "kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource", "kms:UntagResource", "kms:UpdateKeyDescription",
+    "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias",
+  ]
+  use_actions = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey*", "kms:ReEncrypt*", "kms:DescribeKey"]
 
   statements = concat(
     [
@@ -42,6 +55,16 @@ locals {
         Action    = local.service_grant_actions
         Resource  = "*"
         Condition = { Bool = { "kms:GrantIsForAWSResource" = "true" } }
+      },
+    ],
+    # The deploy role exists before any key (terraform/ci creates it), so it is a principal.
+    length(var.admin_role_arns) == 0 ? [] : [
+      {
+        Sid       = "DeployRoleAdministersKey"
+        Effect    = "Allow"
+        Principal = { AWS = sort(var.admin_role_arns) }
+        Action    = local.deployer_actions
+        Resource  = "*"
       },
     ],
     # The roles by aws:PrincipalArn rather than as principals: KMS refuses a

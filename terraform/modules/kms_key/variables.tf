@@ -24,6 +24,18 @@ variable "user_role_arns" {
   }
 }
 
+variable "admin_role_arns" {
+  description = "Roles that apply this key (the CI deploy role): named as principals for the actions an apply takes on it (rotation, policy, tags, description, alias, deletion), so no identity policy needs them on other keys. The roles must exist when the key is created."
+  type        = list(string)
+  default     = []
+  nullable    = false
+
+  validation {
+    condition     = alltrue([for arn in var.admin_role_arns : can(regex("^arn:aws[a-z-]*:iam::[0-9]{12}:role/.+$", arn))])
+    error_message = "admin_role_arns must be IAM role ARNs (no wildcard)."
+  }
+}
+
 variable "service_users" {
   description = "AWS services that may use the key, each scoped by one condition (e.g. logs.<region>.amazonaws.com with ArnLike kms:EncryptionContext:aws:logs:arn on the log groups)."
   type = list(object({

@@ -35,7 +35,7 @@ resource "aws_kms_key" "this" {
 
   policy = jsonencode({
     Version = "2012-10-17"
-    Statement = [
+    Statement = concat([
       {
         # Without an account statement the key becomes unmanageable; it names no use.
         Sid       = "AccountAdministersKey"
@@ -44,6 +44,17 @@ resource "aws_kms_key" "this" {
         Action    = local.key_admin_actions
         Resource  = "*"
       },
+      ], length(var.key_admin_role_arns) == 0 ? [] : [
+      {
+        # The deploy role administers this key by this statement alone, as modules/kms_key's
+        # keys (see its deployer_actions): its identity policy has no admin action on key/*.
+        Sid       = "DeployRoleAdministersKey"
+        Effect    = "Allow"
+        Principal = { AWS = sort(var.key_admin_role_arns) }
+        Action    = ["kms:EnableKeyRotation", "kms:PutKeyPolicy", "kms:TagResource", "kms:UntagResource", "kms:UpdateKeyDescription", "kms:ScheduleKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias"]
+        Resource  = "*"
+      },
+      ], [
       {
         # SNS encrypts with the publisher's permissions, so the publishers
         # need the key, not SNS: kms:Decrypt and kms:GenerateDataKey* for the
@@ -56,7 +67,7 @@ resource "aws_kms_key" "this" {
         Action    = ["kms:Decrypt", "kms:GenerateDataKey*"]
         Resource  = "*"
       },
-    ]
+    ])
   })
 }
 

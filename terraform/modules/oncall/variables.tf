@@ -55,6 +55,13 @@ variable "kms_key_arn" {
   }
 }
 
+variable "key_admin_role_arns" {
+  description = "Roles that apply the topic's key it creates (the CI deploy role), named as its principals for the apply's actions on it (modules/kms_key `admin_role_arns`)."
+  type        = list(string)
+  default     = []
+  nullable    = false
+}
+
 variable "kms_key_deletion_window_in_days" {
   description = "Waiting period before a destroyed topic key is deleted."
   type        = number
