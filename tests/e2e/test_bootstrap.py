@@ -36,7 +36,8 @@ from tests.harness.provider_daemons import reattached
 from tests.harness.readme import run_documented
 from tests.harness.terraform import TF, copy_tree, terraform_env
 
-pytestmark = pytest.mark.e2e
+# One worker walks the checklist once: the module's tests read what that one walk left.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("bootstrap")]
 
 REGION = "eu-west-1"
 # Every placeholder the page's sh blocks use, and the value the test gives it: the dev

@@ -42,7 +42,8 @@ from tests.harness.readme import CLI, README, make_targets, readme_commands, run
 from tests.harness.runbook import local_command, runbook_sections, section_commands
 from tests.harness.terraform import copy_tree
 
-pytestmark = pytest.mark.e2e
+# One worker, one stack, in order: the tutorial's `make apply` runs on what the runbook walk left.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("operator_tasks")]
 
 ROOT = README.parent
 # The tutorial's sample directory, replaced by the test's own.
