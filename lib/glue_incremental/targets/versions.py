@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
@@ -19,7 +19,14 @@ from glue_incremental.history.options import VERSION_COUNTS
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
 
-__all__ = ["add_version_counts", "start_version_counts", "tagged_schema", "version_counts"]
+__all__ = [
+    "add_version_counts",
+    "counted_versions",
+    "observed_counts",
+    "start_version_counts",
+    "tagged_schema",
+    "version_counts",
+]
 
 
 def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
@@ -62,3 +69,23 @@ def version_counts(changes: DataFrame) -> tuple[int, int]:
     )
     opened, closed = summed.first() or (0, 0)
     return int(opened), int(closed)
+
+
+def counted_versions(changes: DataFrame) -> tuple[DataFrame, Observation]:
+    """``changes`` counting the versions opened and closed as a write reads it: every frame
+    derived from the result carries the count, and the first action that completes fills
+    the observation (``observed_counts``), so the publish needs no job of its own for it.
+    Only the count rows hold counts (other rows' are null): a sum over every row is theirs."""
+    observation = Observation()
+    observed = changes.observe(
+        observation,
+        F.coalesce(F.sum(groups.OPENED), F.lit(0)).alias("opened"),
+        F.coalesce(F.sum(groups.CLOSED), F.lit(0)).alias("closed"),
+    )
+    return observed, observation
+
+
+def observed_counts(observation: Observation) -> tuple[int, int]:
+    """The versions opened and closed once an action over ``counted_versions`` completed."""
+    counts = observation.get
+    return int(counts["opened"]), int(counts["closed"])

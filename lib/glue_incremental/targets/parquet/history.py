@@ -25,6 +25,7 @@ from glue_incremental.args import validate_run_id
 from glue_incremental.history import groups
 from glue_incremental.history.errors import NullWatermark
 from glue_incremental.history.options import HistoryOptions
+from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
 from glue_incremental.partitions.paths import partition_dir
 from glue_incremental.partitions.values import PartitionValues
@@ -36,6 +37,8 @@ from glue_incremental.targets.parquet import publish, staged_writes, writer
 from glue_incremental.targets.parquet.target import ParquetTarget
 from glue_incremental.targets.versions import (
     add_version_counts,
+    counted_versions,
+    observed_counts,
     start_version_counts,
     tagged_schema,
     version_counts,
@@ -191,11 +194,12 @@ def upsert_history(
         changes.index_plan,
     )
     try:
+        counted, counts = counted_versions(out)
         role = F.col(groups.ROLE)
         added = list(options.added_columns.values())
-        versions = out.where(role == groups.VERSION).select(*_cols([*data, *added]))
+        versions = counted.where(role == groups.VERSION).select(*_cols([*data, *added]))
         side_columns = [*data, *delivery, groups.DELETED, groups.ROLE]
-        side = out.where(role.isin(groups.REPRESENTATIVE, groups.ABSORBED)).select(
+        side = counted.where(role.isin(groups.REPRESENTATIVE, groups.ABSORBED)).select(
             *_cols(side_columns)
         )
         if index_plan is not None:
@@ -219,7 +223,7 @@ def upsert_history(
             retain=retain,
             side_files=[stage_side],
         )
-        opened, closed = version_counts(out)
+        opened, closed = observed_counts(counts)
     finally:
         out.unpersist()
     return HistoryResult(result, opened, closed)
@@ -312,18 +316,32 @@ def _affected(
     moves: bool,
 ) -> tuple[list[PartitionValues], key_index.IndexPlan | None]:
     """The partitions the run rewrites: those its rows fall in and, when a key's partition
-    can change, every one the index says holds a version or a delivery of one of its keys."""
+    can change, every one the index says holds a version or a delivery of one of its keys.
+
+    As the latest-version merge does: the incoming (key, partition) pairs in one job
+    (``keys.incoming.survey``), and, when the keys can be listed, a literal filter on the
+    index (Parquet skips the row groups holding none of them) rather than a join reading
+    every entry: the lookup follows the run's keys, not the target's size."""
     if not partition_by:
         return [writer.UNPARTITIONED], None
-    touched = set(_distinct(incoming, partition_by))
+    surveyed = incoming_keys.survey(incoming, spec.primary_key, partition_by) if moves else None
+    known = surveyed.partitions if surveyed is not None else None
+    touched = set(known if known is not None else _distinct(incoming, partition_by))
     if not moves:
         return sorted(touched, key=_sort_key), None
     layout = key_index.Layout.of(incoming.schema, spec.primary_key, partition_by)
-    keys = incoming.select(*_cols(spec.primary_key)).distinct()
     segments = key_index.live_segments(writer.open_filesystem(spark, target_uri), target_uri)
+    listed = surveyed.keys if surveyed is not None else None
     if key_index.usable(segments, layout):
         entries = key_index.read_segments(spark, target_uri, segments, layout)
         index_plan = key_index.plan(segments, layout)
+        if listed is not None:
+            # Every entry of a listed key, not only its latest: a history key's versions and
+            # deliveries may sit in several partitions.
+            if listed:
+                hits = entries.where(key_index.is_listed(spec.primary_key[0], listed))
+                touched |= set(_distinct(hits, partition_by))
+            return sorted(touched, key=_sort_key), index_plan
     else:  # no index yet, or one built for other columns: every entry, read once
         found = [
             stored.select(*_cols(layout.columns))
@@ -334,6 +352,7 @@ def _affected(
             return sorted(touched, key=_sort_key), key_index.plan(segments, layout)
         entries = functools.reduce(DataFrame.unionByName, found).distinct()
         index_plan = key_index.plan(segments, layout, rebuild_from=entries)
+    keys = incoming.select(*_cols(spec.primary_key)).distinct()
     hits = key_index.having_keys(entries, keys, spec.primary_key, broadcast=True)
     touched |= set(_distinct(hits, partition_by))
     return sorted(touched, key=_sort_key), index_plan
