@@ -5,7 +5,8 @@ and, for the key index lookup (``keys.index.partitions_of``), the incoming keys 
 Both come from one distinct of (key, partition values), collected when it holds at most
 ``keys.index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. More pairs, or a null
 key, leave what is missing to the caller (computed as before, never collected twice); a
-composite or non-listable key is not surveyed.
+composite or non-listable key is not surveyed. A persisted batch counted at most that many
+rows (so at most that many pairs) is surveyed by one global aggregate, one Spark job.
 Each batch of a bounded backfill pays this once (``docs/bounded-batches.md``).
 """
 
@@ -18,8 +19,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from glue_incremental.io.spark_listing import session_conf
 from glue_incremental.keys import index as key_index
 from glue_incremental.partitions.values import PartitionValues
+
+_ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
 
 
 @dataclass(frozen=True)
@@ -35,25 +39,40 @@ class IncomingKeys:
 
 
 def survey(
-    incoming: DataFrame, primary_key: Sequence[str], partition_by: Sequence[str]
+    incoming: DataFrame,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str],
+    *,
+    counted: int | None = None,
+    persisted: bool = False,
 ) -> IncomingKeys | None:
     """The partitions and keys of ``incoming`` in one job, or None when the key cannot be
-    listed at all (composite, or of a type a literal filter cannot match exactly)."""
+    listed at all (composite, or of a type a literal filter cannot match exactly).
+
+    ``counted``: the rows of ``incoming`` (``keys.ranges.KeyRange.rows``), when known.
+    ``persisted``: ``incoming`` reads a persisted batch (its plan is fixed: nothing for
+    adaptive execution to size), so a global aggregate of it is one Spark job.
+    """
     if len(primary_key) != 1 or not partition_by:
         return None
     key = primary_key[0]
     if not isinstance(incoming.schema[key].dataType, key_index.LISTABLE_TYPES):
         return None
     partitions = [name for name in partition_by if name != key]
-    pairs = (
-        incoming.select(
-            F.col(f"`{key}`").alias("key"),
-            *[F.col(f"`{n}`").cast(StringType()).alias(f"p{i}") for i, n in enumerate(partitions)],
-        )
-        .distinct()
-        .limit(key_index.MAX_LISTED_KEYS + 1)
-        .collect()
-    )
+    columns = [
+        F.col(f"`{key}`").alias("key"),
+        *[F.col(f"`{n}`").cast(StringType()).alias(f"p{i}") for i, n in enumerate(partitions)],
+    ]
+    if persisted and counted is not None and counted <= key_index.MAX_LISTED_KEYS:
+        # As many pairs as rows at most: the whole set fits the list, so one aggregate
+        # collects it. Adaptive execution would run its shuffle as a job of its own.
+        with session_conf(incoming.sparkSession, {_ADAPTIVE_EXECUTION: "false"}):
+            found_pairs = incoming.agg(F.collect_set(F.struct(*columns)).alias("pairs")).first()
+        assert found_pairs is not None  # a global aggregate always has one row
+        pairs = list(found_pairs["pairs"])
+    else:
+        limited = incoming.select(*columns).distinct().limit(key_index.MAX_LISTED_KEYS + 1)
+        pairs = limited.collect()
     if len(pairs) > key_index.MAX_LISTED_KEYS:
         return IncomingKeys(partitions=None, keys=None)
     found = set()

@@ -31,6 +31,7 @@ from glue_incremental.keys import index as key_index
 COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
 _LOW, _HIGH = "__glue_incremental_key_low", "__glue_incremental_key_high"
 _NULLS, _PARTITIONS = "__glue_incremental_key_nulls", "__glue_incremental_partitions"
+_ROWS = "__glue_incremental_key_rows"
 # (low, high) per row group with a non-null key; None: a file whose statistics say nothing.
 # A key of COMPARABLE_TYPES (key_index.LISTABLE_TYPES): int or str.
 KeyValue = key_index.KeyValue
@@ -42,12 +43,14 @@ _MAX_CACHED_FILES = 4096
 class KeyRange:
     """The least and greatest incoming key (None when every key is null), the null count and,
     when asked for, the rows' distinct partition values as strings (the partitions they fall in).
+    ``rows``: how many rows the range is of (None: not counted), a bound on their distinct keys.
     """
 
     low: KeyValue | None
     high: KeyValue | None
     nulls: int
     partitions: tuple[tuple[str | None, ...], ...] | None = None
+    rows: int | None = None
 
 
 def aggregates(
@@ -62,6 +65,7 @@ def aggregates(
         F.min(key).alias(_LOW),
         F.max(key).alias(_HIGH),
         F.sum(key.isNull().cast("int")).alias(_NULLS),
+        F.count(F.lit(1)).alias(_ROWS),
     ]
     if partition_by:
         values = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
@@ -80,6 +84,7 @@ def from_aggregate(row: Row) -> KeyRange | None:
         row[_HIGH],
         int(row[_NULLS] or 0),
         None if partitions is None else tuple(tuple(values) for values in partitions),
+        int(row[_ROWS]),
     )
 
 

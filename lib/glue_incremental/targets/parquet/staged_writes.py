@@ -1,6 +1,7 @@
 """The Spark writes a publish stages: the data, then its side files side by side.
 
-``stage_data`` writes the rows (one file per partition) and counts them while writing.
+``stage_data`` writes the rows (one file per partition) and counts them while writing;
+rows read from a persisted merge are written in one Spark job (no adaptive execution).
 The side files (deliveries, the key index segment, tombstones) only read the rows the
 data write has just cached, so ``side_by_side`` runs them as concurrent Spark jobs: one
 job's planning and commit, and a one-task index write, no longer leave the cores idle.
@@ -11,17 +12,31 @@ write is still running when the caller cleans up or publishes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TypeVar
 
 from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from glue_incremental.io.spark_listing import session_conf
+
+_ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
+
 
 def stage_data(
-    spark: SparkSession, rows: DataFrame, stage_uri: str, partition_by: Sequence[str]
+    spark: SparkSession,
+    rows: DataFrame,
+    stage_uri: str,
+    partition_by: Sequence[str],
+    *,
+    persisted: bool = False,
 ) -> int:
-    """Write ``rows`` under ``stage_uri`` (one file per partition); the rows written."""
+    """Write ``rows`` under ``stage_uri`` (one file per partition); the rows written.
+
+    ``persisted``: ``rows`` only reads a persisted frame (columns of it): the write is one
+    Spark job (``_one_job``) besides those that fill the cache.
+    """
     written_rows = Observation()
     if partition_by:
         # A partition's rows to one writer task: one file per partition, not one per task
@@ -32,8 +47,18 @@ def stage_data(
     writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    writer.parquet(stage_uri)
+    with _one_job(spark) if persisted else nullcontext():
+        writer.parquet(stage_uri)
     return int(written_rows.get["rows"])  # counted while writing: no second read
+
+
+def _one_job(spark: SparkSession) -> AbstractContextManager[None]:
+    """Adaptive execution off for a write over a persisted frame: it would run the cache's
+    read and the repartition's shuffle as jobs of their own (three jobs, not one) and has
+    nothing to adapt there. The persisted plan (its joins and the merge's shuffle) was
+    planned when it was persisted, adaptively, and is filled as it was planned; the
+    repartition's task count is explicit, so there is nothing to coalesce."""
+    return session_conf(spark, {_ADAPTIVE_EXECUTION: "false"})
 
 
 def stage_deliveries(

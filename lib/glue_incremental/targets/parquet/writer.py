@@ -155,7 +155,13 @@ def upsert(
             fs = open_filesystem(spark, target_uri)
             index_plan = key_range.index_plan_if_new(spark, fs, target_uri, *keys)
             detect = index_plan is None
-        surveyed = incoming_keys.survey(incoming, primary_key, partition_by) if detect else None
+        surveyed = None
+        if detect:
+            counted = incoming_range.rows if incoming_range else None
+            persisted = rows.storageLevel.useMemory or rows.storageLevel.useDisk
+            surveyed = incoming_keys.survey(
+                incoming, primary_key, partition_by, counted=counted, persisted=persisted
+            )
         known = surveyed.partitions if surveyed else None
         if index_plan is not None and incoming_range and incoming_range.partitions is not None:
             known = incoming_range.partitions  # counted with the keys: no second pass
@@ -451,7 +457,9 @@ def replace_partitions(
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
-    records = staged_writes.stage_data(spark, rows.drop(*delivery), stage_uri, partition_by)
+    records = staged_writes.stage_data(
+        spark, rows.drop(*delivery), stage_uri, partition_by, persisted=cached is not None
+    )
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
         # Every directory a reader sees, whatever layout wrote it: a full reload under a new
