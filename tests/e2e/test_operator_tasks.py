@@ -10,13 +10,14 @@ here. Played elsewhere, with the same commands:
 
 Played here, in order, on one stack (``make up``'s apply and deploy, in a copy of the tree):
 docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``);
-the README's first pipeline (a CSV load without a schema: ``make apply`` of the tutorial's
-entry, which keeps every watermark, target and file the walk left, two runs); one ``make
-apply`` of three pages' changes (docs/transforms.md's function and docs/deletes.md's marker
-on that pipeline, docs/custom-jobs.md's script as a pipeline), then a delivery with a new
-column and a delete, and the script's run; the zero-record page the walk's empty runs raised
-(``pages``, ``status``); a bad load undone by the runbook's rewind on the Parquet and the
-Iceberg orders, whose run with records also clears that page.
+the zero-record page the walk's empty run raised (``pages``, ``status``: it stays in ALARM);
+a bad load undone by the runbook's rewind on the Parquet and the Iceberg orders (the
+Parquet run, with records, clears that page); the README's first pipeline (a CSV load
+without a schema: ``make apply`` of the tutorial's entry, which keeps every watermark,
+target and file already there, two runs); one ``make apply`` of three pages' changes
+(docs/transforms.md's function and docs/deletes.md's marker on that pipeline,
+docs/custom-jobs.md's script as a pipeline), then a delivery with a new column and a
+delete, and the script's run.
 """
 
 from __future__ import annotations
@@ -250,6 +251,107 @@ def test_every_runbook_section_runs_with_env_local(local_stack):
     assert any(" reset " in step for step in walked["rewind"] if step)
 
 
+# -- the zero-record page, and a bad load undone on Parquet and on Iceberg ----------------------
+
+
+def alarm_states(demo: Demo, pipeline: str) -> dict[str, str]:
+    """``status --env local --since 1`` (the runbook's local step), its alarm states."""
+    shown = shell(demo, f"{CLI}status --env local --since 1 --json")
+    assert shown.returncode == 0, shown.stderr
+    (row,) = [row for row in json.loads(shown.stdout) if row["pipeline"] == pipeline]
+    return row["alarms"]
+
+
+def test_the_zero_record_page_arrives_and_stays_in_alarm_while_no_run_brings_records(
+    local_stack,
+):
+    # The runbook walk's runs after the first read nothing new (a file source's cursor set
+    # back reads no file): RecordsNew 0, the orders' zero-record alarm fires and pages.
+    zero = local_stack.read_outputs()["alarm_names"]["orders"]["zero_records"]
+    text = dict(runbook_sections())["zero-records"]
+    spans = re.findall(r"`((?:pages|status) --env local[^`]*)`", text)
+    steps = [CLI + " ".join(span.split()) for span in spans]
+    assert len(steps) == 2, steps
+    outputs = play(local_stack, steps, {})
+    pages = output_of(outputs, "pages")
+    assert [line for line in pages.splitlines() if "ALARM" in line and zero in line], pages
+    # Minutes after it fired (the walk went on), no run since: it is still in ALARM.
+    assert alarm_states(local_stack, "orders")["zero_records"] == "ALARM", pages
+
+
+def orders_file(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode()
+
+
+def target_rows(demo: Demo, job: str) -> set[tuple[str, float]]:
+    shown = shell(demo, f"{CLI}target {job} --env local --limit 1000 --json")
+    assert shown.returncode == 0, shown.stderr
+    return {(row["order_id"], row["amount"]) for row in json.loads(shown.stdout)["rows"]}
+
+
+def last_run(demo: Demo, job: str) -> str:
+    """The newest run id in ``watermarks history`` (the runbook's step 1)."""
+    shown = shell(demo, f"{CLI}watermarks --env local history {job} --json")
+    assert shown.returncode == 0, shown.stderr
+    return next(
+        item["job_run_id"] for item in json.loads(shown.stdout)["items"] if item["job_run_id"]
+    )
+
+
+def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet_and_on_iceberg(local_stack):
+    demo = local_stack
+    orders, iceberg = demo.job("orders"), demo.job("orders_iceberg")
+    first = shell(demo, f"{CLI}run {iceberg}")  # the walk ran only the Parquet pipeline
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    # Still no orders run since the empty one: the zero-record page stands.
+    assert alarm_states(demo, "orders")["zero_records"] == "ALARM"
+    good = {job: (last_run(demo, job), target_rows(demo, job)) for job in (orders, iceberg)}
+    assert good[orders][1] == good[iceberg][1] and len(good[orders][1]) == 60
+
+    # A bad delivery: a made-up order and a wrong amount, both newer than the good rows.
+    day = FIRST_DAY
+    bad = [
+        {
+            "order_id": f"{day:%Y%m%d}-999",
+            "customer_id": 1,
+            "amount": 1.0,
+            "status": "placed",
+            "op": "I",
+            "updated_at": f"{day + timedelta(days=9)}T00:00:00Z",
+        },
+        {
+            "order_id": f"{day:%Y%m%d}-001",
+            "customer_id": 2,
+            "amount": 99999.0,
+            "status": "placed",
+            "op": "U",
+            "updated_at": f"{day + timedelta(days=9)}T00:00:00Z",
+        },
+    ]
+    bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
+    key = f"{prefix}/order_date={day}/part-0009-bad.json"
+    aws.client("s3").put_object(Bucket=bucket, Key=key, Body=orders_file(bad))
+    for job in (orders, iceberg):
+        ran = shell(demo, f"{CLI}run {job}")
+        assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+        assert (bad[0]["order_id"], 1.0) in target_rows(demo, job)
+
+    # The runbook's undo: rewind to the last good run; the target is back at once.
+    rewind_section = dict(runbook_sections())["rewind"]
+    (rewind,) = [c for c in section_commands(rewind_section) if " rewind " in c]
+    for job in (orders, iceberg):
+        undone = shell(demo, local_command(rewind, job, good[job][0]))
+        assert undone.returncode == 0, undone.stdout + undone.stderr
+        assert target_rows(demo, job) == good[job][1], job
+
+    # The orders run brought records: the zero-record alarm leaves ALARM (LocalStack
+    # evaluates it each period).
+    deadline = time.monotonic() + 60
+    while alarm_states(demo, "orders")["zero_records"] == "ALARM" and time.monotonic() < deadline:
+        time.sleep(2)
+    assert alarm_states(demo, "orders")["zero_records"] == "OK"
+
+
 # -- the README's first pipeline, added with `make apply` to the stack the runbook used ---------
 
 
@@ -409,102 +511,3 @@ def test_the_custom_jobs_page_script_runs_as_a_pipeline_of_the_local_stack(
         expected[(day, customer)] += amount
     assert seen["row_count"] == len(expected)
     assert {(r["day"], r["customer_id"]): r["revenue"] for r in seen["rows"]} == expected
-
-
-# -- the zero-record page, and a bad load undone on Parquet and on Iceberg ----------------------
-
-
-def alarm_states(demo: Demo, pipeline: str) -> dict[str, str]:
-    """``status --env local --since 1`` (the runbook's local step), its alarm states."""
-    shown = shell(demo, f"{CLI}status --env local --since 1 --json")
-    assert shown.returncode == 0, shown.stderr
-    (row,) = [row for row in json.loads(shown.stdout) if row["pipeline"] == pipeline]
-    return row["alarms"]
-
-
-def test_the_zero_record_page_arrives_and_stays_in_alarm_while_no_run_brings_records(
-    local_stack,
-):
-    # The runbook walk's runs after the first read nothing new (a file source's cursor set
-    # back reads no file): RecordsNew 0, the orders' zero-record alarm fires and pages.
-    zero = local_stack.read_outputs()["alarm_names"]["orders"]["zero_records"]
-    text = dict(runbook_sections())["zero-records"]
-    spans = re.findall(r"`((?:pages|status) --env local[^`]*)`", text)
-    steps = [CLI + " ".join(span.split()) for span in spans]
-    assert len(steps) == 2, steps
-    outputs = play(local_stack, steps, {})
-    pages = output_of(outputs, "pages")
-    assert [line for line in pages.splitlines() if "ALARM" in line and zero in line], pages
-    # Minutes after it fired (the tutorial ran in between), it is still in ALARM.
-    assert alarm_states(local_stack, "orders")["zero_records"] == "ALARM"
-
-
-def orders_file(rows: list[dict]) -> bytes:
-    return "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode()
-
-
-def target_rows(demo: Demo, job: str) -> set[tuple[str, float]]:
-    shown = shell(demo, f"{CLI}target {job} --env local --limit 1000 --json")
-    assert shown.returncode == 0, shown.stderr
-    return {(row["order_id"], row["amount"]) for row in json.loads(shown.stdout)["rows"]}
-
-
-def last_run(demo: Demo, job: str) -> str:
-    """The newest run id in ``watermarks history`` (the runbook's step 1)."""
-    shown = shell(demo, f"{CLI}watermarks --env local history {job} --json")
-    assert shown.returncode == 0, shown.stderr
-    return next(
-        item["job_run_id"] for item in json.loads(shown.stdout)["items"] if item["job_run_id"]
-    )
-
-
-def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet_and_on_iceberg(local_stack):
-    demo = local_stack
-    orders, iceberg = demo.job("orders"), demo.job("orders_iceberg")
-    first = shell(demo, f"{CLI}run {iceberg}")  # the walk ran only the Parquet pipeline
-    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
-    good = {job: (last_run(demo, job), target_rows(demo, job)) for job in (orders, iceberg)}
-    assert good[orders][1] == good[iceberg][1] and len(good[orders][1]) == 60
-
-    # A bad delivery: a made-up order and a wrong amount, both newer than the good rows.
-    day = FIRST_DAY
-    bad = [
-        {
-            "order_id": f"{day:%Y%m%d}-999",
-            "customer_id": 1,
-            "amount": 1.0,
-            "status": "placed",
-            "op": "I",
-            "updated_at": f"{day + timedelta(days=9)}T00:00:00Z",
-        },
-        {
-            "order_id": f"{day:%Y%m%d}-001",
-            "customer_id": 2,
-            "amount": 99999.0,
-            "status": "placed",
-            "op": "U",
-            "updated_at": f"{day + timedelta(days=9)}T00:00:00Z",
-        },
-    ]
-    bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
-    key = f"{prefix}/order_date={day}/part-0009-bad.json"
-    aws.client("s3").put_object(Bucket=bucket, Key=key, Body=orders_file(bad))
-    for job in (orders, iceberg):
-        ran = shell(demo, f"{CLI}run {job}")
-        assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
-        assert (bad[0]["order_id"], 1.0) in target_rows(demo, job)
-
-    # The runbook's undo: rewind to the last good run; the target is back at once.
-    rewind_section = dict(runbook_sections())["rewind"]
-    (rewind,) = [c for c in section_commands(rewind_section) if " rewind " in c]
-    for job in (orders, iceberg):
-        undone = shell(demo, local_command(rewind, job, good[job][0]))
-        assert undone.returncode == 0, undone.stdout + undone.stderr
-        assert target_rows(demo, job) == good[job][1], job
-
-    # The orders run brought records: the zero-record alarm leaves ALARM (LocalStack
-    # evaluates it each period).
-    deadline = time.monotonic() + 60
-    while alarm_states(demo, "orders")["zero_records"] == "ALARM" and time.monotonic() < deadline:
-        time.sleep(2)
-    assert alarm_states(demo, "orders")["zero_records"] == "OK"
