@@ -2,43 +2,53 @@
 
 Each task's commands are taken from the page that shows them (the fenced blocks, as
 ``tests/harness/readme.py`` extracts them), so a doc change that breaks a command fails
-here. Tasks another test already plays with the same commands are not repeated:
+here. Played elsewhere, with the same commands:
 
-- set up (README quick start and local guide) and the demo: ``tests/e2e/test_platform_end_to_end.py``
+- set up and the demo (README quick start and local guide): ``tests/e2e/test_platform_end_to_end.py``
   (the demo's chain, then every ``readme-commands`` command on its stack);
-- a new column and a soft delete (``--delete_marker op=D``), an Iceberg bad load undone by
-  ``watermarks rewind`` and rerun: the same e2e test (the demo's steps 5 to 7);
-- the zero-record page (``pages``, ``status``): the same e2e test, and
-  ``tests/terraform/test_terraform_local.py`` (the page stays in ALARM);
-- a Parquet bad load undone, and fixed forward, with the runbook's commands:
-  ``tests/integration/test_runbook_bad_load.py``;
-- a custom job: the demo's ``daily_revenue`` (e2e); a transform: ``tests/integration/test_transforms.py``.
+- the CI bootstrap's local part (docs/bootstrap.md): ``tests/e2e/test_bootstrap.py``.
 
-- the CI bootstrap's local part (``terraform/ci`` planned with ``example.tfvars``):
-  ``tests/iam/test_iam_evaluation.py`` (its ``recorded`` fixture).
-
-Played here, on one stack (``make up``'s apply and deploy, in a copy of the tree):
-docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``),
-then the README's first pipeline (a CSV load without a schema: ``make apply`` of the
-tutorial's entry, which keeps every watermark, target and file the walk left, two runs,
-``target``/``watermarks show``/``runs``).
+Played here, in order, on one stack (``make up``'s apply and deploy, in a copy of the tree):
+docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``);
+the zero-record page the walk's empty run raised (``pages``, ``status``: it stays in ALARM);
+a bad load undone by the runbook's rewind on the Parquet orders (the run, with records,
+clears that page; on Iceberg a strict xfail: ``run`` of the Iceberg pipeline fails locally); the README's first pipeline (a CSV load
+without a schema: ``make apply`` of the tutorial's entry, which keeps every watermark,
+target and file already there, two runs); one ``make apply`` of three pages' changes
+(docs/transforms.md's function and docs/deletes.md's marker on that pipeline,
+docs/custom-jobs.md's script as a pipeline), then a delivery with a new column and a
+delete, and the script's run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import time
+from collections import defaultdict
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from glue_incremental import aws
 from glue_incremental_tools import stack
-from glue_incremental_tools.demo import Demo
+from glue_incremental_tools.demo import FIRST_DAY, Demo
 
+from tests.harness.aggregates import documented_script
 from tests.harness.provider_daemons import reattached
-from tests.harness.readme import CLI, README, make_targets, readme_commands, run_documented
+from tests.harness.readme import (
+    CLI,
+    README,
+    make_targets,
+    page_blocks,
+    page_commands,
+    readme_commands,
+    run_documented,
+)
 from tests.harness.runbook import local_command, runbook_sections, section_commands
 from tests.harness.terraform import copy_tree
 
@@ -46,6 +56,7 @@ from tests.harness.terraform import copy_tree
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("operator_tasks")]
 
 ROOT = README.parent
+DOCS = ROOT / "docs"
 # The tutorial's sample directory, replaced by the test's own.
 SAMPLES = "/home/me/samples/returns/"
 
@@ -62,25 +73,51 @@ def checkout(tmp_path: Path) -> Path:
     root = tmp_path / "checkout"
     root.mkdir()
     copy_tree(root)
-    for name in ("glue_scripts", "lib", "build", ".venv"):
+    # A copy: the custom jobs page adds a script, as its author would.
+    shutil.copytree(ROOT / "glue_scripts", root / "glue_scripts")
+    for name in ("lib", "build", ".venv"):
         (root / name).symlink_to(ROOT / name)
     return root
 
 
-def add_the_tutorial_pipeline(root: Path) -> None:
-    """Step 2: the README's ``hcl`` entry, added to ``local.pipelines`` of environments/local."""
+def add_pipeline(root: Path, block: str) -> None:
+    """A page's ``hcl`` entry, added to ``local.pipelines`` of environments/local."""
     main = root / "terraform" / "environments" / "local" / "main.tf"
     text = main.read_text()
     anchor = "  pipelines = {\n"
     assert text.count(anchor) == 1, "environments/local has no single `pipelines = {` map"
-    entry = "".join(f"    {line}\n" for line in tutorial_block("hcl").splitlines())
+    entry = "".join(f"    {line}\n" for line in block.splitlines())
     main.write_text(text.replace(anchor, anchor + entry))
+
+
+def add_the_tutorial_pipeline(root: Path) -> None:
+    """Step 2: the README's ``hcl`` entry."""
+    add_pipeline(root, tutorial_block("hcl"))
+
+
+def edit_the_tutorial_pipeline(root: Path, *lines: str) -> None:
+    """Set ``lines`` (``name = value``, as a page shows them) in the tutorial's entry: each
+    replaces the entry's line of that name, or is added after its ``arguments`` line."""
+    main = root / "terraform" / "environments" / "local" / "main.tf"
+    text = main.read_text()
+    begin = text.index("    orders_returns = {\n")
+    end = text.index("\n    }\n", begin)
+    entry = text[begin:end].splitlines()
+    for line in lines:
+        name = line.split("=", 1)[0].strip()
+        at = [i for i, old in enumerate(entry) if old.strip().split(" ", 1)[0] == name]
+        if at:
+            entry[at[0]] = f"      {line}"
+        else:
+            (after,) = [i for i, old in enumerate(entry) if old.strip().startswith("arguments ")]
+            entry.insert(after + 1, f"      {line}")
+    main.write_text(text[:begin] + "\n".join(entry) + text[end:])
 
 
 def land_the_tutorial_files(samples: Path) -> list[str]:
     """Step 1: the README's CSV file (its first line names it), in ``samples``."""
     name, *lines = tutorial_block("text").splitlines()
-    samples.mkdir(parents=True)
+    samples.mkdir(parents=True, exist_ok=True)
     (samples / Path(name).name).write_text("\n".join(lines) + "\n")
     return lines
 
@@ -108,6 +145,12 @@ def local_stack(endpoint, tmp_path_factory):
         }
         (demo.workdir / stack.STACK_FILE).write_text(json.dumps(record))
         yield demo
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory) -> Path:
+    """Where the tutorial's CSV files land (``/home/me/samples/returns/`` on the page)."""
+    return tmp_path_factory.mktemp("samples") / "returns"
 
 
 def make_recipe(target: str) -> str:
@@ -208,16 +251,127 @@ def test_every_runbook_section_runs_with_env_local(local_stack):
     assert any(" reset " in step for step in walked["rewind"] if step)
 
 
+# -- the zero-record page, and a bad load undone on Parquet and on Iceberg ----------------------
+
+
+def alarm_states(demo: Demo, pipeline: str) -> dict[str, str]:
+    """``status --env local --since 1`` (the runbook's local step), its alarm states."""
+    shown = shell(demo, f"{CLI}status --env local --since 1 --json")
+    assert shown.returncode == 0, shown.stderr
+    (row,) = [row for row in json.loads(shown.stdout) if row["pipeline"] == pipeline]
+    return row["alarms"]
+
+
+def test_the_zero_record_page_arrives_and_stays_in_alarm_while_no_run_brings_records(
+    local_stack,
+):
+    # The runbook walk's runs after the first read nothing new (a file source's cursor set
+    # back reads no file): RecordsNew 0, the orders' zero-record alarm fires and pages.
+    zero = local_stack.read_outputs()["alarm_names"]["orders"]["zero_records"]
+    text = dict(runbook_sections())["zero-records"]
+    spans = re.findall(r"`((?:pages|status) --env local[^`]*)`", text)
+    steps = [CLI + " ".join(span.split()) for span in spans]
+    assert len(steps) == 2, steps
+    outputs = play(local_stack, steps, {})
+    pages = output_of(outputs, "pages")
+    assert [line for line in pages.splitlines() if "ALARM" in line and zero in line], pages
+    # Minutes after it fired (the walk went on), no run since: it is still in ALARM.
+    assert alarm_states(local_stack, "orders")["zero_records"] == "ALARM", pages
+
+
+def orders_file(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode()
+
+
+def target_rows(demo: Demo, job: str) -> set[tuple[str, float]]:
+    shown = shell(demo, f"{CLI}target {job} --env local --limit 1000 --json")
+    assert shown.returncode == 0, shown.stderr
+    return {(row["order_id"], row["amount"]) for row in json.loads(shown.stdout)["rows"]}
+
+
+def last_run(demo: Demo, job: str) -> str:
+    """The newest run in ``watermarks history`` (the runbook's step 1): a Glue run id, never a
+    hand change's (``manual-reset``, ``manual-rewind``)."""
+    shown = shell(demo, f"{CLI}watermarks --env local history {job} --json")
+    assert shown.returncode == 0, shown.stderr
+    items = json.loads(shown.stdout)["items"]
+    return next(item["job_run_id"] for item in items if item["job_run_id"].startswith("jr_"))
+
+
+def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet(local_stack):
+    demo = local_stack
+    orders = demo.job("orders")
+    # Still no orders run since the empty one: the zero-record page stands.
+    assert alarm_states(demo, "orders")["zero_records"] == "ALARM"
+    good_run, good_rows = last_run(demo, orders), target_rows(demo, orders)
+    assert len(good_rows) == 60
+
+    # A bad delivery: a made-up order and a wrong amount, both newer than the good rows.
+    day = FIRST_DAY
+    later = f"{day + timedelta(days=9)}T00:00:00Z"
+    bad = [
+        {
+            "order_id": f"{day:%Y%m%d}-999",
+            "customer_id": 1,
+            "amount": 1.0,
+            "status": "placed",
+            "op": "I",
+            "updated_at": later,
+        },
+        {
+            "order_id": f"{day:%Y%m%d}-001",
+            "customer_id": 2,
+            "amount": 99999.0,
+            "status": "placed",
+            "op": "U",
+            "updated_at": later,
+        },
+    ]
+    bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
+    key = f"{prefix}/order_date={day}/part-0009-bad.json"
+    aws.client("s3").put_object(Bucket=bucket, Key=key, Body=orders_file(bad))
+    ran = shell(demo, f"{CLI}run {orders}")
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert {(row["order_id"], row["amount"]) for row in bad} <= target_rows(demo, orders)
+
+    # The runbook's undo: rewind to the last good run; the target is back at once.
+    (rewind,) = [c for c in section_commands(dict(runbook_sections())["rewind"]) if " rewind " in c]
+    undone = shell(demo, local_command(rewind, orders, good_run))
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert target_rows(demo, orders) == good_rows
+
+    # The run brought records: the zero-record page clears (LocalStack evaluates each period).
+    deadline = time.monotonic() + 60
+    while alarm_states(demo, "orders")["zero_records"] == "ALARM" and time.monotonic() < deadline:
+        time.sleep(2)
+    assert alarm_states(demo, "orders")["zero_records"] == "OK"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`run` of an Iceberg pipeline on the make-up stack: the local runner sets neither "
+    "GLUE_INCREMENTAL_JARS_DIR nor the warehouse (only the demo passes them), so glue_catalog "
+    "is not configured (REQUIRES_SINGLE_PART_NAMESPACE); a bad load undone on Iceberg from the "
+    "runbook's commands waits for it (the demo's chain undoes one, e2e)",
+)
+def test_the_iceberg_pipeline_runs_with_the_run_command(local_stack):
+    iceberg = local_stack.job("orders_iceberg")
+    ran = shell(local_stack, f"{CLI}run {iceberg}")
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+
+
 # -- the README's first pipeline, added with `make apply` to the stack the runbook used ---------
 
 
+def here(samples: Path) -> dict[str, str]:
+    return {SAMPLES: samples.as_uri().removeprefix("file://") + "/"}
+
+
 def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_file(
-    local_stack, tmp_path
+    local_stack, samples
 ):
     add_the_tutorial_pipeline(local_stack.root)
-    samples = tmp_path / "samples" / "returns"
     header, *records = land_the_tutorial_files(samples)
-    here = {SAMPLES: samples.as_uri().removeprefix("file://") + "/"}
 
     commands = readme_commands(marker="tutorial-commands")
     apply, rest = commands[0], commands[1:]
@@ -228,9 +382,9 @@ def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_fil
     if not before[1]:  # run alone: at least the demo's source files are on the stack
         local_stack.generate_source()
         before = stack_contents(local_stack)
-    outputs = play(local_stack, [apply], here)
+    outputs = play(local_stack, [apply], here(samples))
     assert stack_contents(local_stack) == before
-    outputs |= play(local_stack, rest, here)
+    outputs |= play(local_stack, rest, here(samples))
 
     # make apply added the pipeline to the running stack under the name the tutorial gives.
     job = local_stack.read_outputs()["job_names"]["orders_returns"]
@@ -262,3 +416,106 @@ def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_fil
     assert seen["row_count"] == 3
     amounts = {row["return_id"]: row["amount"] for row in seen["rows"]}
     assert amounts == {1: 10.0, 2: 20.0, 3: 5.0}
+
+
+# -- a transform, soft deletes and a custom script: three pages' changes, one `make apply` ------
+
+
+def transform_package(root: Path) -> str:
+    """docs/transforms.md's function, in the file its first line names; its ``transform``
+    line for the pipeline's entry."""
+    text = (DOCS / "transforms.md").read_text()
+    (first, *_) = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    path = first.splitlines()[0].removeprefix("# ")
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(first)
+    (line, *_) = re.findall(r"^\s*(transform = \{.*\})$", text, flags=re.MULTILINE)
+    return line
+
+
+@pytest.fixture(scope="module")
+def pages_applied(local_stack) -> dict[str, list[str]]:
+    """docs/transforms.md (the function on the tutorial's pipeline), docs/deletes.md (its
+    delete marker) and docs/custom-jobs.md (the example script as a pipeline), done as each
+    page says, then the one ``make apply`` every page ends on. Returns each page's commands."""
+    root = local_stack.root
+    transform = transform_package(root)
+    (arguments,) = page_blocks(DOCS / "deletes.md", "delete-marker-local", "hcl")
+    edit_the_tutorial_pipeline(root, arguments.strip(), transform)
+    assert "`glue_scripts/daily_revenue.py`" in (DOCS / "custom-jobs.md").read_text()
+    (root / "glue_scripts" / "daily_revenue.py").write_text(documented_script())
+    (entry,) = page_blocks(DOCS / "custom-jobs.md", "custom-job-local", "hcl")
+    add_pipeline(root, entry)
+    markers = {
+        "transforms": "transform-local",
+        "deletes": "delete-marker-local",
+        "custom-jobs": "custom-job-local",
+    }
+    commands = {page: page_commands(DOCS / f"{page}.md", mark) for page, mark in markers.items()}
+    for steps in commands.values():
+        assert [make_targets(step) for step in steps].count(["apply"]) == 1, steps
+    play(local_stack, [c for c in commands["transforms"] if not make_targets(c)], {})
+    play(local_stack, ["make apply"], {})
+    return commands
+
+
+# The tutorial's next delivery: a new column (`reason`), the transform's PII columns, and the
+# delete marker: return 1 deleted, return 4 new.
+DELIVERY = [
+    "return_id,order_id,amount,updated_at,return_date,reason,email,phone,op",
+    "1,1001,,2024-06-07 08:00:00,2024-06-05,,,,D",
+    "4,1004,7.50,2024-06-07 09:00:00,2024-06-07,damaged,ann@example.com,555-0100,",
+]
+
+
+def test_a_delivery_with_a_new_column_and_a_delete_loads_through_the_pipelines_transform(
+    pages_applied, local_stack, samples
+):
+    (samples / "2024-06-07.csv").write_text("\n".join(DELIVERY) + "\n")
+    (command,) = [c for c in readme_commands(marker="tutorial-commands") if " run " in c]
+    ran = play(local_stack, [command], here(samples))
+    assert "SUCCEEDED" in next(iter(ran.values())) and "read 2" in next(iter(ran.values())), ran
+
+    look = f"{CLI}target orders_returns --env local --json"
+    seen = json.loads(play(local_stack, [look], {})[look])
+    columns = {column["name"] for column in seen["schema"]}
+    # The new column joins the target; the function hashed `email` and dropped `phone`.
+    assert {"reason", "email"} <= columns and "phone" not in columns, columns
+    rows = {row["return_id"]: row for row in seen["rows"]}
+    assert sorted(rows) == [2, 3, 4], rows  # return 1's delete removed it
+    assert rows[4]["reason"] == "damaged" and rows[2]["reason"] is None
+    assert rows[4]["email"] == hashlib.sha256(b"ann@example.com").hexdigest()
+    key = f"{CLI}target orders_returns --env local --key return_id=1 --json"
+    assert json.loads(play(local_stack, [key], {})[key])["matched"] == 0
+
+
+# The custom script's input: (day, customer_id, amount) as JSON lines in day=<d>/ folders.
+SHOP_ORDERS = [
+    ("2024-06-05", 1, 10),
+    ("2024-06-05", 1, 5),
+    ("2024-06-05", 2, 7),
+    ("2024-06-06", 2, 3),
+]
+
+
+def test_the_custom_jobs_page_script_runs_as_a_pipeline_of_the_local_stack(
+    pages_applied, local_stack
+):
+    bucket = local_stack.read_outputs()["data_bucket_name"]
+    days: dict[str, list[str]] = defaultdict(list)
+    for day, customer, amount in SHOP_ORDERS:
+        days[day].append(json.dumps({"customer_id": customer, "amount": amount}))
+    for day, lines in days.items():
+        key = f"raw/shop_orders/day={day}/part-0001.json"
+        aws.client("s3").put_object(Bucket=bucket, Key=key, Body="\n".join(lines).encode())
+
+    steps = [c for c in pages_applied["custom-jobs"] if not make_targets(c)]
+    outputs = play(local_stack, steps, {})
+    assert "of gi-local-shop-daily-revenue: SUCCEEDED" in output_of(outputs, "run"), outputs
+    (look,) = [c.split("#", 1)[0].strip() for c in steps if " target " in c]
+    seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
+    expected: dict[tuple[str, int], int] = defaultdict(int)
+    for day, customer, amount in SHOP_ORDERS:
+        expected[(day, customer)] += amount
+    assert seen["row_count"] == len(expected)
+    assert {(r["day"], r["customer_id"]): r["revenue"] for r in seen["rows"]} == expected

@@ -37,6 +37,27 @@ def readme_commands(text: str | None = None, marker: str = "readme-commands") ->
     return commands
 
 
+def marked_section(page: Path, marker: str) -> str:
+    """The text between ``<!-- marker:begin`` and ``<!-- marker:end -->`` of ``page``, each
+    line stripped (a section may sit indented in a list item)."""
+    text = "\n".join(line.strip() for line in page.read_text().splitlines())
+    begin, end = f"<!-- {marker}:begin", f"<!-- {marker}:end -->"
+    assert begin in text and end in text, f"{page.name} lacks the marked {marker} section"
+    return text.split(begin, 1)[1].split(end, 1)[0]
+
+
+def page_commands(page: Path, marker: str) -> list[str]:
+    """The commands of a page's marked section, as ``readme_commands`` reads the README's."""
+    section = marked_section(page, marker)
+    return readme_commands(f"<!-- s:begin -->\n{section}\n<!-- s:end -->", marker="s")
+
+
+def page_blocks(page: Path, marker: str, language: str) -> list[str]:
+    """The ``language`` fenced blocks of a page's marked section."""
+    section = marked_section(page, marker)
+    return re.findall(rf"^```{language}\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL)
+
+
 def make_targets(command: str) -> list[str]:
     """The targets a ``make a && make b`` line names."""
     return [part.split()[1] for part in command.split("&&") if part.split()[:1] == ["make"]]

@@ -30,6 +30,7 @@ FILE_SUFFIXES = (".py", ".zip", ".json", ".md", ".tf", ".tfvars", ".hcl", ".txt"
 # Files a reader writes: the names the pages give them, not files of this checkout.
 READERS_FILES = {
     "daily_revenue.py",  # custom-jobs.md: where to save the example script
+    "glue_scripts/daily_revenue.py",  # custom-jobs.md: where the local stack's deploy finds it
     "packages/teams_orders/masks.py",  # transforms.md: a team's transform package
 }
 
