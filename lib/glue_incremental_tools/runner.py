@@ -218,7 +218,7 @@ def _run_job(
         # Only now, with everything in hand, does the run exist in Glue.
         run_id = glue.start_job_run(JobName=job_name, Arguments=run_arguments)["JobRunId"]
         argv = glue_argv(str(script_path), job_name, run_id, merged)
-        env = _child_env(path_entries, python, extra_env)
+        env = _child_env(path_entries, python, {**iceberg_environment(merged), **(extra_env or {})})
         log_path = Path(log_dir) / f"{run_id}.log" if log_dir else Path(workdir) / f"{run_id}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         for warning in warnings:
@@ -327,6 +327,34 @@ def _download(uri: str, directory: Path) -> Path:
             ) from None
         raise
     return target
+
+
+ICEBERG_WAREHOUSE_CONF = "spark.sql.catalog.glue_catalog.warehouse"
+
+
+def iceberg_environment(
+    arguments: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """What a local run of an Iceberg job needs that ``--datalake-formats iceberg`` gives on
+    Glue: the Iceberg jars, and the warehouse the job's ``--conf`` names. Empty for any
+    other job, whose local runs keep Iceberg's jars off their class path.
+
+    The script runs in a temporary directory, so ``glue_incremental.spark`` cannot find the
+    checkout's jars from there: the local stack exports its jar directory (``make setup``
+    puts S3A's and Iceberg's jars in the same one).
+    """
+    if "iceberg" not in arguments.get("--datalake-formats", "").split(","):
+        return {}
+    environ = os.environ if environ is None else environ
+    found: dict[str, str] = {}
+    for setting in arguments.get("--conf", "").split(" --conf "):
+        name, _, value = setting.strip().partition("=")
+        if name == ICEBERG_WAREHOUSE_CONF and value:
+            found["GLUE_INCREMENTAL_ICEBERG_WAREHOUSE"] = value
+    jars = environ.get("GLUE_INCREMENTAL_JARS_DIR") or environ.get("GLUE_INCREMENTAL_S3A_JAR_DIR")
+    if jars:
+        found["GLUE_INCREMENTAL_JARS_DIR"] = jars
+    return found
 
 
 LOCAL_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"

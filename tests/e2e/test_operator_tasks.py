@@ -12,7 +12,8 @@ Played here, in order, on one stack (``make up``'s apply and deploy, in a copy o
 docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``);
 the zero-record page the walk's empty run raised (``pages``, ``status``: it stays in ALARM);
 a bad load undone by the runbook's rewind on the Parquet orders (the run, with records,
-clears that page; on Iceberg a strict xfail: ``run`` of the Iceberg pipeline fails locally); the README's first pipeline (a CSV load
+clears that page); ``run`` of the Iceberg pipeline (its jars and warehouse from the job's own
+arguments); the README's first pipeline (a CSV load
 without a schema: ``make apply`` of the tutorial's entry, which keeps every watermark,
 target and file already there, two runs); one ``make apply`` of three pages' changes
 (docs/transforms.md's function and docs/deletes.md's marker on that pipeline,
@@ -347,13 +348,6 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet(local_stack):
     assert alarm_states(demo, "orders")["zero_records"] == "OK"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`run` of an Iceberg pipeline on the make-up stack: the local runner sets neither "
-    "GLUE_INCREMENTAL_JARS_DIR nor the warehouse (only the demo passes them), so glue_catalog "
-    "is not configured (REQUIRES_SINGLE_PART_NAMESPACE); a bad load undone on Iceberg from the "
-    "runbook's commands waits for it (the demo's chain undoes one, e2e)",
-)
 def test_the_iceberg_pipeline_runs_with_the_run_command(local_stack):
     iceberg = local_stack.job("orders_iceberg")
     ran = shell(local_stack, f"{CLI}run {iceberg}")
