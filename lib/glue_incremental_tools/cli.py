@@ -450,7 +450,7 @@ def _iceberg_target(args: argparse.Namespace, table: str) -> Any:
             "pip install 'glue_incremental[tools]'"
         ) from None
     try:
-        return iceberg_catalog.open_target(table, local=args.env in (None, "local"))
+        return iceberg_catalog.open_target(table, local=args.env in (None, "local"), job=args.job)
     except (iceberg_catalog.TableNotFound, ValueError) as error:
         raise CommandError(str(error)) from None
 

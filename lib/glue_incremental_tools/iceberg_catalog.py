@@ -1,8 +1,9 @@
 """Iceberg targets in an environment's Glue Data Catalog, read and rolled back without a JVM.
 
-The operator commands (``watermarks rewind``, ``reset``, ``status``) reach a table where
-the jobs write it: the Glue Data Catalog of the account and region ``--env`` routed
-boto3 to, the table's metadata on S3. pyiceberg's ``GlueCatalog`` does it in Python,
+The operator commands (``watermarks rewind``, ``reset``, ``status``, ``target``) reach a
+table where the jobs write it: the Glue Data Catalog of the account and region ``--env``
+routed boto3 to, the table's metadata on S3 (a local run's table: the Hadoop warehouse its
+job's ``--conf`` names, ``open_target``). pyiceberg's ``GlueCatalog`` does it in Python,
 with the project's own Glue client (so ``--env local`` reaches moto) and pyiceberg's
 S3 FileIO pointed at the same S3 endpoint. Rolling back is one metadata commit that
 makes an existing snapshot current (``set_current_snapshot``): no data file is
@@ -13,17 +14,21 @@ Glue runs never imports this module.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import boto3
+from botocore.exceptions import BotoCoreError, ClientError
 from glue_incremental import aws
 from glue_incremental.targets.iceberg.summary import Snapshot
 
 # The Spark catalog name jobs use for the Glue Data Catalog (``--iceberg_catalog``).
 JOB_CATALOG = "glue_catalog"
+# The job's --conf setting naming that catalog's warehouse (terraform/modules/glue_job).
+WAREHOUSE_CONF = f"spark.sql.catalog.{JOB_CATALOG}.warehouse"
 
 
 class TableNotFound(LookupError):
@@ -58,6 +63,11 @@ def open_catalog() -> Any:
     """pyiceberg's Glue catalog on boto3's current routing (region, endpoints, credentials)."""
     from pyiceberg.catalog.glue import GlueCatalog
 
+    return GlueCatalog(JOB_CATALOG, client=aws.client("glue"), **file_io_properties())
+
+
+def file_io_properties() -> dict[str, str]:
+    """pyiceberg's S3 FileIO settings for boto3's current routing (region, endpoint, identity)."""
     properties = {"s3.region": aws.region()}
     # The S3 FileIO (pyarrow, AWS SDK for C++) resolves credentials on its own; handing it
     # what boto3 resolved keeps the catalog and the files on one identity (profile, role).
@@ -74,7 +84,7 @@ def open_catalog() -> Any:
     if endpoint:
         # A local S3 (LocalStack) answers path-style on its one endpoint.
         properties |= {"s3.endpoint": endpoint, "s3.force-virtual-addressing": "false"}
-    return GlueCatalog(JOB_CATALOG, client=aws.client("glue"), **properties)
+    return properties
 
 
 def load_table(table: CatalogTable, catalog: Any | None = None) -> Any:
@@ -152,6 +162,9 @@ class TargetTable(Protocol):
 
     name: str
 
+    @property
+    def table(self) -> Any: ...  # the pyiceberg table, to read
+
     def current(self) -> Snapshot | None: ...
 
     def snapshot_of_run(self, run_id: str) -> Snapshot | None: ...
@@ -178,67 +191,145 @@ class GlueTable:
 
 @dataclass
 class LocalWarehouseTable:
-    """A table a local run wrote to the Hadoop warehouse (``spark.iceberg_conf``), through Spark.
+    """A table a local run wrote to a Hadoop-catalog warehouse (``local_metadata``).
 
     Local Spark has no Glue catalog client (no iceberg-aws jars), so local runs keep
-    their Iceberg targets in a Hadoop catalog under ``build/``; only those need a JVM.
+    their Iceberg targets in a Hadoop catalog on the warehouse their job's ``--conf``
+    names. Its metadata is read through pyiceberg; only a rollback (a Hadoop catalog
+    commit) needs a JVM.
     """
 
     name: str
     database_table: CatalogTable
+    warehouse: str | None  # None: the local default (``spark.iceberg_conf``)
 
-    def _spark_target(self) -> tuple[Any, Any]:
-        from glue_incremental.spark import local_spark_session
-        from glue_incremental.targets.iceberg import writer as iceberg_writer
+    @property
+    def table(self) -> Any:
+        """The table's current metadata, read afresh (a run may have committed since)."""
+        from pyiceberg.table import StaticTable
 
-        spark = local_spark_session(app_name="glue-incremental-operator")
-        return spark, iceberg_writer.IcebergTarget(str(self.database_table), JOB_CATALOG)
+        metadata = local_metadata(self.database_table, self.warehouse)
+        if metadata is None:
+            raise TableNotFound(f"Iceberg table {self.name} left the local warehouse")
+        return StaticTable.from_metadata(metadata, properties=file_io_properties())
 
     def current(self) -> Snapshot | None:
-        from glue_incremental.targets.iceberg import writer as iceberg_writer
-
-        spark, target = self._spark_target()
-        return iceberg_writer.current_snapshot(spark, target)
+        return current_snapshot(self.table)
 
     def snapshot_of_run(self, run_id: str) -> Snapshot | None:
-        from glue_incremental.targets.iceberg import writer as iceberg_writer
-
-        spark, target = self._spark_target()
-        return iceberg_writer.snapshot_of_run(spark, target, run_id)
+        return snapshot_of_run(self.table, run_id)
 
     def rollback_to(self, snapshot: Snapshot) -> None:
-        spark, target = self._spark_target()
+        from glue_incremental.spark import iceberg_conf, local_spark_session
+        from glue_incremental.targets.iceberg.writer import IcebergTarget
+
+        spark = local_spark_session(
+            app_name="glue-incremental-operator", extra_conf=iceberg_conf(self.warehouse)
+        )
+        target = IcebergTarget(str(self.database_table), JOB_CATALOG)
         spark.sql(
             f"CALL {target.catalog}.system.set_current_snapshot("
             f"table => '{target.table}', snapshot_id => {snapshot.snapshot_id})"
         )
 
 
-def open_target(name: str, *, local: bool) -> TargetTable:
+def open_target(name: str, *, local: bool, job: str | None = None) -> TargetTable:
     """The target ``name`` (as a job's state records it) in the Glue Data Catalog.
 
     ``local`` (no ``--env``, or ``--env local``): a table the Glue catalog does not
-    hold but the local Hadoop warehouse does is served from there. Otherwise
-    TableNotFound, one line naming the table.
+    hold is looked for where a local run of ``job`` wrote it, the warehouse the job's
+    definition names (``deployed_warehouse``: the one the local runner hands it), so
+    no variable needs setting. Otherwise TableNotFound, one line naming the table.
     """
     table = CatalogTable.parse(name)
     try:
         return GlueTable(name, load_table(table))
     except TableNotFound:
-        if local and _in_local_warehouse(table):
-            return LocalWarehouseTable(name, table)
+        if local:
+            warehouse = deployed_warehouse(job) if job else None
+            if local_metadata(table, warehouse) is not None:
+                return LocalWarehouseTable(name, table, warehouse)
         raise
 
 
-def _in_local_warehouse(table: CatalogTable) -> bool:
-    """Whether the local Hadoop warehouse (a file: location) has the table's metadata."""
-    try:
-        from glue_incremental.spark import ICEBERG_CATALOG, iceberg_conf
+# -- a local run's warehouse ----------------------------------------------------------------------
 
-        conf = iceberg_conf()
-    except (ImportError, FileNotFoundError):
-        return False  # no Spark or no local setup (a tools-only install): only Glue counts
-    location = urlparse(conf[f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse"])
-    if location.scheme not in ("", "file"):
-        return True  # a warehouse on S3A: only Spark can tell
-    return (Path(location.path) / table.database / table.name / "metadata").is_dir()
+
+def conf_warehouse(arguments: Mapping[str, str]) -> str | None:
+    """The warehouse a job's ``--conf`` names for its Iceberg catalog, or None.
+
+    Glue takes one ``--conf`` argument: further settings ride in its value, each after
+    `` --conf `` (``terraform/modules/glue_job``).
+    """
+    for setting in arguments.get("--conf", "").split(" --conf "):
+        name, _, value = setting.strip().partition("=")
+        if name == WAREHOUSE_CONF and value:
+            return value
+    return None
+
+
+def job_warehouse(job: Mapping[str, Any]) -> str | None:
+    """The warehouse a job definition (GetJob's ``Job``) gives every run: its default
+    ``--conf``, or a non-overridable one, which a run cannot replace."""
+    arguments = {
+        **(job.get("DefaultArguments") or {}),
+        **(job.get("NonOverridableArguments") or {}),
+    }
+    return conf_warehouse(arguments)
+
+
+def deployed_warehouse(job_name: str) -> str | None:
+    """``job_warehouse`` of deployed job ``job_name`` (GetJob); None when Glue has no such job."""
+    try:
+        return job_warehouse(aws.client("glue").get_job(JobName=job_name)["Job"])
+    except (ClientError, BotoCoreError):
+        return None
+
+
+def local_metadata(table: CatalogTable, warehouse: str | None = None) -> str | None:
+    """The URI of ``table``'s current metadata file in a Hadoop-catalog warehouse, or None.
+
+    ``warehouse`` (file: or s3://), else the local default (``spark.iceberg_conf``).
+    A Hadoop catalog keeps ``<warehouse>/<database>/<table>/metadata/``.
+    """
+    if warehouse is None:
+        try:
+            from glue_incremental.spark import ICEBERG_CATALOG, iceberg_conf
+
+            warehouse = iceberg_conf()[f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse"]
+        except (ImportError, FileNotFoundError):
+            return None  # no Spark or no local setup (a tools-only install): only Glue counts
+    location = urlparse(warehouse)
+    if location.scheme in ("", "file"):
+        directory = Path(unquote(location.path)) / table.database / table.name / "metadata"
+        names = [path.name for path in directory.iterdir()] if directory.is_dir() else []
+        name = current_metadata_file(names)
+        return str(directory / name) if name else None
+    if location.scheme in ("s3", "s3a", "s3n"):
+        parts = [location.path.strip("/"), table.database, table.name, "metadata"]
+        prefix = "/".join(part for part in parts if part)
+        pages = aws.client("s3").get_paginator("list_objects_v2")
+        try:
+            names = [
+                item["Key"].rsplit("/", 1)[-1]
+                for page in pages.paginate(Bucket=location.netloc, Prefix=f"{prefix}/")
+                for item in page.get("Contents", [])
+            ]
+        except ClientError:
+            return None  # no such bucket: no table
+        name = current_metadata_file(names)
+        return f"{location.scheme}://{location.netloc}/{prefix}/{name}" if name else None
+    return None
+
+
+def current_metadata_file(names: Iterable[str]) -> str | None:
+    """Of a Hadoop table's metadata file ``names``, the current one: the highest
+    ``v<N>.metadata.json`` (each commit writes the next; ``version-hint.text`` may lag
+    behind it, and Iceberg itself reads on past the hint), None if there is none."""
+    versions = {
+        int(number): name
+        for name in names
+        if name.startswith("v") and name.endswith(".metadata.json")
+        if (number := name[1:].split(".", 1)[0]).isdigit()
+    }
+    return versions[max(versions)] if versions else None

@@ -30,6 +30,8 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from glue_incremental import aws
 from glue_incremental.sources.jdbc_urls import redact_url
 
+from glue_incremental_tools.iceberg_catalog import conf_warehouse
+
 RUNS_PREFIX = "runs"
 EVENT_SOURCE = "aws.glue"
 EVENT_DETAIL_TYPE = "Glue Job State Change"
@@ -329,15 +331,13 @@ def _download(uri: str, directory: Path) -> Path:
     return target
 
 
-ICEBERG_WAREHOUSE_CONF = "spark.sql.catalog.glue_catalog.warehouse"
-
-
 def iceberg_environment(
     arguments: Mapping[str, str], environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """What a local run of an Iceberg job needs that ``--datalake-formats iceberg`` gives on
-    Glue: the Iceberg jars, and the warehouse the job's ``--conf`` names. Empty for any
-    other job, whose local runs keep Iceberg's jars off their class path.
+    Glue: the Iceberg jars, and the warehouse the job's ``--conf`` names (the operator
+    commands find its table there: ``iceberg_catalog.open_target``). Empty for any other
+    job, whose local runs keep Iceberg's jars off their class path.
 
     The script runs in a temporary directory, so ``glue_incremental.spark`` cannot find the
     checkout's jars from there: the local stack exports its jar directory (``make setup``
@@ -347,10 +347,9 @@ def iceberg_environment(
         return {}
     environ = os.environ if environ is None else environ
     found: dict[str, str] = {}
-    for setting in arguments.get("--conf", "").split(" --conf "):
-        name, _, value = setting.strip().partition("=")
-        if name == ICEBERG_WAREHOUSE_CONF and value:
-            found["GLUE_INCREMENTAL_ICEBERG_WAREHOUSE"] = value
+    warehouse = conf_warehouse(arguments)
+    if warehouse:
+        found["GLUE_INCREMENTAL_ICEBERG_WAREHOUSE"] = warehouse
     jars = environ.get("GLUE_INCREMENTAL_JARS_DIR") or environ.get("GLUE_INCREMENTAL_S3A_JAR_DIR")
     if jars:
         found["GLUE_INCREMENTAL_JARS_DIR"] = jars

@@ -142,7 +142,7 @@ def environment_status(
                 },
                 pending_partitions=pending,
                 upstream_commits_pending=behind,
-                output=_iceberg_output(committed, local=env == "local"),
+                output=_iceberg_output(committed, local=env == "local", job=job),
             )
         )
     return rows
@@ -295,7 +295,9 @@ def _committed(store: Watermarks, state_name: str, kind: str) -> dict[str, dict[
     return found
 
 
-def _iceberg_output(committed: Mapping[str, dict[str, Any]], *, local: bool) -> str | None:
+def _iceberg_output(
+    committed: Mapping[str, dict[str, Any]], *, local: bool, job: str
+) -> str | None:
     """``table: run R (snapshot N)`` for each Iceberg target the state names; None if none.
 
     A table the catalog cannot serve is shown as such in its cell: status reads, it
@@ -313,7 +315,7 @@ def _iceberg_output(committed: Mapping[str, dict[str, Any]], *, local: bool) -> 
         try:
             from glue_incremental_tools import iceberg_catalog
 
-            current = iceberg_catalog.open_target(name, local=local).current()
+            current = iceberg_catalog.open_target(name, local=local, job=job).current()
         except ImportError:
             cells.append(f"{name}: pyiceberg not installed")
             continue

@@ -5,7 +5,7 @@ published files only: no path component hidden (``partitions.paths.is_hidden``: 
 ``_staging/``, ``_index/``, ``_delivery/``, ``_schema.json``), what Spark and Athena read;
 partition columns are strings, Hive escaping undone, file schemas unified. An Iceberg
 target is its current snapshot, through pyiceberg from the environment's Glue Data
-Catalog (a local run's table: its latest metadata file in the local warehouse).
+Catalog (a local run's table: its current metadata in the warehouse its job names).
 ``--key`` and ``--where`` are ``column=value`` (repeatable, ANDed), the value cast to the
 column's type; ``null`` matches a null. Design: ``docs/local-tools.md``.
 """
@@ -278,7 +278,7 @@ def read_parquet(
 
 
 def read_iceberg(
-    table_name: str, filters: Sequence[Filter], limit: int, *, local: bool
+    table_name: str, filters: Sequence[Filter], limit: int, *, local: bool, job: str
 ) -> TargetView:
     """The current snapshot of the Iceberg target ``table_name`` (see the module docstring)."""
     try:
@@ -288,7 +288,7 @@ def read_iceberg(
             f"Iceberg table {table_name} needs pyiceberg ({error.name} is missing): "
             "pip install 'glue_incremental[tools]'"
         ) from None
-    table = _iceberg_table(table_name, local=local)
+    table = _iceberg_table(table_name, local=local, job=job)
     arrow_schema = table.schema().as_arrow()
     row_filter = iceberg_expression(filters, arrow_schema) if filters else None
     scan = table.scan()
@@ -349,45 +349,15 @@ def iceberg_expression(filters: Sequence[Filter], schema: Any) -> Any:
     return expression
 
 
-def _iceberg_table(table_name: str, *, local: bool) -> Any:
+def _iceberg_table(table_name: str, *, local: bool, job: str) -> Any:
+    """The pyiceberg table: the Glue Data Catalog's, or (``local``) the one a local run of
+    ``job`` wrote to its warehouse (``iceberg_catalog.open_target``)."""
     from glue_incremental_tools import iceberg_catalog
 
     try:
-        table = iceberg_catalog.CatalogTable.parse(table_name)
-    except ValueError as error:
+        return iceberg_catalog.open_target(table_name, local=local, job=job).table
+    except (iceberg_catalog.TableNotFound, ValueError) as error:
         raise CommandError(str(error)) from None
-    try:
-        return iceberg_catalog.load_table(table)
-    except iceberg_catalog.TableNotFound as error:
-        metadata = _local_metadata(table) if local else None
-        if metadata is None:
-            raise CommandError(str(error)) from None
-    from pyiceberg.table import StaticTable
-
-    return StaticTable.from_metadata(str(metadata))
-
-
-def _local_metadata(table: Any) -> Path | None:
-    """The latest metadata file of ``table`` in the local Hadoop warehouse, if it has one."""
-    try:
-        from glue_incremental.spark import ICEBERG_CATALOG, iceberg_conf
-
-        conf = iceberg_conf()
-    except (ImportError, FileNotFoundError):
-        return None
-    location = urlparse(conf[f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse"])
-    if location.scheme not in ("", "file"):
-        return None
-    metadata = Path(unquote(location.path)) / table.database / table.name / "metadata"
-    hint = metadata / "version-hint.text"
-    if hint.is_file():
-        candidate = metadata / f"v{hint.read_text().strip()}.metadata.json"
-        if candidate.is_file():
-            return candidate
-    versions = sorted(
-        metadata.glob("v*.metadata.json"), key=lambda p: int(p.name[1:].split(".")[0])
-    )
-    return versions[-1] if versions else None
 
 
 # -- output -------------------------------------------------------------------------------------
@@ -492,7 +462,9 @@ def _cmd_target(args: argparse.Namespace, out: Callable[[str], Any] = print) -> 
         name = arguments.get("--target_table") or pipeline.outputs.get("table")
         if not name:
             raise CommandError(f"pipeline {pipeline.name}: no --target_table in its arguments")
-        view = read_iceberg(str(name), filters, args.limit, local=args.env == "local")
+        view = read_iceberg(
+            str(name), filters, args.limit, local=args.env == "local", job=pipeline.job_name
+        )
     else:
         uri = pipeline.outputs.get("target_path") or arguments.get("--target_path")
         if not uri:

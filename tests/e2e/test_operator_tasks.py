@@ -204,11 +204,14 @@ def output_of(outputs: dict[str, str], word: str) -> str:
 
 
 def shell(demo: Demo, command: str) -> subprocess.CompletedProcess[str]:
+    # An operator's shell names no warehouse: the commands find a local run's Iceberg
+    # table where its job wrote it (the tests' session may export one).
+    operator = {k: v for k, v in os.environ.items() if k != "GLUE_INCREMENTAL_ICEBERG_WAREHOUSE"}
     return subprocess.run(
         ["bash", "-c", command],
         cwd=demo.root,
         env={
-            **os.environ,
+            **operator,
             **demo.terraform_env,
             "PYTHONPATH": os.pathsep.join([str(demo.root / "lib"), str(demo.root)]),
         },
@@ -284,10 +287,55 @@ def orders_file(rows: list[dict]) -> bytes:
     return "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode()
 
 
+# The bad delivery of both undo tasks: a made-up order and a wrong amount, both newer than
+# every good row, in a file of their own.
+BAD_FILE = f"order_date={FIRST_DAY}/part-0009-bad.json"
+BAD = [
+    {
+        "order_id": f"{FIRST_DAY:%Y%m%d}-999",
+        "customer_id": 1,
+        "amount": 1.0,
+        "status": "placed",
+        "op": "I",
+        "updated_at": f"{FIRST_DAY + timedelta(days=9)}T00:00:00Z",
+    },
+    {
+        "order_id": f"{FIRST_DAY:%Y%m%d}-001",
+        "customer_id": 2,
+        "amount": 99999.0,
+        "status": "placed",
+        "op": "U",
+        "updated_at": f"{FIRST_DAY + timedelta(days=9)}T00:00:00Z",
+    },
+]
+
+
+def put_orders(demo: Demo, name: str, rows: list[dict]) -> None:
+    """``rows`` as the orders source's file ``name`` (under its prefix)."""
+    bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
+    aws.client("s3").put_object(Bucket=bucket, Key=f"{prefix}/{name}", Body=orders_file(rows))
+
+
+def quarantine(demo: Demo, name: str) -> None:
+    """The runbook's step 3: the orders source's file ``name`` moved to a quarantine prefix."""
+    bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
+    s3 = aws.client("s3")
+    source = {"Bucket": bucket, "Key": f"{prefix}/{name}"}
+    s3.copy_object(Bucket=bucket, Key=f"quarantine/{prefix}/{name}", CopySource=source)
+    s3.delete_object(**source)
+
+
+def pairs(rows: list[dict]) -> set[tuple[str, float]]:
+    return {(row["order_id"], row["amount"]) for row in rows}
+
+
 def target_rows(demo: Demo, job: str) -> set[tuple[str, float]]:
+    """``target JOB --env local``'s rows as (order_id, amount): each key once."""
     shown = shell(demo, f"{CLI}target {job} --env local --limit 1000 --json")
     assert shown.returncode == 0, shown.stderr
-    return {(row["order_id"], row["amount"]) for row in json.loads(shown.stdout)["rows"]}
+    view = json.loads(shown.stdout)
+    assert view["row_count"] == len(view["rows"]) == len({r["order_id"] for r in view["rows"]})
+    return pairs(view["rows"])
 
 
 def last_run(demo: Demo, job: str) -> str:
@@ -307,39 +355,18 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet(local_stack):
     good_run, good_rows = last_run(demo, orders), target_rows(demo, orders)
     assert len(good_rows) == 60
 
-    # A bad delivery: a made-up order and a wrong amount, both newer than the good rows.
-    day = FIRST_DAY
-    later = f"{day + timedelta(days=9)}T00:00:00Z"
-    bad = [
-        {
-            "order_id": f"{day:%Y%m%d}-999",
-            "customer_id": 1,
-            "amount": 1.0,
-            "status": "placed",
-            "op": "I",
-            "updated_at": later,
-        },
-        {
-            "order_id": f"{day:%Y%m%d}-001",
-            "customer_id": 2,
-            "amount": 99999.0,
-            "status": "placed",
-            "op": "U",
-            "updated_at": later,
-        },
-    ]
-    bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
-    key = f"{prefix}/order_date={day}/part-0009-bad.json"
-    aws.client("s3").put_object(Bucket=bucket, Key=key, Body=orders_file(bad))
+    put_orders(demo, BAD_FILE, BAD)
     ran = shell(demo, f"{CLI}run {orders}")
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
-    assert {(row["order_id"], row["amount"]) for row in bad} <= target_rows(demo, orders)
+    assert pairs(BAD) <= target_rows(demo, orders)
 
     # The runbook's undo: rewind to the last good run; the target is back at once.
     (rewind,) = [c for c in section_commands(dict(runbook_sections())["rewind"]) if " rewind " in c]
     undone = shell(demo, local_command(rewind, orders, good_run))
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert target_rows(demo, orders) == good_rows
+    # Step 3: the bad file leaves the source (the Iceberg pipeline reads the same orders).
+    quarantine(demo, BAD_FILE)
 
     # The run brought records: the zero-record page clears (LocalStack evaluates each period).
     deadline = time.monotonic() + 60
@@ -349,9 +376,42 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet(local_stack):
 
 
 def test_the_iceberg_pipeline_runs_with_the_run_command(local_stack):
+    if not stack_contents(local_stack)[1]:  # run alone: the demo's orders to load
+        local_stack.generate_source()
     iceberg = local_stack.job("orders_iceberg")
     ran = shell(local_stack, f"{CLI}run {iceberg}")
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+
+
+def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_iceberg(local_stack):
+    demo = local_stack
+    iceberg = demo.job("orders_iceberg")
+    # The good run: the pipeline's run above, of the orders without the quarantined file.
+    good_run, good_rows = last_run(demo, iceberg), target_rows(demo, iceberg)
+    assert len(good_rows) == 60
+
+    put_orders(demo, BAD_FILE, BAD)
+    ran = shell(demo, f"{CLI}run {iceberg}")
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert pairs(BAD) <= target_rows(demo, iceberg)
+
+    # The runbook's undo, as typed (no warehouse to name): the table rolls back at once.
+    steps = section_commands(dict(runbook_sections())["rewind"])
+    (rewind,) = [c for c in steps if " rewind " in c]
+    undone = shell(demo, local_command(rewind, iceberg, good_run))
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert target_rows(demo, iceberg) == good_rows
+
+    # Step 3: the bad file out, the corrected delivery in, the runbook's rerun: it reads
+    # the correction alone and converges.
+    quarantine(demo, BAD_FILE)
+    fixed = {**BAD[1], "amount": 25.0, "updated_at": f"{FIRST_DAY + timedelta(days=10)}T00:00:00Z"}
+    put_orders(demo, f"order_date={FIRST_DAY}/part-0010-fixed.json", [fixed])
+    (rerun,) = [c for c in steps if " start-job-run " in c]
+    again = shell(demo, local_command(rerun, iceberg, good_run))
+    assert again.returncode == 0 and "read 1," in again.stdout, again.stdout + again.stderr
+    expected = {row for row in good_rows if row[0] != fixed["order_id"]} | pairs([fixed])
+    assert target_rows(demo, iceberg) == expected
 
 
 # -- the README's first pipeline, added with `make apply` to the stack the runbook used ---------

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from glue_incremental import aws
 from glue_incremental.watermarks import Watermarks, create_table
 from glue_incremental_tools import cli, deploy, iceberg_catalog, status
 
@@ -128,6 +129,7 @@ def test_status_shows_the_run_that_wrote_the_tables_current_snapshot(orders):
 def test_outside_the_local_environment_only_the_glue_catalog_is_asked(aws, tmp_path, monkeypatch):
     """A table only the local Hadoop warehouse has is found for local, never for dev/prod."""
     (tmp_path / "sales" / "local_only" / "metadata").mkdir(parents=True)
+    (tmp_path / "sales" / "local_only" / "metadata" / "v1.metadata.json").write_text("{}")
     monkeypatch.setenv("GLUE_INCREMENTAL_ICEBERG_WAREHOUSE", tmp_path.as_uri())
 
     local = iceberg_catalog.open_target("glue_catalog.sales.local_only", local=True)
@@ -135,6 +137,35 @@ def test_outside_the_local_environment_only_the_glue_catalog_is_asked(aws, tmp_p
     assert isinstance(local, iceberg_catalog.LocalWarehouseTable)
     with pytest.raises(iceberg_catalog.TableNotFound, match=r"sales\.local_only"):
         iceberg_catalog.open_target("glue_catalog.sales.local_only", local=False)
+
+
+def test_locally_the_table_is_read_in_the_warehouse_its_jobs_conf_names(orders, monkeypatch):
+    """No variable names the warehouse: the job definition does, as the local runner hands
+    it to the job (a Hadoop catalog's layout there: <database>/<table>/metadata/v<N>)."""
+    monkeypatch.delenv("GLUE_INCREMENTAL_ICEBERG_WAREHOUSE", raising=False)
+    source = orders.metadata_location.removeprefix("s3://")
+    aws.client("s3").copy_object(
+        Bucket="gi-lake",
+        Key="warehouse/sales/ran_here/metadata/v3.metadata.json",
+        CopySource=source,
+    )
+    aws.client("glue").create_job(
+        Name="gi-local-ran-here",
+        Role="arn:aws:iam::123456789012:role/glue",
+        Command={"Name": "glueetl", "ScriptLocation": "s3://gi-lake/script.py"},
+        DefaultArguments={"--conf": f"{iceberg_catalog.WAREHOUSE_CONF}=s3://gi-lake/warehouse/"},
+    )
+    name = "glue_catalog.sales.ran_here"
+
+    found = iceberg_catalog.open_target(name, local=True, job="gi-local-ran-here")
+
+    assert isinstance(found, iceberg_catalog.LocalWarehouseTable)
+    assert found.warehouse == "s3://gi-lake/warehouse/"
+    current = found.current()
+    assert current is not None and current.run_id == "jr_2"
+    assert found.snapshot_of_run("jr_1") is not None
+    with pytest.raises(iceberg_catalog.TableNotFound, match=r"sales\.ran_here"):
+        iceberg_catalog.open_target(name, local=False, job="gi-local-ran-here")
 
 
 def test_a_rollback_of_a_table_that_moved_since_it_was_read_is_refused(orders):
