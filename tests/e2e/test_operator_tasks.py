@@ -5,20 +5,22 @@ Each task's commands are taken from the page that shows them (the fenced blocks,
 here. Played elsewhere, with the same commands:
 
 - set up and the demo (README quick start and local guide): ``tests/e2e/test_platform_end_to_end.py``
-  (the demo's chain, then every ``readme-commands`` command on its stack);
+  (the demo's chain, then every ``readme-commands`` command on its stack; ``make setup``
+  again on the checkout);
 - the CI bootstrap's local part (docs/bootstrap.md): ``tests/e2e/test_bootstrap.py``.
 
 Played here, in order, on one stack (``make up``'s apply and deploy, in a copy of the tree):
 docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``);
 the zero-record page the walk's empty run raised (``pages``, ``status``: it stays in ALARM);
 a bad load undone by the runbook's rewind on the Parquet orders (the run, with records,
-clears that page); ``run`` of the Iceberg pipeline (its jars and warehouse from the job's own
-arguments); the README's first pipeline (a CSV load
-without a schema: ``make apply`` of the tutorial's entry, which keeps every watermark,
-target and file already there, two runs); one ``make apply`` of three pages' changes
-(docs/transforms.md's function and docs/deletes.md's marker on that pipeline,
-docs/custom-jobs.md's script as a pipeline), then a delivery with a new column and a
-delete, and the script's run.
+clears that page; the bad file quarantined); ``run`` of the Iceberg pipeline (its jars and
+warehouse from the job's own arguments) and the same undo on it (the commands find its
+table where the job wrote it), the corrected delivery's rerun converging; the README's
+first pipeline (a CSV load without a schema: ``make apply`` of the tutorial's entry, which
+keeps every watermark, target and file already there, two runs); one ``make apply`` of
+three pages' changes (docs/transforms.md's function and docs/deletes.md's marker on that
+pipeline, docs/custom-jobs.md's script as a pipeline), then a delivery with a new column
+and a delete, and the script's run.
 """
 
 from __future__ import annotations
