@@ -2,9 +2,10 @@
 
 Pages: the local environment subscribes an SQS queue to the on-call SNS topic (raw
 delivery; Terraform output ``oncall_queue_url``), standing in for the pager. ``pages``
-reads that queue without consuming it: each receive uses a visibility timeout of 0, so
-the messages stay for the next reader (the demo, a test, the next ``pages``), and a
-message received twice is shown once. Each page is an alarm notification (state,
+reads that queue without consuming it: each message received stays hidden while the
+queue is read (so the next receive returns the next ten, not the same first ten again),
+then every one is made visible again at once, for the next reader (the demo, a test, the
+next ``pages``); a message received twice is shown once. Each page is an alarm notification (state,
 alarm, reason) or a failed-run event (job, run, message). In an account the pager is
 whatever subscribes to the topic: ``aws sns list-subscriptions-by-topic``.
 
@@ -30,6 +31,8 @@ from glue_incremental import aws
 from glue_incremental_tools.errors import CommandError
 
 RECEIVE_ROUNDS = 10
+# Long enough to read a busy queue to its end; a reader killed midway hides its pages no longer.
+PEEK_SECONDS = 30
 
 
 def parse_page(body: str) -> dict[str, Any]:
@@ -71,26 +74,42 @@ def read_pages(queue_url: str, wait_seconds: float = 0.0) -> list[dict[str, Any]
     """
     sqs = aws.client("sqs")
     seen: dict[str, dict[str, Any]] = {}
+    received: dict[str, str] = {}
     deadline = time.monotonic() + wait_seconds
     quiet = 0
-    while True:
-        messages = sqs.receive_message(
-            QueueUrl=queue_url,
-            MaxNumberOfMessages=10,
-            VisibilityTimeout=0,
-            AttributeNames=["SentTimestamp"],
-        ).get("Messages", [])
-        new = [m for m in messages if m["MessageId"] not in seen]
-        for message in new:
-            page = parse_page(message["Body"])
-            page["sent"] = int(message.get("Attributes", {}).get("SentTimestamp") or 0)
-            seen[message["MessageId"]] = page
-        quiet = 0 if new else quiet + 1
-        if quiet >= RECEIVE_ROUNDS and time.monotonic() >= deadline:
-            break
-        if not new:
-            time.sleep(0.1)
+    try:
+        while True:
+            messages = sqs.receive_message(
+                QueueUrl=queue_url,
+                MaxNumberOfMessages=10,
+                VisibilityTimeout=PEEK_SECONDS,
+                AttributeNames=["SentTimestamp"],
+            ).get("Messages", [])
+            for message in messages:
+                received[message["MessageId"]] = message["ReceiptHandle"]
+            new = [m for m in messages if m["MessageId"] not in seen]
+            for message in new:
+                page = parse_page(message["Body"])
+                page["sent"] = int(message.get("Attributes", {}).get("SentTimestamp") or 0)
+                seen[message["MessageId"]] = page
+            quiet = 0 if new else quiet + 1
+            if quiet >= RECEIVE_ROUNDS and time.monotonic() >= deadline:
+                break
+            if not new:
+                time.sleep(0.1)
+    finally:
+        _show_again(sqs, queue_url, received)
     return sorted(seen.values(), key=lambda page: page["sent"])
+
+
+def _show_again(sqs: Any, queue_url: str, received: Mapping[str, str]) -> None:
+    """Make every received message visible again, so reading the pages consumes none."""
+    entries = [
+        {"Id": str(number), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+        for number, handle in enumerate(received.values())
+    ]
+    for start in range(0, len(entries), 10):
+        sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries[start : start + 10])
 
 
 def render_pages(pages: list[dict[str, Any]]) -> str:

@@ -262,6 +262,19 @@ def test_pages_shows_the_alarm_without_taking_it_off_the_queue(pipeline, capsys)
     assert [page["name"] for page in json.loads(again)] == [f"{JOB}-zero-records"]
 
 
+def test_pages_shows_every_page_of_a_queue_holding_more_than_ten(pipeline, capsys):
+    topic = aws_client("sns").create_topic(Name="gi-local-oncall")["TopicArn"]
+    for number in range(14):
+        alarm = {"AlarmName": f"{JOB}-{number}", "NewStateValue": "ALARM", "NewStateReason": "-"}
+        aws_client("sns").publish(TopicArn=topic, Message=json.dumps(alarm))
+    expected = {f"{JOB}-zero-records", *(f"{JOB}-{number}" for number in range(14))}
+
+    for _reader in ("first", "next"):
+        code, out, _ = run(capsys, "pages", "--env", "local", "--json")
+        assert code == 0
+        assert {page["name"] for page in json.loads(out)} == expected
+
+
 def test_pages_in_an_account_names_the_topics_subscriptions(aws, monkeypatch, capsys):
     monkeypatch.setattr(
         deploy,
