@@ -52,10 +52,21 @@ def read_stack(root: Path | None = None) -> dict[str, Any] | None:
 
 
 def use_local_stack(root: Path | None = None) -> None:
-    """Route this process to the running local stack, unless endpoints are set already."""
-    if aws.endpoint_url():
-        return  # the demo, the tests, or a shell that exported the variables itself
+    """Route this process to the running local stack, unless endpoints are set already.
+
+    A shell routed to this very stack by ``eval "$(... env --env local)"`` has its
+    endpoints only: the stack's other settings (its Terraform data directory, where the
+    jars are) fill in what that shell lacks, so every ``--env local`` command still works.
+    """
     record = read_stack(root)
+    if aws.endpoint_url():
+        # the demo, the tests, or a shell that exported the variables itself
+        if record is not None and record["environment"].get("AWS_ENDPOINT_URL") == (
+            aws.endpoint_url()
+        ):
+            for name, value in record["environment"].items():
+                os.environ.setdefault(name, value)
+        return
     if record is None:
         raise deploy.UnresolvedEnvironment(
             "the local stack is not running: start it with `make up` (stop it with `make down`)"

@@ -64,3 +64,22 @@ def test_an_unrouted_shell_is_routed_to_the_running_stack(started, monkeypatch):
     monkeypatch.setattr(stack, "use_local_stack", lambda *_: routed.append(True))
     assert _run() == 0
     assert routed == [True]
+
+
+def test_a_shell_routed_by_env_local_still_finds_the_stacks_terraform_state(monkeypatch):
+    # Every `--env local` command reads `terraform output` from the stack's data directory.
+    record = {"environment": {**RECORD["environment"], "TF_DATA_DIR": "/stack/terraform"}}
+    monkeypatch.setattr(stack, "read_stack", lambda *_: record)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    monkeypatch.delenv("TF_DATA_DIR", raising=False)
+    stack.use_local_stack()
+    assert os.environ["TF_DATA_DIR"] == "/stack/terraform"
+
+
+def test_a_shell_routed_to_other_endpoints_takes_nothing_from_the_stack(monkeypatch):
+    record = {"environment": {**RECORD["environment"], "TF_DATA_DIR": "/stack/terraform"}}
+    monkeypatch.setattr(stack, "read_stack", lambda *_: record)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:2")
+    monkeypatch.delenv("TF_DATA_DIR", raising=False)
+    stack.use_local_stack()
+    assert "TF_DATA_DIR" not in os.environ
