@@ -2,11 +2,9 @@
 
 Pages: the local environment subscribes an SQS queue to the on-call SNS topic (raw
 delivery; Terraform output ``oncall_queue_url``), standing in for the pager. ``pages``
-reads that queue without consuming it: each message received stays hidden while the
-queue is read (so the next receive returns the next ten, not the same first ten again),
-then every one is made visible again at once, for the next reader (the demo, a test, the
-next ``pages``); a message received twice is shown once. Each page is an alarm notification (state,
-alarm, reason) or a failed-run event (job, run, message). In an account the pager is
+reads that queue without consuming it: messages stay hidden while it is read (or each
+receive returns the same first ten), then all are made visible again for the next reader.
+Each page is an alarm notification or a failed-run event. In an account the pager is
 whatever subscribes to the topic: ``aws sns list-subscriptions-by-topic``.
 
 Endpoints: ``env --env local`` prints the ``export`` lines that route the AWS CLI and
