@@ -271,10 +271,24 @@ class _Server:
 # java 21 failed"). jsonata-python (PyPI, scripts/setup-aws-emulators.sh) is a port of
 # that same jsonata-java; it answers LocalStack's one evaluation call instead, with the
 # same contract: the JSON value of the expression, or JSONataException.
+#
+# LocalStack's CloudWatch finds a metric's datapoints with `dimensions LIKE
+# '%JobName=gi-local-orders%'`, so job `orders`' statistics and alarms also took those of
+# `orders-returns` and `orders-iceberg` (a pipeline never run showed their rows and went to
+# ALARM). AWS matches a dimension value whole; each stored pair ends with a tab, so
+# the pattern ends with one too.
 _LOCALSTACK_MAIN = """
 import json, runpy, sys
 import localstack.services.s3.provider as s3_provider
 s3_provider.DEFAULT_S3_TMP_DIR = sys.argv.pop(1)
+from localstack.services.cloudwatch import cloudwatch_database_helper as cw_db
+_stored_form = cw_db.CloudwatchDatabase._get_ordered_dimensions_with_separator
+def _whole_values(self, dims, for_search=False):
+    if not (for_search and dims):
+        return _stored_form(self, dims, for_search)
+    ordered = sorted(dims, key=lambda d: d["Name"])
+    return "".join(f"%{d.get('Name')}={d.get('Value', '')}\t%" for d in ordered)
+cw_db.CloudwatchDatabase._get_ordered_dimensions_with_separator = _whole_values
 try:
     import jsonata
     import localstack.services.stepfunctions.asl.jsonata.jsonata as ls_jsonata

@@ -7,6 +7,8 @@ lacks that Terraform's in-place job updates make (glue:UpdateJob).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import localstack_client.session
 import pytest
 from glue_incremental import aws as aws_clients
@@ -147,3 +149,31 @@ def test_two_localstacks_on_one_machine_keep_separate_s3_storage(aws, tmp_path):
         mine_once.delete_bucket(Bucket="gi-same-name")
     finally:
         other.stop()
+
+
+def test_cloudwatch_matches_a_dimension_value_whole_as_aws_does(aws):
+    # Job names are often prefixes of each other: gi-local-orders, gi-local-orders-returns.
+    cloudwatch = aws_clients.client("cloudwatch")
+    now = datetime.now(UTC)
+    for job, value in (("gi-local-orders-returns", 5.0), ("gi-local-orders", 1.0)):
+        cloudwatch.put_metric_data(
+            Namespace="Probe",
+            MetricData=[
+                {
+                    "MetricName": "RecordsNew",
+                    "Dimensions": [{"Name": "JobName", "Value": job}],
+                    "Value": value,
+                    "Timestamp": now,
+                }
+            ],
+        )
+    points = cloudwatch.get_metric_statistics(
+        Namespace="Probe",
+        MetricName="RecordsNew",
+        Dimensions=[{"Name": "JobName", "Value": "gi-local-orders"}],
+        StartTime=now - timedelta(minutes=5),
+        EndTime=now + timedelta(minutes=1),
+        Period=60,
+        Statistics=["Sum", "SampleCount"],
+    )["Datapoints"]
+    assert [(point["Sum"], point["SampleCount"]) for point in points] == [(1.0, 1.0)]
