@@ -90,13 +90,15 @@ def _s3_endpoint() -> str | None:
     return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
 
 
-def local_jars(extra_jars: Sequence[str] = ()) -> list[str]:
+def local_jars(extra_jars: Sequence[str] = (), *, iceberg: bool = True) -> list[str]:
     """The jars a local session puts before Spark's own: ``extra_jars``, the JDBC drivers,
-    Iceberg's, and S3A's when an S3 endpoint is exported; once each, in path order (the
-    order carries no meaning, as no two of them hold the same class, and one order gives
-    every session with the same jars the same class path, so one ``class_data_archive``).
+    Iceberg's (unless ``iceberg`` is false), and S3A's when an S3 endpoint is exported;
+    once each, in path order (the order carries no meaning, as no two of them hold the same
+    class, and one order gives every session with the same jars the same class path, so
+    one ``class_data_archive``).
     """
-    jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env() + iceberg_jars()
+    jars = [jar for jar in extra_jars if jar] + _jdbc_jars_from_env()
+    jars += iceberg_jars() if iceberg else []
     if _s3_endpoint():
         jars += s3a_jars()
     return sorted(set(jars))
@@ -253,15 +255,25 @@ def class_data_archive(jars: Sequence[str]) -> Path | None:
     """
     if os.environ.get(CLASS_DATA_ARCHIVE_ENV, "").lower() == "off":
         return None
-    directory = jars_dir()
+    directory = _class_data_jars_dir()
     java = shutil.which("java", path=_java_path())
-    if not directory.is_dir() or java is None:
+    if directory is None or java is None:
         return None
     digest = hashlib.sha256(pyspark.__version__.encode())
     for path in (os.path.realpath(java), *jars):
         stat = os.stat(path)
         digest.update(f"\n{path} {stat.st_size} {stat.st_mtime_ns}".encode())
     return directory.parent / "jvm" / f"spark-{digest.hexdigest()[:16]}.jsa"
+
+
+def _class_data_jars_dir() -> Path | None:
+    """``jars_dir()``, else the S3A jars' directory: a local runner's script runs in a
+    temporary directory, and a job without Iceberg is given only S3A's (``make setup`` put
+    both in one ``build/jars``, the archives beside it)."""
+    for candidate in (jars_dir(), os.environ.get("GLUE_INCREMENTAL_S3A_JAR_DIR")):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return None
 
 
 def class_data_options(jars: Sequence[str]) -> list[str]:
@@ -285,8 +297,9 @@ def _java_path() -> str | None:
 _DUMP_ENV = "GLUE_INCREMENTAL_CLASS_DATA_DUMP"
 
 
-def build_class_data_archive(timeout_seconds: float = 600) -> Path | None:
-    """Write the class-data archive of a default local session (S3A, Iceberg, JDBC), once.
+def build_class_data_archive(timeout_seconds: float = 600, *, iceberg: bool = True) -> Path | None:
+    """Write the class-data archive of a default local session (S3A, Iceberg, JDBC), once;
+    with ``iceberg`` false, that of a local run of a job without Iceberg (S3A, JDBC).
 
     A separate process starts the session, runs a small workload of every kind a job runs
     (Parquet, JSON and CSV reads and writes, a join, a window, an Iceberg merge), and stops;
@@ -295,10 +308,14 @@ def build_class_data_archive(timeout_seconds: float = 600) -> Path | None:
     (None when there is nowhere to put one); an existing archive is kept.
     """
     environment = {**os.environ, "AWS_ENDPOINT_URL_S3": _s3_endpoint() or "http://127.0.0.1:9"}
+    if not iceberg:
+        # As the runner starts such a job: in a directory of its own, given S3A's jars only.
+        environment.pop(JARS_DIR_ENV, None)
+        environment["GLUE_INCREMENTAL_S3A_JAR_DIR"] = str(jars_dir())
     previous = os.environ.copy()
     os.environ.update(environment)
     try:
-        archive = class_data_archive(local_jars())
+        archive = class_data_archive(local_jars(iceberg=iceberg))
     finally:
         os.environ.clear()
         os.environ.update(previous)
@@ -312,7 +329,7 @@ def build_class_data_archive(timeout_seconds: float = 600) -> Path | None:
         dumped = subprocess.run(
             [sys.executable, "-c", f"from {__name__} import _class_data_workload as w; w()"],
             env={**environment, _DUMP_ENV: str(partial), "GLUE_INCREMENTAL_WORKDIR": workdir},
-            cwd=str(archive.parent.parent.parent),
+            cwd=str(archive.parent.parent.parent) if iceberg else workdir,
             timeout=timeout_seconds,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -345,6 +362,13 @@ def _class_data_workload() -> None:
     rows.join(rows.selectExpr("id", "v as w"), "id").selectExpr(
         "*", "row_number() over (partition by id order by t desc) as n"
     ).where("n = 1").write.mode("overwrite").partitionBy("v").parquet(str(workdir / "joined"))
+    if _s3_endpoint():
+        # S3A's file system and the AWS SDK's client behind it: every job's s3:// paths
+        # (no request is sent).
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        path = jvm.org.apache.hadoop.fs.Path("s3a://class-data/")
+        path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
     if iceberg_jars():
         table = f"{ICEBERG_CATALOG}.db.t"
         spark.sql(f"create table {table} (id int, v string, t timestamp) using iceberg")

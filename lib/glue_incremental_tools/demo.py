@@ -23,7 +23,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -73,6 +74,18 @@ class RunRow:
     @property
     def written(self) -> int | None:
         return (self.run.summary or {}).get("records_written")
+
+
+@dataclass
+class RunSpec:
+    """One run for ``Demo.run_together``: the job's key, a label, the run's arguments."""
+
+    key: str
+    label: str
+    arguments: Mapping[str, str] | None = None
+    # As on a schedule: one alarm period after the orders' last run (``wait_out_alarm_period``).
+    wait_out_alarm_period: bool = False
+    waited: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -405,24 +418,59 @@ class Demo:
         self, key: str, label: str, arguments: Mapping[str, str] | None = None
     ) -> runner.JobRun:
         """Run a deployed job through the local Glue runner."""
-        job = self.job(key)
-        run = runner.run_job(
-            job,
+        return self.run_together(RunSpec(key, label, arguments))[0]
+
+    def run_together(self, *specs: RunSpec) -> list[runner.JobRun]:
+        """Run several jobs at once, as their schedules or triggers start them; the runs of
+        one job follow each other in the order given. Each is logged, in that order, once
+        all have ended."""
+        by_job: dict[str, list[int]] = {}
+        for index, spec in enumerate(specs):
+            by_job.setdefault(spec.key, []).append(index)
+        done: dict[int, runner.JobRun] = {}
+
+        def one_job(indexes: list[int]) -> None:
+            ran: list[runner.JobRun] = []
+            for index in indexes:
+                spec = specs[index]
+                if spec.wait_out_alarm_period:
+                    spec.waited = self.wait_out_alarm_period(after=ran)
+                ran.append(self._run_job(spec.key, spec.arguments))
+                done[index] = ran[-1]
+
+        with ThreadPoolExecutor(max_workers=len(by_job)) as pool:
+            for future in [pool.submit(one_job, indexes) for indexes in by_job.values()]:
+                future.result()
+        for index, spec in enumerate(specs):
+            if spec.waited:
+                self.log(f"waited {spec.waited:.1f} s: one run per alarm period, as on a schedule")
+            self._log_run(spec, done[index])
+        return [done[index] for index in range(len(specs))]
+
+    def _run_job(self, key: str, arguments: Mapping[str, str] | None) -> runner.JobRun:
+        return runner.run_job(
+            self.job(key),
             dict(arguments or {}),
             log_dir=self.workdir / "runs",
             extra_env=self.iceberg_env() if key == ICEBERG else None,
         )
+
+    def _log_run(self, spec: RunSpec, run: runner.JobRun) -> None:
+        job = self.job(spec.key)
         first_of_job = all(row.job != job for row in self.runs)
-        self.runs.append(RunRow(label, job, run))
+        self.runs.append(RunRow(spec.label, job, run))
         row = self.runs[-1]
         if first_of_job:
             self.log(
                 f"from Glue's GetJob: {run.script_location} with --extra-py-files "
                 f"{run.arguments.get('--extra-py-files')}; this run's --arguments: "
-                f"{', '.join(sorted(arguments or {})) or 'none (its DefaultArguments, from Terraform)'}"
+                f"{', '.join(sorted(spec.arguments or {})) or 'none (its DefaultArguments, from Terraform)'}"
             )
         counts = f": read {row.read}, wrote {row.written}" if row.read is not None else ""
-        self.log(f"{run.state} {run.run_id[:15]}... in {run.execution_seconds:.1f} s{counts}")
+        self.log(
+            f"{job} ({spec.label}): {run.state} {run.run_id[:15]}... in "
+            f"{run.execution_seconds:.1f} s{counts}"
+        )
         if run.error_message:
             self.log(f"error: {run.error_message}")
         for warning in run.warnings:
@@ -433,7 +481,6 @@ class Demo:
         if not run.succeeded and run.record_uri:
             self.log(f"recorded {run.state} in {_clip(run.record_uri, 100)}")
         self.log(f"log {self._rel(Path(run.log_path))}" if run.log_path else "")
-        return run
 
     def iceberg_table(self) -> IcebergTableState:
         """The Iceberg pipeline's table: every snapshot with its summary, and the current one.
@@ -541,15 +588,17 @@ class Demo:
         alarm = aws.client("cloudwatch").describe_alarms(AlarmNames=[name])["MetricAlarms"][0]
         return int(alarm["Period"])
 
-    def wait_out_alarm_period(self) -> float:
-        """Sleep until one alarm period has passed since the orders' last run ended.
+    def wait_out_alarm_period(self, after: Iterable[runner.JobRun] = ()) -> float:
+        """Sleep until one alarm period has passed since the orders' last run ended (of
+        ``runs`` and ``after``, runs not logged yet).
 
         Then the next run's datapoint falls in a period of its own, as with a real
         schedule (one run per period): CloudWatch takes the period's Maximum, and
         an earlier non-empty run in the same period would hide the zero.
         """
         load = self.job(ORDERS)
-        last = [row.run for row in self.runs if row.job == load][-1]
+        ended = [row.run for row in self.runs] + list(after)
+        last = max((run for run in ended if run.job_name == load), key=lambda run: run.completed_on)
         remaining = (
             self.alarm_period() + 1 - (datetime.now(UTC) - last.completed_on).total_seconds()
         )
@@ -886,18 +935,21 @@ def _terraform() -> str:
 
 
 class Steps:
-    """Numbered, timed step headers."""
+    """Numbered, timed step headers; ``check(key)`` runs after each step (the e2e test's
+    assertions, on the running stack)."""
 
-    def __init__(self, total: int, out: Log) -> None:
-        self.total, self.out, self.number = total, out, 0
+    def __init__(self, total: int, out: Log, check: Callable[[str], object] | None = None) -> None:
+        self.total, self.out, self.number, self.check = total, out, 0, check
 
     @contextmanager
-    def step(self, title: str) -> Iterator[None]:
+    def step(self, title: str, key: str = "") -> Iterator[None]:
         self.number += 1
         self.out(f"\n[{self.number:>2}/{self.total}] {title}")
         started = time.monotonic()
         yield
         self.out(f"        ({time.monotonic() - started:.1f} s)")
+        if self.check is not None and key:
+            self.check(key)
 
     def detail(self, text: str) -> None:
         for line in str(text).splitlines() or [""]:
@@ -905,12 +957,44 @@ class Steps:
                 self.out(f"        {line}")
 
 
-def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
-    """The demo: every step, the summary, then everything removed (unless ``keep``)."""
+# The steps ``check`` is called after (``run_demo``), in order; "end": after the status table.
+STEP_KEYS = (
+    "local aws",
+    "apply",
+    "deploy",
+    "source",
+    "full loads",
+    "new data",
+    "incremental",
+    "rewind, join, aggregation",
+    "a day moves, next runs",
+    "alarms",
+    "pages",
+    "end",
+)
+
+
+def run_demo(
+    workdir: Path,
+    *,
+    keep: bool = False,
+    out: Log = print,
+    check: Callable[[str, Demo], object] | None = None,
+) -> int:
+    """The demo: every step, the summary, then everything removed (unless ``keep``).
+
+    ``check(key, demo)`` runs after each step (``STEP_KEYS``) while local AWS runs.
+    """
     started = time.monotonic()
     clean(workdir, out=lambda _: None)
     workdir.mkdir(parents=True)
-    steps = Steps(15, out)
+    demo: Demo | None = None
+
+    def checked(key: str) -> None:
+        if check is not None and demo is not None:
+            check(key, demo)
+
+    steps = Steps(len(STEP_KEYS) - 1, out, checked)
     out(f"glue-incremental demo: the platform on this machine (work dir {workdir})")
     try:
         with ExitStack() as stack:
@@ -927,12 +1011,14 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
                 )
                 steps.detail(f"moto's server at {endpoint.glue_url}, for the Glue API only")
             demo = Demo(workdir, endpoint, log=steps.detail)
+            checked("local aws")
             _chain(demo, steps)
             out("\n" + "=" * 100)
             out(demo.summary())
             out("=" * 100)
             out(f"\npython -m glue_incremental status --env {ENVIRONMENT}:")
             out(demo.status())
+            checked("end")
     finally:
         if not keep:
             clean(workdir, out=lambda _: None)
@@ -943,68 +1029,76 @@ def run_demo(workdir: Path, *, keep: bool = False, out: Log = print) -> int:
 
 def _chain(demo: Demo, steps: Steps) -> None:
     with steps.step(
-        f"terraform apply terraform/environments/{ENVIRONMENT} (state in {demo._rel(demo.state_path)})"
+        f"terraform apply terraform/environments/{ENVIRONMENT} (state in {demo._rel(demo.state_path)})",
+        "apply",
     ):
         demo.terraform_apply()
     with steps.step(
-        f"Deploy scripts and library: python -m glue_incremental deploy --env {ENVIRONMENT}"
+        f"Deploy scripts and library: python -m glue_incremental deploy --env {ENVIRONMENT}",
+        "deploy",
     ):
         demo.deploy()
-    with steps.step("Generate the source: JSON objects partitioned by order_date"):
+    with steps.step("Generate the source: JSON objects partitioned by order_date", "source"):
         demo.generate_source()
     orders, customers, enriched = (demo.job(key) for key in (ORDERS, CUSTOMERS, ENRICHED))
-    iceberg_job = demo.job(ICEBERG)
+    iceberg_job, daily = demo.job(ICEBERG), demo.job(DAILY_REVENUE)
     with steps.step(
-        f"Run {customers}, {orders} and {iceberg_job} (Iceberg) through the local Glue runner: "
-        "full loads"
+        f"Run {customers}, {orders} and {iceberg_job} (Iceberg) through the local Glue runner, "
+        "at once as their schedules would: full loads",
+        "full loads",
     ):
-        demo.run(CUSTOMERS, "full load")
-        demo.run(ORDERS, "full load")
-        full = demo.run(ICEBERG, "full load")
-    with steps.step("Land new and late data: a new column, late corrections, deleted orders"):
+        full = demo.run_together(
+            *(RunSpec(key, "full load") for key in (CUSTOMERS, ORDERS, ICEBERG))
+        )[-1]
+    with steps.step(
+        "Land new and late data: a new column, late corrections, deleted orders", "new data"
+    ):
         demo.land_new_and_late_data()
     with steps.step(
-        f"Run {customers}, {orders} and {iceberg_job}: incremental (only the new files); "
-        f"the {ORDERS} target afterwards"
+        f"Run {customers}, {orders} and {iceberg_job} at once: incremental (only the new "
+        f"files); the {ORDERS} target afterwards",
+        "incremental",
     ):
-        demo.run(CUSTOMERS, "incremental")
-        demo.run(ORDERS, "incremental")
-        demo.run(ICEBERG, "incremental")
+        demo.run_together(*(RunSpec(key, "incremental") for key in (CUSTOMERS, ORDERS, ICEBERG)))
         demo.show_orders_target()
-    with steps.step(f"{iceberg_job}: one snapshot per run; rewind to the full load, then rerun"):
+    with steps.step(
+        f"{iceberg_job}: one snapshot per run; rewind it to the full load, then run it again, "
+        f"at once with {enriched} (incremental join of orders with customers) and {daily} (a "
+        f"custom script aggregating what {orders} committed, per day), which {orders}' success starts",
+        "rewind, join, aggregation",
+    ):
         demo.show_iceberg_table()
         demo.rewind(ICEBERG, full)
         demo.show_iceberg_table()
-        demo.run(ICEBERG, "rerun after rewind")
+        *_, aggregated = demo.run_together(
+            RunSpec(ICEBERG, "rerun after rewind"),
+            RunSpec(ENRICHED, "join"),
+            RunSpec(DAILY_REVENUE, "aggregation"),
+        )
         demo.show_iceberg_table()
-    with steps.step(f"Run {enriched}: incremental join of orders with customers"):
-        demo.run(ENRICHED, "join")
-    daily = demo.job(DAILY_REVENUE)
+        demo.show_daily_revenue(aggregated)
     with steps.step(
-        f"Run {daily}: a custom script aggregating the orders {orders} committed, per day"
-    ):
-        demo.show_daily_revenue(demo.run(DAILY_REVENUE, "aggregation"))
-    with steps.step(
-        f"Every order of one day moves to another day: run {orders}, then {daily} "
-        "(the emptied day is recomputed from what the load committed)"
+        f"Every order of one day moves to another day: run {orders}, then {daily} (the emptied "
+        f"day is recomputed from what the load committed) while {orders} runs on: with no new "
+        f"data, then with a bad argument {json.dumps(BAD_ARGUMENTS)}",
+        "a day moves, next runs",
     ):
         demo.move_a_day_away()
         demo.run(ORDERS, "a day moves away")
-        moved = demo.run(DAILY_REVENUE, "after the move")
-        demo.check_daily_revenue(demo.show_daily_revenue(moved))
-    with steps.step(f"Run {orders} with no new data"):
-        waited = demo.wait_out_alarm_period()
-        if waited:
-            steps.detail(f"waited {waited:.1f} s: one run per alarm period, as on a schedule")
-        demo.run(ORDERS, "no new data")
-    with steps.step(f"Run {orders} with a bad argument {json.dumps(BAD_ARGUMENTS)}"):
-        demo.run(ORDERS, "bad argument", BAD_ARGUMENTS)
+        moved, *_ = demo.run_together(
+            RunSpec(DAILY_REVENUE, "after the move"),
+            RunSpec(ORDERS, "no new data", wait_out_alarm_period=True),
+            RunSpec(ORDERS, "bad argument", BAD_ARGUMENTS),
+        )
         steps.detail(
             "the runner emitted Glue's 'Glue Job State Change' event (state FAILED) to EventBridge"
         )
-    with steps.step("LocalStack evaluates the alarms"):
+        demo.check_daily_revenue(demo.show_daily_revenue(moved))
+    with steps.step("LocalStack evaluates the alarms", "alarms"):
         demo.evaluate_alarms()
-    with steps.step("Pages on the on-call topic (read from the SQS queue subscribed to it)"):
+    with steps.step(
+        "Pages on the on-call topic (read from the SQS queue subscribed to it)", "pages"
+    ):
         demo.read_pages(expected=2)
 
 

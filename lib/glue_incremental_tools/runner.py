@@ -357,6 +357,9 @@ def iceberg_environment(
 
 
 LOCAL_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+# Rows by the dozen: generating and compiling each query's whole-stage code costs more than
+# running it. Same results by Spark's contract (what the tests' own session runs with).
+LOCAL_RUN_SPARK_SUBMIT_ARGS = "--conf spark.sql.codegen.wholeStage=false pyspark-shell"
 
 
 def _child_env(
@@ -371,6 +374,7 @@ def _child_env(
     # half the JVM's CPU of a tiered start (measured; docs/local-tools.md). Set the
     # variable, even empty, to choose otherwise.
     env.setdefault("GLUE_INCREMENTAL_JVM_OPTIONS", LOCAL_RUN_JVM_OPTIONS)
+    env.setdefault("PYSPARK_SUBMIT_ARGS", LOCAL_RUN_SPARK_SUBMIT_ARGS)
     env.update(extra or {})
     return env
 

@@ -81,3 +81,27 @@ def test_a_local_run_compiles_with_c1_unless_the_options_are_chosen(monkeypatch)
     assert child["GLUE_INCREMENTAL_JVM_OPTIONS"] == runner.LOCAL_RUN_JVM_OPTIONS
     monkeypatch.setenv("GLUE_INCREMENTAL_JVM_OPTIONS", "")
     assert runner._child_env([], None, None)["GLUE_INCREMENTAL_JVM_OPTIONS"] == ""
+
+
+def test_a_runners_script_without_iceberg_finds_the_archive_beside_the_s3a_jars(
+    jars, tmp_path, tmp_path_factory, monkeypatch
+):
+    # The runner starts a script in a temporary directory and names only S3A's jar directory.
+    monkeypatch.delenv("GLUE_INCREMENTAL_JARS_DIR")
+    monkeypatch.setenv("GLUE_INCREMENTAL_S3A_JAR_DIR", str(tmp_path / "build" / "jars"))
+    monkeypatch.chdir(tmp_path_factory.mktemp("run"))
+    assert spark.class_data_archive(jars).parent == tmp_path / "build" / "jvm"
+    monkeypatch.delenv("GLUE_INCREMENTAL_S3A_JAR_DIR")
+    assert spark.class_data_archive(jars) is None
+
+
+def test_a_local_run_generates_no_whole_stage_code_unless_spark_submit_args_are_chosen(
+    monkeypatch,
+):
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    child = runner._child_env([], None, None)
+    assert child["PYSPARK_SUBMIT_ARGS"] == (
+        "--conf spark.sql.codegen.wholeStage=false pyspark-shell"
+    )
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
+    assert runner._child_env([], None, None)["PYSPARK_SUBMIT_ARGS"] == "pyspark-shell"
