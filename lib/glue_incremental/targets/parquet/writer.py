@@ -161,7 +161,12 @@ def upsert(
             counted = incoming_range.rows if incoming_range else None
             persisted = rows.storageLevel.useMemory or rows.storageLevel.useDisk
             surveyed = incoming_keys.survey(
-                incoming, primary_key, partition_by, counted=counted, persisted=persisted
+                incoming,
+                primary_key,
+                partition_by,
+                counted=counted,
+                persisted=persisted,
+                collected=incoming_range.pairs if incoming_range else None,
             )
         known = surveyed.partitions if surveyed else None
         if index_plan is not None and incoming_range and incoming_range.partitions is not None:
