@@ -13,11 +13,12 @@ import shutil
 
 import pytest
 from glue_incremental.keys import index as key_index
+from glue_incremental.keys import ranges as key_range
 
 from tests.harness import reference
 from tests.harness.change_rows import load_full_refresh, load_target_rows
 from tests.harness.faults import DEEP, StepCounter, crash_points, use_filesystem
-from tests.harness.file_jobs import T0, Job, config_for, row
+from tests.harness.file_jobs import COLUMNS, T0, Job, config_for, row, target_rows
 from tests.harness.iceberg import requires_iceberg, unique_table
 from tests.harness.loads import (
     FixedClock,
@@ -214,3 +215,37 @@ def test_a_listed_key_filter_finds_exactly_the_listed_keys_of_any_integer_or_str
     frame = spark.createDataFrame([(v,) for v in [*names, "other"]], "name STRING")
     found = frame.where(key_index.is_listed("name", names)).collect()
     assert sorted(row[0] for row in found) == sorted(names)
+
+
+def test_a_key_that_is_also_a_partition_column_moving_in_the_other_stays_in_one_place(
+    spark, tmp_path, store
+):
+    """Primary key id, partitioned by (part, id): the batch's own aggregate lists id as text,
+    as the merge reads it."""
+    job = Job(spark, tmp_path, store, partition_by=("part", "id"))
+    job.land([row(1, "a", 10, "x"), row(2, "b", 11, "y")])
+    job.run()
+    job.land([row(1, "b", 20, "x2")])
+
+    job.run()
+
+    rows = reference.latest_per_key(reference.source_rows(tmp_path / "source"), ("id",), "updated")
+    expected = [(str(key), *rest) for key, *rest in as_tuples(rows, COLUMNS)]  # a directory
+    assert sorted(target_rows(job)) == sorted(expected)
+
+
+def test_a_batchs_aggregate_lists_its_key_pairs_only_when_it_saw_every_row(spark):
+    # The pairs stand in for the merge's survey only if none was left out: a batch of more
+    # rows than can be listed, or read by more tasks than are collected from, gets none.
+    def pairs(frame):
+        aggregate = key_range.numbered(frame).agg(
+            *key_range.aggregates(frame.schema, ["id"], ["part"], pairs=True)
+        )
+        return key_range.from_aggregate(aggregate.first()).pairs
+
+    small = spark.createDataFrame([(1, "a"), (2, "b"), (1, "a")], "id bigint, part string")
+    assert sorted(tuple(p) for p in pairs(small)) == [(1, "a"), (2, "b")]
+    many_tasks = spark.range(0, 200, numPartitions=key_range.SURVEY_TASKS + 1)
+    assert pairs(many_tasks.selectExpr("id", "'a' AS part")) is None
+    many_rows = spark.range(0, key_index.MAX_LISTED_KEYS + 1, numPartitions=1)
+    assert pairs(many_rows.selectExpr("id", "'a' AS part")) is None

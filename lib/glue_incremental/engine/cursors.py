@@ -52,7 +52,8 @@ def batch_stats(
     cursor past every row still to arrive. Only time watermarks have a limit.
     ``primary_key``: the same job also finds the batch's key range (``key_range``), and
     its distinct ``partition_by`` values. A persisted ``rows`` is counted in one Spark job
-    (``one_job_over_cache``).
+    (``one_job_over_cache``), which also collects the merge's (key, partition) pairs of a
+    small batch (``key_range.aggregates``: bounded, whatever the batch).
     """
     column = F.col(f"`{watermark_column}`")
     data_type = rows.schema[watermark_column].dataType
@@ -63,12 +64,13 @@ def batch_stats(
     else:
         is_future = column > limit
         bounded = F.when(~is_future, column)
-    aggregate = rows.agg(
+    pairs = bool(partition_by)
+    aggregate = (key_range.numbered(rows) if pairs else rows).agg(
         F.count(F.lit(1)).alias("n"),
         F.max(bounded).alias("max"),
         F.sum(column.isNull().cast("int")).alias("nulls"),
         F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
-        *key_range.aggregates(rows.schema, primary_key, partition_by),
+        *key_range.aggregates(rows.schema, primary_key, partition_by, pairs=pairs),
     )
     with one_job_over_cache(rows):
         stats = aggregate.first()

@@ -6,7 +6,8 @@ Both come from one distinct of (key, partition values), collected when it holds 
 ``keys.index.MAX_LISTED_KEYS`` pairs: one shuffle instead of two. More pairs, or a null
 key, leave what is missing to the caller (computed as before, never collected twice); a
 composite or non-listable key is not surveyed. A persisted batch counted at most that many
-rows (so at most that many pairs) is surveyed by one global aggregate, one Spark job.
+rows (so at most that many pairs) is surveyed by one global aggregate, one Spark job, or
+by none when the batch's first aggregate collected them (``engine.cursors.batch_stats``).
 Each batch of a bounded backfill pays this once (``docs/bounded-batches.md``).
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
@@ -45,6 +46,7 @@ def survey(
     *,
     counted: int | None = None,
     persisted: bool = False,
+    collected: Sequence[Row] | None = None,
 ) -> IncomingKeys | None:
     """The partitions and keys of ``incoming`` in one job, or None when the key cannot be
     listed at all (composite, or of a type a literal filter cannot match exactly).
@@ -52,6 +54,8 @@ def survey(
     ``counted``: the rows of ``incoming`` (``keys.ranges.KeyRange.rows``), when known.
     ``persisted``: ``incoming`` reads a persisted batch (its plan is fixed: nothing for
     adaptive execution to size), so a global aggregate of it is one Spark job.
+    ``collected``: the pairs the batch's own aggregate collected (``keys.ranges.KeyRange``,
+    every pair of ``incoming``): no job at all.
     """
     if len(primary_key) != 1 or not partition_by:
         return None
@@ -63,7 +67,9 @@ def survey(
         F.col(f"`{key}`").alias("key"),
         *[F.col(f"`{n}`").cast(StringType()).alias(f"p{i}") for i, n in enumerate(partitions)],
     ]
-    if persisted and counted is not None and counted <= key_index.MAX_LISTED_KEYS:
+    if collected is not None:
+        pairs = list(collected)
+    elif persisted and counted is not None and counted <= key_index.MAX_LISTED_KEYS:
         # As many pairs as rows at most: the whole set fits the list, so one aggregate
         # collects it. Adaptive execution would run its shuffle as a job of its own.
         with session_conf(incoming.sparkSession, {_ADAPTIVE_EXECUTION: "false"}):

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from py4j.java_gateway import JavaObject
-from pyspark.sql import Column, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
 
@@ -31,7 +31,12 @@ from glue_incremental.keys import index as key_index
 COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
 _LOW, _HIGH = "__glue_incremental_key_low", "__glue_incremental_key_high"
 _NULLS, _PARTITIONS = "__glue_incremental_key_nulls", "__glue_incremental_partitions"
-_ROWS = "__glue_incremental_key_rows"
+_ROWS, _PAIRS = "__glue_incremental_key_rows", "__glue_incremental_key_pairs"
+# A row's ``monotonically_increasing_id``: its task in the upper bits, its index in the
+# task in the lower 33, in a column of its own (Spark refuses a nondeterministic expression
+# inside an aggregate). Pairs are collected from the first SURVEY_TASKS tasks alone.
+_ROW_ID, _LAST_TASK, _TASK_SHIFT = "__glue_incremental_row_id", "__glue_incremental_task", 33
+SURVEY_TASKS = 64
 # (low, high) per row group with a non-null key; None: a file whose statistics say nothing.
 # A key of COMPARABLE_TYPES (key_index.LISTABLE_TYPES): int or str.
 KeyValue = key_index.KeyValue
@@ -44,6 +49,8 @@ class KeyRange:
     """The least and greatest incoming key (None when every key is null), the null count and,
     when asked for, the rows' distinct partition values as strings (the partitions they fall in).
     ``rows``: how many rows the range is of (None: not counted), a bound on their distinct keys.
+    ``pairs``: every distinct (key, partition values) when asked for and at most
+    ``MAX_LISTED_KEYS`` rows (``keys.incoming.survey`` takes them instead of a job of its own).
     """
 
     low: KeyValue | None
@@ -51,16 +58,28 @@ class KeyRange:
     nulls: int
     partitions: tuple[tuple[str | None, ...], ...] | None = None
     rows: int | None = None
+    pairs: tuple[Row, ...] | None = None
 
 
 def aggregates(
-    schema: StructType, primary_key: Sequence[str], partition_by: Sequence[str] = ()
+    schema: StructType,
+    primary_key: Sequence[str],
+    partition_by: Sequence[str] = (),
+    *,
+    pairs: bool = False,
 ) -> list[Column]:
     """Columns to add to the batch's aggregate, or none when the key cannot be compared.
-    ``partition_by``: the distinct partition values too (a later batch's merge needs them)."""
+    ``partition_by``: the distinct partition values too (a later batch's merge needs them).
+    ``pairs``: the (key, partition) pairs as ``keys.incoming.survey`` forms them, from at most
+    ``MAX_LISTED_KEYS`` + 1 rows of each of the first ``SURVEY_TASKS`` tasks: every pair when
+    the batch has no more rows and tasks, else a bounded collection, dropped. The aggregate
+    is then of ``numbered(rows)``."""
     if len(primary_key) != 1 or not isinstance(schema[primary_key[0]].dataType, COMPARABLE_TYPES):
         return []
-    key = F.col(f"`{primary_key[0]}`")
+    name = primary_key[0]
+    key = F.col(f"`{name}`")
+    if name in partition_by:  # the merge reads partition columns, and the index keeps them, as text
+        key = key.cast(StringType())
     columns = [
         F.min(key).alias(_LOW),
         F.max(key).alias(_HIGH),
@@ -70,7 +89,23 @@ def aggregates(
     if partition_by:
         values = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
         columns.append(F.collect_set(F.struct(*values)).alias(_PARTITIONS))
+    if partition_by and pairs:
+        others = [p for p in partition_by if p != name]
+        pair = F.struct(
+            key.alias("key"),
+            *[F.col(f"`{p}`").cast(StringType()).alias(f"p{i}") for i, p in enumerate(others)],
+        )
+        task = F.shiftright(F.col(_ROW_ID), _TASK_SHIFT)
+        in_task = F.col(_ROW_ID).bitwiseAND(F.lit((1 << _TASK_SHIFT) - 1))
+        few = (task < F.lit(SURVEY_TASKS)) & (in_task <= F.lit(key_index.MAX_LISTED_KEYS))
+        columns.append(F.collect_set(F.when(few, pair)).alias(_PAIRS))
+        columns.append(F.max(task).alias(_LAST_TASK))
     return columns
+
+
+def numbered(rows: DataFrame) -> DataFrame:
+    """``rows`` with each row's task and index in it, which ``aggregates(pairs=True)`` reads."""
+    return rows.withColumn(_ROW_ID, F.monotonically_increasing_id())
 
 
 def from_aggregate(row: Row) -> KeyRange | None:
@@ -78,13 +113,16 @@ def from_aggregate(row: Row) -> KeyRange | None:
     found = row.asDict()
     if _LOW not in found:
         return None
-    partitions = found.get(_PARTITIONS)
+    partitions, pairs, rows = found.get(_PARTITIONS), found.get(_PAIRS), int(row[_ROWS])
+    if (found.get(_LAST_TASK) or 0) >= SURVEY_TASKS or rows > key_index.MAX_LISTED_KEYS:
+        pairs = None  # some rows were not collected
     return KeyRange(
         row[_LOW],
         row[_HIGH],
         int(row[_NULLS] or 0),
         None if partitions is None else tuple(tuple(values) for values in partitions),
-        int(row[_ROWS]),
+        rows,
+        None if pairs is None else tuple(pairs),
     )
 
 

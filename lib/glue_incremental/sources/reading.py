@@ -61,7 +61,8 @@ def read_files(
     of zero rows, blank JSON) is None, as an empty ``files`` is: the caller's
     run has nothing new, instead of a schema inferred from nothing (no columns,
     or CSV's strings) failing its checks. That costs one action reading the
-    first row; with ``schema`` the columns are known and no action is added.
+    first row, except for JSON whose inference found a field (only a record
+    holds one); with ``schema`` the columns are known and no action is added.
 
     ``partition_types`` (the types kept since the first run, ``partition_types``
     module): partition values are read as text and cast to them, never
@@ -89,17 +90,22 @@ def read_files(
     # A header is CSV's, whose DDL string is parsed above.
     declared = schema if isinstance(schema, StructType) else None
     frames = []
+    shown_rows = False  # a JSON field was inferred: some record holds it
     for header, group in groups.items():
         read_schema = _csv_schema(header, declared) if header and declared is not None else schema
+        group_files = [listed[uri] for uri in group]
         frame = _read_group(
             spark,
-            [listed[uri] for uri in group],
+            group_files,
             root_uri,
             source_format,
             read_schema,
             format_options,
             partition_types,
         )
+        if source_format == "json" and schema is None:
+            directories = set(partition_type_rules.names_of(group_files))
+            shown_rows = shown_rows or any(name not in directories for name in frame.columns)
         frame = frame.select("*", *[F.col(c).alias(n) for n, c in added.items()])
         if header and declared is not None:
             frame = _declared_columns(frame, declared)
@@ -110,7 +116,7 @@ def read_files(
     for other in frames[1:]:
         # By name: files whose headers differ still meet column by column (null where absent).
         frame = frame.unionByName(other, allowMissingColumns=True)
-    if schema is None and frame.isEmpty():
+    if schema is None and not shown_rows and frame.isEmpty():
         return None
     return frame
 

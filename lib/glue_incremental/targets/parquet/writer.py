@@ -32,6 +32,7 @@ from glue_incremental.deletes import tombstones
 from glue_incremental.deletes.tombstones import stage as stage_tombstones
 from glue_incremental.errors import RowsOutsidePartitions
 from glue_incremental.hooks import hooks
+from glue_incremental.io import parquet_footers
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
@@ -160,7 +161,12 @@ def upsert(
             counted = incoming_range.rows if incoming_range else None
             persisted = rows.storageLevel.useMemory or rows.storageLevel.useDisk
             surveyed = incoming_keys.survey(
-                incoming, primary_key, partition_by, counted=counted, persisted=persisted
+                incoming,
+                primary_key,
+                partition_by,
+                counted=counted,
+                persisted=persisted,
+                collected=incoming_range.pairs if incoming_range else None,
             )
         known = surveyed.partitions if surveyed else None
         if index_plan is not None and incoming_range and incoming_range.partitions is not None:
@@ -247,7 +253,7 @@ def read_deliveries(
         ]
         if not paths:
             return None
-    found = _read_as_strings(spark, root, paths)
+    found = _read_as_strings(spark, root, paths, fs)
     if not set(delivery) <= set(found.columns):
         return None
     return found
@@ -366,6 +372,7 @@ def read_target(
     if not data_exists(spark, target_uri):
         return None
     paths = [target_uri]
+    fs = None
     if partitions is not None:
         fs = open_filesystem(spark, target_uri)
         paths = [
@@ -375,7 +382,7 @@ def read_target(
         ]
         if not paths:
             return None
-    return _read_as_strings(spark, target_uri, paths)
+    return _read_as_strings(spark, target_uri, paths, fs)
 
 
 def target_schema(
@@ -398,14 +405,21 @@ def target_schema(
     return _read_as_strings(spark, target_uri, [found.rstrip("/").rsplit("/", 1)[0]]).schema
 
 
-def _read_as_strings(spark: SparkSession, base_uri: str, paths: Sequence[str]) -> DataFrame:
+def _read_as_strings(
+    spark: SparkSession, base_uri: str, paths: Sequence[str], fs: HadoopFileSystem | None = None
+) -> DataFrame:
     conf = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    # Files carry the columns of the run that wrote them: merged, older ones read null. A few
+    # files' footers are merged on the driver (``parquet_footers``): no Spark job.
+    files = parquet_footers.data_files(fs or open_filesystem(spark, base_uri), paths)
+    merged = parquet_footers.merged_schema(spark, files) if files else None
     previous = spark.conf.get(conf)
     spark.conf.set(conf, "false")
     try:
-        # Files carry the columns of the run that wrote them: merged, older ones read null.
-        reader = spark.read.option("basePath", base_uri).option("mergeSchema", "true")
-        return reader.parquet(*[literal(p) for p in paths])
+        reader = spark.read.option("basePath", base_uri)
+        if files and merged is not None:
+            return reader.schema(merged).parquet(*[literal(p) for p in files])
+        return reader.option("mergeSchema", "true").parquet(*[literal(p) for p in paths])
     finally:
         if previous is None:
             spark.conf.unset(conf)
