@@ -98,7 +98,11 @@ def aggregates(
         task = F.shiftright(F.col(_ROW_ID), _TASK_SHIFT)
         in_task = F.col(_ROW_ID).bitwiseAND(F.lit((1 << _TASK_SHIFT) - 1))
         few = (task < F.lit(SURVEY_TASKS)) & (in_task <= F.lit(key_index.MAX_LISTED_KEYS))
-        columns.append(F.collect_set(F.when(few, pair)).alias(_PAIRS))
+        # A batch too big to survey returns no pairs: none cross to the driver to be dropped.
+        small = (F.count(F.lit(1)) <= F.lit(key_index.MAX_LISTED_KEYS)) & (
+            F.max(task) < F.lit(SURVEY_TASKS)
+        )
+        columns.append(F.when(small, F.collect_set(F.when(few, pair))).alias(_PAIRS))
         columns.append(F.max(task).alias(_LAST_TASK))
     return columns
 
