@@ -4,6 +4,8 @@ Spark's ``mergeSchema`` would find, and files it cannot vouch for are left to Sp
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -53,3 +55,37 @@ def test_a_file_without_sparks_schema_or_a_nested_directory_is_left_to_spark(spa
     assert files is not None
     assert parquet_footers.merged_schema(spark, files) is None
     assert parquet_footers.data_files(fs, [uri(nested)]) is None
+
+
+def spark_file(path, column: str, schema_text: str) -> None:
+    """A Parquet file of one ``column`` whose footer carries ``schema_text`` as Spark's."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table({column: [1]}).replace_schema_metadata(
+        {"org.apache.spark.sql.parquet.row.metadata": schema_text}
+    )
+    pq.write_table(table, path)
+
+
+def test_a_footer_schema_this_spark_cannot_parse_is_left_to_spark(spark, tmp_path):
+    spark_file(tmp_path / "p=a" / "one.parquet", "id", "id:long (a legacy Spark 1 form)")
+    files = parquet_footers.data_files(
+        HadoopFileSystem(spark, uri(tmp_path)), [uri(tmp_path / "p=a")]
+    )
+
+    assert files is not None
+    assert parquet_footers.merged_schema(spark, files) is None
+
+
+def test_columns_differing_only_in_case_merge_as_spark_merges_them(spark, tmp_path):
+    def schema(name: str) -> str:
+        field = {"name": name, "type": "long", "nullable": True, "metadata": {}}
+        return json.dumps({"type": "struct", "fields": [field]})
+
+    spark_file(tmp_path / "p=a" / "one.parquet", "Amount", schema("Amount"))
+    spark_file(tmp_path / "p=a" / "two.parquet", "amount", schema("amount"))
+    files = parquet_footers.data_files(
+        HadoopFileSystem(spark, uri(tmp_path)), [uri(tmp_path / "p=a")]
+    )
+
+    merged = parquet_footers.merged_schema(spark, files or [])
+    assert merged is not None and [f.name.lower() for f in merged.fields] == ["amount"]

@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class, session_jvm
 from glue_incremental.partitions.paths import is_hidden
 
-# More files than this: Spark's job reads them in parallel tasks, cheaper than one by one.
-DRIVER_FOOTERS = 64
+# More files than this: Spark's job reads them in parallel tasks, cheaper than one by one;
+# and a read given more paths than spark.sql.sources.parallelPartitionDiscovery.threshold
+# (32 by default) lists them in a Spark job of its own anyway.
+DRIVER_FOOTERS = 32
 _SPARK_SCHEMA = "org.apache.spark.sql.parquet.row.metadata"
 
 __all__ = ["DRIVER_FOOTERS", "data_files", "merged_schema"]
@@ -44,7 +47,8 @@ def data_files(fs: HadoopFileSystem, directories: Sequence[str]) -> list[str] | 
 
 
 def merged_schema(spark: SparkSession, files: Sequence[str]) -> StructType | None:
-    """The data columns of ``files`` merged, or None if a footer holds no Spark schema."""
+    """The data columns of ``files`` merged, or None if a footer holds no Spark schema this
+    Spark can parse (a legacy or newer form: Spark's own read then decides)."""
     jvm = session_jvm(spark)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     path = jvm_class(jvm, "org.apache.hadoop.fs.Path")
@@ -63,9 +67,13 @@ def merged_schema(spark: SparkSession, files: Sequence[str]) -> StructType | Non
     if not texts:
         return None
     types = jvm_class(jvm, "org.apache.spark.sql.types.DataType")
-    merged = types.fromJson(texts[0])
-    for text in texts[1:]:
-        merged = merged.merge(types.fromJson(text), True)  # mergeSchema's merge, case-sensitive
+    case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    try:
+        merged = types.fromJson(texts[0])
+        for text in texts[1:]:
+            merged = merged.merge(types.fromJson(text), case_sensitive)  # as mergeSchema does
+    except Py4JJavaError:
+        return None
     return StructType.fromJson(json.loads(merged.json()))
 
 
