@@ -84,9 +84,9 @@ fi
 # Iceberg for local Spark (AWS Glue 5.1 ships it natively): the Spark runtime jar
 # comes from a PyPI wheel; its relocated Jackson classes are built from the Jackson
 # jars pyspark ships (scripts/relocate_jar.py). Both checksums are verified.
-ICEBERG_RUNTIME_JAR=iceberg-spark-runtime-3.5_2.12-1.10.2.jar
+ICEBERG_RUNTIME_JAR="iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 ICEBERG_RUNTIME_SHA256=5b30080c7bbbced0fb0900894b7ea0200b1bbb2e4c355ebe727baafaf49c16f6
-ICEBERG_JACKSON_JAR=iceberg-shaded-jackson-2.15.2.jar
+ICEBERG_JACKSON_JAR="iceberg-shaded-jackson-2.15.2.jar"
 ICEBERG_JACKSON_SHA256=fc59376dc8a1af279311683a6200f997da6a233a7ea49c8df13d06cc34357cf2
 verify_sha256() { echo "$2  $1" | sha256sum --check --status || { echo "setup: checksum mismatch for $1" >&2; rm -f "$1"; return 1; }; }
 install_iceberg_jars() {
