@@ -66,20 +66,21 @@ def test_an_unrouted_shell_is_routed_to_the_running_stack(started, monkeypatch):
     assert routed == [True]
 
 
-def test_a_shell_routed_by_env_local_still_finds_the_stacks_terraform_state(monkeypatch):
-    # Every `--env local` command reads `terraform output` from the stack's data directory.
+@pytest.mark.parametrize(
+    ("endpoint", "data_dir"),
+    [
+        # `eval "$(... env --env local)"`: every `--env local` command reads `terraform output`
+        # from the stack's data directory.
+        pytest.param("http://127.0.0.1:1", "/stack/terraform", id="routed-to-the-stack"),
+        pytest.param("http://127.0.0.1:2", None, id="routed-elsewhere-takes-nothing"),
+    ],
+)
+def test_a_routed_shell_takes_the_stacks_settings_only_from_its_own_stack(
+    monkeypatch, endpoint, data_dir
+):
     record = {"environment": {**RECORD["environment"], "TF_DATA_DIR": "/stack/terraform"}}
     monkeypatch.setattr(stack, "read_stack", lambda *_: record)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
     monkeypatch.delenv("TF_DATA_DIR", raising=False)
     stack.use_local_stack()
-    assert os.environ["TF_DATA_DIR"] == "/stack/terraform"
-
-
-def test_a_shell_routed_to_other_endpoints_takes_nothing_from_the_stack(monkeypatch):
-    record = {"environment": {**RECORD["environment"], "TF_DATA_DIR": "/stack/terraform"}}
-    monkeypatch.setattr(stack, "read_stack", lambda *_: record)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:2")
-    monkeypatch.delenv("TF_DATA_DIR", raising=False)
-    stack.use_local_stack()
-    assert "TF_DATA_DIR" not in os.environ
+    assert os.environ.get("TF_DATA_DIR") == data_dir
