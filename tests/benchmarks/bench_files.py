@@ -311,6 +311,8 @@ def _incremental_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "source_bytes_read": [run["source_bytes_read"] for run in runs],
         "fs_bytes_read_median": median([run["fs_bytes_read"] for run in runs]),
         "spark_jobs": [run["spark_jobs"] for run in runs],
+        "py4j_round_trips": [run["py4j_round_trips"] for run in runs],
+        "filesystems_opened": [run["filesystems_opened"] for run in runs],
     }
 
 
@@ -524,7 +526,11 @@ def run(ctx: Context) -> dict[str, Any]:
             "files; for AvailableNow only the new files show: its checkpoint is read through "
             "Hadoop's FileContext API, outside these counters, so the size of its file-source "
             "log is reported apart). Spark jobs: setJobGroup/statusTracker (AvailableNow: its "
-            "run id's group). Every method is given the JSON schema (the job as --source_schema). "
+            "run id's group). py4j round trips: the commands the driver sent its JVM during "
+            "the run (calls, name lookups, objects made and released; tests/harness/py4j_calls.py); "
+            "file systems opened: Hadoop file systems the library looked up in the JVM (once per "
+            "root and process: 0 once an earlier run opened it). "
+            "Every method is given the JSON schema (the job as --source_schema). "
             "Memory: one more round at the largest history, sampled; timed runs are not."
         ),
         "points": points,

@@ -9,6 +9,8 @@ Everything here observes; nothing changes what the measured code does:
 - ``MemorySampler``: peak JVM heap used (``MemoryMXBean``) and peak RSS of the
   Python driver process, sampled in a background thread.
 - ``RequestCounter``: HTTP requests a boto3 client sends (``before-send`` hook).
+- ``Py4jCalls`` (``tests/harness/py4j_calls.py``): the driver's py4j round trips by kind
+  and the Hadoop file systems the library opens.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from tests.harness.py4j_calls import Py4jCalls
 
 _group_ids = itertools.count()
 
@@ -290,6 +294,7 @@ def measured(ctx: Context, label: str, action: Any, *, memory: bool = False) -> 
         IoCounters(ctx.spark) as io_counters,
         SparkJobs(ctx.spark, label) as jobs,
         requests.measure() as sent,
+        Py4jCalls() as py4j,
         Timer() as timer,
         quiet(),
     ):
@@ -301,6 +306,7 @@ def measured(ctx: Context, label: str, action: Any, *, memory: bool = False) -> 
         "spark_files_discovered": io_counters.delta.files_discovered,
         "spark_parallel_listing_jobs": io_counters.delta.parallel_listing_jobs,
         "dynamodb_requests": sum(sent.values()),
+        **py4j.figures(),
         "result": result,
     }
     if memory:

@@ -119,6 +119,8 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
                     _fmt_bytes(runs[-1]["source_bytes_read"]),
                     _fmt_bytes(s[method]["fs_bytes_read_median"]),
                     _fmt_int(runs[-1]["spark_jobs"]),
+                    _fmt_int(runs[-1].get("py4j_round_trips")),
+                    _fmt_int(runs[-1].get("filesystems_opened")),
                 ]
             )
         full = p["full_reload"]
@@ -139,6 +141,8 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
                     _fmt_bytes(run["source_bytes_read"]),
                     _fmt_bytes(run["fs_bytes_read"]),
                     _fmt_int(run["spark_jobs"]),
+                    _fmt_int(run.get("py4j_round_trips")),
+                    _fmt_int(run.get("filesystems_opened")),
                 ]
             )
     out += _table(
@@ -151,6 +155,8 @@ def _files_section(section: dict[str, Any], out: list[str], summary: list[list[s
             "source bytes read",
             "all bytes read (JVM fs)",
             "Spark jobs",
+            "py4j round trips",
+            "file systems opened",
         ],
         rows,
     )

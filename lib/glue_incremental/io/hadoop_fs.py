@@ -9,7 +9,9 @@ so the writer and Spark agree on what the target holds.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from py4j.java_gateway import JavaClass, JavaObject, JVMView
 from pyspark.sql import SparkSession
@@ -34,6 +36,34 @@ def jvm_class(jvm: JVMView, name: str) -> JavaClass:
     return found
 
 
+# Per JVM, by file system root: (the Hadoop configuration, the root's FileSystem).
+_OPENED: weakref.WeakKeyDictionary[JVMView, dict[str, tuple[JavaObject, JavaObject]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def jvm_filesystem(spark: SparkSession, uri: str) -> tuple[JavaObject, JavaObject]:
+    """The session's Hadoop configuration and the FileSystem of ``uri``'s root.
+
+    Looked up once per JVM and root (scheme and authority), as Hadoop's own FileSystem
+    cache returns one instance per root: a run opens its target several times, and each
+    lookup is three py4j round trips.
+    """
+    parts = urlsplit(uri)
+    root = f"{parts.scheme}://{parts.netloc}"
+    opened = _OPENED.setdefault(session_jvm(spark), {})
+    if root not in opened:
+        opened[root] = open_in_jvm(spark, uri)
+    return opened[root]
+
+
+def open_in_jvm(spark: SparkSession, uri: str) -> tuple[JavaObject, JavaObject]:
+    """Hadoop's configuration and ``FileSystem.get`` for ``uri``: three py4j round trips."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    path_class = jvm_class(session_jvm(spark), "org.apache.hadoop.fs.Path")
+    return conf, path_class(uri).getFileSystem(conf)
+
+
 # Hadoop's codecs by extension: such a file's first line is read through its codec.
 _COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")
 
@@ -45,9 +75,8 @@ class HadoopFileSystem:
         self, spark: SparkSession, uri: str, *, local_reads_in_python: bool = True
     ) -> None:
         self._jvm = jvm = session_jvm(spark)
-        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         self._Path = jvm_class(jvm, "org.apache.hadoop.fs.Path")
-        self._fs = self._Path(uri).getFileSystem(self._conf)
+        self._conf, self._fs = jvm_filesystem(spark, uri)
         self._made_dirs: set[str] = set()
         # file: listings and sizes in Python (``local_files``): no py4j calls per entry.
         self._local = local_reads_in_python and local_files.is_local(uri)

@@ -180,17 +180,24 @@ def _read_ranges(
         input_file.fromPath(hadoop_path, conf)
     )
     try:
-        blocks = list(reader.getFooter().getBlocks())
+        footer = reader.getFooter()
     finally:
         reader.close()
+    # The key's column chunk by its place in the schema: each py4j call is a round trip, and
+    # walking every column of every block cost a few per column.
+    schema = footer.getFileMetaData().getSchema()
+    if not schema.containsField(key):
+        return None
+    index, blocks = schema.getFieldIndex(key), footer.getBlocks()
     ranges = []
-    for block in blocks:
+    for number in range(blocks.size()):
+        block = blocks.get(number)
         if not block.getRowCount():
             continue
-        columns = [c for c in block.getColumns() if list(c.getPath().toArray()) == [key]]
-        if len(columns) != 1:
-            return None
-        statistics = columns[0].getStatistics()
+        column = block.getColumns().get(index)
+        if list(column.getPath().toArray()) != [key]:
+            return None  # a nested schema: the field's place is not its leaf's
+        statistics = column.getStatistics()
         if statistics is None or statistics.isEmpty():
             return None
         if not statistics.hasNonNullValue():

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.io import local_files
-from glue_incremental.io.hadoop_fs import jvm_class
+from glue_incremental.io.hadoop_fs import jvm_class, jvm_filesystem
 from glue_incremental.partitions.paths import is_hidden, parse_name
 
 FINGERPRINT_HEX_CHARS = 16
@@ -126,9 +126,8 @@ def list_source_files(
     """
     jvm = spark._jvm
     try:
-        path = jvm_class(jvm, "org.apache.hadoop.fs.Path")(root_uri)
-        fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-        path = fs.makeQualified(path)
+        _, fs = jvm_filesystem(spark, root_uri)
+        path = fs.makeQualified(jvm_class(jvm, "org.apache.hadoop.fs.Path")(root_uri))
     except Py4JJavaError as error:
         raise ValueError(f"cannot open source root {root_uri!r}: {error.java_exception}") from error
     try:
