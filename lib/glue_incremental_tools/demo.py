@@ -57,8 +57,9 @@ NEW_COLUMN = "channel"
 DELETED_ORDERS = (1, 2)
 BAD_ARGUMENTS = {"--primary_keys": "order_id"}  # a typo of --primary_key
 # What the runs need before they start: the jobs and their rights (the lake key first), the
-# buckets, the watermarks table, the catalog. Not the rest: on LocalStack it is mostly the AWS provider waiting ~25 s
-# per SQS queue and ~55 s for the scripts bucket's lifecycle rules to read back the same.
+# buckets, the watermarks table, the catalog. Not the rest: on LocalStack it is mostly the
+# AWS provider waiting ~25 s per SQS queue and ~55 s for the scripts bucket's lifecycle
+# rules to read back the same (terraform-provider-aws#27393; not settable).
 RUNS_NEED = ("aws_glue_", "aws_iam_", "aws_dynamodb_", "aws_s3_bucket")
 APPLIED_LATER = ("aws_s3_bucket_lifecycle_configuration",)
 
