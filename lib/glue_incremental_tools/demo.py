@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +56,12 @@ CUSTOMER_COUNT = 8
 NEW_COLUMN = "channel"
 DELETED_ORDERS = (1, 2)
 BAD_ARGUMENTS = {"--primary_keys": "order_id"}  # a typo of --primary_key
+# What the runs need before they start: the jobs and their rights (the lake key first), the
+# buckets, the watermarks table, the catalog. Not the rest: on LocalStack it is mostly the
+# AWS provider waiting ~25 s per SQS queue and ~55 s for the scripts bucket's lifecycle
+# rules to read back the same (terraform-provider-aws#27393; not settable).
+RUNS_NEED = ("aws_glue_", "aws_iam_", "aws_dynamodb_", "aws_s3_bucket")
+APPLIED_LATER = ("aws_s3_bucket_lifecycle_configuration",)
 
 Log = Callable[[str], Any]
 
@@ -86,6 +93,8 @@ class RunSpec:
     # As on a schedule: one alarm period after the orders' last run (``wait_out_alarm_period``).
     wait_out_alarm_period: bool = False
     waited: float = 0.0
+    # Done first, in this job's turn: the runs of other jobs go on meanwhile.
+    before: Callable[[], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,7 @@ class Demo:
     runs: list[RunRow] = field(default_factory=list)
     alarm_states: dict[str, str] = field(default_factory=dict)
     pages: list[dict[str, Any]] = field(default_factory=list)
+    _apply: BackgroundApply | None = field(default=None, repr=False)
 
     # -- paths -----------------------------------------------------------------------------------
 
@@ -238,6 +248,82 @@ class Demo:
     def _next_plan(self) -> Path:
         return self.workdir / "terraform" / "next.tfplan"
 
+    def start_apply(self) -> dict[str, Any]:
+        """``terraform init``, ``plan``, then that plan's apply in the background; returns the
+        planned outputs once what the runs need exists (``RUNS_NEED``).
+
+        The apply goes on while the demo deploys and runs: ``finish_apply`` joins it (the
+        alarms, the on-call topic and queues, the scripts bucket's lifecycle) and reads the
+        applied outputs. The plan is the whole environment, as ``terraform_apply`` applies it.
+        """
+        (self.workdir / "terraform").mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        self._terraform(["init", "-input=false", f"-backend-config=path={self.state_path}"])
+        plan = self.workdir / "terraform" / "first.tfplan"
+        self._terraform(["plan", "-input=false", f"-out={plan}", *self.terraform_vars()])
+        self._apply = BackgroundApply(
+            [
+                _terraform(),
+                f"-chdir={self.terraform_dir}",
+                "apply",
+                "-input=false",
+                "-no-color",
+                str(plan),
+            ],
+            env={**os.environ, **self.terraform_env},
+            log_path=self.workdir / "terraform" / "apply.log",
+        )
+        # Read while the apply starts: the plan's addresses, and its outputs known before apply.
+        shown = json.loads(self._terraform_json(["show", "-json", str(plan)]))
+        planned = {
+            change["address"]: change["type"]
+            for change in shown.get("resource_changes") or []
+            if "create" in change["change"]["actions"]
+        }
+        needed = {
+            address
+            for address, kind in planned.items()
+            if kind.startswith(RUNS_NEED) and not kind.startswith(APPLIED_LATER)
+        }
+        created = self._apply.wait_for(needed)
+        self.outputs = deploy.output_values(
+            {
+                name: {"value": change.get("after")}
+                for name, change in shown["output_changes"].items()
+            }
+        )
+        self.log(
+            f"{len(created)} of {len(planned)} resources in {time.monotonic() - started:.0f} s: "
+            f"jobs {', '.join(self.outputs['job_names'].values())}; "
+            f"bucket {self.outputs['scripts_bucket_name']}; table {self.outputs['watermarks_table_name']}"
+        )
+        self.log(
+            f"the other {len(planned) - len(created)} (alarms, the on-call topic and queues, the "
+            "scripts bucket's lifecycle) go on in the background: mostly the AWS provider "
+            "waiting for SQS attributes and lifecycle rules to settle"
+        )
+        return self.outputs
+
+    def finish_apply(self) -> dict[str, Any]:
+        """Wait for ``start_apply``'s apply to end; returns the applied outputs."""
+        if self._apply is None:
+            return self.outputs
+        created, seconds = self._apply.finish()
+        self._apply = None
+        self.read_outputs()
+        self.log(
+            f"terraform apply, begun in step 2, done: {created} resources in {seconds:.0f} s; "
+            f"on-call topic {self.outputs['oncall_topic_arn'].rsplit(':', 1)[-1]}, paging queue "
+            f"{self.outputs['oncall_queue_url'].rsplit('/', 1)[-1]}"
+        )
+        return self.outputs
+
+    def stop_apply(self) -> None:
+        """End ``start_apply``'s apply if it still runs (the demo failed before joining it)."""
+        if self._apply is not None:
+            self._apply.stop()
+            self._apply = None
+
     def refresh_outputs(self) -> dict[str, Any]:
         """``terraform apply -refresh-only``: the root outputs brought up to date (a targeted
         apply leaves them as they were); returns them."""
@@ -263,6 +349,15 @@ class Demo:
         )
         self.outputs = deploy.output_values(json.loads(completed.stdout))
         return self.outputs
+
+    def _terraform_json(self, args: list[str]) -> str:
+        return subprocess.run(
+            [_terraform(), f"-chdir={self.terraform_dir}", *args, "-no-color"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.terraform_env},
+            check=True,
+        ).stdout
 
     def terraform_plan(self) -> list[str]:
         """A second plan: the addresses it would change (empty: the deploy left it clean)."""
@@ -301,8 +396,14 @@ class Demo:
     def deploy(self) -> deploy.DeployResult:
         """``python -m glue_incremental deploy --env local``, against the demo's Terraform state."""
         lines: list[str] = []
+        # Bucket and jobs from the outputs read: while ``start_apply``'s apply runs, the state
+        # has no outputs yet for ``terraform output`` to read.
         result = deploy.deploy(
-            ENVIRONMENT, root=self.root, terraform_env=self.terraform_env, log=lines.append
+            ENVIRONMENT,
+            bucket=self.outputs["scripts_bucket_name"],
+            jobs=list(self.outputs["job_names"].values()),
+            root=self.root,
+            log=lines.append,
         )
         assert result is not None
         for line in lines:  # the release's files, its id and the verify lines; not the JSON
@@ -433,6 +534,8 @@ class Demo:
             ran: list[runner.JobRun] = []
             for index in indexes:
                 spec = specs[index]
+                if spec.before is not None:
+                    spec.before()
                 if spec.wait_out_alarm_period:
                     spec.waited = self.wait_out_alarm_period(after=ran)
                 ran.append(self._run_job(spec.key, spec.arguments))
@@ -921,6 +1024,66 @@ def describe_state(values: Mapping[str, Any]) -> str:
     return ", ".join(parts) or "(empty)"
 
 
+class BackgroundApply:
+    """A ``terraform apply`` in the background: its output to ``log_path``, timed; which
+    resources it created so far."""
+
+    def __init__(self, command: list[str], *, env: Mapping[str, str], log_path: Path) -> None:
+        self.started = self.ended = time.monotonic()
+        self.created: set[str] = set()
+        self.tail: list[str] = []
+        self.changed = threading.Condition()
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(env)
+        )
+        self.reader = threading.Thread(target=self._read, args=(log_path,), daemon=True)
+        self.reader.start()
+
+    def _read(self, log_path: Path) -> None:
+        assert self.process.stdout is not None
+        with log_path.open("w") as log_file:
+            for line in self.process.stdout:
+                log_file.write(f"{time.monotonic() - self.started:7.1f} {line}")
+                self.tail = [*self.tail[-29:], line]
+                if ": Creation complete" in line:
+                    with self.changed:
+                        self.created.add(line.split(": Creation complete", 1)[0].strip())
+                        self.changed.notify_all()
+        self.process.wait()
+        with self.changed:
+            self.ended = time.monotonic()
+            self.changed.notify_all()
+
+    def wait_for(self, addresses: set[str]) -> set[str]:
+        """Block until every one of ``addresses`` is created; returns what is created by then."""
+        with self.changed:
+            while not addresses <= self.created:
+                if self.process.poll() is not None and not self.reader.is_alive():
+                    self._check()
+                    break
+                self.changed.wait(1.0)
+            return set(self.created)
+
+    def finish(self) -> tuple[int, float]:
+        """Wait for the apply to end: (resources created, seconds since its start)."""
+        self.reader.join()
+        self._check()
+        return len(self.created), self.ended - self.started
+
+    def _check(self) -> None:
+        if self.process.wait() != 0:
+            raise deploy.DeployError(f"terraform apply failed:\n{''.join(self.tail)}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.reader.join(timeout=30)
+
+
 def _terraform() -> str:
     found = shutil.which("terraform")
     if not found:
@@ -1011,6 +1174,7 @@ def run_demo(
                 )
                 steps.detail(f"moto's server at {endpoint.glue_url}, for the Glue API only")
             demo = Demo(workdir, endpoint, log=steps.detail)
+            stack.callback(demo.stop_apply)  # before local AWS stops
             checked("local aws")
             _chain(demo, steps)
             out("\n" + "=" * 100)
@@ -1029,10 +1193,11 @@ def run_demo(
 
 def _chain(demo: Demo, steps: Steps) -> None:
     with steps.step(
-        f"terraform apply terraform/environments/{ENVIRONMENT} (state in {demo._rel(demo.state_path)})",
+        f"terraform apply terraform/environments/{ENVIRONMENT} (state in "
+        f"{demo._rel(demo.state_path)}): what the runs need first, the rest in the background",
         "apply",
     ):
-        demo.terraform_apply()
+        demo.start_apply()
     with steps.step(
         f"Deploy scripts and library: python -m glue_incremental deploy --env {ENVIRONMENT}",
         "deploy",
@@ -1060,18 +1225,25 @@ def _chain(demo: Demo, steps: Steps) -> None:
         "incremental",
     ):
         demo.run_together(*(RunSpec(key, "incremental") for key in (CUSTOMERS, ORDERS, ICEBERG)))
+        # Joined here, long done: the steps after page, and the runs before sent no page.
+        demo.finish_apply()
         demo.show_orders_target()
     with steps.step(
         f"{iceberg_job}: one snapshot per run; rewind it to the full load, then run it again, "
-        f"at once with {enriched} (incremental join of orders with customers) and {daily} (a "
-        f"custom script aggregating what {orders} committed, per day), which {orders}' success starts",
+        f"while {enriched} (incremental join of orders with customers) and {daily} (a custom "
+        f"script aggregating what {orders} committed, per day), which {orders}' success starts, run",
         "rewind, join, aggregation",
     ):
-        demo.show_iceberg_table()
-        demo.rewind(ICEBERG, full)
-        demo.show_iceberg_table()
+
+        def rewind() -> None:
+            demo.show_iceberg_table()
+            demo.rewind(ICEBERG, full)
+            demo.show_iceberg_table()
+
+        # The rewind (its rollback starts Spark) touches only the Iceberg table: the join and
+        # the aggregation need not wait for it. Only it logs until the runs end.
         *_, aggregated = demo.run_together(
-            RunSpec(ICEBERG, "rerun after rewind"),
+            RunSpec(ICEBERG, "rerun after rewind", before=rewind),
             RunSpec(ENRICHED, "join"),
             RunSpec(DAILY_REVENUE, "aggregation"),
         )
