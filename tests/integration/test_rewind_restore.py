@@ -412,3 +412,19 @@ def test_a_rewind_restores_a_history_targets_versions_and_side_store_to_the_earl
 
     assert code == 0
     assert stored() == after_jr_2
+
+
+def test_a_rewind_to_a_run_that_found_the_target_empty_empties_it_again(
+    spark, tmp_path, store, monkeypatch
+):
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store)
+    (tmp_path / "source").mkdir(parents=True)
+    job.run()  # jr_1: nothing landed yet, the target stays empty
+    job.land(BAD, name="bad.json")
+    job.run()
+
+    code, _ = rewind(job, "jr_1")
+
+    assert code == 0
+    assert target_rows(job) == []
