@@ -204,6 +204,20 @@ def test_a_text_watermark_of_timestamps_is_typed_and_a_declared_one_is_refused(
     assert Runs(spark, tmp_path, store).types()["updated"] == "timestamp"
 
 
+def test_a_csv_header_with_spaces_after_its_commas_names_the_columns_trimmed(
+    spark, tmp_path, store
+):
+    source = tmp_path / "source"
+    write_csv_file(source, "a.csv", ["id,updated,amount", "1,1,2.5"], mtime=T0)
+    write_csv_file(source, "b.csv", ["id, updated, amount", "2,2,3.5"], mtime=T0 + 1)
+    runs = Runs(spark, tmp_path, store, source_format="csv")
+
+    runs.run()
+
+    assert runs.target("id", "updated", "amount") == [(1, 1, 2.5), (2, 2, 3.5)]
+    assert sorted(runs.types()) == ["amount", "id", "updated"]
+
+
 def test_older_csv_files_with_fewer_columns_read_by_name_with_the_missing_ones_null(
     spark, tmp_path, store
 ):
