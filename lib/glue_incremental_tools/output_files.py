@@ -94,6 +94,8 @@ class LocalStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.writing")
         partial.write_bytes(data)
+        # Hadoop checks a file against its checksum when it has one: a stale one fails the read.
+        path.with_name(_CRC.format(path.name)).unlink(missing_ok=True)
         os.replace(partial, path)
 
     def read_bytes(self, uri: str) -> bytes | None:

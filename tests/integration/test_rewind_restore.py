@@ -412,3 +412,46 @@ def test_a_rewind_restores_a_history_targets_versions_and_side_store_to_the_earl
 
     assert code == 0
     assert stored() == after_jr_2
+
+
+def test_a_rewind_to_a_run_that_found_the_target_empty_empties_it_again(
+    spark, tmp_path, store, monkeypatch
+):
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store)
+    (tmp_path / "source").mkdir(parents=True)
+    job.run()  # jr_1: nothing landed yet, the target stays empty
+    job.land(BAD, name="bad.json")
+    job.run()
+
+    code, _ = rewind(job, "jr_1")
+
+    assert code == 0
+    assert target_rows(job) == []
+
+
+def test_a_rewind_over_a_widening_then_a_rerun_leaves_one_type_spark_reads(
+    spark, tmp_path, store, monkeypatch
+):
+    monkeypatch.delenv(cli.TABLE_ENV, raising=False)
+    job = Job(spark, tmp_path, store)
+    job.land(
+        [
+            {"id": 1, "part": "a", "updated": 1, "qty": 3},
+            {"id": 2, "part": "b", "updated": 1, "qty": 5},
+        ]
+    )
+    job.run()
+    # One 20-digit value widens qty to decimal(20,0): every partition is rewritten.
+    job.land([{"id": 3, "part": "a", "updated": 2, "qty": 12345678901234567890}])
+    job.run()
+
+    assert rewind(job, "jr_1")[0] == 0
+    job.run()  # reads the widening file again
+
+    seen = spark.read.parquet(str(job.target)).select("id", "qty").collect()
+    assert sorted((r["id"], int(r["qty"])) for r in seen) == [
+        (1, 3),
+        (2, 5),
+        (3, 12345678901234567890),
+    ]

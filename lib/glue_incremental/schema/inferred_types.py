@@ -5,9 +5,10 @@ values, not the column: ordinary integers read as ``bigint`` after one 20-digit 
 the target to ``decimal(20,0)``; a column null in every row reads as ``string``. Refusing such
 a batch would stall every later run. ``as_stored`` casts each such column up to the stored
 type before the schema is planned, in every ``--schema_evolution`` mode: narrower by the
-widening table (``schema.evolution.is_widening``; no value checked), or text null in every row
-(one small aggregate, only when such a column meets a stored non-text one). A value that does
-not fit is left as read, and the plan sees a real change. ``typed_watermark`` types a watermark
+widening table (``schema.evolution.is_widening``; no value checked), a number whose every value
+the stored number type holds exactly (JSON's whole ``bigint`` amounts in a ``double`` column),
+or text null in every row (one small aggregate, only for such columns). A value that does not
+fit is left as read, and the plan sees a real change. ``typed_watermark`` types a watermark
 read as text whose values are all numbers or timestamps (never ordered as text, where ``"10"``
 sorts before ``"9"``). Design: ``docs/schema-evolution.md``.
 """
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StringType, StructType
+from pyspark.sql.types import DataType, NumericType, StringType, StructType
 
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.schema.evolution import is_widening
@@ -50,7 +51,8 @@ def as_stored(
         return rows
     types = {field.name: field.dataType for field in stored.fields}
     casts: dict[str, DataType] = {}
-    suspects: list[str] = []
+    # Per column checked by value: what counts its rows that do not fit (none: cast it up).
+    suspects: dict[str, Column] = {}
     for field in rows.schema.fields:
         name, read = field.name, field.dataType
         if name not in types or name in partition_by or read == types[name]:
@@ -58,9 +60,11 @@ def as_stored(
         if is_widening(read, types[name]):
             casts[name] = types[name]
         elif isinstance(read, StringType) and not isinstance(types[name], StringType):
-            suspects.append(name)
+            suspects[name] = F.count(_col(name))
+        elif isinstance(read, NumericType) and isinstance(types[name], NumericType):
+            suspects[name] = _count_inexact(name, read, types[name])
     if suspects:
-        counts = rows.agg(*[F.count(_col(name)) for name in suspects]).first()
+        counts = rows.agg(*suspects.values()).first()
         assert counts is not None  # a global aggregate always has one row
         for name, count in zip(suspects, counts, strict=True):
             if not count:
@@ -73,6 +77,16 @@ def as_stored(
             for name in rows.columns
         ]
     )
+
+
+def _count_inexact(name: str, read: DataType, stored: DataType) -> Column:
+    """The rows whose number ``stored`` does not hold exactly: the cast fails (overflow) or
+    does not come back to the value (rounded). Compared as read: Spark would compare a bigint
+    with a double as doubles, where 2**53 + 1 equals its rounding."""
+    value = _col(name)
+    cast = F.expr(f"try_cast(`{name}` AS {stored.simpleString()})")
+    back = cast.cast(read)
+    return F.count(F.when(value.isNotNull() & (cast.isNull() | (back != value)), True))
 
 
 def typed_watermark(rows: DataFrame, column: str, *, declared: bool = False) -> DataFrame:

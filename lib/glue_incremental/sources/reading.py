@@ -103,6 +103,10 @@ def read_files(
             format_options,
             partition_types,
         )
+        if header and declared is None:
+            # Spark names a column as its header spells it: "id, updated" would read a
+            # column " updated" the job never finds.
+            frame = frame.withColumnsRenamed({name: name.strip() for name in header})
         if source_format == "json" and schema is None:
             directories = set(partition_type_rules.names_of(group_files))
             shown_rows = shown_rows or any(name not in directories for name in frame.columns)
@@ -136,7 +140,7 @@ def _typed_alike(frames: list[DataFrame]) -> list[DataFrame]:
 
 
 def csv_header_groups(spark: SparkSession, uris: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
-    """``uris`` grouped by their header's column names, in first-seen order. Spark applies one
+    """``uris`` grouped by their header as spelled, in first-seen order. Spark applies one
     header (the first file's) to every file of a read, by position: a file with fewer or
     reordered columns would be read into the wrong columns. A header row is one line, read
     from the file's start (a few bytes per file)."""
@@ -152,7 +156,9 @@ def csv_header_groups(spark: SparkSession, uris: Sequence[str]) -> dict[tuple[st
     groups: dict[tuple[str, ...], list[str]] = {}
     for uri, line in zip(uris, lines, strict=True):
         names = next(csv.reader([line]), [])
-        groups.setdefault(tuple(name.strip() for name in names), []).append(uri)
+        # As spelled: Spark drops a later file's header row only when it equals the first
+        # file's, so "id, qty" among "id,qty" files would be read as a row (all text).
+        groups.setdefault(tuple(names), []).append(uri)
     return groups
 
 
@@ -160,10 +166,11 @@ def _csv_schema(header: Sequence[str], declared: StructType) -> StructType:
     """The declared schema in a file's header order (Spark's CSV reader maps by position): a
     declared column the file lacks is left out (added as null after), an undeclared one text."""
     types = {field.name: field.dataType for field in declared.fields}
-    fields = [StructField(name, types.get(name, StringType()), True) for name in header]
+    names = [name.strip() for name in header]
+    fields = [StructField(name, types.get(name, StringType()), True) for name in names]
     # Spark's corrupt-record column is no column of the file: kept out of the positions.
     corrupt = [
-        field for field in declared.fields if field.name == CORRUPT and field.name not in header
+        field for field in declared.fields if field.name == CORRUPT and field.name not in names
     ]
     return StructType([*fields, *corrupt])
 
@@ -332,7 +339,7 @@ def _misfit_column(
     a CSV line whose values do not match its header, (None, what is wrong)."""
     lines = spark.sparkContext.parallelize([raw], 1)
     if source_format == "csv":
-        header = next(iter(csv_header_groups(spark, [uri])))
+        header = [name.strip() for name in next(iter(csv_header_groups(spark, [uri])))]
         values = next(csv.reader([raw]), [])
         if len(values) != len(header):
             return None, (

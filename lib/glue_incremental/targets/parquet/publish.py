@@ -32,6 +32,8 @@ INTENT_FILE = "_intent.json"
 INTENT_VERSION = 1
 RETAINED_DIR = "_retained"
 RECORD_FILE = "_publish.json"
+# The schema each publish records after it (``targets.parquet.schema_file``).
+SCHEMA_FILE = "_schema.json"
 
 
 class ObjectStore(Protocol):
@@ -76,6 +78,9 @@ class Intent:
     # The publish's number in the target's retained lineage; None: old files are deleted.
     # An older reader of the intent ignores it (and deletes): nothing it relies on changes.
     retain_seq: int | None = None
+    # A retained publish: the target's ``_schema.json`` as it found it ("" none), what a
+    # restore writes back with the files; None: not kept (an intent written before it was).
+    schema: str | None = None
 
     def to_bytes(self) -> bytes:
         body = {
@@ -89,6 +94,8 @@ class Intent:
         }
         if self.retain_seq is not None:
             body["retain_seq"] = self.retain_seq
+        if self.schema is not None:
+            body["schema"] = self.schema
         return json.dumps(body, sort_keys=True).encode()
 
     @classmethod
@@ -113,6 +120,7 @@ class Intent:
             new_files=tuple(FileEntry(p, int(s)) for p, s in body["new_files"]),
             old_files=tuple(FileEntry(p, int(s)) for p, s in body["old_files"]),
             retain_seq=int(body["retain_seq"]) if body.get("retain_seq") is not None else None,
+            schema=body["schema"] if isinstance(body.get("schema"), str) else None,
         )
 
 
@@ -223,6 +231,7 @@ def publish(
         new_files=tuple(new),
         old_files=tuple(old),
         retain_seq=(max(seqs, default=0) + 1) if retain is not None else None,
+        schema=_schema_text(fs, target_uri) if retain is not None else None,
     )
     hooks.point("publish.intent", run_id=run_id, files_in=len(new), files_out=len(old))
     fs.write_bytes(join(run_prefix(target_uri, run_id), INTENT_FILE), intent.to_bytes())
@@ -230,6 +239,11 @@ def publish(
     if retain is not None:
         prune(fs, target_uri, older_than_ms=now_ms - int(retain.total_seconds() * 1000))
     return intent
+
+
+def _schema_text(fs: ObjectStore, target_uri: str) -> str:
+    """The target's recorded schema file as text ("": none)."""
+    return (fs.read_bytes(join(target_uri, SCHEMA_FILE)) or b"").decode()
 
 
 def prune(fs: ObjectStore, target_uri: str, *, older_than_ms: int) -> list[int]:

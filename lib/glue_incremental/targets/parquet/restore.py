@@ -57,6 +57,8 @@ class RestorePlan:
     to_seq: int
     undone: tuple[int, ...]
     files: dict[str, tuple[tuple[str, FileEntry], ...]]
+    # The schema file as the first undone publish found it ("" none; None: not kept).
+    schema: str | None = None
 
     @property
     def partitions(self) -> list[str]:
@@ -93,7 +95,9 @@ def plan(fs: publish.ObjectStore, target_uri: str, to_seq: int) -> RestorePlan:
                 for entry in record.old_files
                 if _parent(entry.path) == partition
             )
-    return RestorePlan(target_uri, to_seq, tuple(later), files)
+    first = next((records[seq] for seq in later if records[seq] is not None), None)
+    schema = first.schema if first is not None else None
+    return RestorePlan(target_uri, to_seq, tuple(later), files, schema)
 
 
 def restored_partitions(plan: RestorePlan) -> list[str]:
@@ -129,6 +133,13 @@ def restore(fs: CopyingStore, target_uri: str, to_seq: int, *, run_id: str) -> R
                 hooks.point("restore.stage", source=source)
                 fs.copy_file(source, join(stage, entry.path))
         publish.publish(fs, target_uri, run_id, sorted(changed))
+    # With the files, the schema they were written in: a widening undone leaves no
+    # decimal schema over bigint files (the next publish would mix the two types).
+    schema_uri = join(target_uri, publish.SCHEMA_FILE)
+    if wanted.schema:
+        fs.write_bytes(schema_uri, wanted.schema.encode())
+    elif wanted.schema == "" and fs.size(schema_uri) is not None:
+        fs.delete_file(schema_uri)
     for seq in sorted(wanted.undone, reverse=True):
         hooks.point("restore.drop", seq=seq)
         fs.delete_file(join(publish.record_prefix(target_uri, seq), publish.RECORD_FILE))

@@ -18,8 +18,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StringType, StructField, StructType
 
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
+from glue_incremental.targets.parquet import publish
 
-SCHEMA_FILE = "_schema.json"
+SCHEMA_FILE = publish.SCHEMA_FILE
 
 
 def _location(target_uri: str) -> str:

@@ -91,7 +91,9 @@ class ParquetTarget:
     def _note_publish(self, run: IncrementalRun) -> None:
         if self.retain is not None and not run.dry_run:
             fs = writer.open_filesystem(run.spark, self.path)
-            self._publish_seq = restore.latest_seq(fs, self.path)
+            # 0 before the first retained publish: a rewind to a run that found the target
+            # empty (or unretained) undoes every retained publish, where None would keep them.
+            self._publish_seq = restore.latest_seq(fs, self.path) or 0
 
     def schema(self, run: IncrementalRun) -> StructType | None:
         return writer.target_schema(run.spark, self.path, self.partition_by)
