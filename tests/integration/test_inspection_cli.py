@@ -303,6 +303,13 @@ def test_env_prints_exports_that_alone_route_the_aws_cli_to_the_stack(aws, capsy
         ["bash", "-c", f"{out}\naws s3 ls"], env=clean, capture_output=True, text=True, check=True
     )
     assert "gi-seen-through-the-exports" in listed.stdout
+    # SQS too, with the installed CLI: v1 ignores the SQS endpoint variable without the
+    # printed `aws` function ("Could not connect to ... https://queue.amazonaws.com/").
+    aws_client("sqs").create_queue(QueueName="gi-seen-through-the-exports")
+    queues = subprocess.run(
+        ["bash", "-c", f"{out}\naws sqs list-queues"], env=clean, capture_output=True, text=True
+    )
+    assert "gi-seen-through-the-exports" in queues.stdout, queues.stderr
 
 
 def test_watermarks_show_prints_the_cursor_in_iso_utc(pipeline, capsys):
