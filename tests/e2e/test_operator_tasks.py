@@ -235,20 +235,27 @@ def test_every_runbook_section_runs_with_env_local(local_stack):
     assert failed.returncode != 0
 
     walked: dict[str, list[str | None]] = {}
-    done: set[str] = set()
+    done: dict[str, str] = {}
+    values = {"bucket": demo.outputs["data_bucket_name"], "file": BAD_FILE}
     for anchor, text in runbook_sections():
         walked[anchor] = [
-            local_command(command, job, good_run) for command in section_commands(text)
+            local_command(command, job, good_run, values) for command in section_commands(text)
         ]
         for local in walked[anchor]:
             if local is None or local in done:
                 continue  # a step run once already (status, show) is not repeated
-            done.add(local)
+            if " s3 mv " in local:  # the rewind's quarantine: a bad file to take out
+                put_orders(demo, BAD_FILE, BAD)
             ran = shell(demo, local)
             assert ran.returncode == 0, (
                 f"runbook section {anchor!r}: {local}\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}"
             )
+            done[local] = ran.stdout
     assert all(walked.values()), [anchor for anchor, steps in walked.items() if not steps]
+    # "Did the upstream deliver?" lists the orders' files; the quarantined one left the source.
+    (listed,) = [out for step, out in done.items() if " s3 ls " in step]
+    assert f"raw/orders/order_date={FIRST_DAY}/part-0001.json" in listed, listed
+    assert not orders_keys(demo, BAD_FILE) and quarantined(demo, BAD_FILE)
     # Locally the failed run is FAILED in `runs`, whatever moto's GetJobRuns says.
     runs = shell(demo, f"{CLI}runs {job} --env local")
     assert "FAILED" in runs.stdout and "unknown argument --primary_keys" in runs.stdout, runs.stdout
@@ -318,13 +325,25 @@ def put_orders(demo: Demo, name: str, rows: list[dict]) -> None:
     aws.client("s3").put_object(Bucket=bucket, Key=f"{prefix}/{name}", Body=orders_file(rows))
 
 
-def quarantine(demo: Demo, name: str) -> None:
-    """The runbook's step 3: the orders source's file ``name`` moved to a quarantine prefix."""
+def orders_keys(demo: Demo, name: str, under: str = "") -> list[str]:
+    """The data bucket's keys of the orders source's file ``name`` (``under`` a prefix)."""
     bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
-    s3 = aws.client("s3")
-    source = {"Bucket": bucket, "Key": f"{prefix}/{name}"}
-    s3.copy_object(Bucket=bucket, Key=f"quarantine/{prefix}/{name}", CopySource=source)
-    s3.delete_object(**source)
+    listed = aws.client("s3").list_objects_v2(Bucket=bucket, Prefix=f"{under}{prefix}/{name}")
+    return [o["Key"] for o in listed.get("Contents", [])]
+
+
+def quarantined(demo: Demo, name: str) -> bool:
+    return bool(orders_keys(demo, name, under="quarantine/"))
+
+
+def quarantine(demo: Demo, name: str) -> None:
+    """The runbook's step 3 (its ``aws s3 mv``, on the stack): the orders source's file
+    ``name`` moved to a quarantine prefix."""
+    (move,) = [c for c in section_commands(dict(runbook_sections())["rewind"]) if " s3 mv " in c]
+    values = {"bucket": demo.outputs["data_bucket_name"], "file": name}
+    moved = shell(demo, local_command(move, demo.job("orders"), "", values) or "false")
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert not orders_keys(demo, name) and quarantined(demo, name)
 
 
 def pairs(rows: list[dict]) -> set[tuple[str, float]]:
@@ -375,6 +394,18 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet(local_stack):
     while alarm_states(demo, "orders")["zero_records"] == "ALARM" and time.monotonic() < deadline:
         time.sleep(2)
     assert alarm_states(demo, "orders")["zero_records"] == "OK"
+
+
+def test_the_local_tools_lookups_find_rows_of_the_stacks_orders(local_stack):
+    # docs/local-tools.md's `--key` and `--where`, as shown, on the orders the walk loaded.
+    shown = page_commands(DOCS / "local-tools.md", "inspect-commands")
+    lookups = [c.split("#", 1)[0].strip() for c in shown if " --key " in c or " --where " in c]
+    assert len(lookups) == 2, shown
+    outputs = play(local_stack, [f"{c} --json" if "--json" not in c else c for c in lookups], {})
+    (one,) = [json.loads(out) for command, out in outputs.items() if " --key " in command]
+    (day,) = [json.loads(out) for command, out in outputs.items() if " --where " in command]
+    assert one["matched"] == 1 and one["rows"][0]["order_id"] == f"{FIRST_DAY:%Y%m%d}-001", one
+    assert day["matched"] > 1 and {row["order_date"] for row in day["rows"]} == {f"{FIRST_DAY}"}
 
 
 def test_the_iceberg_pipeline_runs_with_the_run_command(local_stack):
