@@ -576,33 +576,33 @@ def test_a_delivery_with_a_new_column_and_a_delete_loads_through_the_pipelines_t
     assert json.loads(play(local_stack, [key], {})[key])["matched"] == 0
 
 
-# The custom script's input: (day, customer_id, amount) as JSON lines in day=<d>/ folders.
-SHOP_ORDERS = [
-    ("2024-06-05", 1, 10),
-    ("2024-06-05", 1, 5),
-    ("2024-06-05", 2, 7),
-    ("2024-06-06", 2, 3),
-]
+def landed_orders(root: Path) -> dict[tuple[str, int], int]:
+    """The revenue per (day, customer) of the orders the page's commands wrote under
+    ``shop_orders/day=<d>/``."""
+    revenue: dict[tuple[str, int], int] = defaultdict(int)
+    for path in sorted((root / "shop_orders").glob("day=*/*.json")):
+        day = path.parent.name.removeprefix("day=")
+        for line in path.read_text().splitlines():
+            order = json.loads(line)
+            revenue[(day, order["customer_id"])] += order["amount"]
+    return revenue
 
 
 def test_the_custom_jobs_page_script_runs_as_a_pipeline_of_the_local_stack(
     pages_applied, local_stack
 ):
-    bucket = local_stack.read_outputs()["data_bucket_name"]
-    days: dict[str, list[str]] = defaultdict(list)
-    for day, customer, amount in SHOP_ORDERS:
-        days[day].append(json.dumps({"customer_id": customer, "amount": amount}))
-    for day, lines in days.items():
-        key = f"raw/shop_orders/day={day}/part-0001.json"
-        aws.client("s3").put_object(Bucket=bucket, Key=key, Body="\n".join(lines).encode())
+    assert local_stack.read_outputs()["data_bucket_name"] == "gi-local-data"
+    steps = pages_applied["custom-jobs"]
+    (apply,) = [i for i, step in enumerate(steps) if make_targets(step)]
+    # The page's shell up to `make apply`, as one shell: its `eval` routes the `aws` after it.
+    land = "\n".join(["set -e", *steps[:apply]])
+    play(local_stack, [land], {})
+    expected = landed_orders(local_stack.root)
+    assert len(expected) >= 2, expected
 
-    steps = [c for c in pages_applied["custom-jobs"] if not make_targets(c)]
-    outputs = play(local_stack, steps, {})
+    outputs = play(local_stack, steps[apply + 1 :], {})
     assert "of gi-local-shop-daily-revenue: SUCCEEDED" in output_of(outputs, "run"), outputs
     (look,) = [c.split("#", 1)[0].strip() for c in steps if " target " in c]
     seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
-    expected: dict[tuple[str, int], int] = defaultdict(int)
-    for day, customer, amount in SHOP_ORDERS:
-        expected[(day, customer)] += amount
     assert seen["row_count"] == len(expected)
     assert {(r["day"], r["customer_id"]): r["revenue"] for r in seen["rows"]} == expected
