@@ -10,17 +10,20 @@ here. Played elsewhere, with the same commands:
 - the CI bootstrap's local part (docs/bootstrap.md): ``tests/e2e/test_bootstrap.py``.
 
 Played here, in order, on one stack (``make up``'s apply and deploy, in a copy of the tree):
-docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``);
+docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``;
+its ``aws s3`` steps, the source listing and the quarantine, as they are on the stack);
 the zero-record page the walk's empty run raised (``pages``, ``status``: it stays in ALARM);
 a bad load undone by the runbook's rewind on the Parquet orders (the run, with records,
-clears that page; the bad file quarantined); ``run`` of the Iceberg pipeline (its jars and
+clears that page; the bad file quarantined); docs/local-tools.md's ``--key`` and ``--where``
+lookups on those orders; ``run`` of the Iceberg pipeline (its jars and
 warehouse from the job's own arguments) and the same undo on it (the commands find its
 table where the job wrote it), the corrected delivery's rerun converging; the README's
 first pipeline (a CSV load without a schema: ``make apply`` of the tutorial's entry, which
-keeps every watermark, target and file already there, two runs); one ``make apply`` of
-three pages' changes (docs/transforms.md's function and docs/deletes.md's marker on that
-pipeline, docs/custom-jobs.md's script as a pipeline), then a delivery with a new column
-and a delete, and the script's run.
+keeps every watermark, target and file already there, two runs, its stale-watermark alarm);
+one ``make apply`` of three pages' changes (docs/transforms.md's function and
+docs/deletes.md's marker on that pipeline, docs/custom-jobs.md's script as a pipeline), then
+docs/transforms.md's delivery with a new column and a delete, and the script's run on the
+orders its page lands.
 """
 
 from __future__ import annotations
@@ -504,6 +507,21 @@ def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_fil
     amounts = {row["return_id"]: row["amount"] for row in seen["rows"]}
     assert amounts == {1: 10.0, 2: 20.0, 3: 5.0}
 
+    # The sample's 2024 watermark is stale, as the README says under the tutorial's commands:
+    # its alarm fires (LocalStack evaluates each period) and `status` shows it in the row.
+    said = " ".join(README.read_text().split())
+    assert "names `watermark_stale` in the pipeline's ALARMS column" in said
+    deadline = time.monotonic() + 60
+    while (
+        alarm_states(local_stack, "orders_returns")["watermark_stale"] != "ALARM"
+        and time.monotonic() < deadline
+    ):
+        time.sleep(2)
+    assert alarm_states(local_stack, "orders_returns")["watermark_stale"] == "ALARM"
+    shown = shell(local_stack, f"{CLI}status --env local --since 1")
+    (row,) = [line for line in shown.stdout.splitlines() if line.startswith("orders_returns ")]
+    assert "ALARM: " in row and "watermark_stale" in row, shown.stdout
+
 
 # -- a transform, soft deletes and a custom script: three pages' changes, one `make apply` ------
 
@@ -541,27 +559,41 @@ def pages_applied(local_stack) -> dict[str, list[str]]:
     commands = {page: page_commands(DOCS / f"{page}.md", mark) for page, mark in markers.items()}
     for steps in commands.values():
         assert [make_targets(step) for step in steps].count(["apply"]) == 1, steps
-    play(local_stack, [c for c in commands["transforms"] if not make_targets(c)], {})
+    (apply,) = [i for i, step in enumerate(commands["transforms"]) if make_targets(step)]
+    play(local_stack, commands["transforms"][:apply], {})
     play(local_stack, ["make apply"], {})
     return commands
 
 
-# The tutorial's next delivery: a new column (`reason`), the transform's PII columns, and the
-# delete marker: return 1 deleted, return 4 new.
-DELIVERY = [
-    "return_id,order_id,amount,updated_at,return_date,reason,email,phone,op",
-    "1,1001,,2024-06-07 08:00:00,2024-06-05,,,,D",
-    "4,1004,7.50,2024-06-07 09:00:00,2024-06-07,damaged,ann@example.com,555-0100,",
-]
+def transforms_delivery() -> tuple[str, list[str]]:
+    """docs/transforms.md's local delivery (the function's PII columns): its file name and
+    lines."""
+    (block,) = page_blocks(DOCS / "transforms.md", "transform-local", "text")
+    name, *lines = block.splitlines()
+    return Path(name).name, lines
 
 
 def test_a_delivery_with_a_new_column_and_a_delete_loads_through_the_pipelines_transform(
     pages_applied, local_stack, samples
 ):
-    (samples / "2024-06-07.csv").write_text("\n".join(DELIVERY) + "\n")
-    (command,) = [c for c in readme_commands(marker="tutorial-commands") if " run " in c]
+    # docs/transforms.md's delivery, carrying docs/deletes.md's marker (return 1 deleted)
+    # and a new column of its own (`reason`) too.
+    name, (header, *records) = transforms_delivery()
+    extra = ["reason", "op"]
+    width = len(header.split(","))
+    delivery = [
+        ",".join([header, *extra]),
+        *(f"{record},damaged," for record in records),
+        ",".join(["1,1001,,2024-06-07 08:00:00,2024-06-05", *[""] * (width - 5), "", "D"]),
+    ]
+    (samples / name).write_text("\n".join(delivery) + "\n")
+    steps = pages_applied["transforms"]
+    (apply,) = [i for i, step in enumerate(steps) if make_targets(step)]
+    (command, lookup) = steps[apply + 1 :]
     ran = play(local_stack, [command], here(samples))
     assert "SUCCEEDED" in next(iter(ran.values())) and "read 2" in next(iter(ran.values())), ran
+    shown = play(local_stack, [lookup], {})[lookup]
+    assert hashlib.sha256(b"ann@example.com").hexdigest() in shown, shown
 
     look = f"{CLI}target orders_returns --env local --json"
     seen = json.loads(play(local_stack, [look], {})[look])
