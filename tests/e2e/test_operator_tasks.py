@@ -445,7 +445,7 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_iceberg(local_stack):
     put_orders(demo, f"order_date={FIRST_DAY}/part-0010-fixed.json", [fixed])
     (rerun,) = [c for c in steps if " start-job-run " in c]
     again = shell(demo, local_command(rerun, iceberg, good_run))
-    assert again.returncode == 0 and "read 1," in again.stdout, again.stdout + again.stderr
+    assert again.returncode == 0 and "read 1 (1 new)," in again.stdout, again.stdout + again.stderr
     expected = {row for row in good_rows if row[0] != fixed["order_id"]} | pairs([fixed])
     assert target_rows(demo, iceberg) == expected
 
