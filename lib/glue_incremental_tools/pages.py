@@ -10,7 +10,8 @@ whatever subscribes to the topic: ``aws sns list-subscriptions-by-topic``.
 Endpoints: ``env --env local`` prints the ``export`` lines that route the AWS CLI and
 SDKs to the running local stack (``AWS_ENDPOINT_URL`` and the service-specific
 ``AWS_ENDPOINT_URL_<SERVICE>``, which the AWS CLI and SDKs honour, the region and the
-stack's dummy credentials): ``eval "$(python -m glue_incremental env --env local)"``.
+stack's dummy credentials), and an ``aws`` shell function that gives AWS CLI v1's ``sqs``
+commands the endpoint it ignores: ``eval "$(python -m glue_incremental env --env local)"``.
 For another environment it prints the ``unset`` of those variables and its region.
 """
 
@@ -144,6 +145,15 @@ def endpoint_exports(environment: Mapping[str, str]) -> list[str]:
     return [f"export {name}={shlex.quote(environment[name])}" for name in names]
 
 
+# AWS CLI v1 sends every `aws sqs` call to queue.amazonaws.com (its SSL common-name
+# customization) unless --endpoint-url is given, ignoring AWS_ENDPOINT_URL*: this shell
+# function passes it. With no SQS endpoint set (an account) it calls `aws` as it is.
+AWS_CLI_V1_SQS = (
+    'aws() { if [ -n "${AWS_ENDPOINT_URL_SQS:-}" ] && [ "$1" = sqs ]; then '
+    'command aws --endpoint-url "$AWS_ENDPOINT_URL_SQS" "$@"; else command aws "$@"; fi; }'
+)
+
+
 def account_exports(environment: Mapping[str, str], region: str | None) -> list[str]:
     """Lines that route the AWS CLI to AWS: unset every endpoint override, set the region."""
     names = sorted(name for name in environment if name.startswith("AWS_ENDPOINT_URL"))
@@ -221,6 +231,8 @@ def _cmd_env(args: argparse.Namespace, out: Callable[[str], Any] = print) -> int
 
     if args.env == stack.ENVIRONMENT:
         lines = endpoint_exports(_local_environment())
+        if any(line.startswith("export AWS_ENDPOINT_URL_SQS=") for line in lines):
+            lines.append(AWS_CLI_V1_SQS)
     else:
         from glue_incremental_tools import deploy, environments
 

@@ -571,6 +571,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0 if run.succeeded else 1
 
 
+# What ``records_written`` (the RecordsWritten metric) counts, as docs/operations.md says it.
+WROTE = (
+    "the rows of every partition the run rewrote, unchanged ones included (a Parquet target "
+    "rewrites each partition it touches whole; Iceberg: the rows its MERGE wrote)"
+)
+
+
 def describe(run: JobRun, log: Callable[[str], Any]) -> None:
     """A few lines about a finished run."""
     for warning in run.warnings:
@@ -578,8 +585,13 @@ def describe(run: JobRun, log: Callable[[str], Any]) -> None:
     summary = run.summary or {}
     counts = ""
     if "records_read" in summary:
-        counts = f", read {summary['records_read']}, wrote {summary.get('records_written', 0)}"
+        read, written = summary["records_read"], summary.get("records_written", 0)
+        new = f" ({summary['records_new']} new)" if "records_new" in summary else ""
+        counts = f", read {read}{new}, wrote {written}"
     log(f"run {run.run_id} of {run.job_name}: {run.state} in {run.execution_seconds:.1f} s{counts}")
+    if counts and written != read:
+        # RecordsWritten counts what the write rewrote, not the rows read: say so where it shows.
+        log(f"  wrote: {WROTE}")
     if run.error_message:
         log(f"  error: {run.error_message}")
     if run.record_uri:

@@ -10,17 +10,20 @@ here. Played elsewhere, with the same commands:
 - the CI bootstrap's local part (docs/bootstrap.md): ``tests/e2e/test_bootstrap.py``.
 
 Played here, in order, on one stack (``make up``'s apply and deploy, in a copy of the tree):
-docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``);
+docs/runbook.md walked section by section with ``--env local`` (``tests/harness/runbook.py``;
+its ``aws s3`` steps, the source listing and the quarantine, as they are on the stack);
 the zero-record page the walk's empty run raised (``pages``, ``status``: it stays in ALARM);
 a bad load undone by the runbook's rewind on the Parquet orders (the run, with records,
-clears that page; the bad file quarantined); ``run`` of the Iceberg pipeline (its jars and
+clears that page; the bad file quarantined); docs/local-tools.md's ``--key`` and ``--where``
+lookups on those orders; ``run`` of the Iceberg pipeline (its jars and
 warehouse from the job's own arguments) and the same undo on it (the commands find its
 table where the job wrote it), the corrected delivery's rerun converging; the README's
 first pipeline (a CSV load without a schema: ``make apply`` of the tutorial's entry, which
-keeps every watermark, target and file already there, two runs); one ``make apply`` of
-three pages' changes (docs/transforms.md's function and docs/deletes.md's marker on that
-pipeline, docs/custom-jobs.md's script as a pipeline), then a delivery with a new column
-and a delete, and the script's run.
+keeps every watermark, target and file already there, two runs, its stale-watermark alarm);
+one ``make apply`` of three pages' changes (docs/transforms.md's function and
+docs/deletes.md's marker on that pipeline, docs/custom-jobs.md's script as a pipeline), then
+docs/transforms.md's delivery with a new column and a delete, and the script's run on the
+orders its page lands.
 """
 
 from __future__ import annotations
@@ -235,20 +238,27 @@ def test_every_runbook_section_runs_with_env_local(local_stack):
     assert failed.returncode != 0
 
     walked: dict[str, list[str | None]] = {}
-    done: set[str] = set()
+    done: dict[str, str] = {}
+    values = {"bucket": demo.outputs["data_bucket_name"], "file": BAD_FILE}
     for anchor, text in runbook_sections():
         walked[anchor] = [
-            local_command(command, job, good_run) for command in section_commands(text)
+            local_command(command, job, good_run, values) for command in section_commands(text)
         ]
         for local in walked[anchor]:
             if local is None or local in done:
                 continue  # a step run once already (status, show) is not repeated
-            done.add(local)
+            if " s3 mv " in local:  # the rewind's quarantine: a bad file to take out
+                put_orders(demo, BAD_FILE, BAD)
             ran = shell(demo, local)
             assert ran.returncode == 0, (
                 f"runbook section {anchor!r}: {local}\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}"
             )
+            done[local] = ran.stdout
     assert all(walked.values()), [anchor for anchor, steps in walked.items() if not steps]
+    # "Did the upstream deliver?" lists the orders' files; the quarantined one left the source.
+    (listed,) = [out for step, out in done.items() if " s3 ls " in step]
+    assert f"raw/orders/order_date={FIRST_DAY}/part-0001.json" in listed, listed
+    assert not orders_keys(demo, BAD_FILE) and quarantined(demo, BAD_FILE)
     # Locally the failed run is FAILED in `runs`, whatever moto's GetJobRuns says.
     runs = shell(demo, f"{CLI}runs {job} --env local")
     assert "FAILED" in runs.stdout and "unknown argument --primary_keys" in runs.stdout, runs.stdout
@@ -318,13 +328,25 @@ def put_orders(demo: Demo, name: str, rows: list[dict]) -> None:
     aws.client("s3").put_object(Bucket=bucket, Key=f"{prefix}/{name}", Body=orders_file(rows))
 
 
-def quarantine(demo: Demo, name: str) -> None:
-    """The runbook's step 3: the orders source's file ``name`` moved to a quarantine prefix."""
+def orders_keys(demo: Demo, name: str, under: str = "") -> list[str]:
+    """The data bucket's keys of the orders source's file ``name`` (``under`` a prefix)."""
     bucket, _, prefix = demo.orders.removeprefix("s3://").partition("/")
-    s3 = aws.client("s3")
-    source = {"Bucket": bucket, "Key": f"{prefix}/{name}"}
-    s3.copy_object(Bucket=bucket, Key=f"quarantine/{prefix}/{name}", CopySource=source)
-    s3.delete_object(**source)
+    listed = aws.client("s3").list_objects_v2(Bucket=bucket, Prefix=f"{under}{prefix}/{name}")
+    return [o["Key"] for o in listed.get("Contents", [])]
+
+
+def quarantined(demo: Demo, name: str) -> bool:
+    return bool(orders_keys(demo, name, under="quarantine/"))
+
+
+def quarantine(demo: Demo, name: str) -> None:
+    """The runbook's step 3 (its ``aws s3 mv``, on the stack): the orders source's file
+    ``name`` moved to a quarantine prefix."""
+    (move,) = [c for c in section_commands(dict(runbook_sections())["rewind"]) if " s3 mv " in c]
+    values = {"bucket": demo.outputs["data_bucket_name"], "file": name}
+    moved = shell(demo, local_command(move, demo.job("orders"), "", values) or "false")
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert not orders_keys(demo, name) and quarantined(demo, name)
 
 
 def pairs(rows: list[dict]) -> set[tuple[str, float]]:
@@ -377,6 +399,18 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_parquet(local_stack):
     assert alarm_states(demo, "orders")["zero_records"] == "OK"
 
 
+def test_the_local_tools_lookups_find_rows_of_the_stacks_orders(local_stack):
+    # docs/local-tools.md's `--key` and `--where`, as shown, on the orders the walk loaded.
+    shown = page_commands(DOCS / "local-tools.md", "inspect-commands")
+    lookups = [c.split("#", 1)[0].strip() for c in shown if " --key " in c or " --where " in c]
+    assert len(lookups) == 2, shown
+    outputs = play(local_stack, [f"{c} --json" if "--json" not in c else c for c in lookups], {})
+    (one,) = [json.loads(out) for command, out in outputs.items() if " --key " in command]
+    (day,) = [json.loads(out) for command, out in outputs.items() if " --where " in command]
+    assert one["matched"] == 1 and one["rows"][0]["order_id"] == f"{FIRST_DAY:%Y%m%d}-001", one
+    assert day["matched"] > 1 and {row["order_date"] for row in day["rows"]} == {f"{FIRST_DAY}"}
+
+
 def test_the_iceberg_pipeline_runs_with_the_run_command(local_stack):
     if not stack_contents(local_stack)[1]:  # run alone: the demo's orders to load
         local_stack.generate_source()
@@ -411,7 +445,7 @@ def test_a_bad_load_is_undone_by_the_runbooks_rewind_on_iceberg(local_stack):
     put_orders(demo, f"order_date={FIRST_DAY}/part-0010-fixed.json", [fixed])
     (rerun,) = [c for c in steps if " start-job-run " in c]
     again = shell(demo, local_command(rerun, iceberg, good_run))
-    assert again.returncode == 0 and "read 1," in again.stdout, again.stdout + again.stderr
+    assert again.returncode == 0 and "read 1 (1 new)," in again.stdout, again.stdout + again.stderr
     expected = {row for row in good_rows if row[0] != fixed["order_id"]} | pairs([fixed])
     assert target_rows(demo, iceberg) == expected
 
@@ -473,6 +507,18 @@ def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_fil
     amounts = {row["return_id"]: row["amount"] for row in seen["rows"]}
     assert amounts == {1: 10.0, 2: 20.0, 3: 5.0}
 
+    # The sample's 2024 watermark is stale, as the README says under the tutorial's commands:
+    # its alarm pages (for one alarm period: no newer lag, it returns to OK).
+    said = " ".join(README.read_text().split())
+    stale = local_stack.read_outputs()["alarm_names"]["orders_returns"]["watermark_stale"]
+    assert f"`{stale}` goes to ALARM and pages" in said
+    pages = f"{CLI}pages --env local"
+    deadline, paged = time.monotonic() + 60, ""
+    while not any("ALARM" in line and stale in line for line in paged.splitlines()):
+        assert time.monotonic() < deadline, paged
+        time.sleep(2)
+        paged = play(local_stack, [pages], {})[pages]
+
 
 # -- a transform, soft deletes and a custom script: three pages' changes, one `make apply` ------
 
@@ -510,27 +556,41 @@ def pages_applied(local_stack) -> dict[str, list[str]]:
     commands = {page: page_commands(DOCS / f"{page}.md", mark) for page, mark in markers.items()}
     for steps in commands.values():
         assert [make_targets(step) for step in steps].count(["apply"]) == 1, steps
-    play(local_stack, [c for c in commands["transforms"] if not make_targets(c)], {})
+    (apply,) = [i for i, step in enumerate(commands["transforms"]) if make_targets(step)]
+    play(local_stack, commands["transforms"][:apply], {})
     play(local_stack, ["make apply"], {})
     return commands
 
 
-# The tutorial's next delivery: a new column (`reason`), the transform's PII columns, and the
-# delete marker: return 1 deleted, return 4 new.
-DELIVERY = [
-    "return_id,order_id,amount,updated_at,return_date,reason,email,phone,op",
-    "1,1001,,2024-06-07 08:00:00,2024-06-05,,,,D",
-    "4,1004,7.50,2024-06-07 09:00:00,2024-06-07,damaged,ann@example.com,555-0100,",
-]
+def transforms_delivery() -> tuple[str, list[str]]:
+    """docs/transforms.md's local delivery (the function's PII columns): its file name and
+    lines."""
+    (block,) = page_blocks(DOCS / "transforms.md", "transform-local", "text")
+    name, *lines = block.splitlines()
+    return Path(name).name, lines
 
 
 def test_a_delivery_with_a_new_column_and_a_delete_loads_through_the_pipelines_transform(
     pages_applied, local_stack, samples
 ):
-    (samples / "2024-06-07.csv").write_text("\n".join(DELIVERY) + "\n")
-    (command,) = [c for c in readme_commands(marker="tutorial-commands") if " run " in c]
+    # docs/transforms.md's delivery, carrying docs/deletes.md's marker (return 1 deleted)
+    # and a new column of its own (`reason`) too.
+    name, (header, *records) = transforms_delivery()
+    extra = ["reason", "op"]
+    width = len(header.split(","))
+    delivery = [
+        ",".join([header, *extra]),
+        *(f"{record},damaged," for record in records),
+        ",".join(["1,1001,,2024-06-07 08:00:00,2024-06-05", *[""] * (width - 5), "", "D"]),
+    ]
+    (samples / name).write_text("\n".join(delivery) + "\n")
+    steps = pages_applied["transforms"]
+    (apply,) = [i for i, step in enumerate(steps) if make_targets(step)]
+    (command, lookup) = steps[apply + 1 :]
     ran = play(local_stack, [command], here(samples))
     assert "SUCCEEDED" in next(iter(ran.values())) and "read 2" in next(iter(ran.values())), ran
+    shown = play(local_stack, [lookup], {})[lookup]
+    assert hashlib.sha256(b"ann@example.com").hexdigest() in shown, shown
 
     look = f"{CLI}target orders_returns --env local --json"
     seen = json.loads(play(local_stack, [look], {})[look])
@@ -545,33 +605,33 @@ def test_a_delivery_with_a_new_column_and_a_delete_loads_through_the_pipelines_t
     assert json.loads(play(local_stack, [key], {})[key])["matched"] == 0
 
 
-# The custom script's input: (day, customer_id, amount) as JSON lines in day=<d>/ folders.
-SHOP_ORDERS = [
-    ("2024-06-05", 1, 10),
-    ("2024-06-05", 1, 5),
-    ("2024-06-05", 2, 7),
-    ("2024-06-06", 2, 3),
-]
+def landed_orders(root: Path) -> dict[tuple[str, int], int]:
+    """The revenue per (day, customer) of the orders the page's commands wrote under
+    ``shop_orders/day=<d>/``."""
+    revenue: dict[tuple[str, int], int] = defaultdict(int)
+    for path in sorted((root / "shop_orders").glob("day=*/*.json")):
+        day = path.parent.name.removeprefix("day=")
+        for line in path.read_text().splitlines():
+            order = json.loads(line)
+            revenue[(day, order["customer_id"])] += order["amount"]
+    return revenue
 
 
 def test_the_custom_jobs_page_script_runs_as_a_pipeline_of_the_local_stack(
     pages_applied, local_stack
 ):
-    bucket = local_stack.read_outputs()["data_bucket_name"]
-    days: dict[str, list[str]] = defaultdict(list)
-    for day, customer, amount in SHOP_ORDERS:
-        days[day].append(json.dumps({"customer_id": customer, "amount": amount}))
-    for day, lines in days.items():
-        key = f"raw/shop_orders/day={day}/part-0001.json"
-        aws.client("s3").put_object(Bucket=bucket, Key=key, Body="\n".join(lines).encode())
+    assert local_stack.read_outputs()["data_bucket_name"] == "gi-local-data"
+    steps = pages_applied["custom-jobs"]
+    (apply,) = [i for i, step in enumerate(steps) if make_targets(step)]
+    # The page's shell up to `make apply`, as one shell: its `eval` routes the `aws` after it.
+    land = "\n".join(["set -e", *steps[:apply]])
+    play(local_stack, [land], {})
+    expected = landed_orders(local_stack.root)
+    assert len(expected) >= 2, expected
 
-    steps = [c for c in pages_applied["custom-jobs"] if not make_targets(c)]
-    outputs = play(local_stack, steps, {})
+    outputs = play(local_stack, steps[apply + 1 :], {})
     assert "of gi-local-shop-daily-revenue: SUCCEEDED" in output_of(outputs, "run"), outputs
     (look,) = [c.split("#", 1)[0].strip() for c in steps if " target " in c]
     seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
-    expected: dict[tuple[str, int], int] = defaultdict(int)
-    for day, customer, amount in SHOP_ORDERS:
-        expected[(day, customer)] += amount
     assert seen["row_count"] == len(expected)
     assert {(r["day"], r["customer_id"]): r["revenue"] for r in seen["rows"]} == expected

@@ -3,12 +3,13 @@
 A section's steps are its ``sh`` blocks' lines and the commands in its inline code; an
 ``aws`` step runs as the local command the runbook's table of equivalents gives it
 (``<!-- runbook-local:begin``), the project's commands with ``--env local`` and the
-local job.
+local job; an ``aws s3`` step runs as it is, on the stack (``env --env local``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.harness.readme import CLI, readme_commands
@@ -16,6 +17,8 @@ from tests.harness.readme import CLI, readme_commands
 RUNBOOK = Path(__file__).resolve().parents[2] / "docs" / "runbook.md"
 PROD_JOB = "gi-prod-orders"
 COMMAND_START = (CLI, "aws ", "status --env", "watermarks --env")
+# The table's local form of an ``aws`` step that runs as it is, on the stack.
+ROUTED = f'eval "$({CLI}env --env local)"'
 
 
 def runbook_sections() -> list[tuple[str, str]]:
@@ -49,19 +52,31 @@ def local_equivalents() -> dict[str, str | None]:
     table = text.split("<!-- runbook-local:begin", 1)[1].split("<!-- runbook-local:end -->")[0]
     found: dict[str, str | None] = {}
     for row in re.findall(r"^\s*\| (`aws .*?) \| (.*?) \|$", table, flags=re.MULTILINE):
-        local = [span for span in re.findall(r"`([^`]+)`", row[1]) if span.startswith(CLI)]
+        local = [
+            span for span in re.findall(r"`([^`]+)`", row[1]) if span.startswith((CLI, ROUTED))
+        ]
         for start in re.findall(r"`(aws [^`]+)`", row[0]):
             found[start] = local[0] if local else None
     return found
 
 
-def local_command(command: str, job: str, run_id: str) -> str | None:
-    """A runbook command as it runs on the local stack (None: the runbook says there is none)."""
+def local_command(
+    command: str, job: str, run_id: str, values: Mapping[str, str] | None = None
+) -> str | None:
+    """A runbook command as it runs on the local stack (None: the runbook says there is none).
+
+    An ``aws`` step the table runs as it is (after the ``env --env local`` line) gets its
+    ``<name>`` placeholders from ``values`` (``bucket``: the data bucket; ``file``: a file).
+    """
     if command.startswith("aws "):
         equivalents = local_equivalents()
         starts = [start for start in equivalents if command.startswith(start)]
         assert starts, f"the runbook's local table has no row for: {command}"
         local = equivalents[starts[0]]
+        if local is not None and local.startswith(ROUTED):
+            for name, value in (values or {}).items():
+                command = command.replace(f"<{name}>", value)
+            return f"{local} && {command}"
         return None if local is None else local.replace("JOB", job)
     if not command.startswith(CLI):
         command = CLI + command

@@ -49,11 +49,13 @@ PROBE = textwrap.dedent(
         sys.exit(1)
     """
 )
+# The local stack's orders, as the guides' commands name them: a day's orders by id.
 ROWS = [
-    {"order_id": 1, "amount": 10.5, "region": "eu"},
-    {"order_id": 2, "amount": 20.0, "region": "us"},
-    {"order_id": 3, "amount": 30.0, "region": "eu"},
+    {"order_id": "20240501-001", "amount": 10.5, "order_date": "2024-05-01"},
+    {"order_id": "20240501-002", "amount": 30.0, "order_date": "2024-05-01"},
+    {"order_id": "20240502-001", "amount": 20.0, "order_date": "2024-05-02"},
 ]
+DAYS = ("2024-05-01", "2024-05-02")
 
 
 def outputs(queue_url: str, **pipeline: object) -> dict:
@@ -102,18 +104,19 @@ def pipeline(aws, monkeypatch):
     )
 
     aws_client("s3").create_bucket(Bucket=LAKE)
-    for region in ("eu", "us"):
+    for day in DAYS:
         put_parquet(
-            f"orders/region={region}/part-00000-{region}.snappy.parquet",
+            f"orders/order_date={day}/part-00000-{day}.snappy.parquet",
             [
-                {k: v for k, v in row.items() if k != "region"}
+                {k: v for k, v in row.items() if k != "order_date"}
                 for row in ROWS
-                if row["region"] == region
+                if row["order_date"] == day
             ],
         )
     # What a reader never sees: a run's staged rows, its intent, the recorded schema.
     put_parquet(
-        "orders/_staging/jr_x/data/region=eu/part-9.parquet", [{"order_id": 1, "amount": 0.0}]
+        "orders/_staging/jr_x/data/order_date=2024-05-01/part-9.parquet",
+        [{"order_id": "20240501-001", "amount": 0.0}],
     )
     aws_client("s3").put_object(Bucket=LAKE, Key="orders/_staging/jr_x/_intent.json", Body=b"{}")
     aws_client("s3").put_object(Bucket=LAKE, Key="orders/_schema.json", Body=b"{}")
@@ -218,17 +221,18 @@ def test_the_target_shows_only_published_rows_with_schema_partitions_and_lookups
     shown = json.loads(out)
     assert shown["row_count"] == len(ROWS)
     assert sorted(shown["rows"], key=lambda r: r["order_id"]) == ROWS
-    assert [c["name"] for c in shown["schema"]] == ["order_id", "amount", "region"]
+    assert [c["name"] for c in shown["schema"]] == ["order_id", "amount", "order_date"]
     assert [(p["partition"], p["rows"]) for p in shown["partitions"]] == [
-        ("region=eu", 2),
-        ("region=us", 1),
+        ("order_date=2024-05-01", 2),
+        ("order_date=2024-05-02", 1),
     ]
 
-    _, out, _ = run(capsys, "target", "orders", "--env", "local", "--key", "order_id=1", "--json")
+    key = "order_id=20240501-001"
+    _, out, _ = run(capsys, "target", "orders", "--env", "local", "--key", key, "--json")
     assert json.loads(out)["rows"] == [ROWS[0]]  # the live row, not the staged one
 
-    code, out, err = run(capsys, "target", "orders", "--env", "local", "--key", "order_id=x")
-    assert code == 2 and out == "" and "--key order_id=x: not a int64 value" in err
+    code, out, err = run(capsys, "target", "orders", "--env", "local", "--where", "amount=x")
+    assert code == 2 and out == "" and "--where amount=x: not a double value" in err
 
 
 def test_the_target_of_an_iceberg_pipeline_is_its_current_snapshot(aws, monkeypatch, capsys):
@@ -303,6 +307,13 @@ def test_env_prints_exports_that_alone_route_the_aws_cli_to_the_stack(aws, capsy
         ["bash", "-c", f"{out}\naws s3 ls"], env=clean, capture_output=True, text=True, check=True
     )
     assert "gi-seen-through-the-exports" in listed.stdout
+    # SQS too, with the installed CLI: v1 ignores the SQS endpoint variable without the
+    # printed `aws` function ("Could not connect to ... https://queue.amazonaws.com/").
+    aws_client("sqs").create_queue(QueueName="gi-seen-through-the-exports")
+    queues = subprocess.run(
+        ["bash", "-c", f"{out}\naws sqs list-queues"], env=clean, capture_output=True, text=True
+    )
+    assert "gi-seen-through-the-exports" in queues.stdout, queues.stderr
 
 
 def test_watermarks_show_prints_the_cursor_in_iso_utc(pipeline, capsys):
