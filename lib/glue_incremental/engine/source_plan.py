@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
 
 from glue_incremental.engine import batch_plan
 from glue_incremental.errors import GlueIncrementalError
@@ -33,7 +34,7 @@ def _no_types() -> dict[str, str]:
     return {}
 
 
-def _no_misfit() -> tuple[str | None, str] | None:
+def _no_misfit(schema: StructType | None = None) -> tuple[str | None, str] | None:
     return None
 
 
@@ -62,9 +63,12 @@ class SourcePlan:
     partition_types: Callable[[], dict[str, str]] = field(default=_no_types)
     # A bounded batch (``batches``) that left more for the next batch to read.
     more: bool = False
-    # After a read failed on a value that does not fit the declared schema: (column, where),
-    # naming the file, line, column and value (``reading.first_misfit``); None if not found.
-    misfit: Callable[[], tuple[str | None, str] | None] = field(default=_no_misfit)
+    # After a read failed on a value that does not fit the declared schema (or ``schema``, a
+    # stored type an inferred batch does not fit): (column, where), naming the file, line,
+    # column and value (``reading.first_misfit``); None if not found.
+    misfit: Callable[[StructType | None], tuple[str | None, str] | None] = field(
+        default=_no_misfit
+    )
 
 
 class Source(Protocol):

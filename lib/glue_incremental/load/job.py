@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.engine import cursors
@@ -209,13 +210,16 @@ def _load_rows(
         rows = _typed(rows, config, target_schema)
     source_rows = rows.drop(*hidden)
     require_columns(source_rows.columns, config, "source " + config.source)
-    schema_plan = schema_evolution.plan(
-        source_rows.schema,
-        target_schema,
-        config.schema_evolution,
-        partition_by=config.partition_by,
-        reload=full_reload,  # every row is rewritten: the types read now win
-    )
+    try:
+        schema_plan = schema_evolution.plan(
+            source_rows.schema,
+            target_schema,
+            config.schema_evolution,
+            partition_by=config.partition_by,
+            reload=full_reload,  # every row is rewritten: the types read now win
+        )
+    except schema_evolution.SchemaChangeError as error:
+        raise _inferred_misfit(config, plan, target_schema, error) from None
     rows = schema_conform.conform(
         rows,
         schema_plan,
@@ -307,13 +311,40 @@ def _misfits_named(config: LoadConfig, plan: SourcePlan) -> Iterator[None]:
     except Exception as error:
         if config.source_schema is None or "FAILFAST" not in str(error):
             raise
-        found = plan.misfit()
+        found = plan.misfit(None)
         column, where = found if found else (None, "the file and line were not found")
         raise SchemaError(
             column or "source_schema",
             f"a source value does not fit --source_schema ({config.source_schema}): {where}; "
             "nothing was written",
         ) from error
+
+
+def _inferred_misfit(
+    config: LoadConfig,
+    plan: SourcePlan,
+    stored: StructType,
+    refused: schema_evolution.SchemaChangeError,
+) -> schema_evolution.SchemaChangeError:
+    """``refused`` naming the file, line and value of the first row whose ``refused.column``
+    does not read as the type the target stores (``SourcePlan.misfit``): an inferred batch
+    types a number column as text for one such value. ``refused`` as it is if none is found
+    (a declared schema, JDBC, Parquet, or a column whose every value is of another type)."""
+    column = refused.column
+    if config.source_schema is not None or config.is_jdbc or column not in stored.fieldNames():
+        return refused
+    found = plan.misfit(StructType([stored[column]]))
+    if found is None or found[0] != column:
+        return refused
+    return schema_evolution.SchemaChangeError(
+        column,
+        refused.source_type,
+        refused.target_type,
+        f"a source value does not fit column {column!r} as the target stores it "
+        f"({refused.target_type}; types inferred on the first run are kept): {found[1]}; "
+        "nothing was written (correct or quarantine the file, or `watermarks reset` for a "
+        "full reload that takes the source's types)",
+    )
 
 
 def _count_new_versions(

@@ -181,15 +181,15 @@ class FileDatasetSource:
             release=found.release,
             partition_types=lambda: dict(types),
             more=len(cut) > 1,
-            misfit=lambda: (
+            misfit=lambda schema=None: (
                 reading.first_misfit(
                     run.spark,
                     plan.files,
                     root_uri=config.source,
                     source_format=config.source_format,
-                    schema=declared,
+                    schema=schema or declared,
                 )
-                if declared is not None
+                if (schema or declared) is not None
                 else None
             ),
         )
