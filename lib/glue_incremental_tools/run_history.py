@@ -20,7 +20,7 @@ import argparse
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -33,6 +33,9 @@ DEFAULT_RUNS = 10
 GLUE_LOG_PREFIX = "/aws-glue/jobs"
 LOG_PREFIX_ARGUMENT = "--custom-logGroup-prefix"
 SUMMARY_PATTERN = '"run_summary"'
+# Glue's default job timeout, for a run that does not carry its job's.
+GLUE_DEFAULT_TIMEOUT_MINUTES = 2880
+RUNNING, NO_RECORD = "RUNNING", "NO RECORD"
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,28 @@ def merge_run(glue_run: Mapping[str, Any], record: Mapping[str, Any] | None) -> 
     )
 
 
-def recent_runs(job_name: str, limit: int = DEFAULT_RUNS) -> list[RunRow]:
-    """The job's latest ``limit`` runs, newest first (see the module docstring)."""
+def unrecorded(glue_run: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """A local run without the runner's record, which the runner writes when the run ends
+    (the local Glue says SUCCEEDED at once): RUNNING until the job's timeout has passed
+    since its start; after it, the runner stopped without one (killed, the machine gone)
+    and nothing says how the run ended: NO RECORD."""
+    timeout = float(glue_run.get("Timeout") or GLUE_DEFAULT_TIMEOUT_MINUTES)
+    going = {**glue_run, "JobRunState": RUNNING, "CompletedOn": None, "ExecutionTime": None}
+    if now - _started(glue_run) <= timedelta(minutes=timeout):
+        return going
+    return {
+        **going,
+        "JobRunState": NO_RECORD,
+        "ErrorMessage": f"no record {timeout:g} min (the job's timeout) after its start "
+        "(the runner stopped?)",
+    }
+
+
+def recent_runs(
+    job_name: str, limit: int = DEFAULT_RUNS, *, local: bool = False, now: datetime | None = None
+) -> list[RunRow]:
+    """The job's latest ``limit`` runs, newest first (see the module docstring); ``local``:
+    a run without the runner's record is ``unrecorded``."""
     glue_runs = _glue_runs(job_name)
     glue_runs.sort(key=lambda run: _started(run), reverse=True)
     glue_runs = glue_runs[:limit]
@@ -108,7 +131,9 @@ def recent_runs(job_name: str, limit: int = DEFAULT_RUNS) -> list[RunRow]:
         record = None
         if glue_run["Id"] in recorded and bucket:
             record = _read_json(bucket, _key(job_name, glue_run["Id"], "json"))
-        if record is None and glue_run.get("JobRunState") not in ("RUNNING", "STARTING"):
+        if record is None and local:
+            glue_run = unrecorded(glue_run, now or datetime.now(UTC))
+        elif record is None and glue_run.get("JobRunState") not in ("RUNNING", "STARTING"):
             glue_run = {**glue_run, "Summary": _logged_summary(job_name, glue_run["Id"])}
         rows.append(merge_run(glue_run, record))
     return rows
@@ -336,7 +361,7 @@ def _cmd_runs(args: argparse.Namespace, out: Callable[[str], Any] = print) -> in
     if args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
     pipeline = open_pipeline(args.env, args.pipeline)
-    rows = recent_runs(pipeline.job_name, args.limit)
+    rows = recent_runs(pipeline.job_name, args.limit, local=args.env == "local")
     if args.json:
         out(json.dumps([asdict(row) for row in rows], indent=2))
     elif not rows:

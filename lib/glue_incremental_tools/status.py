@@ -23,7 +23,7 @@ from glue_incremental import aws
 from glue_incremental.run import metrics
 from glue_incremental.watermarks import DEFAULT_SLOT, Watermarks
 
-from glue_incremental_tools import deploy, runner
+from glue_incremental_tools import deploy, run_history, runner
 from glue_incremental_tools.errors import CommandError
 
 JOIN_SLOTS = ("left", "right")
@@ -113,7 +113,7 @@ def environment_status(
     for name in sorted(pipelines):
         pipeline = pipelines[name]
         job = pipeline["job_name"]
-        run = _last_run(job, local=env == "local")
+        run = _last_run(job, local=env == "local", now=now)
         committed = _committed(store, pipeline["state_name"], pipeline["kind"])
         pending, behind = _pending_upstream(store, committed, state_names, pipeline)
         # The local runner's record carries the run's own summary; elsewhere
@@ -161,20 +161,28 @@ def table_notes(rows: Sequence[PipelineStatus], env: str) -> list[str]:
     """Lines under the table explaining what would otherwise mislead (the local stack's alarms)."""
     if env != "local":
         return []
+    notes = []
     idle = [row.pipeline for row in rows if row.alarms.get("missed_run") == "ALARM"]
-    if not idle:
-        return []
-    return [
-        f"missed_run ({', '.join(idle)}): the local stack's Glue never fires triggers, so a "
-        "pipeline sits in missed_run until a run reports; "
-        "`python -m glue_incremental run JOB_NAME` runs one."
-    ]
+    if idle:
+        notes.append(
+            f"missed_run ({', '.join(idle)}): the local stack's Glue never fires triggers, so a "
+            "pipeline sits in missed_run until a run reports; "
+            "`python -m glue_incremental run JOB_NAME` runs one."
+        )
+    lost = [row.pipeline for row in rows if row.last_run_state == run_history.NO_RECORD]
+    if lost:
+        notes.append(
+            f"{run_history.NO_RECORD} ({', '.join(lost)}): the local runner writes a run's "
+            "record when the run ends, and none came within the job's timeout (the runner "
+            "stopped?); `runs PIPELINE --env local` lists it."
+        )
+    return notes
 
 
 # -- sources ---------------------------------------------------------------------------------
 
 
-def _last_run(job: str, *, local: bool) -> dict[str, Any]:
+def _last_run(job: str, *, local: bool, now: datetime) -> dict[str, Any]:
     try:
         runs = aws.client("glue").get_job_runs(JobName=job).get("JobRuns", [])
     except ClientError as error:
@@ -193,7 +201,7 @@ def _last_run(job: str, *, local: bool) -> dict[str, Any]:
     try:
         record = runner.get_run_record(job, run["Id"])
     except (ClientError, BotoCoreError, KeyError, ValueError):
-        return run  # no record: the emulated Glue's own state stands
+        return run_history.unrecorded(run, now)  # the emulated Glue's SUCCEEDED is not one
     run.update(
         {
             k: record[k]
@@ -381,6 +389,11 @@ def _version(committed: Mapping[str, dict[str, Any]]) -> int | None:
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
+    if isinstance(value, str):  # the local runner's record: isoformat, with microseconds
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return value
     if isinstance(value, datetime):
         value = value if value.tzinfo else value.replace(tzinfo=UTC)
         return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

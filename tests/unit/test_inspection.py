@@ -290,3 +290,30 @@ def test_env_for_an_account_unsets_the_endpoints_and_names_its_region(monkeypatc
     unset, export = out.splitlines()
     assert unset.startswith("unset ") and "AWS_ENDPOINT_URL" in unset.split()
     assert export == f"export AWS_REGION={region}"
+
+
+def _recent_local_runs(monkeypatch, started: datetime, now: datetime) -> run_history.RunRow:
+    glue_run = {"Id": "jr_1", "JobRunState": "SUCCEEDED", "StartedOn": started, "Timeout": 60}
+    monkeypatch.setattr(run_history, "_glue_runs", lambda job: [glue_run])
+    monkeypatch.setattr(run_history, "_scripts_bucket", lambda job: "gi-local-scripts")
+    monkeypatch.setattr(run_history, "_recorded_run_ids", lambda bucket, job: set())
+    (row,) = run_history.recent_runs("gi-local-orders", local=True, now=now)
+    return row
+
+
+def test_a_local_run_without_the_runners_record_yet_is_running(monkeypatch):
+    started = datetime(2026, 11, 29, 19, 52, 34, tzinfo=UTC)
+
+    row = _recent_local_runs(monkeypatch, started, started + timedelta(minutes=5))
+
+    assert (row.state, row.started_on, row.seconds) == ("RUNNING", "2026-11-29T19:52:34Z", None)
+    assert row.error is None
+
+
+def test_a_local_run_without_a_record_after_the_jobs_timeout_says_the_runner_stopped(monkeypatch):
+    started = datetime(2026, 11, 29, 19, 52, 34, tzinfo=UTC)
+
+    row = _recent_local_runs(monkeypatch, started, started + timedelta(minutes=61))
+
+    assert row.state == "NO RECORD"
+    assert row.error is not None and "the runner stopped?" in row.error

@@ -1,6 +1,6 @@
 """Which run's figures the status table shows, decided without CloudWatch."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from glue_incremental_tools import status
@@ -54,3 +54,63 @@ def test_locally_a_missed_run_alarm_is_explained_under_the_table():
 def test_in_an_account_a_missed_run_alarm_is_not_explained_away():
     assert status.table_notes([_row("orders", missed_run="ALARM")], "prod") == []
     assert status.table_notes([_row("orders", missed_run="OK")], "local") == []
+
+
+class _Glue:
+    """A local Glue (moto) that calls every run SUCCEEDED, as soon as it starts."""
+
+    def __init__(self, started: datetime) -> None:
+        self.started = started
+
+    def get_job_runs(self, JobName: str) -> dict:  # noqa: N803 (boto3's spelling)
+        return {
+            "JobRuns": [
+                {"Id": "jr_1", "JobRunState": "SUCCEEDED", "StartedOn": self.started, "Timeout": 60}
+            ]
+        }
+
+
+def _local_runs(monkeypatch, started: datetime, record: dict | None) -> None:
+    monkeypatch.setattr(status.aws, "client", lambda name: _Glue(started))
+
+    def get_run_record(job: str, run_id: str) -> dict:
+        if record is None:
+            raise KeyError(run_id)  # as a missing object reads: no record yet
+        return record
+
+    monkeypatch.setattr(status.runner, "get_run_record", get_run_record)
+
+
+def test_locally_a_run_without_the_runners_record_yet_is_running(monkeypatch):
+    _local_runs(monkeypatch, NOW - timedelta(minutes=5), None)
+
+    run = status._last_run("gi-local-orders", local=True, now=NOW)
+
+    assert run["JobRunState"] == "RUNNING"
+    assert status._run_window(run, DAY_START, NOW) is None
+
+
+def test_locally_a_run_without_a_record_after_the_jobs_timeout_says_so(monkeypatch):
+    _local_runs(monkeypatch, NOW - timedelta(minutes=61), None)
+    run = status._last_run("gi-local-orders", local=True, now=NOW)
+    row = status.PipelineStatus(
+        "orders", "load", "gi-local-orders", [], last_run_state=run["JobRunState"]
+    )
+
+    assert run["JobRunState"] == "NO RECORD"
+    (note,) = status.table_notes([row], "local")
+    assert note.startswith("NO RECORD (orders)") and "the runner stopped?" in note
+
+
+def test_a_recorded_run_shows_its_times_as_moto_does(monkeypatch):
+    record = {
+        "JobRunState": "SUCCEEDED",
+        "StartedOn": "2026-11-29T19:52:34.100000+00:00",
+        "CompletedOn": "2026-11-29T19:53:13.720723+00:00",
+    }
+    _local_runs(monkeypatch, datetime(2026, 11, 29, 19, 52, 34, tzinfo=UTC), record)
+
+    run = status._last_run("gi-local-orders", local=True, now=NOW)
+
+    assert status._iso(run["CompletedOn"]) == "2026-11-29T19:53:13Z"
+    assert status._iso(datetime(2026, 11, 29, 19, 52, 34, tzinfo=UTC)) == "2026-11-29T19:52:34Z"

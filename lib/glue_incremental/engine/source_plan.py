@@ -66,9 +66,7 @@ class SourcePlan:
     # After a read failed on a value that does not fit the declared schema (or ``schema``, a
     # stored type an inferred batch does not fit): (column, where), naming the file, line,
     # column and value (``reading.first_misfit``); None if not found.
-    misfit: Callable[[StructType | None], tuple[str | None, str] | None] = field(
-        default=_no_misfit
-    )
+    misfit: Callable[[StructType | None], tuple[str | None, str] | None] = field(default=_no_misfit)
 
 
 class Source(Protocol):
