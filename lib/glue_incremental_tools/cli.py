@@ -550,11 +550,30 @@ def _rewind_parquet(
     restore.restore(fs, path, int(recorded), run_id=rewind_id)
     _print_states(args, [state], with_slot=True)
     if not args.json:
+        writer = _publish_writer(store, args.job, slot, args.run_id, int(recorded))
+        which = "run" if writer == args.run_id else f"written by {writer}, the state of"
         print(
-            f"target {path} is back at publish {recorded} (run {args.run_id}): "
+            f"target {path} is back at publish {recorded} ({which} {args.run_id}): "
             f"{len(partitions)} partitions restored"
         )
     return 0
+
+
+def _publish_writer(store: Any, job: str, slot: str, run_id: str, recorded: int) -> str:
+    """The run that wrote publish ``recorded``, kept by run ``run_id``'s state: the oldest of
+    the runs just before it that kept the same publish (a run that wrote nothing keeps its
+    predecessor's); ``run_id`` itself if not found."""
+    from glue_incremental.targets.parquet import restore
+
+    since, writer = store.state_after_run(job, run_id, slot)["version"], run_id
+    for entry in store.iter_history(job, slot):
+        if entry["version"] > since:
+            continue
+        kept = (entry["watermarks"] or {}).get(restore.STATE_KEY)
+        if entry["kind"] != "run" or kept is None or int(kept) != recorded:
+            return writer
+        writer = entry["job_run_id"]
+    return writer
 
 
 def _restored_below(

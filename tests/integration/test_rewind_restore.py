@@ -300,6 +300,24 @@ def test_a_rewind_to_the_current_run_changes_no_file(bad_load):
     assert target_rows(job) == before
 
 
+def test_a_rewind_to_a_run_that_wrote_nothing_names_the_run_that_wrote_its_publish(
+    bad_load, capsys
+):
+    job, _ = bad_load
+    job.land([], name="empty.json")
+    job.run()  # jr_4: reads 0 rows from a new file, its state keeps jr_3's publish
+    job.land([row(5, "a", 50, "later")], name="later.json")
+    job.run()  # jr_5
+    capsys.readouterr()
+
+    code, _ = rewind(job, "jr_4")
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "(written by jr_3, the state of jr_4)" in out, out
+    assert (5, "a", 50, "later") not in target_rows(job)
+
+
 def test_a_rewind_to_a_run_that_never_ran_is_one_line(bad_load, capsys):
     job, _ = bad_load
     before = job.store.get_watermark(job.job_name)["version"]
