@@ -75,3 +75,10 @@ def test_every_step_of_every_section_has_a_local_form():
     assert all(steps.values()), [anchor for anchor, found in steps.items() if not found]
     local = [step for found in steps.values() for step in found if step is not None]
     assert all("--env prod" not in step and "gi-prod-orders " not in step for step in local)
+
+
+def test_the_rewinds_rerun_without_a_corrected_delivery_says_it_pages_zero_records():
+    # tests/e2e/test_operator_tasks.py plays it: the walk's rerun reads 0 and that page arrives.
+    text = " ".join(sections()["rewind"].split())
+    assert "Without a corrected delivery the rerun reads 0 rows" in text
+    assert "[zero records](#zero-records) alarm pages" in text
