@@ -165,9 +165,10 @@ def table_notes(rows: Sequence[PipelineStatus], env: str) -> list[str]:
     idle = [row.pipeline for row in rows if row.alarms.get("missed_run") == "ALARM"]
     if idle:
         notes.append(
-            f"missed_run ({', '.join(idle)}): the local stack's Glue never fires triggers, so a "
-            "pipeline sits in missed_run until a run reports; "
-            "`python -m glue_incremental run JOB_NAME` runs one."
+            f"missed_run ({', '.join(idle)}): the local stack's Glue never fires triggers, and "
+            "LocalStack evaluates an alarm once per period, here the schedule's plus an hour's "
+            "grace (3660 s): it turns OK at its first evaluation after a run reports, up to an "
+            "hour later (`python -m glue_incremental run JOB_NAME` runs one)."
         )
     lost = [row.pipeline for row in rows if row.last_run_state == run_history.NO_RECORD]
     if lost:

@@ -48,6 +48,7 @@ def test_locally_a_missed_run_alarm_is_explained_under_the_table():
     (note,) = status.table_notes(rows, "local")
 
     assert note.startswith("missed_run (orders): the local stack's Glue never fires triggers")
+    assert "up to an hour later" in note  # LocalStack evaluates it once per 3660 s period
     assert "python -m glue_incremental run JOB_NAME" in note
 
 
