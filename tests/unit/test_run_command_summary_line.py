@@ -41,3 +41,10 @@ def test_a_run_writing_what_it_read_is_one_line():
     assert finished(records_read=60, records_new=60, records_written=60) == [
         "run jr_1 of gi-local-orders: SUCCEEDED in 0.0 s, read 60 (60 new), wrote 60"
     ]
+
+
+def test_a_run_writing_fewer_rows_than_it_read_is_one_line():
+    # A custom job's aggregate: the rewrite explanation would explain nothing.
+    assert finished(records_read=4, records_written=3) == [
+        "run jr_1 of gi-local-orders: SUCCEEDED in 0.0 s, read 4, wrote 3"
+    ]
