@@ -523,16 +523,18 @@ def test_the_first_pipeline_loads_csv_without_a_schema_typed_then_only_a_new_fil
 # -- a transform, soft deletes and a custom script: three pages' changes, one `make apply` ------
 
 
-def transform_package(root: Path) -> str:
-    """docs/transforms.md's function, in the file its first line names; its ``transform``
-    line for the pipeline's entry."""
+def check_the_transform_as_shown(root: Path) -> None:
+    """What docs/transforms.md's local block wrote is what the page shows: its function (the
+    first ``python`` block, in the file its first line names) and, in the tutorial's entry,
+    the ``transform`` line of step 2."""
     text = (DOCS / "transforms.md").read_text()
     (first, *_) = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
     path = first.splitlines()[0].removeprefix("# ")
-    (root / path).parent.mkdir(parents=True, exist_ok=True)
-    (root / path).write_text(first)
+    assert (root / path).read_text() == first
     (line, *_) = re.findall(r"^\s*(transform = \{.*\})$", text, flags=re.MULTILINE)
-    return line
+    main = (root / "terraform" / "environments" / "local" / "main.tf").read_text()
+    entry = main.split("    orders_returns = {\n", 1)[1].split("\n    }\n", 1)[0]
+    assert [found.strip() for found in entry.splitlines()].count(line) == 1, entry
 
 
 @pytest.fixture(scope="module")
@@ -541,9 +543,8 @@ def pages_applied(local_stack) -> dict[str, list[str]]:
     delete marker) and docs/custom-jobs.md (the example script as a pipeline), done as each
     page says, then the one ``make apply`` every page ends on. Returns each page's commands."""
     root = local_stack.root
-    transform = transform_package(root)
     (arguments,) = page_blocks(DOCS / "deletes.md", "delete-marker-local", "hcl")
-    edit_the_tutorial_pipeline(root, arguments.strip(), transform)
+    edit_the_tutorial_pipeline(root, arguments.strip())
     assert "`glue_scripts/daily_revenue.py`" in (DOCS / "custom-jobs.md").read_text()
     (root / "glue_scripts" / "daily_revenue.py").write_text(documented_script())
     (entry,) = page_blocks(DOCS / "custom-jobs.md", "custom-job-local", "hcl")
@@ -557,7 +558,8 @@ def pages_applied(local_stack) -> dict[str, list[str]]:
     for steps in commands.values():
         assert [make_targets(step) for step in steps].count(["apply"]) == 1, steps
     (apply,) = [i for i, step in enumerate(commands["transforms"]) if make_targets(step)]
-    play(local_stack, commands["transforms"][:apply], {})
+    play(local_stack, commands["transforms"][:apply], {})  # the package and the entry's line
+    check_the_transform_as_shown(root)
     play(local_stack, ["make apply"], {})
     return commands
 

@@ -2,7 +2,8 @@
 
 They are the ```sh blocks between ``<!-- readme-commands:begin`` and
 ``<!-- readme-commands:end -->`` (the first-pipeline tutorial's: ``tutorial-commands``);
-a line ending in ``\\`` continues on the next.
+a line ending in ``\\`` continues on the next; a here-document (``cat > f <<'EOF'``) is one
+command with its lines, as written.
 Placeholders are written ``<NAME>`` and filled in by the test that runs them.
 """
 
@@ -25,8 +26,17 @@ def readme_commands(text: str | None = None, marker: str = "readme-commands") ->
     section = text.split(begin, 1)[1].split(end, 1)[0]
     commands: list[str] = []
     for block in re.findall(r"^```sh\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL):
-        pending = ""
-        for line in block.splitlines():
+        pending, lines = "", iter(block.splitlines())
+        for line in lines:
+            heredoc = re.search(r"<<'(\w+)'$", line.rstrip())
+            if heredoc:  # its body verbatim (a Python file keeps its indentation)
+                body = [line.strip()]
+                for inner in lines:
+                    body.append(inner.rstrip())
+                    if inner.strip() == heredoc.group(1):
+                        break
+                commands.append("\n".join(body))
+                continue
             if line.rstrip().endswith("\\"):
                 pending += line.rstrip()[:-1].rstrip() + " "
                 continue
@@ -39,11 +49,17 @@ def readme_commands(text: str | None = None, marker: str = "readme-commands") ->
 
 def marked_section(page: Path, marker: str) -> str:
     """The text between ``<!-- marker:begin`` and ``<!-- marker:end -->`` of ``page``, each
-    line stripped (a section may sit indented in a list item)."""
-    text = "\n".join(line.strip() for line in page.read_text().splitlines())
+    line without the begin marker's indentation (a section may sit indented in a list item:
+    a here-document's lines keep the rest of theirs)."""
+    text = page.read_text()
     begin, end = f"<!-- {marker}:begin", f"<!-- {marker}:end -->"
     assert begin in text and end in text, f"{page.name} lacks the marked {marker} section"
-    return text.split(begin, 1)[1].split(end, 1)[0]
+    before, section = text.split(begin, 1)
+    indent = len(before) - len(before.rstrip(" ")) if before.endswith(" ") else 0
+    section = section.split(end, 1)[0]
+    return "\n".join(
+        line[indent:] if line[:indent].isspace() else line.lstrip() for line in section.splitlines()
+    )
 
 
 def page_commands(page: Path, marker: str) -> list[str]:

@@ -62,3 +62,11 @@ def test_continuation_lines_join_and_comments_are_dropped():
         "a \\\n  b\n```\n<!-- readme-commands:end -->"
     )
     assert readme_commands(text) == ["make up", "a b"]
+
+
+def test_a_here_document_is_one_command_with_its_lines_as_written():
+    text = (
+        "<!-- readme-commands:begin -->\n```sh\ncat > f.py <<'EOF'\ndef f():\n    return 1\n"
+        "EOF\nmake up\n```\n<!-- readme-commands:end -->"
+    )
+    assert readme_commands(text) == ["cat > f.py <<'EOF'\ndef f():\n    return 1\nEOF", "make up"]

@@ -63,7 +63,7 @@ class _Glue:
     def __init__(self, started: datetime) -> None:
         self.started = started
 
-    def get_job_runs(self, JobName: str) -> dict:  # noqa: N803 (boto3's spelling)
+    def get_job_runs(self, JobName: str) -> dict:  # boto3 spells it JobName
         return {
             "JobRuns": [
                 {"Id": "jr_1", "JobRunState": "SUCCEEDED", "StartedOn": self.started, "Timeout": 60}
