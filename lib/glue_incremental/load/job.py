@@ -323,7 +323,7 @@ def _misfits_named(config: LoadConfig, plan: SourcePlan) -> Iterator[None]:
 def _inferred_misfit(
     config: LoadConfig,
     plan: SourcePlan,
-    stored: StructType,
+    stored: StructType | None,
     refused: schema_evolution.SchemaChangeError,
 ) -> schema_evolution.SchemaChangeError:
     """``refused`` naming the file, line and value of the first row whose ``refused.column``
@@ -331,7 +331,9 @@ def _inferred_misfit(
     types a number column as text for one such value. ``refused`` as it is if none is found
     (a declared schema, JDBC, Parquet, or a column whose every value is of another type)."""
     column = refused.column
-    if config.source_schema is not None or config.is_jdbc or column not in stored.fieldNames():
+    if stored is None or config.source_schema is not None or config.is_jdbc:
+        return refused
+    if column not in stored.fieldNames():
         return refused
     found = plan.misfit(StructType([stored[column]]))
     if found is None or found[0] != column:

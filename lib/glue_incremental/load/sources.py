@@ -158,6 +158,18 @@ class FileDatasetSource:
                 return None
             return rows
 
+        def misfit(schema: StructType | None) -> tuple[str | None, str] | None:
+            against = schema or declared  # a stored type, else the declared schema
+            if against is None:
+                return None
+            return reading.first_misfit(
+                run.spark,
+                plan.files,
+                root_uri=config.source,
+                source_format=config.source_format,
+                schema=against,
+            )
+
         preview = cut[: limits.max_batches or batch_plan.PREVIEW_BATCHES]
         return SourcePlan(
             summary={
@@ -181,17 +193,7 @@ class FileDatasetSource:
             release=found.release,
             partition_types=lambda: dict(types),
             more=len(cut) > 1,
-            misfit=lambda schema=None: (
-                reading.first_misfit(
-                    run.spark,
-                    plan.files,
-                    root_uri=config.source,
-                    source_format=config.source_format,
-                    schema=schema or declared,
-                )
-                if (schema or declared) is not None
-                else None
-            ),
+            misfit=misfit,
         )
 
 
