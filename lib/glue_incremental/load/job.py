@@ -329,7 +329,7 @@ def _inferred_misfit(
     """``refused`` naming the file, line and value of the first row whose ``refused.column``
     does not read as the type the target stores (``SourcePlan.misfit``): an inferred batch
     types a number column as text for one such value. ``refused`` as it is if none is found
-    (a declared schema, JDBC, Parquet, or a column whose every value is of another type)."""
+    (a declared schema, JDBC, Parquet, a column the files lack)."""
     column = refused.column
     if stored is None or config.source_schema is not None or config.is_jdbc:
         return refused
@@ -338,14 +338,9 @@ def _inferred_misfit(
     found = plan.misfit(StructType([stored[column]]))
     if found is None or found[0] != column:
         return refused
+    head, nothing, rest = str(refused).partition("; nothing was written")
     return schema_evolution.SchemaChangeError(
-        column,
-        refused.source_type,
-        refused.target_type,
-        f"a source value does not fit column {column!r} as the target stores it "
-        f"({refused.target_type}; types inferred on the first run are kept): {found[1]}; "
-        "nothing was written (correct or quarantine the file, or `watermarks reset` for a "
-        "full reload that takes the source's types)",
+        column, refused.source_type, refused.target_type, f"{head}: {found[1]}{nothing}{rest}"
     )
 
 
