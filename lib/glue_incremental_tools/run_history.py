@@ -120,7 +120,7 @@ def recent_runs(
     job_name: str, limit: int = DEFAULT_RUNS, *, local: bool = False, now: datetime | None = None
 ) -> list[RunRow]:
     """The job's latest ``limit`` runs, newest first (see the module docstring); ``local``:
-    a run without the runner's record is ``unrecorded``."""
+    a run with neither the runner's record nor a summary in CloudWatch Logs is ``unrecorded``."""
     glue_runs = _glue_runs(job_name)
     glue_runs.sort(key=lambda run: _started(run), reverse=True)
     glue_runs = glue_runs[:limit]
@@ -131,10 +131,12 @@ def recent_runs(
         record = None
         if glue_run["Id"] in recorded and bucket:
             record = _read_json(bucket, _key(job_name, glue_run["Id"], "json"))
-        if record is None and local:
-            glue_run = unrecorded(glue_run, now or datetime.now(UTC))
-        elif record is None and glue_run.get("JobRunState") not in ("RUNNING", "STARTING"):
-            glue_run = {**glue_run, "Summary": _logged_summary(job_name, glue_run["Id"])}
+        if record is None and glue_run.get("JobRunState") not in ("RUNNING", "STARTING"):
+            summary = _logged_summary(job_name, glue_run["Id"])
+            if local and summary is None:  # no record and no summary logged: not ended yet
+                glue_run = unrecorded(glue_run, now or datetime.now(UTC))
+            else:
+                glue_run = {**glue_run, "Summary": summary}
         rows.append(merge_run(glue_run, record))
     return rows
 

@@ -297,6 +297,7 @@ def _recent_local_runs(monkeypatch, started: datetime, now: datetime) -> run_his
     monkeypatch.setattr(run_history, "_glue_runs", lambda job: [glue_run])
     monkeypatch.setattr(run_history, "_scripts_bucket", lambda job: "gi-local-scripts")
     monkeypatch.setattr(run_history, "_recorded_run_ids", lambda bucket, job: set())
+    monkeypatch.setattr(run_history, "_logged_summary", lambda job, run_id: None)
     (row,) = run_history.recent_runs("gi-local-orders", local=True, now=now)
     return row
 
