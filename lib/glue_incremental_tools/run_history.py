@@ -84,7 +84,7 @@ def merge_run(glue_run: Mapping[str, Any], record: Mapping[str, Any] | None) -> 
         if record.get("ExecutionTime") is not None:
             merged["ExecutionTime"] = record["ExecutionTime"]
     summary = merged.get("Summary") or {}
-    started, completed = _iso(merged.get("StartedOn")), _iso(merged.get("CompletedOn"))
+    started, completed = iso_time(merged.get("StartedOn")), iso_time(merged.get("CompletedOn"))
     seconds = merged.get("ExecutionTime")
     return RunRow(
         run_id=str(merged["Id"]),
@@ -289,7 +289,8 @@ def _logged_summary(job_name: str, run_id: str) -> dict[str, Any] | None:
 # -- formatting ---------------------------------------------------------------------------------
 
 
-def _iso(value: Any) -> str | None:
+def iso_time(value: Any) -> str | None:
+    """A time as ``2026-11-29T19:52:34Z`` (a datetime, or the runner record's isoformat text)."""
     if value is None:
         return None
     if isinstance(value, str):

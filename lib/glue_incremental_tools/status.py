@@ -128,7 +128,7 @@ def environment_status(
                 upstreams=list(pipeline.get("upstreams") or []),
                 last_run_id=run.get("Id"),
                 last_run_state=run.get("JobRunState"),
-                last_run_at=_iso(run.get("CompletedOn") or run.get("StartedOn")),
+                last_run_at=run_history.iso_time(run.get("CompletedOn") or run.get("StartedOn")),
                 records_read=_figure(summary, "records_read", job, metrics.RECORDS_READ, window),
                 records_written=_figure(summary, "records_written", job, "RecordsWritten", window),
                 watermark=_watermark_text(committed),
@@ -372,9 +372,11 @@ def _watermark_text(committed: Mapping[str, dict[str, Any]]) -> str | None:
         cursor = values.get("cursor")
         high_mark = (values.get("files") or {}).get("high_mark_ms")
         if cursor is not None:
-            marks.append(_iso(cursor) if isinstance(cursor, datetime) else str(cursor))
+            marks.append(
+                run_history.iso_time(cursor) if isinstance(cursor, datetime) else str(cursor)
+            )
         elif high_mark is not None:
-            marks.append(_iso(datetime.fromtimestamp(high_mark / 1000, UTC)))
+            marks.append(run_history.iso_time(datetime.fromtimestamp(high_mark / 1000, UTC)))
     # A join is as fresh as its older side.
     return min((mark for mark in marks if mark is not None), default=None)
 
@@ -385,20 +387,6 @@ def _version(committed: Mapping[str, dict[str, Any]]) -> int | None:
 
 
 # -- formatting -------------------------------------------------------------------------------
-
-
-def _iso(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):  # the local runner's record: isoformat, with microseconds
-        try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
-            return value
-    if isinstance(value, datetime):
-        value = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return str(value)
 
 
 def _number(value: float | None) -> str:

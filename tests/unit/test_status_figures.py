@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from glue_incremental_tools import status
+from glue_incremental_tools import run_history, status
 
 DAY_START = datetime(2024, 5, 1, tzinfo=UTC)
 NOW = datetime(2024, 5, 2, tzinfo=UTC)
@@ -113,5 +113,8 @@ def test_a_recorded_run_shows_its_times_as_moto_does(monkeypatch):
 
     run = status._last_run("gi-local-orders", local=True, now=NOW)
 
-    assert status._iso(run["CompletedOn"]) == "2026-11-29T19:53:13Z"
-    assert status._iso(datetime(2026, 11, 29, 19, 52, 34, tzinfo=UTC)) == "2026-11-29T19:52:34Z"
+    assert run_history.iso_time(run["CompletedOn"]) == "2026-11-29T19:53:13Z"
+    assert (
+        run_history.iso_time(datetime(2026, 11, 29, 19, 52, 34, tzinfo=UTC))
+        == "2026-11-29T19:52:34Z"
+    )
