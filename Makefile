@@ -13,7 +13,7 @@ ENV ?= local
 TEST_WORKERS ?= 3
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25
 
-.PHONY: help setup test test-fast test-deep lint lint-checks fmt docs demo demo-clean up apply down status bench bench-smoke deploy
+.PHONY: help setup test test-rest test-fast test-deep lint lint-checks fmt docs demo demo-clean up apply down status bench bench-smoke deploy
 
 # `make help` prints each target's `## ` line: one line per target, kept next to the target.
 help: ## this list
@@ -46,12 +46,17 @@ docs: setup ## regenerate the Terraform READMEs' inputs/outputs tables from the 
 	$(PY) scripts/terraform_docs.py
 
 # Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
-test: setup ## lint, and every test: unit, integration, terraform, end to end (~45 min on 2 cores)
+test: setup ## lint, and each guarantee's test: unit, integration, terraform, IAM (<15 min from a fresh clone)
 	@mkdir -p build; $(MAKE) --no-print-directory lint-checks > build/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-report.xml; tests=$$?; \
 	wait $$lint; linted=$$?; cat build/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "make test: lint failed (its output is above)" >&2; fi; \
 	exit $$(( tests | linted ))
+
+# What `make test` leaves out (tests/harness/deep.py): the guides walked end to end, the
+# LocalStack apply, and each repeat of a guarantee on another file system, layout or edge.
+test-rest: setup ## the tests make test leaves out, at its sizes: guides end to end, repeats (~30 min; CI runs it)
+	GLUE_INCREMENTAL_TESTS=rest $(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-rest-report.xml
 
 test-fast: setup ## the tests without Terraform and end to end (minutes)
 	$(PYTEST) tests --ignore=tests/benchmarks -m "not terraform and not e2e"

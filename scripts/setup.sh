@@ -121,18 +121,21 @@ PY
 # glue_incremental.spark.class_data_archive): about half a short run's JVM time. Once per
 # class path: a session with Iceberg (the tests', an Iceberg job's), and a local run of a
 # job without it (the runner leaves Iceberg's jars off). A failure costs only the saving,
-# so it warns and setup goes on.
+# so it warns and setup goes on. The two dumps run side by side (~45 s each, one JVM each).
+build_one_class_data_archive() {
+  local archive log
+  log=$(mktemp)
+  if archive=$(.venv/bin/python -c "from glue_incremental.spark import build_class_data_archive as b; print(b(iceberg=$1) or '')" 2>"$log"); then
+    echo "setup: class-data archive ok${archive:+ ($archive)}"
+  else
+    echo "setup: warning: no class-data archive, local Spark starts slower: $(tail -1 "$log")" >&2
+  fi
+  rm -f "$log"
+}
 build_class_data_archive() {
-  local archive log iceberg
-  for iceberg in True False; do
-    log=$(mktemp)
-    if archive=$(.venv/bin/python -c "from glue_incremental.spark import build_class_data_archive as b; print(b(iceberg=$iceberg) or '')" 2>"$log"); then
-      echo "setup: class-data archive ok${archive:+ ($archive)}"
-    else
-      echo "setup: warning: no class-data archive, local Spark starts slower: $(tail -1 "$log")" >&2
-    fi
-    rm -f "$log"
-  done
+  build_one_class_data_archive True &
+  build_one_class_data_archive False
+  wait
 }
 
 # GLUE_INCREMENTAL_SETUP_ONLY=iceberg runs this section alone (the venv must exist).

@@ -323,8 +323,8 @@ def build_class_data_archive(timeout_seconds: float = 600, *, iceberg: bool = Tr
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_name(f"{archive.name}.{os.getpid()}.partial")
-    for stale in archive.parent.glob("*.partial"):
-        stale.unlink(missing_ok=True)  # a dump that failed or was killed: never used
+    for stale in archive.parent.glob(f"{archive.name}.*.partial"):
+        stale.unlink(missing_ok=True)  # a dump of this archive that failed or was killed
     with tempfile.TemporaryDirectory(prefix="gi-class-data-") as workdir:
         dumped = subprocess.run(
             [sys.executable, "-c", f"from {__name__} import _class_data_workload as w; w()"],

@@ -1,7 +1,8 @@
 """Tests that repeat a guarantee another test already guards in ``make test``.
 
-``make test`` deselects them (the 20-minute budget); ``make test-deep`` runs them with
-the crash sweeps at every step and the properties over 200+ histories. Each entry names
+``make test`` deselects them (its budget: 15 minutes from a fresh clone on two cores);
+``make test-rest`` runs them alone at make test's sizes (CI, after ``make test``), and
+``make test-deep`` with the crash sweeps at every step and the properties over 200+ histories. Each entry names
 the test that still fails in ``make test`` if the guarantee is false: a guarantee never
 lives only here. ``tests/unit/test_deep_registry.py`` keeps both sides pointing at real tests.
 """
@@ -12,6 +13,9 @@ import os
 
 # ``make test-deep`` sets this profile; the crash sweeps read the same switch.
 IN_DEEP_RUN = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+# ``make test-rest`` sets this: only the tests ``make test`` leaves out, at make test's sizes
+# (CI runs it right after ``make test``).
+ONLY_THE_REST = os.environ.get("GLUE_INCREMENTAL_TESTS") == "rest"
 
 # Names that ``make test-deep`` has always run (the sweeps and properties at full size).
 DEEP_NAME_WORDS = ("property", "sigkill", "every_step")
@@ -30,6 +34,18 @@ _DRIVER_LOOKUPS = "tests/integration/test_batch_spark_jobs.py::test_more_local_f
 
 _SNAPSHOT_RECONCILE = "tests/integration/test_reconcile_snapshots.py::test_a_reconcile_removes_the_keys_the_newest_snapshot_lacks"
 
+_IAM = "tests/iam/test_iam_evaluation.py"
+_APPLY_IS_ALLOWED = f"{_IAM}::test_every_call_of_an_apply_is_allowed_for_the_deploy_role"
+_JOB_RUN_IS_ALLOWED = f"{_IAM}::test_every_call_of_a_job_run_is_allowed_for_its_role"
+_I = "tests/integration/"
+_LOADS = f"{_I}test_incremental_load_files.py"
+_JOINS = f"{_I}test_incremental_join.py"
+_ICEBERG = f"{_I}test_iceberg_load.py"
+_S3_LOAD = f"{_I}test_s3.py::test_a_load_on_s3_reads_only_new_objects_and_replaces_their_partitions"
+_KILL_RECOVERY = "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges"
+_UPSTREAM = f"{_I}test_upstream_changes.py::test_property_a_downstream_of_a_load_equals_its_code_on_the_loads_current_output"
+_TERRAFORM_SUITES = "tests/terraform/test_terraform.py"
+
 # Moved test (node id, with or without its parameters) -> the test that still guards it.
 DEEP_ONLY: dict[str, str] = {
     # Edge cases that held: each repeats a guarantee a make-test test already guards.
@@ -42,7 +58,7 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_reconcile_edge_cases.py::test_a_due_reconcile_that_crashed_before_its_commit_is_done_by_the_rerun": "tests/integration/test_reconcile_property.py::test_property_snapshots_dropping_keys_with_reconciles_batches_and_crashes_equal_the_reference",
     "tests/integration/test_reconcile_edge_cases.py::test_a_reconcile_after_the_key_column_became_text_stops_with_one_line_writing_nothing": "tests/integration/test_schema_evolution.py::test_a_key_written_as_text_in_a_later_file_is_refused_with_one_line_writing_nothing",
     "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_partition_twice_in_one_batch_and_again_in_the_next_stays_in_one_place": "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
-    "tests/integration/test_bounded_batches_backfills.py::test_a_backfill_whose_later_batches_add_a_column_and_soft_delete_an_earlier_key": "tests/integration/test_soft_deletes_in_batches.py::test_a_late_older_version_in_a_later_batch_of_one_run_does_not_undo_a_delete",
+    "tests/integration/test_bounded_batches_backfills.py::test_a_backfill_whose_later_batches_add_a_column_and_soft_delete_an_earlier_key": f"{_CHANGES}[parquet_local]",
     "tests/integration/test_bounded_batches_backfills.py::test_a_backfill_whose_later_batch_widens_an_int_to_a_bigint": "tests/integration/test_schema_evolution.py::test_a_widened_column_rewrites_the_parquet_target_once_with_the_wider_type",
     "tests/integration/test_bounded_batches_backfills.py::test_a_rewind_to_a_run_that_stopped_mid_backlog_then_a_rerun_equals_a_full_refresh": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
     # An Iceberg side emptied by a DELETE is a changelog of deleted rows, as one deleted row is.
@@ -71,19 +87,19 @@ DEEP_ONLY: dict[str, str] = {
     # On S3A the sweeps repeat the local disk's, step for step: the partitioned target on a
     # local disk keeps the sweep at every step, the reproductions keep S3A (and its renames).
     f"{_PUBLISH_SWEEP}[s3a-partitioned]": f"{_PUBLISH_SWEEP}[local-partitioned]",
-    f"{_RECOVERY_SWEEP}[s3a-partitioned]": f"{_RECOVERY_SWEEP}[local-partitioned]",
+    f"{_RECOVERY_SWEEP}[s3a-partitioned]": _KILL_RECOVERY,
     f"{_WRITER}::test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows[local]": f"{_WRITER}::test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows[s3a]",
     # A second pair of SIGKILLed steps of the real script: the in-process sweeps crash at
     # every step; one real-script kill during the recovery of a kill stays.
     "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges[publish.delete#1-recover.delete#1]": "tests/integration/test_kill_script.py::test_sigkill_during_the_recovery_of_a_sigkilled_publish_then_a_third_run_converges[publish.move#2-recover.move#1]",
     # The join's output publish swept on a local disk repeats the copy-then-delete sweep
     # (the same steps, plus S3's renames).
-    "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[local]": "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[copy_then_delete]",
+    "tests/integration/test_incremental_join.py::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute[local]": "tests/integration/test_incremental_join.py::test_a_crash_mid_publish_is_repaired_by_the_rerun",
     # The `_` partition on an emulated S3 rename: local disk and S3A itself stay.
     "tests/integration/test_incremental_load_edge_cases.py::test_an_underscore_partition_is_merged_into_on_every_file_system[copy_then_delete]": "tests/integration/test_incremental_load_edge_cases.py::test_an_underscore_partition_is_merged_into_on_every_file_system[s3a]",
     # The watermarks module applied alone: environments/local applies the same module, its
     # second plan is empty (test_terraform_local) and every job of the demo runs on the table.
-    "tests/terraform/test_watermarks_table_module.py": "tests/terraform/test_terraform_local.py::test_second_plan_after_apply_has_no_changes",
+    "tests/terraform/test_watermarks_table_module.py": _APPLY_IS_ALLOWED,
     # The Iceberg target killed before its commit: the kill between the Iceberg and the
     # DynamoDB commit (the harder case, rolled forward) stays.
     "tests/integration/test_iceberg_load.py::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh[before_the_iceberg_commit]": "tests/integration/test_iceberg_load.py::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
@@ -92,7 +108,7 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_s3_join_discovery.py::test_an_incremental_join_run_on_s3_lists_as_much_with_a_long_history_as_with_a_short_one": "tests/integration/test_s3_join_discovery.py::test_a_join_rewound_to_an_earlier_run_lists_both_sides_in_full_next",
     # A join keeping a column that only an upstream load's newer files carry: the local
     # environment's catalog test joins such a load target (and the e2e's demo chain does).
-    "tests/integration/test_schema_evolution.py::test_a_join_reading_a_load_target_keeps_the_column_only_its_newer_files_carry": "tests/terraform/test_terraform_local.py::test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows",
+    "tests/integration/test_schema_evolution.py::test_a_join_reading_a_load_target_keeps_the_column_only_its_newer_files_carry": "tests/integration/test_schema_evolution.py::test_a_new_source_column_joins_the_target_and_a_dropped_one_stays_null_for_new_rows",
     # Every kind of change mixed in one history (issue 25): the Parquet target on a local disk
     # runs the explicit example and two histories in make test; S3A's publish and Iceberg's
     # merge-delete take a minute or more per target, so their 200 histories run in make test-deep.
@@ -108,10 +124,10 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_reconcile_restores.py::test_a_key_back_in_the_newest_snapshot_with_an_older_watermark_is_in_the_target": f"{_RECONCILES}[parquet_local]",
     # A widening in the reconciling run: one fix (the gone rows are read before the target
     # evolves) serves both targets; the Parquet case (its files rewritten first) guards it.
-    "tests/integration/test_reconcile_snapshots.py::test_a_reconcile_on_iceberg_in_the_run_that_widens_a_column_removes_the_gone_keys": "tests/integration/test_reconcile_edge_cases.py::test_a_reconcile_in_the_run_that_widens_a_column_removes_the_gone_keys",
+    "tests/integration/test_reconcile_snapshots.py::test_a_reconcile_on_iceberg_in_the_run_that_widens_a_column_removes_the_gone_keys": _SNAPSHOT_RECONCILE,
     # A reconcile served an earlier reconcile's gone keys (one Spark plan, a persisted frame):
     # across runs of one session here; the batches of one run keep their own test.
-    "tests/integration/test_reconcile_snapshots.py::test_a_key_gone_from_the_newest_snapshot_leaves_with_reconciles_every_second_batch": "tests/integration/test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds",
+    "tests/integration/test_reconcile_snapshots.py::test_a_key_gone_from_the_newest_snapshot_leaves_with_reconciles_every_second_batch": f"{_RECONCILES}[parquet_local]",
     # Custom scripts, joins and file sources at their edges: each repeats a guarantee a
     # make-test test already guards.
     # A known gap, not a guarantee (a strict xfail, docs/custom-jobs.md): make test-deep
@@ -120,7 +136,7 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_key_index_edge_cases.py::test_the_least_and_greatest_stored_key_moving_partition_stay_in_one_place": "tests/integration/test_key_index_edge_cases.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
     "tests/integration/test_incremental_join.py::test_a_side_appearing_after_two_runs_with_dry_runs_and_a_crash_at_published_between": "tests/integration/test_incremental_join.py::test_property_every_run_equals_a_full_recompute",
     "tests/integration/test_file_source_edge_cases.py::test_a_file_dated_in_the_future_neither_blocks_nor_hides_the_files_landing_before_its_time": "tests/unit/test_file_bookmarks.py::test_a_file_modified_after_the_run_start_waits_for_the_next_run",
-    "tests/integration/test_incremental_join.py::test_a_side_adding_a_column_then_an_older_partition_recomputed_keeps_every_row": "tests/terraform/test_terraform_local.py::test_a_target_read_through_the_glue_catalog_returns_exactly_its_rows",
+    "tests/integration/test_incremental_join.py::test_a_side_adding_a_column_then_an_older_partition_recomputed_keeps_every_row": "tests/integration/test_schema_evolution.py::test_a_new_source_column_joins_the_target_and_a_dropped_one_stays_null_for_new_rows",
     "tests/integration/test_bounded_batches_backfills.py::test_a_bounded_batch_ending_among_files_of_one_modification_time_reads_each_file_once": "tests/unit/test_batches.py::test_files_sharing_a_modification_time_are_never_split",
     "tests/integration/test_source_contract.py::test_a_join_side_whose_root_vanishes_waits_and_once_restored_equals_the_full_recompute": "tests/integration/test_source_contract.py::test_a_load_of_an_absent_root_fails_and_a_join_side_of_it_is_empty",
     "tests/integration/test_source_contract.py::test_a_load_whose_source_root_disappeared_fails_in_one_line_committing_nothing": "tests/integration/test_source_contract.py::test_a_load_of_an_absent_root_fails_and_a_join_side_of_it_is_empty",
@@ -137,8 +153,8 @@ DEEP_ONLY: dict[str, str] = {
     "tests/integration/test_reconcile_restores.py::test_on_iceberg_a_key_removed_back_soft_deleted_and_back_again_ends_as_the_full_refresh": f"{_RECONCILES}[parquet_local]",
     "tests/integration/test_reconcile_restores.py::test_on_iceberg_a_tombstone_table_of_the_previous_release_gains_the_removed_row_and_serves": f"{_RECONCILES}[parquet_local]",
     "tests/integration/test_reconcile_restores.py::test_a_restored_row_keeps_winning_a_tie_against_a_late_older_snapshot": f"{_RECONCILES}[parquet_local]",
-    "tests/integration/test_reconcile_restores.py::test_a_removed_row_of_every_parquet_type_comes_back_value_for_value": "tests/integration/test_reconcile_restores.py::test_a_key_removed_before_a_date_widened_to_a_timestamp_comes_back_with_its_date",
-    "tests/integration/test_reconcile_restores.py::test_a_key_removed_by_a_runs_first_batch_and_back_in_a_snapshot_landing_before_its_next": "tests/integration/test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds",
+    "tests/integration/test_reconcile_restores.py::test_a_removed_row_of_every_parquet_type_comes_back_value_for_value": f"{_RECONCILES}[parquet_local]",
+    "tests/integration/test_reconcile_restores.py::test_a_key_removed_by_a_runs_first_batch_and_back_in_a_snapshot_landing_before_its_next": f"{_RECONCILES}[parquet_local]",
     "tests/integration/test_file_source_edge_cases.py::test_odd_names_symlinks_empty_and_gz_files_of_a_later_run_are_each_read_once": _DRIVER_LOOKUPS,
     "tests/integration/test_file_source_edge_cases.py::test_exactly_the_driver_lookup_limit_of_local_files_and_one_more_read_each_file_once": _DRIVER_LOOKUPS,
     "tests/integration/test_file_source_edge_cases.py::test_a_file_deleted_between_the_listing_and_the_read_fails_the_run_then_the_rerun_loads": _DRIVER_LOOKUPS,
@@ -193,9 +209,192 @@ DEEP_ONLY: dict[str, str] = {
 }
 
 
+# -- make test in 15 minutes from a fresh clone ------------------------------------------------
+# Above, the repeats found one at a time. Below, what keeps `make test` under 15 minutes on two
+# cores (docs/development.md): each guarantee proved once, on a local disk where the file system
+# is not the thing under test, by its cheapest test. The rest runs in CI right after `make test`
+# (`make test-rest`, at make test's sizes) and in `make test-deep` (at full size).
+
+# Whole modules, and single tests, that `make test` leaves out -> the test that guards them there.
+DEEP_ONLY.update(
+    {
+        # The guides played end to end, as a newcomer types them: every command they show is
+        # checked in make test (tests/unit/test_readme_commands.py, test_docs_references.py),
+        # each capability by its own test; the walks run in CI after make test.
+        "tests/e2e/test_operator_tasks.py": f"{_I}test_runbook_bad_load.py::test_the_runbooks_undo_restores_the_last_good_run_then_loads_the_correction",
+        "tests/e2e/test_platform_end_to_end.py": _JOB_RUN_IS_ALLOWED,
+        "tests/e2e/test_bootstrap.py": _APPLY_IS_ALLOWED,
+        # environments/local applied, planned and destroyed on LocalStack: the IAM evaluation
+        # applies the dev and prod roots on LocalStack, every call evaluated.
+        "tests/terraform/test_terraform_local.py": _APPLY_IS_ALLOWED,
+        # The pipeline module's 56 tftest runs and checkov: the environments' tftests, every
+        # other module's suite and the AWS limits of both environments' plans stay.
+        f"{_TERRAFORM_SUITES}::test_module_tftests_pass[incremental_pipeline]": f"{_TERRAFORM_SUITES}::test_environment_tftests_pass",
+        f"{_TERRAFORM_SUITES}::test_checkov_finds_nothing_and_every_skip_is_justified": "tests/terraform/test_aws_limits.py::test_every_planned_resource_is_within_the_aws_limits",
+        # Edge cases on S3 listings and notifications, Iceberg maintenance, a second target or
+        # file system for a guarantee guarded on the first.
+        f"{_I}test_s3_discovery_edge_cases.py": f"{_I}test_s3_discovery.py::test_a_duplicate_event_is_not_read_twice_and_a_lost_one_is_found_by_the_full_listing",
+        f"{_I}test_iceberg_maintenance.py": f"{_ICEBERG}::test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark",
+        f"{_I}test_soft_deletes_in_batches.py": _CHANGES,
+        f"{_I}test_custom_jdbc_iceberg.py": f"{_I}test_custom_jobs.py::test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation",
+        f"{_I}test_ties_on_both_targets.py": f"{_I}test_ties.py::test_within_one_run_the_later_file_then_the_greater_file_name_wins",
+        f"{_I}test_iceberg_s3.py": _S3_LOAD,
+        f"{_I}test_deploy_installed.py": f"{_I}test_deploy.py::test_publishes_one_release_with_its_manifest_and_verifies_the_jobs_run_it",
+        f"{_I}test_jdbc_row_batches.py": f"{_BATCHES}::test_jdbc_batches_bounded_by_rows_never_split_a_watermark_value",
+        f"{_I}test_bounded_batches_backfills.py": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
+        f"{_I}test_reconcile_edge_cases.py": f"{_RECONCILES}[parquet_local]",
+        f"{_I}test_reconcile_restores.py": f"{_RECONCILES}[parquet_local]",
+        f"{_I}test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds": f"{_RECONCILES}[parquet_local]",
+        f"{_I}test_custom_jobs.py::test_sigkill_of_the_real_script_then_a_rerun_equals_the_plain_python_aggregation": f"{_I}test_custom_jobs.py::test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation",
+        f"{_I}test_transforms.py::test_property_transformed_incremental_runs_equal_the_function_applied_to_each_keys_latest_version": f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target",
+        f"{_LOADS}::test_property_incremental_runs_equal_a_full_refresh": f"{_CHANGES}[parquet_local]",
+        f"{_LOADS}::test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row[between_partitions]": f"{_LOADS}::test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row[between_write_and_commit]",
+        f"{_LOADS}::test_when_keys_cannot_move_only_the_affected_partitions_are_read": f"{_I}test_key_index.py::test_a_default_run_reads_only_the_partitions_its_keys_are_in",
+        f"{_LOADS}::test_rewind_then_rerun_equals_a_full_refresh": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
+        f"{_LOADS}::test_pause_reads_state_but_never_commits": f"{_I}test_load_script.py::test_a_paused_replay_reads_exactly_the_range_between_two_runs_and_commits_nothing",
+        f"{_JOINS}::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute": f"{_JOINS}::test_a_crash_mid_publish_is_repaired_by_the_rerun",
+        f"{_JOINS}::test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_nothing": f"{_JOINS}::test_a_conflict_on_either_slot_aborts_the_commit",
+        f"{_JOINS}::test_null_partitions_stay_apart_from_the_others": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+        f"{_JOINS}::test_bookmarks_disabled_recomputes_everything_and_commits_nothing": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+        f"{_JOINS}::test_csv_sides_and_a_dry_run": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+        **{
+            f"{_I}test_history_iceberg.py::{name}": f"{_I}test_history_iceberg.py::test_property_any_deliveries_in_any_batches_give_the_reference_history"
+            for name in (
+                "test_a_rewind_rolls_the_table_back_and_the_rerun_equals_the_reference",
+                "test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one",
+                "test_a_new_column_is_null_in_older_versions",
+                "test_a_crash_between_the_snapshot_and_the_state_commit_is_rolled_forward",
+                "test_an_as_of_query_sees_one_row_per_key_and_never_an_absorbed_delivery",
+            )
+        },
+        f"{_I}test_history_parquet.py::test_a_crash_at_each_publish_step_then_a_rerun_equals_the_reference": f"{_I}test_kill_script_history.py::test_sigkill_of_the_real_script_during_a_history_run_then_a_rerun_equals_the_reference",
+        f"{_I}test_kill_script_history.py::test_sigkill_of_the_real_script_during_an_iceberg_history_run_then_a_rerun_equals_the_reference": f"{_I}test_history_iceberg.py::test_a_crash_before_the_snapshot_commits_nothing_and_the_rerun_equals_the_reference",
+        **{
+            f"{_ICEBERG}::{name}": f"{_ICEBERG}::test_property_iceberg_target_equals_a_full_refresh"
+            for name in (
+                "test_a_reader_during_runs_only_ever_sees_complete_runs",
+                "test_jdbc_into_iceberg_counts_new_versions_against_the_table_and_clamps_future_watermarks",
+                "test_ties_follow_the_parquet_writers_rule_the_later_file_within_and_across_runs",
+                "test_rewind_with_keep_output_leaves_the_table",
+                "test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot",
+                "test_rewind_rolls_the_table_back_to_that_runs_snapshot_and_a_rerun_equals_a_full_refresh",
+            )
+        },
+        **{
+            f"{_I}test_upstream_changes.py::{name}": _UPSTREAM
+            for name in (
+                "test_a_move_published_by_a_load_that_crashed_before_its_commit_is_named_by_the_rerun",
+                "test_a_key_moving_away_and_back_while_the_downstream_is_paused_is_counted_once",
+                "test_a_downstream_paused_over_an_upstream_restore_and_a_new_load_sees_both",
+                "test_a_rewound_downstream_recomputes_from_the_upstream_version_it_restored",
+                "test_a_rewind_that_restores_the_upstreams_files_is_recomputed_downstream",
+                "test_a_join_whose_left_side_is_the_load_drops_the_day_its_orders_moved_away",
+                "test_a_commit_with_too_many_partitions_to_list_makes_the_downstream_recompute_everything",
+                "test_a_reset_and_full_reload_of_the_upstream_names_the_days_it_removed",
+                "test_a_rewind_of_the_upstream_that_keeps_its_output_changes_no_partition",
+                "test_a_day_whose_orders_all_move_away_is_recomputed_and_not_counted_twice",
+            )
+        },
+        **{
+            f"{_I}test_rewind_restore.py::{name}": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data"
+            for name in (
+                "test_a_rewind_over_a_filtered_delete_brings_the_key_back_without_its_tombstone",
+                "test_a_rewind_over_a_reset_and_full_reload_brings_back_the_partitions_it_dropped",
+                "test_a_rewind_over_a_run_of_several_bounded_batches_restores_before_all_of_them",
+                "test_a_rewind_to_a_run_written_before_retention_keeps_the_files_with_a_notice",
+                "test_a_rewind_restores_a_history_targets_versions_and_side_store_to_the_earlier_run",
+                "test_keep_output_leaves_the_files_and_the_next_run_merges_onto_them",
+            )
+        },
+        f"{_I}test_soft_deletes.py::test_a_late_older_version_in_a_later_run_stays_deleted_and_a_newer_one_brings_it_back": f"{_I}test_soft_deletes.py::test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys",
+        f"{_I}test_soft_deletes.py::test_the_marker_column_can_be_dropped_from_the_target": f"{_I}test_soft_deletes.py::test_a_column_only_deleted_rows_carried_stays_in_the_target",
+        f"{_I}test_soft_deletes.py::test_a_delete_in_another_partition_than_the_stored_row_still_removes_it": f"{_I}test_soft_deletes.py::test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys",
+        f"{_I}test_s3_discovery.py::test_notifications_survive_crashes_before_and_after_the_commit": f"{_I}test_s3_discovery.py::test_a_duplicate_event_is_not_read_twice_and_a_lost_one_is_found_by_the_full_listing",
+        f"{_I}test_s3.py::test_property_s3_incremental_runs_equal_a_full_refresh": _S3_LOAD,
+        f"{_I}test_s3.py::test_property_s3_every_join_run_equals_a_full_recompute": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+        **{
+            f"{_I}test_incremental_join_upstream.py::{name}": f"{_I}test_incremental_join_upstream.py::test_a_partition_caught_mid_publish_waits_for_the_commit"
+            for name in (
+                "test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit",
+                "test_a_join_side_whose_upstream_rewinds_and_reruns_equals_a_full_recompute",
+                "test_several_upstream_commits_are_listed_and_nothing_is_read_before_the_first",
+            )
+        },
+        f"{_I}test_iceberg_join.py::test_a_side_that_is_an_upstream_iceberg_table_is_read_incrementally_and_equals_a_full_recompute": f"{_I}test_iceberg_join.py::test_each_join_run_is_one_snapshot_and_the_table_equals_a_full_recompute",
+        f"{_I}test_iceberg_join.py::test_an_iceberg_side_rolled_back_past_the_consumed_snapshot_drops_the_rolled_back_rows": f"{_I}test_iceberg_join.py::test_a_row_deleted_from_an_iceberg_side_leaves_the_join_output",
+        f"{_I}test_publish_races.py::test_odd_partition_values_under_a_trailing_slash_target_survive_a_crash_mid_publish": f"{_I}test_key_index_edge_cases.py::test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
+        f"{_I}test_publish_races.py::test_a_run_whose_lease_expires_mid_publish_never_removes_the_next_runs_output[publish.delete]": f"{_I}test_publish_races.py::test_a_run_whose_lease_expires_mid_publish_never_removes_the_next_runs_output[publish.move]",
+        f"{_I}test_paging_metrics.py::test_a_jdbc_run_with_no_change_publishes_zero_new_records_despite_rereads": f"{_I}test_paging_metrics.py::test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_pages",
+        f"{_I}test_incremental_load_jdbc.py::test_a_column_added_then_widened_in_postgres_between_runs_reaches_the_target": f"{_I}test_schema_evolution.py::test_property_columns_that_appear_and_widen_between_runs_equal_the_reference",
+        f"{_BATCHES}::test_sigkill_of_the_script_during_a_bounded_backfill_then_a_rerun_continues_it": f"{_BATCHES}::test_a_crash_at_every_step_of_a_batched_run_then_a_rerun_equals_a_full_refresh",
+        f"{_I}test_source_types.py::test_after_a_reset_an_iceberg_reload_retypes_a_column_iceberg_cannot_promote": f"{_I}test_source_types.py::test_after_a_reset_a_full_reload_replaces_types_the_target_stored_wrongly",
+        f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[add_columns]": f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[fail]",
+        f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[rescue]": f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[fail]",
+        f"{_I}test_target_contract.py::test_the_first_write_replaces_whatever_the_output_held[parquet-s3a]": _S3_LOAD,
+        f"{_I}test_target_contract.py::test_a_merge_keeps_the_greatest_watermark_of_each_key[parquet-s3a]": _S3_LOAD,
+        f"{_I}test_target_contract.py::test_the_stored_versions_are_read_as_of_the_runs_start[parquet-s3a]": _S3_LOAD,
+        f"{_I}test_target_contract.py::test_a_rewind_rolls_the_output_back_only_where_the_format_can[parquet-s3a]": f"{_I}test_target_contract.py::test_a_rewind_rolls_the_output_back_only_where_the_format_can[parquet-local]",
+        f"{_I}test_target_contract.py::test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state[parquet-s3a-commit.before]": f"{_WRITER}::test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+        f"{_I}test_target_contract.py::test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state[parquet-s3a-first durable step]": f"{_WRITER}::test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+        f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target[a run per file]": f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target[one run]",
+    }
+)
+
+# Modules of which `make test` keeps only the tests named; their other tests each repeat, on
+# another file system, layout or edge, a guarantee a kept one proves.
+KEPT_IN_MAKE_TEST: dict[str, tuple[str, ...]] = {
+    f"{_I}test_key_index_edge_cases.py": (
+        "test_a_key_moving_through_partition_values_that_need_escaping_stays_in_one_place",
+    ),
+    f"{_I}test_incremental_load_edge_cases.py": (
+        "test_an_underscore_partition_is_merged_into_on_every_file_system",
+    ),
+    f"{_I}test_s3_join_discovery.py": (
+        "test_a_join_rewound_to_an_earlier_run_lists_both_sides_in_full_next",
+    ),
+    f"{_I}test_option_changes_between_runs.py": (
+        "test_a_new_target_path_between_incremental_runs_is_refused_in_one_line",
+        "test_a_switch_from_parquet_to_iceberg_between_incremental_runs_is_refused_in_one_line",
+        "test_a_state_that_names_no_target_is_accepted_and_names_it_after_the_next_commit",
+    ),
+    f"{_I}test_runbook_bad_load.py": (
+        "test_the_runbooks_undo_restores_the_last_good_run_then_loads_the_correction",
+    ),
+    _WRITER: (
+        "test_a_crash_at_every_step_of_a_publish_then_a_rerun_with_new_input_equals_a_full_refresh[local-partitioned]",
+        "test_a_key_that_moved_partition_is_there_once[local]",
+        "test_an_unpartitioned_target_caught_mid_publish_is_recovered[local]",
+        "test_partition_values_stay_inside_their_directory",
+        "test_a_run_id_that_leaves_the_staging_prefix_is_refused_before_reading",
+        "test_s3_renames_interrupted_between_copy_and_delete_are_recovered",
+        "test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows[s3a]",
+    ),
+    f"{_I}test_transform_filters.py": (
+        "test_a_key_whose_newest_version_is_filtered_out_leaves_the_target",
+        "test_a_key_whose_newest_version_is_filtered_out_leaves_the_iceberg_table[one run]",
+        "test_a_filtered_key_leaves_the_target_beside_a_kept_delete_marker",
+        "test_a_late_older_filtered_version_leaves_a_newer_stored_row_in_place[parquet]",
+        "test_a_run_whose_every_row_is_filtered_writes_no_partition_for_keys_never_loaded",
+        "test_a_filter_of_an_older_version_only_changes_nothing",
+        "test_a_watermark_tie_between_files_is_decided_by_the_later_file_across_the_filter",
+    ),
+    f"{_I}test_key_index.py": (
+        "test_a_default_run_reads_only_the_partitions_its_keys_are_in",
+        "test_a_lost_index_is_rebuilt_from_the_target",
+        "test_a_key_moving_partition_twice_leaves_each_old_partition[keys_as_a_filter]",
+    ),
+}
+
+
 def deep_only_entry(nodeid: str) -> str | None:
     """The registry key that moves ``nodeid`` to ``make test-deep``, or None."""
     for key in DEEP_ONLY:
         if nodeid == key or nodeid.startswith((key + "[", key + "::")):
             return key
-    return None
+    module, _, test = nodeid.partition("::")
+    kept = KEPT_IN_MAKE_TEST.get(module)
+    if kept is None or not test or test in kept or test.split("[", 1)[0] in kept:
+        return None
+    if "[" not in test and any(name.startswith(test + "[") for name in kept):
+        return None  # a guard naming the test without parameters: some are kept
+    return module

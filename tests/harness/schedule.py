@@ -18,11 +18,11 @@ from _pytest.nodeid import coerce_node_id
 # pending, so the one-test chain takes the next module with it: the Terraform suites
 # follow the chain, and the apply group goes to the other worker first.
 LONGEST_FIRST: tuple[str, ...] = (
+    "tests/iam/test_iam_evaluation.py",  # dev and prod applied, calls evaluated: ~4 min, mostly waits
     "tests/terraform/test_terraform_local.py",  # apply, plans, alarms, destroy: ~4 min
     "tests/e2e/test_platform_end_to_end.py",  # the demo's chain: ~6 min
     "tests/e2e/test_operator_tasks.py",  # tutorial via make apply, the runbook walked: ~10 min
     "tests/terraform/test_terraform.py",  # every terraform test suite, validate, checkov: ~2 min
-    "tests/iam/test_iam_evaluation.py",  # dev and prod applied, calls evaluated: ~3-4 min
     "tests/e2e/test_bootstrap.py",  # docs/bootstrap.md walked: terraform/ci and dev applied: ~4 min
     "tests/integration/test_writer_crash_safety.py",  # crash sweeps on local disk and S3A
     "tests/terraform/test_aws_limits.py",  # two environment plans

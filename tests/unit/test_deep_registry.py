@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.deep import DEEP_ONLY, deep_only_entry
+from tests.harness.deep import DEEP_ONLY, KEPT_IN_MAKE_TEST, deep_only_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,3 +39,12 @@ def test_a_parametrized_case_moves_alone_and_a_prefix_of_another_name_does_not_m
     assert deep_only_entry(key.replace("copy_then_delete-partitioned", "local-partitioned")) is None
     assert deep_only_entry("tests/integration/test_bench_smoke.py::test_every_section_reports")
     assert deep_only_entry("tests/integration/test_bench_smoke_more.py::test_x") is None
+
+
+@pytest.mark.parametrize("module", sorted(KEPT_IN_MAKE_TEST))
+def test_every_test_make_test_keeps_of_a_module_exists_and_the_others_move(module):
+    for kept in KEPT_IN_MAKE_TEST[module]:
+        assert _defines(f"{module}::{kept}"), f"{module}::{kept} names no test"
+        assert deep_only_entry(f"{module}::{kept}") is None
+    assert module not in DEEP_ONLY, f"{module} is moved whole and kept in part"
+    assert deep_only_entry(f"{module}::test_not_kept") == module
