@@ -133,9 +133,11 @@ build_one_class_data_archive() {
   rm -f "$log"
 }
 build_class_data_archive() {
+  local with_iceberg
   build_one_class_data_archive True &
+  with_iceberg=$!
   build_one_class_data_archive False
-  wait
+  wait "$with_iceberg"
 }
 
 # GLUE_INCREMENTAL_SETUP_ONLY=iceberg runs this section alone (the venv must exist).
