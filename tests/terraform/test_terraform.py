@@ -57,16 +57,37 @@ def _root_suite(directory: Path) -> dict[str, subprocess.CompletedProcess[str]]:
     return results
 
 
+def _suites_wanted(items: list[pytest.Item], module: Any) -> set[str]:
+    """The suites the selected tests of this module read: a deselected test's suite never runs."""
+    wanted = set()
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.module is not module:
+            continue
+        if "root" in params:
+            wanted.add(f"environments/{params['root']}")
+        if "env" in params:
+            wanted.add(f"environments/{ENVIRONMENT_TESTS[params['env']][0]}")
+        if "module" in params:
+            wanted.add(f"modules/{params['module']}")
+    return wanted
+
+
 @pytest.fixture(scope="module")
-def suites(tmp_path_factory) -> Iterator[dict[str, Future[Any]]]:
+def suites(request, tmp_path_factory) -> Iterator[dict[str, Future[Any]]]:
     tree = copy_tree(tmp_path_factory.mktemp("suites"))
+    wanted = _suites_wanted(request.session.items, request.module)
     # Two at a time: each is mostly provider start-up, and the machine has two cores.
     executor = ThreadPoolExecutor(max_workers=2)
     futures: dict[str, Future[Any]] = {}
     for root in ROOTS:
-        futures[f"environments/{root}"] = executor.submit(_root_suite, tree / "environments" / root)
+        if f"environments/{root}" in wanted:
+            futures[f"environments/{root}"] = executor.submit(
+                _root_suite, tree / "environments" / root
+            )
     for module in MODULES:
-        futures[f"modules/{module}"] = executor.submit(_module_suite, tree / "modules" / module)
+        if f"modules/{module}" in wanted:
+            futures[f"modules/{module}"] = executor.submit(_module_suite, tree / "modules" / module)
     yield futures
     executor.shutdown(wait=True, cancel_futures=True)
 

@@ -34,9 +34,9 @@ def test_every_moved_test_exists_and_a_test_in_make_test_still_guards_it(moved):
 
 
 def test_a_parametrized_case_moves_alone_and_a_prefix_of_another_name_does_not_match():
-    key = next(k for k in DEEP_ONLY if k.endswith("[copy_then_delete-partitioned]"))
+    key = next(k for k in DEEP_ONLY if k.endswith("every_file_system[copy_then_delete]"))
     assert deep_only_entry(key) == key
-    assert deep_only_entry(key.replace("copy_then_delete-partitioned", "local-partitioned")) is None
+    assert deep_only_entry(key.replace("copy_then_delete", "local")) is None
     assert deep_only_entry("tests/integration/test_bench_smoke.py::test_every_section_reports")
     assert deep_only_entry("tests/integration/test_bench_smoke_more.py::test_x") is None
 
