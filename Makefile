@@ -46,7 +46,7 @@ docs: setup ## regenerate the Terraform READMEs' inputs/outputs tables from the 
 	$(PY) scripts/terraform_docs.py
 
 # Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
-test: setup ## lint, and each guarantee's test: unit, integration, terraform, IAM (<15 min from a fresh clone)
+test: setup ## lint, and a test of each guarantee: unit, integration, terraform (<15 min from a fresh clone)
 	@mkdir -p build; $(MAKE) --no-print-directory lint-checks > build/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-report.xml; tests=$$?; \
 	wait $$lint; linted=$$?; cat build/lint.log; \
@@ -54,8 +54,8 @@ test: setup ## lint, and each guarantee's test: unit, integration, terraform, IA
 	exit $$(( tests | linted ))
 
 # What `make test` leaves out (tests/harness/deep.py): the guides walked end to end, the
-# LocalStack apply, and each repeat of a guarantee on another file system, layout or edge.
-test-rest: setup ## the tests make test leaves out, at its sizes: guides end to end, repeats (~30 min; CI runs it)
+# LocalStack apply, the IAM evaluation, the crash sweeps, each second test of a guarantee.
+test-rest: setup ## what make test leaves out, at its sizes: guides end to end, IAM, sweeps (~30 min; CI runs it)
 	GLUE_INCREMENTAL_TESTS=rest $(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-rest-report.xml
 
 test-fast: setup ## the tests without Terraform and end to end (minutes)

@@ -2,7 +2,7 @@
 
 Local AWS is LocalStack + DynamoDB Local + moto's server for Glue only
 (``tests/harness/endpoint.py``), started once per session, that is once per
-pytest-xdist worker (``make test`` runs two). State is reset between tests (``aws``
+pytest-xdist worker (``make test`` runs three). State is reset between tests (``aws``
 fixture), never the processes themselves. Modules whose module-scoped fixture is
 expensive (a Terraform apply) carry ``xdist_group`` so one worker runs them whole.
 """

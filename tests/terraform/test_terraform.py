@@ -40,12 +40,12 @@ def _module_suite(directory: Path) -> subprocess.CompletedProcess[str]:
     return tf(directory, "test", "-no-color", check=False)
 
 
-def _root_suite(directory: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+def _root_suite(directory: Path, wanted: set[str]) -> dict[str, subprocess.CompletedProcess[str]]:
     # init, validate and test share one working directory, so they run in sequence.
     results = {"init": tf(directory, "init", "-backend=false", "-no-color", check=False)}
     results["validate"] = tf(directory, "validate", "-no-color", check=False)
     for env, (root, var_file) in ENVIRONMENT_TESTS.items():
-        if directory.name == root:
+        if directory.name == root and f"test:{env}" in wanted:
             results[f"test:{env}"] = tf(
                 directory,
                 "test",
@@ -67,7 +67,7 @@ def _suites_wanted(items: list[pytest.Item], module: Any) -> set[str]:
         if "root" in params:
             wanted.add(f"environments/{params['root']}")
         if "env" in params:
-            wanted.add(f"environments/{ENVIRONMENT_TESTS[params['env']][0]}")
+            wanted |= {f"environments/{ENVIRONMENT_TESTS[params['env']][0]}", f"test:{params['env']}"}
         if "module" in params:
             wanted.add(f"modules/{params['module']}")
     return wanted
@@ -83,7 +83,7 @@ def suites(request, tmp_path_factory) -> Iterator[dict[str, Future[Any]]]:
     for root in ROOTS:
         if f"environments/{root}" in wanted:
             futures[f"environments/{root}"] = executor.submit(
-                _root_suite, tree / "environments" / root
+                _root_suite, tree / "environments" / root, wanted
             )
     for module in MODULES:
         if f"modules/{module}" in wanted:
