@@ -14,7 +14,13 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.harness.deep import DEEP_NAME_WORDS, IN_DEEP_RUN, ONLY_THE_REST, deep_only_entry
+from tests.harness.deep import (
+    DEEP_NAME_WORDS,
+    IN_DEEP_RUN,
+    ONLY_THE_REST,
+    deep_only_entry,
+    rest_entry,
+)
 from tests.harness.endpoint import running_local_aws, use_dummy_credentials
 from tests.harness.schedule import keep_groups_together, schedule_rank
 
@@ -48,15 +54,22 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 
 def pytest_collection_modifyitems(config, items):
-    """``make test`` leaves out the repeats listed in ``tests/harness/deep.py``, ``make test-rest``
-    runs only those; ``make test-deep`` marks them, and every sweep and property, ``deep`` (it
-    selects ``-m deep``)."""
+    """``make test`` leaves out what ``tests/harness/deep.py`` lists; ``make test-rest`` runs the
+    tests moved for make test's budget (``MAKE_TEST_REST``, ``KEPT_IN_MAKE_TEST``), never the
+    deep-only repeats; ``make test-deep`` marks all of them, and every sweep and property,
+    ``deep`` (it selects ``-m deep``)."""
     kept, moved = [], []
     for item in items:
         repeat = deep_only_entry(item.nodeid) is not None
-        if repeat or any(word in item.name for word in DEEP_NAME_WORDS):
+        rest = rest_entry(item.nodeid) is not None
+        if repeat or rest or any(word in item.name for word in DEEP_NAME_WORDS):
             item.add_marker(pytest.mark.deep)
-        left_out = not IN_DEEP_RUN and (repeat != ONLY_THE_REST)
+        if IN_DEEP_RUN:
+            left_out = False
+        elif ONLY_THE_REST:
+            left_out = not rest
+        else:
+            left_out = repeat or rest
         (moved if left_out else kept).append(item)
     if moved:
         config.hook.pytest_deselected(items=moved)

@@ -223,209 +223,207 @@ DEEP_ONLY: dict[str, str] = {
 # (`make test-rest`, at make test's sizes) and in `make test-deep` (at full size).
 
 # Whole modules, and single tests, that `make test` leaves out -> the test that guards them there.
-DEEP_ONLY.update(
-    {
-        # The guides played end to end, as a newcomer types them: every command they show is
-        # checked in make test (tests/unit/test_readme_commands.py, test_docs_references.py),
-        # each capability by its own test; the walks run in CI after make test.
-        "tests/e2e/test_operator_tasks.py": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
-        "tests/e2e/test_platform_end_to_end.py": _SCRIPT_RUNS,
-        "tests/e2e/test_bootstrap.py": _ENVIRONMENT_PLANS,
-        # environments/local applied, planned and destroyed on LocalStack: the IAM evaluation
-        # applies the dev and prod roots on LocalStack, every call evaluated.
-        "tests/terraform/test_terraform_local.py": _ENVIRONMENT_PLANS,
-        # The pipeline module's 56 tftest runs and checkov: the environments' tftests, every
-        # other module's suite and the AWS limits of both environments' plans stay.
-        f"{_TERRAFORM_SUITES}::test_module_tftests_pass[incremental_pipeline]": _ENVIRONMENT_PLANS,
-        f"{_TERRAFORM_SUITES}::test_checkov_finds_nothing_and_every_skip_is_justified": "tests/terraform/test_aws_limits.py::test_every_planned_resource_is_within_the_aws_limits",
-        # Edge cases on S3 listings and notifications, Iceberg maintenance, a second target or
-        # file system for a guarantee guarded on the first.
-        f"{_I}test_s3_discovery_edge_cases.py": f"{_I}test_s3_discovery.py::test_ordered_listing_lists_from_the_recent_partition_and_the_full_listing_finds_old_ones",
-        f"{_I}test_iceberg_maintenance.py": f"{_ICEBERG}::test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark",
-        f"{_I}test_soft_deletes_in_batches.py": _CHANGES,
-        f"{_I}test_custom_jdbc_iceberg.py": f"{_I}test_custom_jobs.py::test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation",
-        f"{_I}test_ties_on_both_targets.py": f"{_I}test_ties.py::test_within_one_run_the_later_file_then_the_greater_file_name_wins",
-        f"{_I}test_iceberg_s3.py": _S3_LOAD,
-        f"{_I}test_deploy_installed.py": f"{_I}test_deploy.py::test_publishes_one_release_with_its_manifest_and_verifies_the_jobs_run_it",
-        f"{_I}test_jdbc_row_batches.py": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
-        f"{_I}test_bounded_batches_backfills.py": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
-        f"{_I}test_reconcile_edge_cases.py": _SNAPSHOT_RECONCILE,
-        f"{_I}test_reconcile_restores.py": _SNAPSHOT_RECONCILE,
-        f"{_I}test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds": _SNAPSHOT_RECONCILE,
-        f"{_I}test_custom_jobs.py::test_sigkill_of_the_real_script_then_a_rerun_equals_the_plain_python_aggregation": f"{_I}test_custom_jobs.py::test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation",
-        f"{_I}test_transforms.py::test_property_transformed_incremental_runs_equal_the_function_applied_to_each_keys_latest_version": f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target",
-        f"{_LOADS}::test_property_incremental_runs_equal_a_full_refresh": f"{_CHANGES}[parquet_local]",
-        f"{_LOADS}::test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row[between_partitions]": f"{_LOADS}::test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row[between_write_and_commit]",
-        f"{_LOADS}::test_when_keys_cannot_move_only_the_affected_partitions_are_read": f"{_I}test_key_index.py::test_a_default_run_reads_only_the_partitions_its_keys_are_in",
-        f"{_LOADS}::test_rewind_then_rerun_equals_a_full_refresh": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
-        f"{_LOADS}::test_pause_reads_state_but_never_commits": _SCRIPT_RUNS,
-        f"{_I}test_load_script.py::test_a_paused_replay_reads_exactly_the_range_between_two_runs_and_commits_nothing": _SCRIPT_RUNS,
-        f"{_JOINS}::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute": f"{_JOINS}::test_a_crash_mid_publish_is_repaired_by_the_rerun",
-        f"{_JOINS}::test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_nothing": f"{_JOINS}::test_a_conflict_on_either_slot_aborts_the_commit",
-        f"{_JOINS}::test_null_partitions_stay_apart_from_the_others": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
-        f"{_JOINS}::test_bookmarks_disabled_recomputes_everything_and_commits_nothing": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
-        f"{_JOINS}::test_csv_sides_and_a_dry_run": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
-        **{
-            f"{_I}test_history_iceberg.py::{name}": f"{_I}test_history_iceberg.py::test_property_any_deliveries_in_any_batches_give_the_reference_history"
-            for name in (
-                "test_a_rewind_rolls_the_table_back_and_the_rerun_equals_the_reference",
-                "test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one",
-                "test_a_new_column_is_null_in_older_versions",
-                "test_an_as_of_query_sees_one_row_per_key_and_never_an_absorbed_delivery",
-            )
-        },
-        f"{_I}test_history_parquet.py::test_a_crash_at_each_publish_step_then_a_rerun_equals_the_reference": f"{_I}test_history_parquet.py::test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing",
-        f"{_I}test_kill_script_history.py::test_sigkill_of_the_real_script_during_an_iceberg_history_run_then_a_rerun_equals_the_reference": f"{_ICEBERG}::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
-        **{
-            f"{_ICEBERG}::{name}": f"{_ICEBERG}::test_property_iceberg_target_equals_a_full_refresh"
-            for name in (
-                "test_a_reader_during_runs_only_ever_sees_complete_runs",
-                "test_jdbc_into_iceberg_counts_new_versions_against_the_table_and_clamps_future_watermarks",
-                "test_ties_follow_the_parquet_writers_rule_the_later_file_within_and_across_runs",
-                "test_rewind_with_keep_output_leaves_the_table",
-                "test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot",
-                "test_rewind_rolls_the_table_back_to_that_runs_snapshot_and_a_rerun_equals_a_full_refresh",
-            )
-        },
-        **{
-            f"{_I}test_upstream_changes.py::{name}": _UPSTREAM
-            for name in (
-                "test_a_move_published_by_a_load_that_crashed_before_its_commit_is_named_by_the_rerun",
-                "test_a_key_moving_away_and_back_while_the_downstream_is_paused_is_counted_once",
-                "test_a_downstream_paused_over_an_upstream_restore_and_a_new_load_sees_both",
-                "test_a_rewound_downstream_recomputes_from_the_upstream_version_it_restored",
-                "test_a_rewind_that_restores_the_upstreams_files_is_recomputed_downstream",
-                "test_a_join_whose_left_side_is_the_load_drops_the_day_its_orders_moved_away",
-                "test_a_commit_with_too_many_partitions_to_list_makes_the_downstream_recompute_everything",
-                "test_a_reset_and_full_reload_of_the_upstream_names_the_days_it_removed",
-                "test_a_rewind_of_the_upstream_that_keeps_its_output_changes_no_partition",
-                "test_a_day_whose_orders_all_move_away_is_recomputed_and_not_counted_twice",
-            )
-        },
-        **{
-            f"{_I}test_rewind_restore.py::{name}": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data"
-            for name in (
-                "test_a_rewind_over_a_filtered_delete_brings_the_key_back_without_its_tombstone",
-                "test_a_rewind_over_a_reset_and_full_reload_brings_back_the_partitions_it_dropped",
-                "test_a_rewind_over_a_run_of_several_bounded_batches_restores_before_all_of_them",
-                "test_a_rewind_to_a_run_written_before_retention_keeps_the_files_with_a_notice",
-                "test_a_rewind_restores_a_history_targets_versions_and_side_store_to_the_earlier_run",
-                "test_keep_output_leaves_the_files_and_the_next_run_merges_onto_them",
-            )
-        },
-        f"{_I}test_soft_deletes.py::test_a_late_older_version_in_a_later_run_stays_deleted_and_a_newer_one_brings_it_back": f"{_CHANGES}[parquet_local]",
-        f"{_I}test_soft_deletes.py::test_the_marker_column_can_be_dropped_from_the_target": f"{_CHANGES}[parquet_local]",
-        f"{_I}test_soft_deletes.py::test_a_delete_in_another_partition_than_the_stored_row_still_removes_it": f"{_CHANGES}[parquet_local]",
-        f"{_I}test_s3.py::test_property_s3_incremental_runs_equal_a_full_refresh": _S3_LOAD,
-        f"{_I}test_s3.py::test_property_s3_every_join_run_equals_a_full_recompute": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
-        **{
-            f"{_I}test_incremental_join_upstream.py::{name}": f"{_I}test_incremental_join_upstream.py::test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it"
-            for name in (
-                "test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit",
-                "test_a_join_side_whose_upstream_rewinds_and_reruns_equals_a_full_recompute",
-                "test_several_upstream_commits_are_listed_and_nothing_is_read_before_the_first",
-            )
-        },
-        f"{_I}test_iceberg_join.py::test_a_side_that_is_an_upstream_iceberg_table_is_read_incrementally_and_equals_a_full_recompute": f"{_I}test_iceberg_join.py::test_each_join_run_is_one_snapshot_and_the_table_equals_a_full_recompute",
-        f"{_I}test_iceberg_join.py::test_an_iceberg_side_rolled_back_past_the_consumed_snapshot_drops_the_rolled_back_rows": f"{_I}test_iceberg_join.py::test_a_row_deleted_from_an_iceberg_side_leaves_the_join_output",
-        f"{_I}test_publish_races.py::test_odd_partition_values_under_a_trailing_slash_target_survive_a_crash_mid_publish": f"{_I}test_key_index.py::test_a_key_moving_partition_twice_leaves_each_old_partition",
-        f"{_I}test_publish_races.py::test_a_run_whose_lease_expires_mid_publish_never_removes_the_next_runs_output[publish.delete]": f"{_I}test_publish_races.py::test_a_run_whose_lease_expires_mid_publish_never_removes_the_next_runs_output[publish.move]",
-        f"{_I}test_paging_metrics.py::test_a_jdbc_run_with_no_change_publishes_zero_new_records_despite_rereads": f"{_I}test_paging_metrics.py::test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_pages",
-        f"{_I}test_incremental_load_jdbc.py::test_a_column_added_then_widened_in_postgres_between_runs_reaches_the_target": f"{_CHANGES}[parquet_local]",
-        f"{_BATCHES}::test_sigkill_of_the_script_during_a_bounded_backfill_then_a_rerun_continues_it": f"{_BATCHES}::test_a_crash_at_every_step_of_a_batched_run_then_a_rerun_equals_a_full_refresh",
-        f"{_I}test_source_types.py::test_after_a_reset_an_iceberg_reload_retypes_a_column_iceberg_cannot_promote": f"{_I}test_source_types.py::test_a_csv_source_without_a_declared_schema_is_typed_and_its_watermark_orders_as_numbers",
-        f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[add_columns]": f"{_I}test_source_types.py::test_a_json_batch_of_whole_amounts_fits_a_target_of_doubles",
-        f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[rescue]": f"{_I}test_source_types.py::test_a_json_batch_of_whole_amounts_fits_a_target_of_doubles",
-        f"{_I}test_target_contract.py::test_the_first_write_replaces_whatever_the_output_held[parquet-s3a]": _S3_LOAD,
-        f"{_I}test_target_contract.py::test_a_merge_keeps_the_greatest_watermark_of_each_key[parquet-s3a]": _S3_LOAD,
-        f"{_I}test_target_contract.py::test_the_stored_versions_are_read_as_of_the_runs_start[parquet-s3a]": _S3_LOAD,
-        f"{_I}test_target_contract.py::test_a_rewind_rolls_the_output_back_only_where_the_format_can[parquet-s3a]": f"{_I}test_target_contract.py::test_a_rewind_rolls_the_output_back_only_where_the_format_can[parquet-local]",
-        f"{_I}test_target_contract.py::test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state[parquet-s3a-commit.before]": _CRASHED_PUBLISH,
-        f"{_I}test_target_contract.py::test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state[parquet-s3a-first durable step]": _CRASHED_PUBLISH,
-        f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target[a run per file]": f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target[one run]",
-        # The second cut (make test measured at 23 min from a fresh clone): the IAM evaluation's
-        # applies, a publish swept at each kind of step, and the second test of a guarantee.
-        _IAM: _IAM_REACH,
-        f"{_PUBLISH_SWEEP}[local-partitioned]": _CRASHED_PUBLISH,
-        f"{_RECONCILES}[parquet_local]": _SNAPSHOT_RECONCILE,
-        f"{_I}test_key_index_edge_cases.py": f"{_I}test_key_index.py::test_a_key_moving_partition_twice_leaves_each_old_partition",
-        f"{_I}test_s3_join_discovery.py": f"{_I}test_s3_discovery.py::test_ordered_listing_lists_from_the_recent_partition_and_the_full_listing_finds_old_ones",
-        f"{_I}test_runbook_bad_load.py": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
-        f"{_I}test_kill_script_history.py": _KILL_RECOVERY,
-        f"{_I}test_custom_job_misuse.py": f"{_I}test_custom_script_contract.py::test_a_script_writing_a_target_twice_is_one_line_publishing_nothing",
-        **{
-            f"{_I}test_soft_deletes.py::{name}": f"{_CHANGES}[parquet_local]"
-            for name in (
-                "test_a_later_delete_removes_the_key_and_an_older_one_loses",
-                "test_a_column_only_deleted_rows_carried_stays_in_the_target",
-                "test_a_soft_delete_on_iceberg_is_a_merge_delete",
-            )
-        },
-        **{
-            f"{_I}test_source_types.py::{name}": f"{_I}test_source_types.py::test_a_csv_source_without_a_declared_schema_is_typed_and_its_watermark_orders_as_numbers"
-            for name in (
-                "test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[fail]",
-                "test_a_blank_text_watermark_in_a_later_batch_reads_as_null_and_the_rest_as_timestamps",
-                "test_a_csv_timestamp_column_in_mixed_formats_then_one_format_loads_both_batches",
-                "test_a_text_watermark_of_timestamps_in_mixed_formats_orders_by_instant",
-                "test_after_a_reset_a_full_reload_replaces_types_the_target_stored_wrongly",
-                "test_a_csv_file_with_another_header_and_no_values_leaves_the_columns_typed",
-                "test_quoted_numbers_and_empty_strings_in_csv_are_numbers_and_nulls",
-            )
-        },
-        **{
-            f"{_I}test_rewind_restore.py::{name}": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data"
-            for name in (
-                "test_a_restore_cut_short_is_finished_by_the_next_run",
-                "test_a_rewind_too_far_then_forward_again_refuses_and_the_next_run_converges",
-                "test_a_rewind_to_a_run_whose_output_an_earlier_rewind_undid_refuses",
-                "test_a_rewind_to_a_run_that_wrote_nothing_names_the_run_that_wrote_its_publish",
-                "test_a_rewind_a_run_and_a_second_rewind_to_the_same_run_restore_it_again",
-            )
-        },
-        **{
-            f"{_I}test_target_contract.py::{name}[{case}]": f"{_ICEBERG}::test_property_iceberg_target_equals_a_full_refresh"
-            for name, case in (
-                ("test_the_first_write_replaces_whatever_the_output_held", "iceberg"),
-                ("test_a_merge_keeps_the_greatest_watermark_of_each_key", "iceberg"),
-                ("test_the_stored_versions_are_read_as_of_the_runs_start", "iceberg"),
-                ("test_a_rewind_rolls_the_output_back_only_where_the_format_can", "iceberg"),
-                (
-                    "test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state",
-                    "iceberg-commit.before",
-                ),
-                (
-                    "test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state",
-                    "iceberg-first durable step",
-                ),
-            )
-        },
-        **{
-            f"{_I}test_custom_jobs.py::{name}": f"{_I}test_custom_jobs.py::test_property_the_aggregation_equals_a_plain_python_recompute"
-            for name in (
-                "test_the_scripts_state_survives_a_cli_rewind_and_reset",
-                "test_each_run_replaces_only_the_days_its_orders_touched",
-                "test_a_script_merges_its_increment_by_key_with_a_reference_table_read_whole",
-            )
-        },
-        f"{_I}test_ties.py::test_same_day_updates_of_a_date_watermark_are_kept": f"{_I}test_ties.py::test_with_equal_watermarks_the_row_just_read_beats_the_stored_one",
-        f"{_I}test_s3.py::test_csv_objects_on_s3_are_read_by_their_own_header_compressed_or_not": _S3_LOAD,
-        f"{_I}test_history_iceberg.py::test_a_crash_before_the_snapshot_commits_nothing_and_the_rerun_equals_the_reference": f"{_ICEBERG}::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
-        f"{_BATCHES}::test_jdbc_batches_bounded_by_rows_never_split_a_watermark_value": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
-        f"{_TERRAFORM_SUITES}::test_environment_tftests_pass": _ENVIRONMENT_PLANS,
-        # The central property (changes) mixes soft deletes and columns that appear, vanish
-        # and widen on the same Parquet target: the single-kind properties repeat it.
-        f"{_I}test_soft_deletes.py::test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys": f"{_CHANGES}[parquet_local]",
-        f"{_I}test_schema_evolution.py::test_property_columns_that_appear_and_widen_between_runs_equal_the_reference": f"{_CHANGES}[parquet_local]",
-        f"{_I}test_history_parquet.py::test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one": f"{_I}test_history_parquet.py::test_property_any_deliveries_in_any_batches_give_the_reference_history",
-        f"{_I}test_local_jdbc_pipeline.py": "tests/integration/test_jdbc_secrets.py::test_credentials_from_a_secrets_manager_secret_load_and_are_never_shown",
-        f"{_I}test_incremental_join_upstream.py::test_a_partition_caught_mid_publish_waits_for_the_commit": f"{_I}test_incremental_join_upstream.py::test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it",
-        f"{_LOADS}::test_a_partition_whose_rows_all_moved_away_is_removed": f"{_LOADS}::test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition",
-        f"{_I}test_iceberg_catalog_cli.py::test_an_operator_machine_without_spark_rewinds_the_table": f"{_I}test_iceberg_catalog_cli.py::test_rewind_rolls_the_glue_catalog_table_back_to_the_runs_snapshot",
-        f"{_I}test_side_file_failures.py::test_a_side_file_failing_mid_publish_writes_nothing_and_the_rerun_equals_a_full_refresh[key_index_segment]": f"{_I}test_side_file_failures.py::test_a_side_file_failing_mid_publish_writes_nothing_and_the_rerun_equals_a_full_refresh[deliveries]",
-        f"{_I}test_iceberg_join.py::test_an_iceberg_side_with_no_snapshot_yet_joins_as_empty_and_later_catches_up": f"{_I}test_iceberg_join.py::test_each_join_run_is_one_snapshot_and_the_table_equals_a_full_recompute",
-    }
-)
+MAKE_TEST_REST: dict[str, str] = {
+    # The guides played end to end, as a newcomer types them: every command they show is
+    # checked in make test (tests/unit/test_readme_commands.py, test_docs_references.py),
+    # each capability by its own test; the walks run in CI after make test.
+    "tests/e2e/test_operator_tasks.py": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
+    "tests/e2e/test_platform_end_to_end.py": _SCRIPT_RUNS,
+    "tests/e2e/test_bootstrap.py": _ENVIRONMENT_PLANS,
+    # environments/local applied, planned and destroyed on LocalStack: the IAM evaluation
+    # applies the dev and prod roots on LocalStack, every call evaluated.
+    "tests/terraform/test_terraform_local.py": _ENVIRONMENT_PLANS,
+    # The pipeline module's 56 tftest runs and checkov: the environments' tftests, every
+    # other module's suite and the AWS limits of both environments' plans stay.
+    f"{_TERRAFORM_SUITES}::test_module_tftests_pass[incremental_pipeline]": _ENVIRONMENT_PLANS,
+    f"{_TERRAFORM_SUITES}::test_checkov_finds_nothing_and_every_skip_is_justified": "tests/terraform/test_aws_limits.py::test_every_planned_resource_is_within_the_aws_limits",
+    # Edge cases on S3 listings and notifications, Iceberg maintenance, a second target or
+    # file system for a guarantee guarded on the first.
+    f"{_I}test_s3_discovery_edge_cases.py": f"{_I}test_s3_discovery.py::test_ordered_listing_lists_from_the_recent_partition_and_the_full_listing_finds_old_ones",
+    f"{_I}test_iceberg_maintenance.py": f"{_ICEBERG}::test_each_run_is_one_snapshot_carrying_its_run_id_and_watermark",
+    f"{_I}test_soft_deletes_in_batches.py": _CHANGES,
+    f"{_I}test_custom_jdbc_iceberg.py": f"{_I}test_custom_jobs.py::test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation",
+    f"{_I}test_ties_on_both_targets.py": f"{_I}test_ties.py::test_within_one_run_the_later_file_then_the_greater_file_name_wins",
+    f"{_I}test_iceberg_s3.py": _S3_LOAD,
+    f"{_I}test_deploy_installed.py": f"{_I}test_deploy.py::test_publishes_one_release_with_its_manifest_and_verifies_the_jobs_run_it",
+    f"{_I}test_jdbc_row_batches.py": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
+    f"{_I}test_bounded_batches_backfills.py": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
+    f"{_I}test_reconcile_edge_cases.py": _SNAPSHOT_RECONCILE,
+    f"{_I}test_reconcile_restores.py": _SNAPSHOT_RECONCILE,
+    f"{_I}test_reconcile_snapshots.py::test_each_batch_of_a_reconciling_run_reconciles_against_the_target_it_finds": _SNAPSHOT_RECONCILE,
+    f"{_I}test_custom_jobs.py::test_sigkill_of_the_real_script_then_a_rerun_equals_the_plain_python_aggregation": f"{_I}test_custom_jobs.py::test_a_crash_at_every_step_then_a_rerun_equals_the_plain_python_aggregation",
+    f"{_I}test_transforms.py::test_property_transformed_incremental_runs_equal_the_function_applied_to_each_keys_latest_version": f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target",
+    f"{_LOADS}::test_property_incremental_runs_equal_a_full_refresh": f"{_CHANGES}[parquet_local]",
+    f"{_LOADS}::test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row[between_partitions]": f"{_LOADS}::test_a_rerun_after_a_crash_has_no_duplicate_and_no_lost_row[between_write_and_commit]",
+    f"{_LOADS}::test_when_keys_cannot_move_only_the_affected_partitions_are_read": f"{_I}test_key_index.py::test_a_default_run_reads_only_the_partitions_its_keys_are_in",
+    f"{_LOADS}::test_rewind_then_rerun_equals_a_full_refresh": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
+    f"{_LOADS}::test_pause_reads_state_but_never_commits": _SCRIPT_RUNS,
+    f"{_I}test_load_script.py::test_a_paused_replay_reads_exactly_the_range_between_two_runs_and_commits_nothing": _SCRIPT_RUNS,
+    f"{_JOINS}::test_a_crash_at_every_step_of_the_output_publish_then_a_rerun_equals_a_full_recompute": f"{_JOINS}::test_a_crash_mid_publish_is_repaired_by_the_rerun",
+    f"{_JOINS}::test_a_join_whose_side_state_cannot_be_committed_fails_first_publishing_nothing": f"{_JOINS}::test_a_conflict_on_either_slot_aborts_the_commit",
+    f"{_JOINS}::test_null_partitions_stay_apart_from_the_others": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+    f"{_JOINS}::test_bookmarks_disabled_recomputes_everything_and_commits_nothing": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+    f"{_JOINS}::test_csv_sides_and_a_dry_run": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+    **{
+        f"{_I}test_history_iceberg.py::{name}": f"{_I}test_history_iceberg.py::test_property_any_deliveries_in_any_batches_give_the_reference_history"
+        for name in (
+            "test_a_rewind_rolls_the_table_back_and_the_rerun_equals_the_reference",
+            "test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one",
+            "test_a_new_column_is_null_in_older_versions",
+            "test_an_as_of_query_sees_one_row_per_key_and_never_an_absorbed_delivery",
+        )
+    },
+    f"{_I}test_history_parquet.py::test_a_crash_at_each_publish_step_then_a_rerun_equals_the_reference": f"{_I}test_history_parquet.py::test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing",
+    f"{_I}test_kill_script_history.py::test_sigkill_of_the_real_script_during_an_iceberg_history_run_then_a_rerun_equals_the_reference": f"{_ICEBERG}::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
+    **{
+        f"{_ICEBERG}::{name}": f"{_ICEBERG}::test_property_iceberg_target_equals_a_full_refresh"
+        for name in (
+            "test_a_reader_during_runs_only_ever_sees_complete_runs",
+            "test_jdbc_into_iceberg_counts_new_versions_against_the_table_and_clamps_future_watermarks",
+            "test_ties_follow_the_parquet_writers_rule_the_later_file_within_and_across_runs",
+            "test_rewind_with_keep_output_leaves_the_table",
+            "test_reset_keeps_the_table_until_the_full_reload_replaces_it_in_one_snapshot",
+            "test_rewind_rolls_the_table_back_to_that_runs_snapshot_and_a_rerun_equals_a_full_refresh",
+        )
+    },
+    **{
+        f"{_I}test_upstream_changes.py::{name}": _UPSTREAM
+        for name in (
+            "test_a_move_published_by_a_load_that_crashed_before_its_commit_is_named_by_the_rerun",
+            "test_a_key_moving_away_and_back_while_the_downstream_is_paused_is_counted_once",
+            "test_a_downstream_paused_over_an_upstream_restore_and_a_new_load_sees_both",
+            "test_a_rewound_downstream_recomputes_from_the_upstream_version_it_restored",
+            "test_a_rewind_that_restores_the_upstreams_files_is_recomputed_downstream",
+            "test_a_join_whose_left_side_is_the_load_drops_the_day_its_orders_moved_away",
+            "test_a_commit_with_too_many_partitions_to_list_makes_the_downstream_recompute_everything",
+            "test_a_reset_and_full_reload_of_the_upstream_names_the_days_it_removed",
+            "test_a_rewind_of_the_upstream_that_keeps_its_output_changes_no_partition",
+            "test_a_day_whose_orders_all_move_away_is_recomputed_and_not_counted_twice",
+        )
+    },
+    **{
+        f"{_I}test_rewind_restore.py::{name}": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data"
+        for name in (
+            "test_a_rewind_over_a_filtered_delete_brings_the_key_back_without_its_tombstone",
+            "test_a_rewind_over_a_reset_and_full_reload_brings_back_the_partitions_it_dropped",
+            "test_a_rewind_over_a_run_of_several_bounded_batches_restores_before_all_of_them",
+            "test_a_rewind_to_a_run_written_before_retention_keeps_the_files_with_a_notice",
+            "test_a_rewind_restores_a_history_targets_versions_and_side_store_to_the_earlier_run",
+            "test_keep_output_leaves_the_files_and_the_next_run_merges_onto_them",
+        )
+    },
+    f"{_I}test_soft_deletes.py::test_a_late_older_version_in_a_later_run_stays_deleted_and_a_newer_one_brings_it_back": f"{_CHANGES}[parquet_local]",
+    f"{_I}test_soft_deletes.py::test_the_marker_column_can_be_dropped_from_the_target": f"{_CHANGES}[parquet_local]",
+    f"{_I}test_soft_deletes.py::test_a_delete_in_another_partition_than_the_stored_row_still_removes_it": f"{_CHANGES}[parquet_local]",
+    f"{_I}test_s3.py::test_property_s3_incremental_runs_equal_a_full_refresh": _S3_LOAD,
+    f"{_I}test_s3.py::test_property_s3_every_join_run_equals_a_full_recompute": f"{_JOINS}::test_property_every_run_equals_a_full_recompute",
+    **{
+        f"{_I}test_incremental_join_upstream.py::{name}": f"{_I}test_incremental_join_upstream.py::test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it"
+        for name in (
+            "test_an_upstream_publishing_into_a_partition_being_read_aborts_the_commit",
+            "test_a_join_side_whose_upstream_rewinds_and_reruns_equals_a_full_recompute",
+            "test_several_upstream_commits_are_listed_and_nothing_is_read_before_the_first",
+        )
+    },
+    f"{_I}test_iceberg_join.py::test_a_side_that_is_an_upstream_iceberg_table_is_read_incrementally_and_equals_a_full_recompute": f"{_I}test_iceberg_join.py::test_each_join_run_is_one_snapshot_and_the_table_equals_a_full_recompute",
+    f"{_I}test_iceberg_join.py::test_an_iceberg_side_rolled_back_past_the_consumed_snapshot_drops_the_rolled_back_rows": f"{_I}test_iceberg_join.py::test_a_row_deleted_from_an_iceberg_side_leaves_the_join_output",
+    f"{_I}test_publish_races.py::test_odd_partition_values_under_a_trailing_slash_target_survive_a_crash_mid_publish": f"{_I}test_key_index.py::test_a_key_moving_partition_twice_leaves_each_old_partition",
+    f"{_I}test_publish_races.py::test_a_run_whose_lease_expires_mid_publish_never_removes_the_next_runs_output[publish.delete]": f"{_I}test_publish_races.py::test_a_run_whose_lease_expires_mid_publish_never_removes_the_next_runs_output[publish.move]",
+    f"{_I}test_paging_metrics.py::test_a_jdbc_run_with_no_change_publishes_zero_new_records_despite_rereads": f"{_I}test_paging_metrics.py::test_a_file_run_with_no_change_publishes_zero_new_records_and_the_alarm_pages",
+    f"{_I}test_incremental_load_jdbc.py::test_a_column_added_then_widened_in_postgres_between_runs_reaches_the_target": f"{_CHANGES}[parquet_local]",
+    f"{_BATCHES}::test_sigkill_of_the_script_during_a_bounded_backfill_then_a_rerun_continues_it": f"{_BATCHES}::test_a_crash_at_every_step_of_a_batched_run_then_a_rerun_equals_a_full_refresh",
+    f"{_I}test_source_types.py::test_after_a_reset_an_iceberg_reload_retypes_a_column_iceberg_cannot_promote": f"{_I}test_source_types.py::test_a_csv_source_without_a_declared_schema_is_typed_and_its_watermark_orders_as_numbers",
+    f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[add_columns]": f"{_I}test_source_types.py::test_a_json_batch_of_whole_amounts_fits_a_target_of_doubles",
+    f"{_I}test_source_types.py::test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[rescue]": f"{_I}test_source_types.py::test_a_json_batch_of_whole_amounts_fits_a_target_of_doubles",
+    f"{_I}test_target_contract.py::test_the_first_write_replaces_whatever_the_output_held[parquet-s3a]": _S3_LOAD,
+    f"{_I}test_target_contract.py::test_a_merge_keeps_the_greatest_watermark_of_each_key[parquet-s3a]": _S3_LOAD,
+    f"{_I}test_target_contract.py::test_the_stored_versions_are_read_as_of_the_runs_start[parquet-s3a]": _S3_LOAD,
+    f"{_I}test_target_contract.py::test_a_rewind_rolls_the_output_back_only_where_the_format_can[parquet-s3a]": f"{_I}test_target_contract.py::test_a_rewind_rolls_the_output_back_only_where_the_format_can[parquet-local]",
+    f"{_I}test_target_contract.py::test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state[parquet-s3a-commit.before]": _CRASHED_PUBLISH,
+    f"{_I}test_target_contract.py::test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state[parquet-s3a-first durable step]": _CRASHED_PUBLISH,
+    f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target[a run per file]": f"{_I}test_transform_filters.py::test_a_key_whose_newest_version_is_filtered_out_leaves_the_target[one run]",
+    # The second cut (make test measured at 23 min from a fresh clone): the IAM evaluation's
+    # applies, a publish swept at each kind of step, and the second test of a guarantee.
+    _IAM: _IAM_REACH,
+    f"{_PUBLISH_SWEEP}[local-partitioned]": _CRASHED_PUBLISH,
+    f"{_RECONCILES}[parquet_local]": _SNAPSHOT_RECONCILE,
+    f"{_I}test_key_index_edge_cases.py": f"{_I}test_key_index.py::test_a_key_moving_partition_twice_leaves_each_old_partition",
+    f"{_I}test_s3_join_discovery.py": f"{_I}test_s3_discovery.py::test_ordered_listing_lists_from_the_recent_partition_and_the_full_listing_finds_old_ones",
+    f"{_I}test_runbook_bad_load.py": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data",
+    f"{_I}test_kill_script_history.py": _KILL_RECOVERY,
+    f"{_I}test_custom_job_misuse.py": f"{_I}test_custom_script_contract.py::test_a_script_writing_a_target_twice_is_one_line_publishing_nothing",
+    **{
+        f"{_I}test_soft_deletes.py::{name}": f"{_CHANGES}[parquet_local]"
+        for name in (
+            "test_a_later_delete_removes_the_key_and_an_older_one_loses",
+            "test_a_column_only_deleted_rows_carried_stays_in_the_target",
+            "test_a_soft_delete_on_iceberg_is_a_merge_delete",
+        )
+    },
+    **{
+        f"{_I}test_source_types.py::{name}": f"{_I}test_source_types.py::test_a_csv_source_without_a_declared_schema_is_typed_and_its_watermark_orders_as_numbers"
+        for name in (
+            "test_a_batch_typed_narrower_than_the_widened_target_is_cast_up_not_refused[fail]",
+            "test_a_blank_text_watermark_in_a_later_batch_reads_as_null_and_the_rest_as_timestamps",
+            "test_a_csv_timestamp_column_in_mixed_formats_then_one_format_loads_both_batches",
+            "test_a_text_watermark_of_timestamps_in_mixed_formats_orders_by_instant",
+            "test_after_a_reset_a_full_reload_replaces_types_the_target_stored_wrongly",
+            "test_a_csv_file_with_another_header_and_no_values_leaves_the_columns_typed",
+            "test_quoted_numbers_and_empty_strings_in_csv_are_numbers_and_nulls",
+        )
+    },
+    **{
+        f"{_I}test_rewind_restore.py::{name}": f"{_I}test_rewind_restore.py::test_a_rewind_restores_the_files_of_the_run_and_the_next_run_brings_the_good_data"
+        for name in (
+            "test_a_restore_cut_short_is_finished_by_the_next_run",
+            "test_a_rewind_too_far_then_forward_again_refuses_and_the_next_run_converges",
+            "test_a_rewind_to_a_run_whose_output_an_earlier_rewind_undid_refuses",
+            "test_a_rewind_to_a_run_that_wrote_nothing_names_the_run_that_wrote_its_publish",
+            "test_a_rewind_a_run_and_a_second_rewind_to_the_same_run_restore_it_again",
+        )
+    },
+    **{
+        f"{_I}test_target_contract.py::{name}[{case}]": f"{_ICEBERG}::test_property_iceberg_target_equals_a_full_refresh"
+        for name, case in (
+            ("test_the_first_write_replaces_whatever_the_output_held", "iceberg"),
+            ("test_a_merge_keeps_the_greatest_watermark_of_each_key", "iceberg"),
+            ("test_the_stored_versions_are_read_as_of_the_runs_start", "iceberg"),
+            ("test_a_rewind_rolls_the_output_back_only_where_the_format_can", "iceberg"),
+            (
+                "test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state",
+                "iceberg-commit.before",
+            ),
+            (
+                "test_a_crashed_publish_is_whole_or_absent_after_recovery_and_never_behind_the_state",
+                "iceberg-first durable step",
+            ),
+        )
+    },
+    **{
+        f"{_I}test_custom_jobs.py::{name}": f"{_I}test_custom_jobs.py::test_property_the_aggregation_equals_a_plain_python_recompute"
+        for name in (
+            "test_the_scripts_state_survives_a_cli_rewind_and_reset",
+            "test_each_run_replaces_only_the_days_its_orders_touched",
+            "test_a_script_merges_its_increment_by_key_with_a_reference_table_read_whole",
+        )
+    },
+    f"{_I}test_ties.py::test_same_day_updates_of_a_date_watermark_are_kept": f"{_I}test_ties.py::test_with_equal_watermarks_the_row_just_read_beats_the_stored_one",
+    f"{_I}test_s3.py::test_csv_objects_on_s3_are_read_by_their_own_header_compressed_or_not": _S3_LOAD,
+    f"{_I}test_history_iceberg.py::test_a_crash_before_the_snapshot_commits_nothing_and_the_rerun_equals_the_reference": f"{_ICEBERG}::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
+    f"{_BATCHES}::test_jdbc_batches_bounded_by_rows_never_split_a_watermark_value": f"{_BATCHES}::test_a_backfill_runs_as_batches_each_committed_and_a_run_limit_leaves_the_rest_to_the_next",
+    f"{_TERRAFORM_SUITES}::test_environment_tftests_pass": _ENVIRONMENT_PLANS,
+    # The central property (changes) mixes soft deletes and columns that appear, vanish
+    # and widen on the same Parquet target: the single-kind properties repeat it.
+    f"{_I}test_soft_deletes.py::test_property_soft_deletes_equal_a_full_refresh_without_deleted_keys": f"{_CHANGES}[parquet_local]",
+    f"{_I}test_schema_evolution.py::test_property_columns_that_appear_and_widen_between_runs_equal_the_reference": f"{_CHANGES}[parquet_local]",
+    f"{_I}test_history_parquet.py::test_a_soft_delete_closes_the_current_version_and_a_reinsert_opens_one": f"{_I}test_history_parquet.py::test_property_any_deliveries_in_any_batches_give_the_reference_history",
+    f"{_I}test_local_jdbc_pipeline.py": "tests/integration/test_jdbc_secrets.py::test_credentials_from_a_secrets_manager_secret_load_and_are_never_shown",
+    f"{_I}test_incremental_join_upstream.py::test_a_partition_caught_mid_publish_waits_for_the_commit": f"{_I}test_incremental_join_upstream.py::test_a_failed_upstream_run_is_not_read_until_a_committed_run_covers_it",
+    f"{_LOADS}::test_a_partition_whose_rows_all_moved_away_is_removed": f"{_LOADS}::test_a_row_whose_partition_changes_ends_up_in_exactly_one_partition",
+    f"{_I}test_iceberg_catalog_cli.py::test_an_operator_machine_without_spark_rewinds_the_table": f"{_I}test_iceberg_catalog_cli.py::test_rewind_rolls_the_glue_catalog_table_back_to_the_runs_snapshot",
+    f"{_I}test_side_file_failures.py::test_a_side_file_failing_mid_publish_writes_nothing_and_the_rerun_equals_a_full_refresh[key_index_segment]": f"{_I}test_side_file_failures.py::test_a_side_file_failing_mid_publish_writes_nothing_and_the_rerun_equals_a_full_refresh[deliveries]",
+    f"{_I}test_iceberg_join.py::test_an_iceberg_side_with_no_snapshot_yet_joins_as_empty_and_later_catches_up": f"{_I}test_iceberg_join.py::test_each_join_run_is_one_snapshot_and_the_table_equals_a_full_recompute",
+}
 
 # Modules of which `make test` keeps only the tests named; their other tests each repeat, on
 # another file system, layout or edge, a guarantee a kept one proves.
@@ -472,11 +470,29 @@ KEPT_IN_MAKE_TEST: dict[str, tuple[str, ...]] = {
 }
 
 
-def deep_only_entry(nodeid: str) -> str | None:
-    """The registry key that moves ``nodeid`` to ``make test-deep``, or None."""
-    for key in DEEP_ONLY:
+def _entry(registry: dict[str, str], nodeid: str) -> str | None:
+    for key in registry:
         if nodeid == key or nodeid.startswith((key + "[", key + "::")):
             return key
+    return None
+
+
+def deep_only_entry(nodeid: str) -> str | None:
+    """The ``DEEP_ONLY`` key that leaves ``nodeid`` to ``make test-deep`` alone, or None."""
+    return _entry(DEEP_ONLY, nodeid)
+
+
+def rest_entry(nodeid: str) -> str | None:
+    """The key that moves ``nodeid`` from ``make test`` to ``make test-rest``, or None.
+
+    A test that is deep-only too stays deep-only: ``make test-rest`` runs what ``make test``
+    ran before its budget, no more.
+    """
+    if deep_only_entry(nodeid) is not None:
+        return None
+    key = _entry(MAKE_TEST_REST, nodeid)
+    if key is not None:
+        return key
     module, _, test = nodeid.partition("::")
     kept = KEPT_IN_MAKE_TEST.get(module)
     if kept is None or not test or test in kept or test.split("[", 1)[0] in kept:
