@@ -46,7 +46,7 @@ docs: setup ## regenerate the Terraform READMEs' inputs/outputs tables from the 
 	$(PY) scripts/terraform_docs.py
 
 # Lint runs beside the tests (its output follows theirs): either failing fails `make test`.
-test: setup ## lint, and a test of each guarantee: unit, integration, terraform (<15 min from a fresh clone)
+test: setup ## lint, and a test of each guarantee: unit, integration, terraform (~15 min from a fresh clone)
 	@mkdir -p build; $(MAKE) --no-print-directory lint-checks > build/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-report.xml; tests=$$?; \
 	wait $$lint; linted=$$?; cat build/lint.log; \
