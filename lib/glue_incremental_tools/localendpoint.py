@@ -16,6 +16,7 @@ is ever read from a real profile.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import functools
@@ -480,11 +481,11 @@ class LocalAws:
 
 
 @functools.cache
-def _client(service: str, url: str) -> Any:
+def _client(service: str, url: str, region: str = "us-east-1") -> Any:
     """Cached: building a boto3 client costs more than the resets' calls themselves."""
     import boto3
 
-    return boto3.session.Session().client(service, endpoint_url=url, region_name="us-east-1")
+    return boto3.session.Session().client(service, endpoint_url=url, region_name=region)
 
 
 def _drop_dynamodb_tables(url: str) -> None:
@@ -496,10 +497,24 @@ def _drop_dynamodb_tables(url: str) -> None:
 
 
 def _drop_localstack_resources(url: str, used: set[str]) -> None:
-    """Delete what the tests create, in the services LocalStack reports as started."""
-    for service, drop in _DROPPERS.items():
-        if service in used:
-            drop(_client(service, url))
+    """Delete what the tests create, in the services LocalStack reports as started.
+
+    Regional resources are dropped in every region the project uses: a KMS alias left
+    in eu-west-1 by one test's apply refuses the next apply of the same environment.
+    """
+    drops = [
+        (drop, service, region)
+        for service, drop in _DROPPERS.items()
+        if service in used
+        for region in (("us-east-1",) if service in _GLOBAL_SERVICES else RESET_REGIONS)
+    ]
+    # Side by side: each is a few calls that wait on LocalStack, and every test resets.
+    list(_reset_pool().map(lambda d: d[0](_client(d[1], url, d[2])), drops))
+
+
+@functools.cache
+def _reset_pool() -> concurrent.futures.ThreadPoolExecutor:
+    return concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="reset")
 
 
 def _drop_alarms(cloudwatch: Any) -> None:
@@ -577,6 +592,11 @@ def _drop_roles(iam: Any) -> None:
             iam.detach_role_policy(RoleName=name, PolicyArn=policy["PolicyArn"])
         iam.delete_role(RoleName=name)
 
+
+# The regions the tests, examples and environments create resources in.
+RESET_REGIONS = ("us-east-1", "eu-west-1")
+# One namespace across regions: listed and dropped once.
+_GLOBAL_SERVICES = frozenset({"s3", "iam"})
 
 # Per service LocalStack started, how to empty it between tests.
 _DROPPERS: dict[str, Callable[[Any], None]] = {

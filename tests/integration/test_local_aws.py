@@ -118,6 +118,26 @@ def test_reset_leaves_every_service_empty(aws):
     assert [a["AliasName"] for a in aliases if not a["AliasName"].startswith("alias/aws/")] == []
 
 
+def test_reset_drops_what_an_apply_left_in_another_region(aws):
+    """The environments apply in eu-west-1; an alias left there refused the next apply."""
+    import boto3
+
+    kms = boto3.client(
+        "kms",
+        endpoint_url=aws.localstack_url,
+        region_name="eu-west-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    key = kms.create_key()["KeyMetadata"]["KeyId"]
+    kms.create_alias(AliasName="alias/gi-dev-table", TargetKeyId=key)
+
+    aws.reset()
+
+    aliases = [a["AliasName"] for a in kms.list_aliases()["Aliases"]]
+    assert [name for name in aliases if not name.startswith("alias/aws/")] == []
+
+
 def test_two_localstacks_on_one_machine_keep_separate_s3_storage(aws, tmp_path):
     """LocalStack spools S3 data under a fixed /tmp directory unless told otherwise: a
     second LocalStack (another pytest worker, ``make demo``) deleting a bucket of the
