@@ -32,6 +32,10 @@ install_venv() {
     [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
     quiet_pip .venv/bin/pip install -q "uv==$UV_VERSION"
     uv_install .venv --upgrade pip
+    # pyspark is an sdist: uv rebuilds it (~25 s) whenever the index answers its download
+    # as modified, as this machine's does. A wheel uv built earlier is tried first, offline
+    # (the pin is exact); the install below resolves everything else online as before.
+    uv_install .venv --offline "$(grep -m1 -o 'pyspark==[0-9.]*' pyproject.toml)" 2>/dev/null || true
     uv_install .venv -e '.[dev]'
     rm -f .venv/.installed-*
     touch "$stamp"
@@ -170,8 +174,10 @@ fi
 # class-data dumps, which need the jars only (~15 s off a fresh clone's setup).
 scripts/setup-aws-emulators.sh emulators &
 emulators_pid=$!
-install_iceberg_jars
+install_iceberg_jars &
+iceberg_pid=$!
 scripts/setup-aws-emulators.sh s3a-jars
+wait "$iceberg_pid" || { echo "setup: installing the Iceberg jars failed (output above)" >&2; exit 1; }
 scripts/terraformrc.sh > /dev/null
 build_class_data_archive
 if ! wait "$emulators_pid"; then
