@@ -240,6 +240,8 @@ CLASS_DATA_ARCHIVE_ENV = "GLUE_INCREMENTAL_CLASS_DATA_ARCHIVE"  # "off": never u
 # Unified-logging tags of class-data sharing: a mismatched archive is a warning on stdout,
 # in the middle of a job's output, and costs nothing but the saving.
 _QUIET_CDS = "-Xlog:cds*=off"
+# The JIT and GC of short local runs (tests/conftest.py, glue_incremental_tools.runner).
+_SHORT_RUN_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 
 
 def class_data_archive(jars: Sequence[str]) -> Path | None:
@@ -307,7 +309,15 @@ def build_class_data_archive(timeout_seconds: float = 600, *, iceberg: bool = Tr
     after that JVM exited cleanly, so a partial one is never used. Returns the archive
     (None when there is nowhere to put one); an existing archive is kept.
     """
-    environment = {**os.environ, "AWS_ENDPOINT_URL_S3": _s3_endpoint() or "http://127.0.0.1:9"}
+    environment = {
+        **os.environ,
+        "AWS_ENDPOINT_URL_S3": _s3_endpoint() or "http://127.0.0.1:9",
+        # As the sessions that map the archive run (the tests', the runner's local runs):
+        # the dump's JIT then costs a sixth less (54 -> 46 s alone, measured).
+        "GLUE_INCREMENTAL_JVM_OPTIONS": os.environ.get(
+            "GLUE_INCREMENTAL_JVM_OPTIONS", _SHORT_RUN_JVM_OPTIONS
+        ),
+    }
     if not iceberg:
         # As the runner starts such a job: in a directory of its own, given S3A's jars only.
         environment.pop(JARS_DIR_ENV, None)
