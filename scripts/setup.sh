@@ -157,15 +157,20 @@ fi
 install_venv
 checkov_pid=""
 checkov_log=$(mktemp)
-if [ ! -x .venv-checkov/bin/checkov ]; then
-  echo "setup: installing checkov into .venv-checkov (in the background)"
+CHECKOV_VERSION="${CHECKOV_VERSION:-3.3.30}"
+# The stamp names the version: a new pin (or CHECKOV_VERSION) reinstalls.
+checkov_stamp=.venv-checkov/.installed-$CHECKOV_VERSION
+if [ ! -x .venv-checkov/bin/checkov ] || [ ! -f "$checkov_stamp" ]; then
+  echo "setup: installing checkov $CHECKOV_VERSION into .venv-checkov (in the background)"
   (
-    "$PYTHON" -m venv .venv-checkov
+    [ -x .venv-checkov/bin/python ] || "$PYTHON" -m venv .venv-checkov
     if [ -x "$UV" ]; then
-      uv_install .venv-checkov "checkov==${CHECKOV_VERSION:-3.3.30}"
+      uv_install .venv-checkov "checkov==$CHECKOV_VERSION"
     else
-      quiet_pip .venv-checkov/bin/pip install -q "checkov==${CHECKOV_VERSION:-3.3.30}"
+      quiet_pip .venv-checkov/bin/pip install -q "checkov==$CHECKOV_VERSION"
     fi
+    rm -f .venv-checkov/.installed-*
+    touch "$checkov_stamp"
   ) > "$checkov_log" 2>&1 &
   checkov_pid=$!
 fi

@@ -48,16 +48,16 @@ class CrashAtStep:
 
 
 DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
-# Crash points a sweep takes in `make test`; `make test-deep` takes every step.
+# Crash points a sweep takes outside `make test-deep` (which takes every step).
 QUICK_CRASH_POINTS = 8
 
 
 def crash_points(names: Sequence[str], *, quick: int = QUICK_CRASH_POINTS) -> list[int]:
     """The 1-based steps of ``names`` a sweep crashes at.
 
-    ``make test-deep``: every step. ``make test``: the first step of each kind
-    and the last one, at most ``quick`` of them spread evenly from first to last,
-    so every kind of object operation and state write is still crashed at.
+    ``make test-deep``: every step. Otherwise (``make test``, ``make test-rest``): the
+    first step of each kind and the last one; when those are more than ``quick``, ``quick``
+    of them spread evenly from first to last, so a kind may then go uncrashed there.
     """
     if DEEP:
         return list(range(1, len(names) + 1))

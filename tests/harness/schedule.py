@@ -1,4 +1,5 @@
-"""The order ``make test`` hands its modules to the xdist workers: the longest first.
+"""The order ``make test`` and ``make test-rest`` hand their modules to the xdist workers:
+the longest first (each run takes the listed modules it selects).
 
 ``--dist loadgroup`` gives a worker one module (or ``xdist_group``) at a time; with
 ``--no-loadscope-reorder`` it takes them in collection order. pytest-xdist's default order

@@ -12,7 +12,9 @@ https://docs.aws.amazon.com/step-functions/latest/dg/sfn-local-mock-cfg-file.htm
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,17 +25,25 @@ DEFINITION_MODULE = TERRAFORM / "modules" / "glue_event_chain" / "definition"
 
 
 def rendered_definition(comment: str = "test") -> dict[str, Any]:
-    """The definition glue_event_chain deploys, evaluated by ``terraform console``."""
-    result = subprocess.run(
-        [TF, "console", f"-var=comment={comment}"],
-        cwd=DEFINITION_MODULE,
-        input="jsonencode(local.definition)\n",
-        env=terraform_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    """The definition glue_event_chain deploys, evaluated by ``terraform console``.
+
+    In a copy of the module: the console locks the state of its directory, and two
+    workers asking at once in the checkout made one fail ("Error acquiring the state lock").
+    """
+    with tempfile.TemporaryDirectory(prefix="gi-definition-") as scratch:
+        module = shutil.copytree(DEFINITION_MODULE, Path(scratch) / "definition")
+        result = subprocess.run(
+            [TF, "console", f"-var=comment={comment}"],
+            cwd=module,
+            input="jsonencode(local.definition)\n",
+            env=terraform_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    if result.returncode != 0:
+        raise AssertionError(f"terraform console of {DEFINITION_MODULE} failed:\n{result.stderr}")
     literal = result.stdout.strip()
     # The console prints an HCL string literal: JSON's escapes plus $${ and %%{.
     return json.loads(json.loads(literal.replace("$${", "${").replace("%%{", "%{")))
