@@ -55,7 +55,7 @@ test: setup ## lint, and a test of each guarantee: unit, integration, terraform 
 
 # What `make test` leaves out (tests/harness/deep.py): the guides walked end to end, the
 # LocalStack apply, the IAM evaluation, the crash sweeps, each second test of a guarantee.
-test-rest: setup ## what make test leaves out, at its sizes: guides end to end, IAM, sweeps (~30 min; CI runs it)
+test-rest: setup ## what make test leaves out, at its sizes: guides end to end, IAM, sweeps (~40 min; CI runs it)
 	GLUE_INCREMENTAL_TESTS=rest $(PYTEST) tests --ignore=tests/benchmarks --junitxml=build/test-rest-report.xml
 
 test-fast: setup ## the tests without Terraform and end to end (minutes)
