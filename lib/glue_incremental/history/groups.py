@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from glue_incremental.history.core import Delivery, Version, apply, needed_from
@@ -46,11 +47,17 @@ class Layout:
     delivery: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def columns(self) -> tuple[str, ...]:
         """Every column of a tagged row, in order."""
         added = tuple(self.options.added_columns.values())
         return (*self.data, *added, *self.delivery, DELETED, ROLE, OPENED, CLOSED)
+
+    @cached_property
+    def _stored(self) -> tuple[str, ...]:
+        # Every column but the four hidden ones, which ``out`` fills itself (run once per
+        # output row: computed once per layout, per executor process).
+        return self.columns[:-4]
 
     def values(self, row: Mapping[str, Any]) -> dict[str, Any]:
         return {name: row[name] for name in self.data if row.get(name) is not None}
@@ -68,8 +75,8 @@ class Layout:
         )
 
     def out(self, role: str, values: Mapping[str, Any]) -> tuple[Any, ...]:
-        hidden = (values.get(DELETED, False), role, values.get(OPENED), values.get(CLOSED))
-        return (*(values.get(name) for name in self.columns[:-4]), *hidden)
+        get = values.get
+        return (*map(get, self._stored), get(DELETED, False), role, get(OPENED), get(CLOSED))
 
 
 def keyed(key_columns: tuple[str, ...], row: Any) -> tuple[tuple[Any, ...], Any]:

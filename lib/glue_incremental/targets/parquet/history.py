@@ -371,7 +371,7 @@ def _stage_side(
     replaces (every live one on a whole replace)."""
     fs = writer.open_filesystem(spark, target_uri)
     staged_root = publish.join(stage_uri, HISTORY_DIR)
-    staged_writes.stage_deliveries(side, staged_root, columns, partition_by)
+    staged_writes.stage_deliveries(spark, side, staged_root, columns, partition_by)
     relative = set(fs.partition_dirs(staged_root, len(partition_by))) if partition_by else {""}
     if affected is None:
         live = publish.join(target_uri, HISTORY_DIR)

@@ -3,7 +3,8 @@
 ``stage_data`` writes the rows (one file per partition) and counts them while writing;
 rows read from a persisted merge are written in one Spark job (no adaptive execution).
 The side files (deliveries, the key index segment, tombstones) only read the rows the
-data write has just cached, so ``side_by_side`` runs them as concurrent Spark jobs: one
+data write has just cached (the deliveries shuffle their few columns by partition, to be
+one file per partition too), so ``side_by_side`` runs them as concurrent Spark jobs: one
 job's planning and commit, and a one-task index write, no longer leave the cores idle.
 It returns only once every write has ended, and raises the first failure then, so no
 write is still running when the caller cleans up or publishes.
@@ -38,18 +39,26 @@ def stage_data(
     Spark job (``_one_job``) besides those that fill the cache.
     """
     written_rows = Observation()
-    if partition_by:
-        # A partition's rows to one writer task: one file per partition, not one per task
-        # and partition (4x fewer files to publish and to read). The task count is explicit
-        # so AQE cannot coalesce a small shuffle into one task writing every partition alone.
-        tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-        rows = rows.repartition(tasks, *[_col(name) for name in partition_by])
+    rows = by_partition(spark, rows, partition_by)
     writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     with _one_job(spark) if persisted else nullcontext():
         writer.parquet(stage_uri)
     return int(written_rows.get["rows"])  # counted while writing: no second read
+
+
+def by_partition(spark: SparkSession, rows: DataFrame, partition_by: Sequence[str]) -> DataFrame:
+    """``rows`` with all of a partition's rows in one task: written, one file per partition.
+
+    Not one file per task and partition: 4x fewer files to write, publish and read, for the
+    data and for each side file written from the same frame. The task count is explicit so
+    AQE cannot coalesce a small shuffle into one task writing every partition alone.
+    """
+    if not partition_by:
+        return rows
+    tasks = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+    return rows.repartition(tasks, *[_col(name) for name in partition_by])
 
 
 def _one_job(spark: SparkSession) -> AbstractContextManager[None]:
@@ -62,13 +71,21 @@ def _one_job(spark: SparkSession) -> AbstractContextManager[None]:
 
 
 def stage_deliveries(
-    rows: DataFrame, stage_uri: str, columns: Sequence[str], partition_by: Sequence[str]
+    spark: SparkSession,
+    rows: DataFrame,
+    stage_uri: str,
+    columns: Sequence[str],
+    partition_by: Sequence[str],
 ) -> None:
-    """Write ``columns`` of ``rows`` (key, partition, delivery) under ``stage_uri``."""
-    writer = rows.select(*[_col(name) for name in columns]).write.mode("overwrite")
+    """Write ``columns`` of ``rows`` (key, partition, delivery) under ``stage_uri``, one
+    file per partition, in one Spark job: ``rows`` only reads the persisted merge, and only
+    these few columns are shuffled."""
+    narrow = by_partition(spark, rows.select(*[_col(name) for name in columns]), partition_by)
+    writer = narrow.write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    writer.parquet(stage_uri)
+    with _one_job(spark):
+        writer.parquet(stage_uri)
 
 
 T = TypeVar("T")

@@ -494,7 +494,7 @@ def replace_partitions(
         deliveries = _join(stage_uri, DELIVERY_DIR)
         side.append(
             functools.partial(
-                staged_writes.stage_deliveries, cached, deliveries, kept, partition_by
+                staged_writes.stage_deliveries, spark, cached, deliveries, kept, partition_by
             )
         )
     side.extend(functools.partial(write, stage_uri) for write in side_files)
