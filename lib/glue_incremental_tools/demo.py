@@ -3,10 +3,11 @@
 ``python -m glue_incremental demo [--keep] [--clean-only]``: start local AWS
 (LocalStack, DynamoDB Local, moto for Glue), ``terraform apply`` the ``local``
 environment, deploy, generate orders and a daily customer snapshot in S3, run the full
-loads, land new and late data (a new column, deleted orders), run the loads again (only
-new files are read; the orders target shows the column and lacks the deleted orders),
-show the Iceberg table's snapshots and a ``watermarks rewind``, run the join and the
-aggregation ``daily_revenue``, a zero-record run and a failing run, read the pages.
+loads, land new and late data (a new column, deleted orders, customers changing segment),
+run the loads again (only new files are read; the orders target shows the column and lacks
+the deleted orders; the customers' history a closed version and an "as of" answer), show
+the Iceberg table's snapshots and a ``watermarks rewind``, run the join and the aggregation
+``daily_revenue``, a zero-record run and a failing run, read the pages.
 
 It ends on a summary and the ``status --env local`` table. Every step uses the
 library's public API; ``tests/e2e`` drives the same ``Demo`` methods one by one.
@@ -41,16 +42,24 @@ from glue_incremental_tools.localendpoint import running_local_aws
 
 DEMO_DIR = ".demo"
 ENVIRONMENT = "local"
-# The pipelines of terraform/environments/local: two loads feeding a join, an
-# Iceberg load of the same orders, and a custom aggregation of the orders.
+# The pipelines of terraform/environments/local: two loads feeding a join, the customers
+# again with history, an Iceberg load of the same orders, and a custom aggregation of the orders.
 ORDERS, CUSTOMERS, ENRICHED = "orders", "customers", "orders_enriched"
+CUSTOMERS_HISTORY = "customers_history"
 ICEBERG = "orders_iceberg"
 DAILY_REVENUE = "daily_revenue"
-PIPELINES = (CUSTOMERS, ORDERS, ENRICHED, ICEBERG, DAILY_REVENUE)
+PIPELINES = (CUSTOMERS, CUSTOMERS_HISTORY, ORDERS, ENRICHED, ICEBERG, DAILY_REVENUE)
+LOADS = (CUSTOMERS, CUSTOMERS_HISTORY, ORDERS, ICEBERG)
 FIRST_DAY = date(2024, 5, 1)
 DAYS = 3
 ORDERS_PER_DAY = 20
 CUSTOMER_COUNT = 8
+# Customers whose segment changes in the new delivery's snapshot (day 4): customers_history
+# tracks the segment, so each gets a closed version and a current one.
+RESEGMENTED = (1, 2)
+# The history's tracked column and the condition docs/history.md's "as of" query uses.
+TRACKED = "segment"
+AS_OF_CONDITION = "valid_from <= t AND (valid_to IS NULL OR t < valid_to)"
 # The new delivery's orders carry a column the first ones lack; two orders of day 2 are
 # deleted in the source (CDC `op` = D; environments/local: --delete_marker op=D).
 NEW_COLUMN = "channel"
@@ -112,6 +121,20 @@ class IcebergTableState:
     @property
     def rows(self) -> int:
         return self.records.get(self.current_id, 0) if self.current_id is not None else 0
+
+
+@dataclass(frozen=True)
+class CustomersHistory:
+    """The customers_history target as the demo shows it: its version rows (by customer, then
+    ``valid_from``), a customer whose segment changed, and what holds at ``as_of``."""
+
+    versions: list[dict[str, Any]]
+    customer: int | None  # the first RESEGMENTED customer with a closed version, if any
+    as_of: datetime | None  # a time inside that closed version
+    valid_then: list[dict[str, Any]]  # the rows AS_OF_CONDITION selects at ``as_of``
+
+    def of(self, customer_id: int | None) -> list[dict[str, Any]]:
+        return [row for row in self.versions if row["customer_id"] == customer_id]
 
 
 class TerraformEndpoint(Protocol):
@@ -515,6 +538,60 @@ class Demo:
             self.log(f"  {line}")
         return found
 
+    def customers_history(self) -> CustomersHistory:
+        """The history target read from its published files; its "as of" answer at midnight
+        of the day before a resegmented customer's change, by ``valid_at``."""
+        versions = sorted(
+            (
+                {**row, **{name: _utc(row.get(name)) for name in ("valid_from", "valid_to")}}
+                for row in published_rows(self.target(CUSTOMERS_HISTORY))
+            ),
+            key=lambda row: (row["customer_id"], row["valid_from"]),
+        )
+        closed = [
+            row
+            for row in versions
+            if row["customer_id"] in RESEGMENTED and row["valid_to"] is not None
+        ]
+        if not closed:
+            return CustomersHistory(versions, None, None, [])
+        ended = closed[0]["valid_to"]
+        as_of = datetime.combine(ended.date() - timedelta(days=1), datetime.min.time(), UTC)
+        valid_then = [row for row in versions if valid_at(row, as_of)]
+        return CustomersHistory(versions, closed[0]["customer_id"], as_of, valid_then)
+
+    def show_customers_history(self) -> CustomersHistory:
+        """Log the history target: how many versions, one resegmented customer's versions, and
+        the "as of" answer for a time between them (docs/history.md's condition)."""
+        shown = self.customers_history()
+        customers = {row["customer_id"] for row in shown.versions}
+        self.log(
+            f"{self.target(CUSTOMERS_HISTORY)}: {len(shown.versions)} versions of "
+            f"{len(customers)} customers (a new version when the {TRACKED} changes)"
+        )
+        if shown.as_of is None:
+            self.log(f"no customer of {RESEGMENTED} has a closed version")
+            return shown
+        self.log(f"customer {shown.customer}'s versions:")
+        rows = [
+            [
+                str(row[TRACKED]),
+                _when(row["valid_from"]),
+                _when(row["valid_to"]),
+                str(row["is_current"]).lower(),
+            ]
+            for row in shown.of(shown.customer)
+        ]
+        for line in _table([TRACKED.upper(), "VALID_FROM", "VALID_TO", "IS_CURRENT"], rows):
+            self.log(f"  {line}")
+        then = [row[TRACKED] for row in shown.valid_then if row["customer_id"] == shown.customer]
+        self.log(
+            f"as of t = {_when(shown.as_of)} ({AS_OF_CONDITION}): customer {shown.customer} "
+            f"in {TRACKED} {', '.join(map(str, then)) or '(none)'}; "
+            f"{len(shown.valid_then)} rows for {len(customers)} customers"
+        )
+        return shown
+
     def run(
         self, key: str, label: str, arguments: Mapping[str, str] | None = None
     ) -> runner.JobRun:
@@ -570,6 +647,9 @@ class Demo:
                 f"{', '.join(sorted(spec.arguments or {})) or 'none (its DefaultArguments, from Terraform)'}"
             )
         counts = f": read {row.read}, wrote {row.written}" if row.read is not None else ""
+        opened, closed = ((run.summary or {}).get(f"versions_{n}") for n in ("opened", "closed"))
+        if opened is not None:
+            counts += f"; versions opened {opened}, closed {closed}"
         self.log(
             f"{job} ({spec.label}): {run.state} {run.run_id[:15]}... in "
             f"{run.execution_seconds:.1f} s{counts}"
@@ -895,11 +975,13 @@ def _deleted(number: int) -> dict[str, Any]:
 
 
 def _customer(number: int, day: date) -> dict[str, Any]:
-    """One customer in the snapshot of ``day`` (its ``order_date`` comes from the object's path)."""
+    """One customer in the snapshot of ``day`` (its ``order_date`` comes from the object's path);
+    from the new delivery's day on, the ``RESEGMENTED`` customers are in the other segment."""
+    moved = number in RESEGMENTED and day >= FIRST_DAY + timedelta(days=DAYS)
     return {
         "customer_id": number,
         "customer_name": f"customer-{number}",
-        "segment": "ab"[number % 2],
+        TRACKED: "ab"[(number + moved) % 2],
         "updated_at": f"{day}T07:00:00Z",
     }
 
@@ -1002,6 +1084,22 @@ def _short(run_id: str | None) -> str:
 
 def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
+
+
+def _utc(value: Any) -> Any:
+    """A timestamp read back from Parquet, as an aware UTC datetime (None stays None)."""
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC) if isinstance(value, datetime) else value
+
+
+def _when(value: datetime | None) -> str:
+    return "-" if value is None else f"{value:%Y-%m-%d %H:%M:%S}"
+
+
+def valid_at(version: Mapping[str, Any], t: datetime) -> bool:
+    """``AS_OF_CONDITION``, docs/history.md's "as of" condition, on one version row."""
+    return version["valid_from"] <= t and (version["valid_to"] is None or t < version["valid_to"])
 
 
 def describe_state(values: Mapping[str, Any]) -> str:
@@ -1207,27 +1305,27 @@ def _chain(demo: Demo, steps: Steps) -> None:
         demo.generate_source()
     orders, customers, enriched = (demo.job(key) for key in (ORDERS, CUSTOMERS, ENRICHED))
     iceberg_job, daily = demo.job(ICEBERG), demo.job(DAILY_REVENUE)
+    history = demo.job(CUSTOMERS_HISTORY)
     with steps.step(
-        f"Run {customers}, {orders} and {iceberg_job} (Iceberg) through the local Glue runner, "
-        "at once as their schedules would: full loads",
+        f"Run {customers}, {history} (with history), {orders} and {iceberg_job} (Iceberg) "
+        "through the local Glue runner, at once as their schedules would: full loads",
         "full loads",
     ):
-        full = demo.run_together(
-            *(RunSpec(key, "full load") for key in (CUSTOMERS, ORDERS, ICEBERG))
-        )[-1]
+        full = demo.run_together(*(RunSpec(key, "full load") for key in LOADS))[-1]
     with steps.step(
         "Land new and late data: a new column, late corrections, deleted orders", "new data"
     ):
         demo.land_new_and_late_data()
     with steps.step(
-        f"Run {customers}, {orders} and {iceberg_job} at once: incremental (only the new "
-        f"files); the {ORDERS} target afterwards",
+        f"Run the four loads at once: incremental (only the new files); the {ORDERS} target "
+        f"and the customers' history afterwards",
         "incremental",
     ):
-        demo.run_together(*(RunSpec(key, "incremental") for key in (CUSTOMERS, ORDERS, ICEBERG)))
+        demo.run_together(*(RunSpec(key, "incremental") for key in LOADS))
         # Joined here, long done: the steps after page, and the runs before sent no page.
         demo.finish_apply()
         demo.show_orders_target()
+        demo.show_customers_history()
     with steps.step(
         f"{iceberg_job}: one snapshot per run; rewind it to the full load, then run it again, "
         f"while {enriched} (incremental join of orders with customers) and {daily} (a custom "

@@ -2,14 +2,15 @@
 the quick start's first command, ``make setup``, again on a set-up checkout.
 
 terraform apply of environments/local (pipelines ``customers`` and ``orders`` feeding
-``orders_enriched``, and ``orders_iceberg``) on LocalStack + DynamoDB Local + moto
-(Glue) -> deploy -> sources in S3 -> full loads -> new and late data (a new column,
-deleted orders) -> incremental loads -> the Iceberg table's snapshots, a rewind that rolls
-it back, a rerun that converges -> incremental join -> the aggregation -> a second plan that
-keeps the columns the runs added -> a run with no new data -> a failing run ->
-LocalStack's own alarm evaluation (on RecordsNew) -> pages on the on-call queue
-(alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS) -> the status table.
-The jobs read and write ``s3://`` through S3A.
+``orders_enriched``, ``customers_history`` and ``orders_iceberg``) on LocalStack + DynamoDB
+Local + moto (Glue) -> deploy -> sources in S3 -> full loads -> new and late data (a new
+column, deleted orders, customers changing segment) -> incremental loads -> the customers'
+history against the reference, its "as of" answer -> the Iceberg table's snapshots, a
+rewind that rolls it back, a rerun that converges -> incremental join -> the aggregation ->
+a second plan that keeps the columns the runs added -> a run with no new data -> a failing
+run -> LocalStack's own alarm evaluation (on RecordsNew) -> pages on the on-call queue
+(alarm action -> SNS -> SQS, and EventBridge -> SNS -> SQS) -> the status table; the
+jobs read and write ``s3://`` through S3A.
 The test runs ``run_demo`` (``python -m glue_incremental demo --keep``'s function): its
 ``check`` hook asserts after each step, on the running stack, then the README's guide
 runs on that same stack.
@@ -31,8 +32,10 @@ from glue_incremental.run.metrics import NAMESPACE, RECORDS_NEW
 from glue_incremental.watermarks import Watermarks
 from glue_incremental_tools import deploy
 from glue_incremental_tools.demo import (
+    AS_OF_CONDITION,
     BAD_ARGUMENTS,
     CUSTOMERS,
+    CUSTOMERS_HISTORY,
     DAILY_REVENUE,
     DAYS,
     DELETED_ORDERS,
@@ -42,6 +45,7 @@ from glue_incremental_tools.demo import (
     ORDERS,
     ORDERS_PER_DAY,
     PIPELINES,
+    RESEGMENTED,
     STEP_KEYS,
     Demo,
     deleted_order_ids,
@@ -50,6 +54,7 @@ from glue_incremental_tools.demo import (
 )
 from glue_incremental_tools.runner import JobRun, get_run_record
 
+from tests.harness.history_reference import Made, history
 from tests.harness.provider_daemons import reattached
 from tests.harness.readme import README, make_targets, readme_commands, run_local_guide
 
@@ -85,6 +90,33 @@ def rows(uri: str) -> list[dict]:
             io.BytesIO(s3.get_object(Bucket=bucket, Key=key)["Body"].read()), partitioning=None
         ).to_pylist()
     ]
+
+
+def delivered(uri: str) -> list[dict]:
+    """Every row of the JSON-lines objects under an ``s3://`` source, with the
+    ``<column>=<value>`` directories of its key as columns, as the demo delivered them."""
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    s3 = aws.client("s3")
+    found = []
+    for item in s3.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]:
+        columns = dict(part.split("=", 1) for part in item["Key"].split("/") if "=" in part)
+        body = s3.get_object(Bucket=bucket, Key=item["Key"])["Body"].read().decode()
+        found += [{**columns, **json.loads(line)} for line in body.splitlines() if line]
+    return found
+
+
+def _normal(row: dict) -> dict:
+    """A version row with comparable values: times as aware UTC datetimes, dates as text."""
+    out = {}
+    for name, value in row.items():
+        if name in ("updated_at", "valid_from", "valid_to") and isinstance(value, str):
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if isinstance(value, datetime):
+            value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        elif hasattr(value, "isoformat"):
+            value = value.isoformat()
+        out[name] = value
+    return out
 
 
 def datapoints(job: str, metric: str) -> list[float]:
@@ -224,6 +256,14 @@ class Checks:
         iceberg_full = ran(demo, ICEBERG, "full load")
         assert iceberg_full.state == "SUCCEEDED", iceberg_full.error_message
         assert iceberg_full.summary["records_written"] == 60
+        # The same snapshots with history: one version per customer (no segment changed yet).
+        versions = ran(demo, CUSTOMERS_HISTORY, "full load")
+        assert versions.state == "SUCCEEDED", versions.error_message
+        assert versions.arguments["--history"] == "scd2"
+        assert versions.arguments["--history_columns"] == "segment"
+        assert versions.summary["records_read"] == DAYS * 8
+        assert (versions.summary["versions_opened"], versions.summary["versions_closed"]) == (8, 0)
+        assert len(demo.customers_history().versions) == 8
 
     def new_data(self, demo: Demo) -> None:
         assert len(rows(demo.curated(ORDERS))) == 60  # landed, not loaded yet
@@ -261,6 +301,52 @@ class Checks:
         assert NEW_COLUMN in [c["Name"] for c in columns]
         iceberg_incremental = ran(demo, ICEBERG, "incremental")
         assert iceberg_incremental.state == "SUCCEEDED", iceberg_incremental.error_message
+
+        # -- the customers' history: the resegmented customers' first versions closed, a ----------
+        # -- second opened; the target equals the reference built from every delivered snapshot --
+        versions = ran(demo, CUSTOMERS_HISTORY, "incremental")
+        assert versions.state == "SUCCEEDED", versions.error_message
+        assert versions.summary["records_read"] == 8
+        changed = len(RESEGMENTED)
+        assert (versions.summary["versions_opened"], versions.summary["versions_closed"]) == (
+            changed,
+            changed,
+        )
+        made = [Made(row) for row in delivered(f"{demo.data}/raw/customers/")]
+        expected = [
+            _normal(row) for row in history(made, ["customer_id"], "updated_at", ["segment"])
+        ]
+        shown = demo.customers_history()
+        assert [_normal(row) for row in shown.versions] == expected
+        assert len(expected) == 8 + changed
+        customer = RESEGMENTED[0]
+        assert shown.customer == customer
+        assert [
+            (row["segment"], row["valid_from"], row["valid_to"], row["is_current"])
+            for row in shown.of(customer)
+        ] == [
+            (
+                "ab"[customer % 2],
+                datetime(2024, 5, 1, 7, tzinfo=UTC),
+                datetime(2024, 5, 4, 7, tzinfo=UTC),
+                False,
+            ),
+            ("ab"[(customer + 1) % 2], datetime(2024, 5, 4, 7, tzinfo=UTC), None, True),
+        ]
+        # "As of" t, docs/history.md's condition, on the reference: one row per customer, the
+        # resegmented ones in their first segment.
+        t = shown.as_of
+        assert t == datetime(2024, 5, 3, tzinfo=UTC)
+        then = [
+            r
+            for r in expected
+            if r["valid_from"] <= t and (r["valid_to"] is None or t < r["valid_to"])
+        ]
+        assert [_normal(row) for row in shown.valid_then] == then
+        assert {r["customer_id"]: r["segment"] for r in then} == {
+            number: "ab"[number % 2] for number in range(1, 9)
+        }
+        self.saved["as_of"] = (customer, t, "ab"[customer % 2])
 
     def rewind_join_aggregation(self, demo: Demo) -> None:
         # -- Iceberg: one snapshot per run carrying its watermark; the rewind rolled the table ----
@@ -372,6 +458,7 @@ class Checks:
         names = demo.outputs["alarm_names"]
         assert demo.alarm_states[names[ORDERS]["zero_records"]] == "ALARM"
         assert demo.alarm_states[names[CUSTOMERS]["zero_records"]] == "OK"
+        assert demo.alarm_states[names[CUSTOMERS_HISTORY]["zero_records"]] == "OK"
         assert demo.alarm_states[names[ENRICHED]["zero_records"]] == "OK"
 
     def pages(self, demo: Demo) -> None:
@@ -424,13 +511,14 @@ class Checks:
         table = demo.status().splitlines()
         assert [line.split()[0] for line in table[1:]] == [
             "customers",
+            "customers_history",
             "daily_revenue",
             "orders",
             "orders_enriched",
             "orders_iceberg",
         ]
-        assert "FAILED" in table[3] and "SUCCEEDED" in table[4] and "SUCCEEDED" in table[5]
-        assert "SUCCEEDED" in table[2]
+        assert "FAILED" in table[4] and "SUCCEEDED" in table[5] and "SUCCEEDED" in table[6]
+        assert "SUCCEEDED" in table[2] and "SUCCEEDED" in table[3]
 
         # -- a second plan: the deploy changed no job definition, and the columns the runs added -
         # -- to the catalog tables stay (Terraform ignores their columns after creation) ----------
@@ -472,6 +560,16 @@ def test_the_demo_command_end_to_end(providers, tmp_path):
     for number in range(1, len(STEP_KEYS)):
         assert f"[{number:>2}/{len(STEP_KEYS) - 1}]" in text
     assert "page(s) received on the on-call queue" in text
+    # The customers' history: the versions of a resegmented customer, and its "as of" answer.
+    customer, t, segment = checks.saved["as_of"]
+    before, after = "ab"[customer % 2], "ab"[(customer + 1) % 2]
+    assert f"customer {customer}'s versions:" in text
+    assert re.search(rf"\n\s+{before}\s+2024-05-01 07:00:00\s+2024-05-04 07:00:00\s+false\n", text)
+    assert re.search(rf"\n\s+{after}\s+2024-05-04 07:00:00\s+-\s+true\n", text)
+    assert (
+        f"as of t = {t:%Y-%m-%d %H:%M:%S} ({AS_OF_CONDITION}): customer {customer} in segment "
+        f"{segment};" in text
+    )
     assert "python -m glue_incremental status --env local:" in text
     assert "demo finished in " in text and f"kept in {tmp_path / 'demo'}" in text
     assert (tmp_path / "demo" / "runs").is_dir()

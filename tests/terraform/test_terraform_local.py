@@ -158,6 +158,7 @@ def test_local_environment_applies_against_the_endpoint(local_env):
     assert set(outputs["job_names"]) == {
         "orders",
         "customers",
+        "customers_history",
         "orders_enriched",
         "orders_iceberg",
         "daily_revenue",
@@ -199,6 +200,21 @@ def test_local_environment_applies_against_the_endpoint(local_env):
             continue
         table = glue.get_table(DatabaseName=database, Name=pipeline["table"].split(".", 1)[1])
         assert table["Table"]["StorageDescriptor"]["Location"] == pipeline["target_path"]
+    # The customers again with history: every version kept, a new one when the segment
+    # changes; its table starts with the three columns a version adds.
+    history = outputs["pipelines"]["customers_history"]
+    assert history["run_arguments"]["--history"] == "scd2"
+    assert history["run_arguments"]["--history_columns"] == "segment"
+    assert (
+        history["run_arguments"]["--source"]
+        == outputs["pipelines"]["customers"]["run_arguments"]["--source"]
+    )
+    table = glue.get_table(DatabaseName=database, Name=history["table"].split(".", 1)[1])
+    assert [(c["Name"], c["Type"]) for c in table["Table"]["StorageDescriptor"]["Columns"]] == [
+        ("valid_from", "timestamp"),
+        ("valid_to", "timestamp"),
+        ("is_current", "boolean"),
+    ]
     trigger = glue.get_trigger(Name=outputs["pipelines"]["orders_enriched"]["trigger_name"])
     conditions = trigger["Trigger"]["Predicate"]["Conditions"]
     assert sorted(c["JobName"] for c in conditions) == sorted([names["orders"], names["customers"]])
@@ -277,7 +293,14 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
 def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     outputs = local_env.outputs()
     rows = status.environment_status("local", outputs=outputs)
-    names = ("customers", "daily_revenue", "orders", "orders_enriched", "orders_iceberg")
+    names = (
+        "customers",
+        "customers_history",
+        "daily_revenue",
+        "orders",
+        "orders_enriched",
+        "orders_iceberg",
+    )
     assert [row.pipeline for row in rows] == list(names)
     assert [row.job_name for row in rows] == [outputs["job_names"][name] for name in names]
     assert all(row.last_run_state is None and row.watermark is None for row in rows)
@@ -285,15 +308,15 @@ def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     count_alarms = {"late_files", "null_watermarks", "future_watermarks", "metric_publish_failures"}
     assert all(set(row.alarms) == run_alarms | count_alarms for row in rows)
     assert "MISSING" not in {state for row in rows for state in row.alarms.values()}
-    assert rows[1].upstreams == ["orders"]
-    assert rows[3].upstreams == ["customers", "orders"]
+    assert rows[2].upstreams == ["orders"]
+    assert rows[4].upstreams == ["customers", "orders"]
 
 
 def test_every_applied_alarm_pages_the_on_call_topic(local_env):
     outputs = local_env.outputs()
     names = [name for per_job in outputs["alarm_names"].values() for name in per_job.values()]
     found = aws.client("cloudwatch").describe_alarms(AlarmNames=names)["MetricAlarms"]
-    assert len(found) == len(names) == 35  # 7 per pipeline: 3 run alarms + 4 count alarms
+    assert len(found) == len(names) == 42  # 7 per pipeline: 3 run alarms + 4 count alarms
     for alarm in found:
         assert alarm["AlarmActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]
         assert alarm["OKActions"] == [outputs["oncall_topic_arn"]], alarm["AlarmName"]

@@ -32,8 +32,8 @@ locals {
     }
   }
 
-  # Two loads feeding a join: the chain the demo runs and `status` shows; and an
-  # Iceberg load of the same orders.
+  # Two loads feeding a join: the chain the demo runs and `status` shows; the customers
+  # again with history; and an Iceberg load of the same orders.
   pipelines = {
     orders = merge(local.orders_load, {
       target = {
@@ -54,6 +54,19 @@ locals {
         path       = "${local.data}/curated/customers/"
         partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
       }
+    }
+    # The same customer snapshots kept as a dimension with history (docs/history.md): one
+    # row per version of a customer, a new version when its segment changes. A pipeline of
+    # its own: a join side cannot have history (the join would match every version).
+    customers_history = {
+      kind             = "load"
+      schedule         = var.load_schedule
+      source           = { uri = "${local.data}/raw/customers/", format = "json" }
+      watermark_column = "updated_at"
+      primary_key      = ["customer_id"]
+      arguments        = { "--lookback" = "0" }
+      history          = { columns = ["segment"] }
+      target           = { path = "${local.data}/curated/customers_history/" }
     }
     # The same orders into an Iceberg table: its job creates <database>.orders_iceberg
     # under this warehouse on its first run, one snapshot per run; the demo rewinds it.
