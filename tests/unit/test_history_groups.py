@@ -79,3 +79,17 @@ def test_a_key_without_a_delivery_in_the_run_passes_through_unchanged():
 
     assert sorted(map(repr, again)) == sorted(map(repr, stored))
     assert all(row[groups.ROLE] != groups.COUNTS for row in again)
+
+
+def test_rows_sorted_by_key_are_given_to_the_step_one_key_at_a_time():
+    rows = [{"id": 1, "v": "a"}, {"id": 1, "v": "b"}, {"id": 2, "v": "c"}, {"id": None, "v": "d"}]
+    seen = list(
+        groups.by_key(
+            lambda layout, group: [(group[0], [r["v"] for r in group[1]])], LAYOUT, ("id",), rows
+        )
+    )
+    assert seen == [((1,), ["a", "b"]), ((2,), ["c"]), ((None,), ["d"])]
+
+
+def test_no_rows_give_no_keys():
+    assert list(groups.by_key(groups.key_rows, LAYOUT, ("id",), [])) == []

@@ -11,14 +11,16 @@ evolution), so a row reads the same whatever batch wrote it. Design: ``docs/hist
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from glue_incremental.history.core import Delivery, Version, apply, needed_from
 from glue_incremental.history.errors import NullWatermark
 from glue_incremental.history.options import HistoryOptions
+
+T = TypeVar("T")
 
 # The hidden columns of a tagged row (never in a version row).
 ROLE = "__history_role"
@@ -79,9 +81,26 @@ class Layout:
         return (*map(get, self._stored), get(DELETED, False), role, get(OPENED), get(CLOSED))
 
 
-def keyed(key_columns: tuple[str, ...], row: Any) -> tuple[tuple[Any, ...], Any]:
-    """A Spark ``Row`` paired with its key, for ``groupByKey``."""
-    return tuple(row[name] for name in key_columns), row
+def by_key(
+    per_key: Callable[[Layout, tuple[Any, Iterable[Any]]], Iterable[T]],
+    layout: Layout,
+    key_columns: tuple[str, ...],
+    rows: Iterable[Any],
+) -> Iterator[T]:
+    """``per_key(layout, (key, its rows))`` for each key of ``rows``, which hold each key's
+    rows next to each other (shuffled and sorted by key in the JVM: Python only walks them,
+    no Python shuffle). Keys compare as Spark compares them, as the merge and the key index do."""
+    pending: list[Any] = []
+    current: tuple[Any, ...] = ()
+    for row in rows:
+        key = tuple(row[name] for name in key_columns)
+        if pending and key != current:
+            yield from per_key(layout, (current, pending))
+            pending = []
+        current = key
+        pending.append(row)
+    if pending:
+        yield from per_key(layout, (current, pending))
 
 
 def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tuple[Any, ...]]:

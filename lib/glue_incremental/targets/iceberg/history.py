@@ -201,11 +201,12 @@ def history_changes(
             found = having_keys(existing, keys, spec.primary_key)  # a null key too
             tagged = tagged.unionByName(schema_conform.with_columns_of(found, schema))
     key = tuple(spec.primary_key)
+    by = [F.col(f"`{name}`") for name in key]  # a key's rows next to each other
     out_schema = StructType([*schema.fields, StructField(changes.OP, StringType())])
     changed = (
-        tagged.rdd.map(functools.partial(groups.keyed, key))
-        .groupByKey()
-        .flatMap(functools.partial(changes.key_changes, layout))
+        tagged.repartition(*by)
+        .sortWithinPartitions(*by)
+        .rdd.mapPartitions(functools.partial(groups.by_key, changes.key_changes, layout, key))
     )
     out = spark.createDataFrame(changed, out_schema, verifySchema=False).persist()
     return HistoryChanges(out, stored, replace_all)

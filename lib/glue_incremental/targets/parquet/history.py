@@ -298,10 +298,11 @@ def _changes(
                 found = found.withColumn(groups.ROLE, F.lit(tag))
             tagged = tagged.unionByName(schema_conform.with_columns_of(found, schema))
     key = tuple(spec.primary_key)
+    by = _cols(key)  # a key's rows next to each other
     changed = (
-        tagged.rdd.map(functools.partial(groups.keyed, key))
-        .groupByKey()
-        .flatMap(functools.partial(groups.key_rows, layout))
+        tagged.repartition(*by)
+        .sortWithinPartitions(*by)
+        .rdd.mapPartitions(functools.partial(groups.by_key, groups.key_rows, layout, key))
     )
     out = spark.createDataFrame(changed, schema, verifySchema=False).persist()
     return _Changes(out, data, delivery, affected, index_plan, index_layout)
