@@ -509,14 +509,7 @@ class Checks:
 
         # -- status: one row per pipeline, read from what the runs left ---------------------------
         table = demo.status().splitlines()
-        assert [line.split()[0] for line in table[1:]] == [
-            "customers",
-            "customers_history",
-            "daily_revenue",
-            "orders",
-            "orders_enriched",
-            "orders_iceberg",
-        ]
+        assert [line.split()[0] for line in table[1:]] == sorted(PIPELINES)
         assert "FAILED" in table[4] and "SUCCEEDED" in table[5] and "SUCCEEDED" in table[6]
         assert "SUCCEEDED" in table[2] and "SUCCEEDED" in table[3]
 

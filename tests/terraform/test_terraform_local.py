@@ -23,7 +23,7 @@ from glue_incremental import aws, join
 from glue_incremental.load import job as load
 from glue_incremental.run import metrics
 from glue_incremental.run.metrics import RunMetrics
-from glue_incremental_tools import deploy, status
+from glue_incremental_tools import demo, deploy, status
 
 from tests.harness import catalog
 from tests.harness.reference import latest_per_key
@@ -293,15 +293,8 @@ def test_removing_a_pipeline_plans_only_its_own_resources(local_env):
 def test_status_lists_every_applied_pipeline_from_the_outputs(local_env):
     outputs = local_env.outputs()
     rows = status.environment_status("local", outputs=outputs)
-    names = (
-        "customers",
-        "customers_history",
-        "daily_revenue",
-        "orders",
-        "orders_enriched",
-        "orders_iceberg",
-    )
-    assert [row.pipeline for row in rows] == list(names)
+    names = sorted(demo.PIPELINES)  # every pipeline of environments/local, by name
+    assert [row.pipeline for row in rows] == names
     assert [row.job_name for row in rows] == [outputs["job_names"][name] for name in names]
     assert all(row.last_run_state is None and row.watermark is None for row in rows)
     run_alarms = {"zero_records", "missed_run", "watermark_stale"}

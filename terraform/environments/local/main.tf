@@ -17,6 +17,16 @@ locals {
     arguments        = { "--lookback" = "0", "--delete_marker" = "op=D" }
   }
 
+  # The demo's daily customer snapshots: the join's side (`customers`) and a dimension
+  # with history (`customers_history`) load the same files.
+  customers_load = {
+    kind             = "load"
+    schedule         = var.load_schedule
+    source           = { uri = "${local.data}/raw/customers/", format = "json" }
+    watermark_column = "updated_at"
+    arguments        = { "--lookback" = "0" }
+  }
+
   # A JDBC load when a database is given (tests: PostgreSQL, its secret in
   # LocalStack's Secrets Manager); none otherwise, so the demo needs no database.
   jdbc_pipelines = var.jdbc_source == null ? {} : {
@@ -43,31 +53,21 @@ locals {
     })
     # A daily snapshot of the customers, partitioned like the orders: the join is
     # maintained per partition, so both of its sides carry order_date.
-    customers = {
-      kind             = "load"
-      schedule         = var.load_schedule
-      source           = { uri = "${local.data}/raw/customers/", format = "json" }
-      watermark_column = "updated_at"
-      primary_key      = ["customer_id", "order_date"]
-      arguments        = { "--lookback" = "0" }
+    customers = merge(local.customers_load, {
+      primary_key = ["customer_id", "order_date"]
       target = {
         path       = "${local.data}/curated/customers/"
         partitions = [{ name = "order_date", type = "date", projection = "date", range = "2020-01-01,NOW", format = "yyyy-MM-dd" }]
       }
-    }
+    })
     # The same customer snapshots kept as a dimension with history (docs/history.md): one
     # row per version of a customer, a new version when its segment changes. A pipeline of
     # its own: a join side cannot have history (the join would match every version).
-    customers_history = {
-      kind             = "load"
-      schedule         = var.load_schedule
-      source           = { uri = "${local.data}/raw/customers/", format = "json" }
-      watermark_column = "updated_at"
-      primary_key      = ["customer_id"]
-      arguments        = { "--lookback" = "0" }
-      history          = { columns = ["segment"] }
-      target           = { path = "${local.data}/curated/customers_history/" }
-    }
+    customers_history = merge(local.customers_load, {
+      primary_key = ["customer_id"]
+      history     = { columns = ["segment"] }
+      target      = { path = "${local.data}/curated/customers_history/" }
+    })
     # The same orders into an Iceberg table: its job creates <database>.orders_iceberg
     # under this warehouse on its first run, one snapshot per run; the demo rewinds it.
     orders_iceberg = merge(local.orders_load, {
