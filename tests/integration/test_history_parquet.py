@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from glue_incremental.deletes.markers import DeleteMarker
 from glue_incremental.history.errors import LatestVersionTarget, UnknownHistoryColumn
+from glue_incremental.targets.parquet import writer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,8 @@ class HistoryJob:
     def versions(self) -> list[dict]:
         """The target's version rows as a reader sees them, sorted by key and ``valid_from``."""
         uri = self.overrides.get("target_path") or self.target.as_uri()  # local, or on S3A
+        if not writer.data_exists(self.spark, uri):  # no version left: no data file to read
+            return []
         rows = [row.asDict() for row in self.spark.read.parquet(uri).collect()]
         return sorted(rows, key=lambda row: (row["id"], row["valid_from"]))
 
@@ -289,6 +292,16 @@ def test_property_any_deliveries_in_any_batches_give_the_reference_history(
         job.land(batch)
         job.run()
     job.assert_equals_reference(tracked)
+
+
+def test_a_delete_at_the_watermark_of_the_only_version_leaves_no_version(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, "gone", partition_by=("part",), delete_marker=OP_D)
+    job.land([{"id": 1, "updated": 0, "part": "a", "value": "x", "op": "U"}])
+    job.run()
+    job.land([{"id": 1, "updated": 0, "part": "a", "value": "x", "op": "D"}])
+    job.run()
+    assert job.versions() == []
+    job.assert_equals_reference()
 
 
 def test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing(
