@@ -647,9 +647,7 @@ class Demo:
                 f"{', '.join(sorted(spec.arguments or {})) or 'none (its DefaultArguments, from Terraform)'}"
             )
         counts = f": read {row.read}, wrote {row.written}" if row.read is not None else ""
-        opened, closed = ((run.summary or {}).get(f"versions_{n}") for n in ("opened", "closed"))
-        if opened is not None:
-            counts += f"; versions opened {opened}, closed {closed}"
+        counts += runner.version_counts(run.summary or {})
         self.log(
             f"{job} ({spec.label}): {run.state} {run.run_id[:15]}... in "
             f"{run.execution_seconds:.1f} s{counts}"

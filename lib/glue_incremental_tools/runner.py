@@ -578,6 +578,14 @@ WROTE = (
 )
 
 
+def version_counts(summary: Mapping[str, Any]) -> str:
+    """``; versions opened N, closed M`` when a history run's summary has them, else nothing."""
+    opened, closed = summary.get("versions_opened"), summary.get("versions_closed")
+    if opened is None or closed is None:
+        return ""
+    return f"; versions opened {opened}, closed {closed}"
+
+
 def describe(run: JobRun, log: Callable[[str], Any]) -> None:
     """A few lines about a finished run."""
     for warning in run.warnings:
@@ -588,7 +596,10 @@ def describe(run: JobRun, log: Callable[[str], Any]) -> None:
         read, written = summary["records_read"], summary.get("records_written", 0)
         new = f" ({summary['records_new']} new)" if "records_new" in summary else ""
         counts = f", read {read}{new}, wrote {written}"
-    log(f"run {run.run_id} of {run.job_name}: {run.state} in {run.execution_seconds:.1f} s{counts}")
+    log(
+        f"run {run.run_id} of {run.job_name}: {run.state} in {run.execution_seconds:.1f} s"
+        f"{counts}{version_counts(summary)}"
+    )
     if counts and written > read:
         # It explains more rows written than read (the rewrite), never fewer (an aggregate).
         log(f"  wrote: {WROTE}")

@@ -23,7 +23,8 @@ keeps every watermark, target and file already there, two runs, its stale-waterm
 one ``make apply`` of three pages' changes (docs/transforms.md's function and
 docs/deletes.md's marker on that pipeline, docs/custom-jobs.md's script as a pipeline), then
 docs/transforms.md's delivery with a new column and a delete, and the script's run on the
-orders its page lands.
+orders its page lands; last, docs/history.md's local walk (the customers' history loaded, a
+day-4 file moving customer 1 to another segment, its closed and current versions).
 """
 
 from __future__ import annotations
@@ -637,3 +638,27 @@ def test_the_custom_jobs_page_script_runs_as_a_pipeline_of_the_local_stack(
     seen = json.loads(play(local_stack, [f"{look} --json"], {})[f"{look} --json"])
     assert seen["row_count"] == len(expected)
     assert {(r["day"], r["customer_id"]): r["revenue"] for r in seen["rows"]} == expected
+
+
+# -- docs/history.md's local walk: a customer's segment changes, its two versions ----------------
+
+
+def test_the_history_pages_walk_shows_a_customers_closed_and_current_version(local_stack):
+    demo = local_stack
+    if not stack_contents(demo)[1]:  # run alone: make up's customer snapshots of days 1 to 3
+        demo.generate_source()
+    steps = page_commands(DOCS / "history.md", "history-local")
+    (route,) = [i for i, step in enumerate(steps) if step.startswith("eval ")]
+    first, (after, look) = play(demo, steps[:route], {}), steps[route + 2 :]
+    assert "of gi-local-customers-history: SUCCEEDED" in next(iter(first.values())), first
+    # The page's landing as one shell: its `eval` routes the `aws` after it.
+    play(demo, ["\n".join(["set -e", *steps[route : route + 2]])], {})
+
+    again = play(demo, [after], {})[after]
+    assert "of gi-local-customers-history: SUCCEEDED" in again, again
+    assert "; versions opened 1, closed 1" in again, again
+    shown = f"{look.split('#', 1)[0].strip()} --json"
+    rows = json.loads(play(demo, [shown], {})[shown])["rows"]
+    rows.sort(key=lambda row: row["valid_from"])
+    assert [(r["segment"], r["is_current"]) for r in rows] == [("b", False), ("a", True)], rows
+    assert rows[0]["valid_to"] == rows[1]["valid_from"] and rows[1]["valid_to"] is None, rows

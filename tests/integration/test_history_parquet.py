@@ -204,6 +204,53 @@ def test_a_tracked_column_the_source_lacks_is_refused_in_one_line(spark, tmp_pat
     assert not job.target.exists() or not list(job.target.rglob("*.parquet"))
 
 
+def test_a_backlog_in_one_file_batches_gives_the_versions_of_one_unbounded_run(
+    spark, tmp_path, store
+):
+    # docs/bounded-batches.md: a tracked change, a delete and a late version, one file each.
+    files = [
+        [row(1, 10, "a"), row(2, 10, "b")],
+        [row(1, 30, "c"), row(2, 20, "b", op="D")],
+        [row(1, 20, "b")],  # older than key 1's version of the file before
+    ]
+    one = HistoryJob(spark, tmp_path / "one", store, "one", delete_marker=OP_D)
+    batched = HistoryJob(
+        spark, tmp_path / "batched", store, "batched", delete_marker=OP_D, max_batch_files=1
+    )
+    for job in (one, batched):
+        for rows in files:
+            job.land(rows)
+
+    assert "batches" not in one.run()
+    assert batched.run()["batches"] == 3
+    versions = [(1, 10, 20, False), (1, 20, 30, False), (1, 30, None, True), (2, 10, 20, False)]
+    assert one.bounds() == versions
+    assert batched.bounds() == versions
+    batched.assert_equals_reference()
+
+
+def test_a_column_of_the_sources_folder_names_opens_a_version_per_delivery_unless_left_out(
+    spark, tmp_path, store
+):
+    # docs/history.md, "Tracked columns": a daily snapshot's `day=` folder is a column of its
+    # rows, different in every delivery; the customer's segment never changes.
+    bounds = {}
+    for tracked in ((), ("segment",)):
+        name = "_".join(tracked) or "default"
+        job = HistoryJob(spark, tmp_path / name, store, name, history_columns=tracked)
+        for day in (1, 2):
+            job.clock.now += 10
+            folder = job.tmp / "source" / f"day={day}"
+            write_json_file(folder, [row(1, day * 10, "a")], mtime=job.clock.now)
+        job.run()
+        bounds[name] = job.bounds()
+
+    assert bounds == {
+        "default": [(1, 10, 20, False), (1, 20, None, True)],
+        "segment": [(1, 10, None, True)],
+    }
+
+
 def partitioned_row(key: int, updated: int, part: str, value: str) -> dict:
     return {"id": key, "updated": updated, "part": part, "value": value}
 

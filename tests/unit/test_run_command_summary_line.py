@@ -48,3 +48,27 @@ def test_a_run_writing_fewer_rows_than_it_read_is_one_line():
     assert finished(records_read=4, records_written=3) == [
         "run jr_1 of gi-local-orders: SUCCEEDED in 0.0 s, read 4, wrote 3"
     ]
+
+
+def test_a_history_run_says_how_many_versions_it_opened_and_closed():
+    assert finished(
+        records_read=1, records_new=1, records_written=1, versions_opened=1, versions_closed=1
+    ) == [
+        "run jr_1 of gi-local-orders: SUCCEEDED in 0.0 s, read 1 (1 new), wrote 1; "
+        "versions opened 1, closed 1"
+    ]
+
+
+def test_a_history_run_that_changed_no_version_says_so():
+    line = finished(records_read=0, records_written=0, versions_opened=0, versions_closed=0)
+    assert line == [
+        "run jr_1 of gi-local-orders: SUCCEEDED in 0.0 s, read 0, wrote 0; "
+        "versions opened 0, closed 0"
+    ]
+
+
+def test_the_version_counts_come_from_the_summary_and_only_a_history_run_has_them():
+    assert runner.version_counts({"versions_opened": 2, "versions_closed": 0}) == (
+        "; versions opened 2, closed 0"
+    )
+    assert runner.version_counts({"records_read": 5, "records_written": 5}) == ""

@@ -35,10 +35,11 @@ _NO_COLUMN = "\x00"
 
 @dataclass(frozen=True)
 class History:
-    """Write the rows as versions: ``columns`` (None: every column but ``order_by``) open a
-    version when they change; ``valid_from``/``valid_to``/``is_current`` name the added
-    columns. Checked at construction: the names distinct and non-empty, ``columns``
-    non-empty and without an added name."""
+    """Write the rows as versions: ``columns`` (None: every column of the row but the
+    watermark, ``order_by``) open a version when they change;
+    ``valid_from``/``valid_to``/``is_current`` name the added columns. Checked at
+    construction: the names distinct and non-empty, ``columns`` non-empty and without an
+    added name."""
 
     columns: tuple[str, ...] | None = None
     valid_from: str = DEFAULT_VALID_FROM

@@ -73,7 +73,7 @@ HISTORY_OPTIONS: tuple[Option, ...] = (
     Option(
         "history_columns",
         "With `--history scd2`: comma-separated columns whose change opens a version; "
-        "default every column but the watermark.",
+        "default every column of the row but the watermark.",
         "",
         list_of_names,
     ),

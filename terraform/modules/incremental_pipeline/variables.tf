@@ -115,7 +115,7 @@ variable "pipelines" {
     `s3://<scripts bucket>/releases/<release>/<name>`, or an s3:// URI); sets `--transform`, appends the package to
     `--extra-py-files`, and the role may read exactly that object.
     `history` (load pipelines): the target keeps every version of a key (`--history scd2`, docs/history.md), a version
-    opened when one of `history.columns` changes (`--history_columns`; default every column but the watermark); a Parquet target's
+    opened when one of `history.columns` changes (`--history_columns`; default every column of the row but the watermark); a Parquet target's
     catalog table gains `valid_from`, `valid_to` (the watermark column's type) and `is_current`; an Iceberg target's table is
     created by the job with them.
     kind = "custom": a script of glue_scripts/ (`script`, its file name without `.py`) on the library's custom job API. `sources`,
