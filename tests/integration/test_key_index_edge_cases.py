@@ -238,11 +238,8 @@ def test_a_batchs_aggregate_lists_its_key_pairs_only_when_it_saw_every_row(spark
     # The pairs stand in for the merge's survey only if none was left out: a batch of more
     # rows than can be listed, or read by more tasks than are collected from, gets none.
     def pairs(frame):
-        aggregate = (
-            key_range.numbered(frame)
-            .agg(*key_range.aggregates(frame.schema, ["id"], ["part"], pairs=True))
-            .first()
-        )
+        expressions = key_range.aggregates(frame.schema, ["id"], ["part"], pairs=True)
+        aggregate = key_range.numbered(frame).selectExpr(*expressions).first()
         found = key_range.from_aggregate(aggregate).pairs
         # Pairs not used never reach the driver (a big batch would ship 64 tasks' worth).
         assert (aggregate[key_range._PAIRS] is None) == (found is None)

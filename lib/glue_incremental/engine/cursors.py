@@ -15,12 +15,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.io.spark_listing import session_conf
+from glue_incremental.io.sql_text import quoted, select_sql
 from glue_incremental.keys import ranges as key_range
 
 ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
@@ -55,22 +55,25 @@ def batch_stats(
     (``one_job_over_cache``), which also collects the merge's (key, partition) pairs of a
     small batch (``key_range.aggregates``: bounded, whatever the batch).
     """
-    column = F.col(f"`{watermark_column}`")
+    column = quoted(watermark_column)
     data_type = rows.schema[watermark_column].dataType
     limit = limit_literal(cursor_limit, data_type)
     if limit is None:
-        is_future = F.lit(False)
+        is_future = "false"
         bounded = column
     else:
-        is_future = column > limit
-        bounded = F.when(~is_future, column)
+        is_future = f"{column} > {limit}"
+        bounded = f"CASE WHEN NOT ({is_future}) THEN {column} END"
     pairs = bool(partition_by)
-    aggregate = (key_range.numbered(rows) if pairs else rows).agg(
-        F.count(F.lit(1)).alias("n"),
-        F.max(bounded).alias("max"),
-        F.sum(column.isNull().cast("int")).alias("nulls"),
-        F.sum(F.coalesce(is_future, F.lit(False)).cast("int")).alias("future"),
-        *key_range.aggregates(rows.schema, primary_key, partition_by, pairs=pairs),
+    aggregate = select_sql(
+        key_range.numbered(rows) if pairs else rows,
+        [
+            "count(1) AS `n`",
+            f"max({bounded}) AS `max`",
+            f"sum(CAST({column} IS NULL AS INT)) AS `nulls`",
+            f"sum(CAST(coalesce({is_future}, false) AS INT)) AS `future`",
+            *key_range.aggregates(rows.schema, primary_key, partition_by, pairs=pairs),
+        ],
     )
     with one_job_over_cache(rows):
         stats = aggregate.first()
@@ -99,11 +102,12 @@ def one_job_over_cache(rows: DataFrame) -> AbstractContextManager[None]:
     return session_conf(rows.sparkSession, {ADAPTIVE_EXECUTION: "false"})
 
 
-def limit_literal(limit: datetime, data_type: Any) -> Any:
+def limit_literal(limit: datetime, data_type: Any) -> str | None:
+    """The cursor's limit as a SQL literal of the watermark's type; None for other types."""
     if isinstance(data_type, TimestampType | TimestampNTZType | DateType):
         # The session runs in UTC: the text is the UTC wall time of the limit.
         text = limit.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-        return F.lit(text).cast(data_type)
+        return f"CAST('{text}' AS {data_type.simpleString()})"
     return None
 
 

@@ -38,6 +38,7 @@ from pyspark.sql.types import (
 from pyspark.sql.window import Window
 
 from glue_incremental.io.spark_listing import few_listing_tasks
+from glue_incremental.io.sql_text import quoted, select_sql
 from glue_incremental.partitions.paths import literal
 from glue_incremental.partitions.values import PartitionValues
 
@@ -312,10 +313,13 @@ def stage(
     """
     layout = index_plan.layout
     relative = segment_dir(index_plan.generation, layout)
-    entries = [_col(f.name).cast(f.dataType).alias(f.name) for f in layout.entry_schema()]
-    extra = index_plan.extra.select(*entries) if index_plan.extra is not None else None
+    entries = [
+        f"CAST({quoted(f.name)} AS {f.dataType.simpleString()}) AS {quoted(f.name)}"
+        for f in layout.entry_schema()
+    ]
+    extra = select_sql(index_plan.extra, entries) if index_plan.extra is not None else None
     if cached is not None:
-        new = cached.select(*entries)
+        new = select_sql(cached, entries)
         _write(new if extra is None else new.union(extra), stage_uri, relative, cached=True)
     else:
         staged = spark.read.schema(layout.entry_schema()).option("basePath", stage_uri)

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from py4j.java_gateway import JavaObject
-from pyspark.sql import Column, DataFrame, Row, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
 
 from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class, session_jvm
+from glue_incremental.io.sql_text import quoted, select_sql
 from glue_incremental.keys import index as key_index
 
 # Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).
@@ -67,49 +67,49 @@ def aggregates(
     partition_by: Sequence[str] = (),
     *,
     pairs: bool = False,
-) -> list[Column]:
-    """Columns to add to the batch's aggregate, or none when the key cannot be compared.
-    ``partition_by``: the distinct partition values too (a later batch's merge needs them).
-    ``pairs``: the (key, partition) pairs as ``keys.incoming.survey`` forms them, from at most
-    ``MAX_LISTED_KEYS`` + 1 rows of each of the first ``SURVEY_TASKS`` tasks: every pair when
-    the batch has no more rows and tasks, else a bounded collection, dropped. The aggregate
-    is then of ``numbered(rows)``."""
+) -> list[str]:
+    """Expressions (SQL text) to add to the batch's aggregate, or none when the key cannot be
+    compared. ``partition_by``: the distinct partition values too (a later batch's merge
+    needs them). ``pairs``: the (key, partition) pairs as ``keys.incoming.survey`` forms
+    them, from at most ``MAX_LISTED_KEYS`` + 1 rows of each of the first ``SURVEY_TASKS``
+    tasks: every pair when the batch has no more rows and tasks, else a bounded collection,
+    dropped. The aggregate is then of ``numbered(rows)``."""
     if len(primary_key) != 1 or not isinstance(schema[primary_key[0]].dataType, COMPARABLE_TYPES):
         return []
     name = primary_key[0]
-    key = F.col(f"`{name}`")
+    key = quoted(name)
     if name in partition_by:  # the merge reads partition columns, and the index keeps them, as text
-        key = key.cast(StringType())
-    columns = [
-        F.min(key).alias(_LOW),
-        F.max(key).alias(_HIGH),
-        F.sum(key.isNull().cast("int")).alias(_NULLS),
-        F.count(F.lit(1)).alias(_ROWS),
+        key = f"CAST({key} AS STRING)"
+    expressions = [
+        f"min({key}) AS {quoted(_LOW)}",
+        f"max({key}) AS {quoted(_HIGH)}",
+        f"sum(CAST({key} IS NULL AS INT)) AS {quoted(_NULLS)}",
+        f"count(1) AS {quoted(_ROWS)}",
     ]
     if partition_by:
-        values = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
-        columns.append(F.collect_set(F.struct(*values)).alias(_PARTITIONS))
+        values = ", ".join(f"CAST({quoted(name)} AS STRING)" for name in partition_by)
+        expressions.append(f"collect_set(struct({values})) AS {quoted(_PARTITIONS)}")
     if partition_by and pairs:
         others = [p for p in partition_by if p != name]
-        pair = F.struct(
-            key.alias("key"),
-            *[F.col(f"`{p}`").cast(StringType()).alias(f"p{i}") for i, p in enumerate(others)],
-        )
-        task = F.shiftright(F.col(_ROW_ID), _TASK_SHIFT)
-        in_task = F.col(_ROW_ID).bitwiseAND(F.lit((1 << _TASK_SHIFT) - 1))
-        few = (task < F.lit(SURVEY_TASKS)) & (in_task <= F.lit(key_index.MAX_LISTED_KEYS))
+        fields = [
+            f"{key} AS `key`",
+            *[f"CAST({quoted(p)} AS STRING) AS `p{i}`" for i, p in enumerate(others)],
+        ]
+        row_id = quoted(_ROW_ID)
+        task = f"shiftright({row_id}, {_TASK_SHIFT})"
+        in_task = f"({row_id} & {(1 << _TASK_SHIFT) - 1})"
+        few = f"{task} < {SURVEY_TASKS} AND {in_task} <= {key_index.MAX_LISTED_KEYS}"
         # A batch too big to survey returns no pairs: none cross to the driver to be dropped.
-        small = (F.count(F.lit(1)) <= F.lit(key_index.MAX_LISTED_KEYS)) & (
-            F.max(task) < F.lit(SURVEY_TASKS)
-        )
-        columns.append(F.when(small, F.collect_set(F.when(few, pair))).alias(_PAIRS))
-        columns.append(F.max(task).alias(_LAST_TASK))
-    return columns
+        small = f"count(1) <= {key_index.MAX_LISTED_KEYS} AND max({task}) < {SURVEY_TASKS}"
+        pair = f"CASE WHEN {few} THEN struct({', '.join(fields)}) END"
+        expressions.append(f"CASE WHEN {small} THEN collect_set({pair}) END AS {quoted(_PAIRS)}")
+        expressions.append(f"max({task}) AS {quoted(_LAST_TASK)}")
+    return expressions
 
 
 def numbered(rows: DataFrame) -> DataFrame:
     """``rows`` with each row's task and index in it, which ``aggregates(pairs=True)`` reads."""
-    return rows.withColumn(_ROW_ID, F.monotonically_increasing_id())
+    return select_sql(rows, ["*", f"monotonically_increasing_id() AS {quoted(_ROW_ID)}"])
 
 
 def from_aggregate(row: Row) -> KeyRange | None:

@@ -12,20 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
+from glue_incremental.io.sql_text import quoted, select_sql, type_sql
 from glue_incremental.schema import evolution as schema_evolution
 from glue_incremental.schema.evolution import RESCUED_COLUMN, SchemaPlan
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
     from glue_incremental.targets.base import Target
-
-
-def _col(name: str) -> Column:
-    return F.col(f"`{name}`")
 
 
 def conform(
@@ -40,29 +36,29 @@ def conform(
         f.name for f in plan.resolved.fields
     ]:
         return rows
-    rescued: list[Column] = []
+    rescued: list[str] = []
     for change in plan.rescued:
-        value = _col(change.column)
+        value = quoted(change.column)
         if change.target is None:
-            rescued.append(value.alias(change.column))
+            rescued.append(f"{value} AS {value}")
         else:
-            misfit = value.isNotNull() & value.cast(change.target).isNull()
-            rescued.append(F.when(misfit, value).alias(change.column))
+            misfit = f"{value} IS NOT NULL AND CAST({value} AS {type_sql(change.target)}) IS NULL"
+            rescued.append(f"CASE WHEN {misfit} THEN {value} END AS {value}")
     present = set(rows.columns)
-    out: list[Column] = []
+    out: list[str] = []
     for field in plan.resolved.fields:
-        name = field.name
-        if name == RESCUED_COLUMN and rescued:
-            text = F.to_json(F.struct(*rescued))
-            out.append(F.when(text != F.lit("{}"), text).alias(name))
-        elif name not in present:
-            out.append(F.lit(None).cast(field.dataType).alias(name))
-        elif name in partition_by:
-            out.append(_col(name))
+        name = quoted(field.name)
+        if field.name == RESCUED_COLUMN and rescued:
+            text = f"to_json(struct({', '.join(rescued)}))"
+            out.append(f"CASE WHEN {text} != '{{}}' THEN {text} END AS {name}")
+        elif field.name not in present:
+            out.append(f"CAST(NULL AS {type_sql(field.dataType)}) AS {name}")
+        elif field.name in partition_by:
+            out.append(name)
         else:
-            out.append(_col(name).cast(field.dataType).alias(name))
-    out += [_col(name) for name in delivery]
-    return rows.select(*out)
+            out.append(f"CAST({name} AS {type_sql(field.dataType)}) AS {name}")
+    out += [quoted(name) for name in delivery]
+    return select_sql(rows, out)
 
 
 def with_columns_of(
@@ -71,16 +67,16 @@ def with_columns_of(
     """``stored`` with ``columns`` (default: all of ``schema``): the ones it lacks as nulls of
     ``schema``'s type, the others cast to it (a widened column read from older data)."""
     present = {f.name: f.dataType for f in stored.schema.fields}
-    out: list[Column] = []
+    out: list[str] = []
     for name in columns if columns is not None else schema.fieldNames():
         wanted = schema[name].dataType
         if name not in present:
-            out.append(F.lit(None).cast(wanted).alias(name))
+            out.append(f"CAST(NULL AS {type_sql(wanted)}) AS {quoted(name)}")
         elif present[name] != wanted:
-            out.append(_col(name).cast(wanted).alias(name))
+            out.append(f"CAST({quoted(name)} AS {type_sql(wanted)}) AS {quoted(name)}")
         else:
-            out.append(_col(name))
-    return stored.select(*out)
+            out.append(quoted(name))
+    return select_sql(stored, out)
 
 
 def evolve_output(

@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
-from py4j.java_gateway import JavaObject
 from pyspark import RDD
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
@@ -17,6 +16,7 @@ from pyspark.sql.types import StringType, StructField, StructType, _parse_dataty
 
 from glue_incremental.io import local_files
 from glue_incremental.io.hadoop_fs import HadoopFileSystem, session_jvm
+from glue_incremental.io.sql_text import java_strings, quoted, select_sql
 from glue_incremental.partitions.paths import literal
 from glue_incremental.schema import inferred_types
 from glue_incremental.schema.evolution import SchemaChangeError
@@ -110,7 +110,10 @@ def read_files(
         if source_format == "json" and schema is None:
             directories = set(partition_type_rules.names_of(group_files))
             shown_rows = shown_rows or any(name not in directories for name in frame.columns)
-        frame = frame.select("*", *[F.col(c).alias(n) for n, c in added.items()])
+        if added:
+            frame = select_sql(
+                frame, ["*", *[f"{_path(c)} AS {quoted(n)}" for n, c in added.items()]]
+            )
         if header and declared is not None:
             frame = _declared_columns(frame, declared)
         frames.append(frame)
@@ -192,6 +195,11 @@ def _declared_columns(frame: DataFrame, declared: StructType) -> DataFrame:
     return frame.select(*out, *[F.col(f"`{name}`") for name in frame.columns if name not in names])
 
 
+def _path(column: str) -> str:
+    """A dotted column path (``_metadata.file_name``) as SQL text, each step quoted."""
+    return ".".join(quoted(step) for step in column.split("."))
+
+
 def _read_group(
     spark: SparkSession,
     files: Sequence[SourceFile],
@@ -207,7 +215,7 @@ def _read_group(
     reader = reader.option("basePath", root_uri)
     if schema is not None:
         reader = reader.schema(schema)
-    paths = _java_string_array(spark, [literal(source.uri) for source in files])
+    paths = java_strings(spark, [literal(source.uri) for source in files])
     try:
         if schema is None and partition_types is not None:
             with partition_type_rules.as_text(spark):
@@ -219,17 +227,6 @@ def _read_group(
         if conflict is None:
             raise
         raise conflict from None
-
-
-def _java_string_array(spark: SparkSession, values: Sequence[str]) -> JavaObject:
-    """A Java ``String[]`` of ``values`` in two py4j calls.
-
-    ``DataFrameReader.load(list)`` converts the list one py4j call per element:
-    8 s of a 20,000-file full reload. NUL separates them: no path contains it.
-    """
-    if any("\0" in value for value in values):
-        raise ValueError("a path contains a NUL character")
-    return session_jvm(spark).java.util.regex.Pattern.compile("\\x00").split("\0".join(values), -1)
 
 
 _MERGE_FAILURE = re.compile(r'CANNOT_MERGE_SCHEMAS.*?"(STRUCT<.*?>)".*?"(STRUCT<.*?>)"', re.S)

@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql.window import Window
+from pyspark.sql import DataFrame
 
 from glue_incremental.deletes import tombstones
+from glue_incremental.io.sql_text import quoted, select_sql
 
 
 @dataclass(frozen=True)
@@ -54,19 +53,20 @@ def merge_latest(
         df = tombstones.absent_versions(df, primary_key, delivery, deleted)
     dropped = {prefer, *delivery}
     data_columns = [name for name in df.columns if name not in dropped]
-    ordering: list[Column] = []
+    ordering: list[str] = []
     if order_by:
-        ordering.append(F.col(f"`{order_by}`").desc_nulls_last())
-    ordering.extend(F.col(f"`{name}`").desc_nulls_last() for name in delivery)
+        ordering.append(f"{quoted(order_by)} DESC NULLS LAST")
+    ordering.extend(f"{quoted(name)} DESC NULLS LAST" for name in delivery)
     if prefer:
-        ordering.append(F.col(prefer).desc())
-    hashed = [name for name in data_columns if name != tombstones.GONE_AT]
-    ordering.append(F.xxhash64(*[F.col(f"`{name}`") for name in hashed]).desc())
-    window = Window.partitionBy(*[F.col(f"`{key}`") for key in primary_key]).orderBy(*ordering)
+        ordering.append(f"{quoted(prefer)} DESC NULLS LAST")
+    hashed = [quoted(name) for name in data_columns if name != tombstones.GONE_AT]
+    ordering.append(f"xxhash64({', '.join(hashed)}) DESC NULLS LAST")
+    keys = ", ".join(quoted(key) for key in primary_key)
     rank = "__glue_incremental_rank"
-    ranked = df.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1)
+    window = f"row_number() OVER (PARTITION BY {keys} ORDER BY {', '.join(ordering)})"
+    ranked = select_sql(df, ["*", f"{window} AS {rank}"]).where(f"{rank} = 1")
     kept = [*data_columns, *(delivery if keep_delivery else ())]
-    merged = ranked.select(*[F.col(f"`{name}`") for name in kept])
+    merged = select_sql(ranked, [quoted(name) for name in kept])
     return merged if deleted is None else tombstones.still_gone(merged, delivery, deleted)
 
 

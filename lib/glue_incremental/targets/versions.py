@@ -15,6 +15,7 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 
 from glue_incremental.history import groups
 from glue_incremental.history.options import VERSION_COUNTS
+from glue_incremental.io.sql_text import observed
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
@@ -87,5 +88,4 @@ def counted_versions(changes: DataFrame) -> tuple[DataFrame, Observation]:
 
 def observed_counts(observation: Observation) -> tuple[int, int]:
     """The versions opened and closed once an action over ``counted_versions`` completed."""
-    counts = observation.get
-    return int(counts["opened"]), int(counts["closed"])
+    return int(observed(observation, "opened")), int(observed(observation, "closed"))

@@ -21,6 +21,7 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from glue_incremental.io.spark_listing import session_conf
+from glue_incremental.io.sql_text import observed
 
 _ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
 
@@ -45,7 +46,7 @@ def stage_data(
         writer = writer.partitionBy(*partition_by)
     with _one_job(spark) if persisted else nullcontext():
         writer.parquet(stage_uri)
-    return int(written_rows.get["rows"])  # counted while writing: no second read
+    return int(observed(written_rows, "rows"))  # counted while writing: no second read
 
 
 def by_partition(spark: SparkSession, rows: DataFrame, partition_by: Sequence[str]) -> DataFrame:

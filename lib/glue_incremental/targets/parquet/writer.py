@@ -16,7 +16,6 @@ partition. Protocol, ties and escaping: ``docs/writer-protocol.md``.
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -34,6 +33,7 @@ from glue_incremental.errors import RowsOutsidePartitions
 from glue_incremental.hooks import hooks
 from glue_incremental.io import parquet_footers
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
+from glue_incremental.io.sql_text import java_strings, quoted, select_sql, type_sql
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
 from glue_incremental.keys import ranges as key_range
@@ -272,18 +272,19 @@ def with_stored_delivery(
             stored = stored.withColumn(name, F.lit(None).cast(incoming_schema[name].dataType))
         return stored
     aliases = [f"__glue_incremental_match_{index}" for index in range(len(match))]
-    kept = deliveries.select(
-        *[F.col(f"`{name}`").alias(alias) for name, alias in zip(match, aliases, strict=True)],
-        *[F.col(f"`{name}`").cast(incoming_schema[name].dataType).alias(name) for name in delivery],
-    )
-    condition = functools.reduce(
-        operator.and_,
+    pairs = list(zip(match, aliases, strict=True))
+    kept = select_sql(
+        deliveries,
         [
-            F.col(f"`{name}`").eqNullSafe(F.col(alias))
-            for name, alias in zip(match, aliases, strict=True)
+            *[f"{quoted(name)} AS {alias}" for name, alias in pairs],
+            *[
+                f"CAST({quoted(name)} AS {type_sql(incoming_schema[name].dataType)}) AS {quoted(name)}"
+                for name in delivery
+            ],
         ],
     )
-    return stored.join(kept, condition, "left").drop(*aliases)
+    condition = " AND ".join(f"{quoted(name)} <=> {alias}" for name, alias in pairs)
+    return stored.join(kept, F.expr(condition), "left").drop(*aliases)
 
 
 def _partitions_holding(
@@ -300,7 +301,7 @@ def _partitions_holding(
     history. With no usable index (none yet, or built for other columns), the
     key columns of the whole target are read once and become the index's base.
     """
-    keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
+    keys = select_sql(incoming, [quoted(key) for key in primary_key]).distinct()
     layout = key_index.Layout.of(incoming.schema, primary_key, partition_by)
     segments = key_index.live_segments(open_filesystem(spark, target_uri), target_uri)
     if key_index.usable(segments, layout):
@@ -346,13 +347,14 @@ def partition_values_as_strings(df: DataFrame, partition_by: Sequence[str]) -> D
     types = {field.name: field.dataType for field in df.schema.fields}
     if all(isinstance(types.get(name), StringType) for name in partition_by):
         return df  # already strings (or unpartitioned): no new plan to analyse
-    return df.select(
-        *[
-            F.col(f"`{name}`").cast(StringType()).alias(name)
+    return select_sql(
+        df,
+        [
+            f"CAST({quoted(name)} AS STRING) AS {quoted(name)}"
             if name in partition_by
-            else F.col(f"`{name}`")
+            else quoted(name)
             for name in df.columns
-        ]
+        ],
     )
 
 
@@ -418,7 +420,10 @@ def _read_as_strings(
     try:
         reader = spark.read.option("basePath", base_uri)
         if files and merged is not None:
-            return reader.schema(merged).parquet(*[literal(p) for p in files])
+            reader = reader.schema(merged)  # parquet(String...): the paths in one call
+            return reader._df(
+                reader._jreader.parquet(java_strings(spark, [literal(p) for p in files]))
+            )
         return reader.option("mergeSchema", "true").parquet(*[literal(p) for p in paths])
     finally:
         if previous is None:
