@@ -26,6 +26,9 @@ JOIN_SPEEDUP_MIN = 10.0
 S3_DISCOVERY_SLOPE_MAX = 0.1
 HISTORY_VS_LATEST_MAX = 1.5
 HISTORY_REBUILD_SPEEDUP_MIN = 10.0
+# Issue 44: an Iceberg target against what Iceberg's own statements cost by hand.
+ICEBERG_FIRST_VS_HAND_MAX = 1.2
+ICEBERG_INCREMENTAL_VS_MERGE_MAX = 1.0
 
 
 def _verdict(
@@ -437,6 +440,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         bounded_batches,
         reconcile,
         history,
+        iceberg,
     ):
         try:
             for verdict in judge(results):
@@ -796,3 +800,52 @@ def history(results: dict[str, Any]) -> list[dict[str, Any]]:
             "" if equal else "see history_check in the history section",
         ),
     ]
+
+
+def iceberg(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 44: an Iceberg target's first load, incremental run and backfill, each against
+    what a team writes by hand with Iceberg's own statements (create, MERGE INTO)."""
+    targets = [
+        f"Iceberg target: first load time <= {ICEBERG_FIRST_VS_HAND_MAX}x a hand-written load "
+        "(latest version per key, table created)",
+        f"Iceberg target: incremental run time <= {ICEBERG_INCREMENTAL_VS_MERGE_MAX}x Iceberg's "
+        "MERGE INTO of the same new files (medians)",
+        f"Iceberg target: bounded backfill time <= {BATCHED_VS_UNBOUNDED_MAX}x one unbounded run",
+        "Iceberg target: the job's table equals the hand-written one after every round",
+    ]
+    section = results.get("sections", {}).get("iceberg") or {}
+    files = section.get("files") if section.get("status") == "ok" else None
+    if not files:
+        return _unavailable(results, "iceberg", targets)
+    first, medians = files["first_load"], files["incremental_medians"]
+    figures = [
+        (
+            files["first_load_ratio"],
+            ICEBERG_FIRST_VS_HAND_MAX,
+            f"{files['files']:,} files: ours {first['ours']['seconds']:.1f}s vs hand-written "
+            f"{first['hand_written']['seconds']:.1f}s",
+        ),
+        (
+            files["incremental_ratio"],
+            ICEBERG_INCREMENTAL_VS_MERGE_MAX,
+            f"ours {medians['ours']:.2f}s vs MERGE INTO {medians['merge_into']:.2f}s",
+        ),
+        (
+            files["backfill_ratio"],
+            BATCHED_VS_UNBOUNDED_MAX,
+            f"{files['batches']} batches {files['backfill']['seconds']:.1f}s vs one run "
+            f"{first['ours']['seconds']:.1f}s",
+        ),
+    ]
+    verdicts = [
+        _verdict(
+            "iceberg",
+            target,
+            f"{measured} = {share:.2f}x" if share is not None else measured,
+            share is not None and share <= limit,
+        )
+        for target, (share, limit, measured) in zip(targets, figures, strict=False)
+    ]
+    equal = bool(files["tables_equal"])
+    verdicts.append(_verdict("iceberg", targets[3], "equal" if equal else "DIFFERENT", equal))
+    return verdicts
