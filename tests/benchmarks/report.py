@@ -939,7 +939,10 @@ RENDERERS = {
     "join": ("3. Incremental join", _join_section),
     "watermarks": ("4. Watermark store", _watermarks_section),
     "predicates": ("5. Predicate building", _predicates_section),
-    "iceberg": ("6. Load into Iceberg vs Parquet", _iceberg_section),
+    "iceberg": (
+        "6. Iceberg targets: the load against MERGE INTO by hand, and against Parquet",
+        _iceberg_section,
+    ),
     "s3_discovery": ("7. Discovery on S3 (local S3 endpoint, not file://)", _s3_section),
     "aggregation": ("8. Aggregation script (custom job API)", _aggregation_section),
     "bounded_batches": (

@@ -147,3 +147,11 @@ def test_the_history_runs_target_equals_the_rebuild_from_every_delivery(results)
     assert point["history_equals_rebuild"], point["history_check"]
     assert point["history"]["versions_opened"] == point["increment_keys"] > 0
     assert point["history"]["versions_closed"] == point["increment_keys"]
+
+
+def test_the_iceberg_jobs_table_equals_iceberg_merge_into_by_hand_after_every_round(results):
+    output, data = results
+    files = data["sections"]["iceberg"]["files"]
+    assert files["tables_equal"]
+    assert files["incremental"]["ours"] and files["incremental"]["merge_into"]
+    assert "MERGE INTO (latest per key)" in (output / "README.md").read_text()
