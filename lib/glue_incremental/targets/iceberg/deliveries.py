@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import operator
-import os
 from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -94,8 +93,9 @@ def record(
     replace_all: bool,
 ) -> None:
     """Keep the delivery of each row of ``merged`` (its ``delivery`` columns), before the
-    run's snapshot: a full reload replaces every entry, an upsert adds or moves entries forward
-    (a later delivery of the same values wins; an unknown one is not recorded)."""
+    run's snapshot: a full reload replaces every entry, an upsert appends its entries (a
+    later delivery of the same values wins where they are read; an unknown one is not
+    recorded)."""
     if not delivery:
         return
     data_columns = [name for name in merged.columns if name not in delivery]
@@ -109,31 +109,7 @@ def record(
     if replace_all:
         entries.writeTo(side.name).overwrite(F.lit(True))
         return
-    view = f"glue_incremental_deliveries_{os.getpid()}"
-    entries.createOrReplaceTempView(view)
-    try:
-        spark.sql(_merge_statement(side.quoted, view, primary_key, delivery))
-    finally:
-        spark.catalog.dropTempView(view)
-
-
-def _later(delivery: Sequence[str]) -> str:
-    """``s`` delivered after ``t``: the delivery columns compared in order."""
-    clauses = []
-    for index, name in enumerate(delivery):
-        equal = [f"s.`{before}` = t.`{before}`" for before in delivery[:index]]
-        clauses.append(" AND ".join([*equal, f"s.`{name}` > t.`{name}`"]))
-    return " OR ".join(f"({clause})" for clause in clauses)
-
-
-def _merge_statement(
-    table: str, view: str, primary_key: Sequence[str], delivery: Sequence[str]
-) -> str:
-    on = " AND ".join(
-        [*(f"t.`{key}` <=> s.`{key}`" for key in primary_key), f"t.{ROW_HASH} = s.{ROW_HASH}"]
-    )
-    return (
-        f"MERGE INTO {table} t USING {view} s ON {on} "
-        f"WHEN MATCHED AND ({_later(delivery)}) THEN UPDATE SET * "
-        "WHEN NOT MATCHED THEN INSERT *"
-    )
+    # Appended, not merged in: a reader takes each key and values' later delivery
+    # (``with_kept_delivery``), as a merge moving the entry forward would leave it, and an
+    # append is one write where a MERGE also reads and rewrites the side table's files.
+    entries.writeTo(side.name).append()
