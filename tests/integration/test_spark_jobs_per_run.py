@@ -20,7 +20,7 @@ INCREMENTAL_RUN_JOBS = 8
 FIRST_RUN_JOBS = 6
 # About 760-930 measured for this run (PySpark 3.5.6; releases vary with the garbage
 # collector), 1,470 when every expression was built as Column objects (a lookup, a call and
-# a release each; io/sql_text.py sends them as SQL text). The bound catches a per-file or
+# a release each; io/jvm_calls.py sends them as SQL text). The bound catches a per-file or
 # per-row loop through py4j, and expressions built one Column at a time again.
 INCREMENTAL_RUN_ROUND_TRIPS = 1_200
 NOTHING_NEW_ROUND_TRIPS = 40

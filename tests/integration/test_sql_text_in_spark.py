@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental.io.sql_text import quoted, select_sql, type_sql
+from glue_incremental.io.jvm_calls import java_map, quoted, select_sql, type_sql
 from pyspark.sql.types import (
     ArrayType,
     DecimalType,
@@ -13,6 +13,8 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+
+from tests.harness.py4j_calls import Py4jCalls
 
 pytestmark = pytest.mark.spark
 
@@ -37,3 +39,17 @@ def test_odd_column_names_select_as_themselves(spark):
 
     assert selected.columns == ["upd.at", "p`art", "the id"]
     assert [tuple(row) for row in selected.collect()] == [(2, "a", 1)]
+
+
+def test_a_java_map_reads_as_a_dict_in_one_round_trip_once_the_writer_exists(spark):
+    entries = {"added-records": "3", "glue-incremental.run-id": "jr_1", "odd, key=": "a=b, c"}
+    java = spark.sparkContext._jvm.java.util.HashMap()
+    for key, value in entries.items():
+        java.put(key, value)
+    java_map(spark, java)  # the JSON writer is made once per JVM
+
+    with Py4jCalls() as calls:
+        found = java_map(spark, java)
+
+    assert found == entries
+    assert calls.by_kind["call"] == 1, calls.figures()

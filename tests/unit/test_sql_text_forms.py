@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from glue_incremental.io.sql_text import java_strings, quoted, type_sql
+from glue_incremental.io.jvm_calls import java_strings, quoted, type_sql
 from pyspark.sql.types import (
     ArrayType,
     DecimalType,

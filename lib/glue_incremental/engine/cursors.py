@@ -19,8 +19,8 @@ from pyspark.sql.types import DateType, TimestampNTZType, TimestampType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.io.jvm_calls import quoted, select_sql
 from glue_incremental.io.spark_listing import session_conf
-from glue_incremental.io.sql_text import quoted, select_sql
 from glue_incremental.keys import ranges as key_range
 
 ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"

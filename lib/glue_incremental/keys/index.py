@@ -37,8 +37,8 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
+from glue_incremental.io.jvm_calls import quoted, select_sql
 from glue_incremental.io.spark_listing import few_listing_tasks
-from glue_incremental.io.sql_text import quoted, select_sql
 from glue_incremental.partitions.paths import literal
 from glue_incremental.partitions.values import PartitionValues
 

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
 
 from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class, session_jvm
-from glue_incremental.io.sql_text import quoted, select_sql
+from glue_incremental.io.jvm_calls import quoted, select_sql
 from glue_incremental.keys import index as key_index
 
 # Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from glue_incremental.io.sql_text import quoted, select_sql, type_sql
+from glue_incremental.io.jvm_calls import quoted, select_sql, type_sql
 from glue_incremental.schema import evolution as schema_evolution
 from glue_incremental.schema.evolution import RESCUED_COLUMN, SchemaPlan
 

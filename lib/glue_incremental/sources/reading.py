@@ -16,7 +16,7 @@ from pyspark.sql.types import StringType, StructField, StructType, _parse_dataty
 
 from glue_incremental.io import local_files
 from glue_incremental.io.hadoop_fs import HadoopFileSystem, session_jvm
-from glue_incremental.io.sql_text import java_strings, quoted, select_sql
+from glue_incremental.io.jvm_calls import java_strings, quoted, select_sql
 from glue_incremental.partitions.paths import literal
 from glue_incremental.schema import inferred_types
 from glue_incremental.schema.evolution import SchemaChangeError

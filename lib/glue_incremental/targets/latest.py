@@ -13,7 +13,7 @@ from typing import Literal
 from pyspark.sql import DataFrame
 
 from glue_incremental.deletes import tombstones
-from glue_incremental.io.sql_text import quoted, select_sql
+from glue_incremental.io.jvm_calls import quoted, select_sql
 
 
 @dataclass(frozen=True)

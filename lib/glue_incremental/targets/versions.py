@@ -15,7 +15,7 @@ from pyspark.sql.types import BooleanType, LongType, StringType, StructField, St
 
 from glue_incremental.history import groups
 from glue_incremental.history.options import VERSION_COUNTS
-from glue_incremental.io.sql_text import observed
+from glue_incremental.io.jvm_calls import observed
 
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun

@@ -31,6 +31,7 @@ from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.deletes import tombstones
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
+from glue_incremental.io.jvm_calls import java_map
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema.conform import with_columns_of
 from glue_incremental.targets.iceberg import deliveries as iceberg_deliveries
@@ -197,7 +198,7 @@ def current_snapshot(spark: SparkSession, target: IcebergTarget) -> Snapshot | N
     snapshot = table.currentSnapshot()
     if snapshot is None:
         return None
-    return _snapshot(snapshot)
+    return _snapshot(spark, snapshot)
 
 
 def snapshots(spark: SparkSession, target: IcebergTarget) -> list[Snapshot]:
@@ -206,13 +207,15 @@ def snapshots(spark: SparkSession, target: IcebergTarget) -> list[Snapshot]:
         return []
     table = _java_table(spark, target)
     table.refresh()
-    found = [_snapshot(snapshot) for snapshot in table.snapshots()]
+    found = [_snapshot(spark, snapshot) for snapshot in table.snapshots()]
     return found
 
 
-def _snapshot(java_snapshot: JavaObject) -> Snapshot:
+def _snapshot(spark: SparkSession, java_snapshot: JavaObject) -> Snapshot:
     parent = java_snapshot.parentId()
-    summary = {str(key): str(value) for key, value in dict(java_snapshot.summary()).items()}
+    summary = {
+        str(key): str(value) for key, value in java_map(spark, java_snapshot.summary()).items()
+    }
     return Snapshot.from_summary(
         int(java_snapshot.snapshotId()), int(parent) if parent is not None else None, summary
     )

@@ -20,8 +20,8 @@ from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from glue_incremental.io.jvm_calls import observed
 from glue_incremental.io.spark_listing import session_conf
-from glue_incremental.io.sql_text import observed
 
 _ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
 

@@ -33,7 +33,7 @@ from glue_incremental.errors import RowsOutsidePartitions
 from glue_incremental.hooks import hooks
 from glue_incremental.io import parquet_footers
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
-from glue_incremental.io.sql_text import java_strings, quoted, select_sql, type_sql
+from glue_incremental.io.jvm_calls import java_strings, quoted, select_sql, type_sql
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
 from glue_incremental.keys import ranges as key_range

@@ -1,14 +1,17 @@
-"""Spark plans built from SQL text: a whole list of expressions crosses to the JVM at once.
+"""Work in the JVM in a few py4j round trips: expressions as SQL text, a String[], a Map.
 
 Every ``F.col``, ``F.max`` or ``.alias`` PySpark builds is a few py4j round trips (a name
 looked up, a call, later a release), paid on every run whatever its size: a run's
 aggregate and merge cost hundreds of them. The same expressions as SQL text cost three
-round trips in all (``select_sql``). ``quoted`` makes any column name safe inside that text.
+round trips in all (``select_sql``); ``quoted`` makes any column name safe inside that
+text. Iterating a Java collection through py4j is a round trip per element, ended by a
+Java exception PySpark classifies (about 80 more): ``java_map`` and ``observed`` do not.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,4 +76,18 @@ def observed(observation: Observation, name: str) -> Any:
     ``Observation.get`` copies the JVM's map entry by entry and ends its iteration on a
     Java exception that PySpark classifies: about 80 round trips for one number.
     """
-    return observation._jo.getAsJava().get(name)
+    java = observation._jo
+    assert java is not None, "an Observation never attached with DataFrame.observe"
+    return java.getAsJava().get(name)
+
+
+def java_map(spark: SparkSession, java_object: JavaObject) -> dict[str, Any]:
+    """A Java ``Map`` (string keys; strings, numbers, booleans) as a dict, in one round trip:
+    written as JSON in the JVM by the Jackson that Spark ships."""
+    return json.loads(_json_writer(session_jvm(spark)).writeValueAsString(java_object))
+
+
+@functools.lru_cache(maxsize=8)
+def _json_writer(jvm: JVMView) -> JavaObject:
+    """Jackson's ``ObjectMapper``, made once per JVM."""
+    return jvm_class(jvm, "com.fasterxml.jackson.databind.ObjectMapper")()
