@@ -167,3 +167,27 @@ def _run(
 
 def _by_key(rows, columns: Sequence[str]) -> dict[Any, tuple]:
     return {row["id"]: tuple(row.get(name) for name in columns) for row in rows}
+
+
+# Found by the deep property: the column widens (int to bigint) in a run whose only row is an
+# older version of a stored key, so the merge keeps the stored row and writes none.
+WIDENED_BY_A_LOSING_ROW = [
+    Epoch(
+        (),
+        False,
+        [
+            _rows((), (3, "a", 7, "U", 0), (3, "a", 12, "U", 0), (4, "a", 12, "U", 9)),
+            _rows((), (3, "a", 7, None, 3), (3, "b", 12, None, 8), (4, "a", 12, "U", 9)),
+            Run(1, None),
+        ],
+    ),
+    Epoch(V, False, [Run(2, None), Run(2, 7), Run(None, None)]),
+    Epoch(V + D, True, [_rows(V + D, (3, "a", 7, None, 0)), Run(None, None)]),
+]
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+def test_a_column_widened_by_a_run_whose_only_row_loses_is_widened_in_the_target(
+    spark, tmp_path_factory, aws, request, kind
+):
+    check_history(spark, tmp_path_factory, request, kind, WIDENED_BY_A_LOSING_ROW, False)

@@ -8,7 +8,7 @@ type before the schema is planned, in every ``--schema_evolution`` mode: narrowe
 widening table (``schema.evolution.is_widening``; no value checked), a number whose every value
 the stored number type holds exactly (JSON's whole ``bigint`` amounts in a ``double`` column),
 or text null in every row (one small aggregate, only for such columns). A value that does not
-fit is left as read, and the plan sees a real change. ``typed_watermark`` types a watermark
+fit, or a type wider than the stored one, is left as read: the plan sees a real change. ``typed_watermark`` types a watermark
 read as text whose values are all numbers or timestamps (never ordered as text, where ``"10"``
 sorts before ``"9"``). Design: ``docs/schema-evolution.md``.
 """
@@ -61,7 +61,11 @@ def as_stored(
             casts[name] = types[name]
         elif isinstance(read, StringType) and not isinstance(types[name], StringType):
             suspects[name] = F.count(_col(name))
-        elif isinstance(read, NumericType) and isinstance(types[name], NumericType):
+        elif (
+            isinstance(read, NumericType)
+            and isinstance(types[name], NumericType)
+            and not is_widening(types[name], read)  # a wider type is a change, values aside
+        ):
             suspects[name] = _count_inexact(name, read, types[name])
     if suspects:
         counts = rows.agg(*suspects.values()).first()
