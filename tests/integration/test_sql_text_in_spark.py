@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import pytest
 from glue_incremental.io.jvm_calls import java_map, quoted, select_sql, type_sql
-from pyspark.sql.types import (
-    ArrayType,
-    DecimalType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-)
+from pyspark.sql import types as T
 
 from tests.harness.py4j_calls import Py4jCalls
 
@@ -20,11 +12,11 @@ pytestmark = pytest.mark.spark
 
 
 def test_a_type_written_as_text_casts_to_that_type_with_odd_field_names(spark):
-    wanted = StructType(
+    wanted = T.StructType(
         [
-            StructField("the id", LongType()),
-            StructField("tags`", ArrayType(StringType())),
-            StructField("m.n", MapType(StringType(), DecimalType(12, 2))),
+            T.StructField("the id", T.LongType()),
+            T.StructField("tags`", T.ArrayType(T.StringType())),
+            T.StructField("m.n", T.MapType(T.StringType(), T.DecimalType(12, 2))),
         ]
     )
     frame = select_sql(spark.range(1), [f"CAST(NULL AS {type_sql(wanted)}) AS {quoted('x`y')}"])
