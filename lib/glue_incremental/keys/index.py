@@ -37,7 +37,7 @@ from pyspark.sql.types import (
 )
 from pyspark.sql.window import Window
 
-from glue_incremental.io.jvm_calls import quoted, select_sql
+from glue_incremental.io.jvm_calls import quoted, select_sql, type_sql
 from glue_incremental.io.spark_listing import few_listing_tasks
 from glue_incremental.partitions.paths import literal
 from glue_incremental.partitions.values import PartitionValues
@@ -314,7 +314,7 @@ def stage(
     layout = index_plan.layout
     relative = segment_dir(index_plan.generation, layout)
     entries = [
-        f"CAST({quoted(f.name)} AS {f.dataType.simpleString()}) AS {quoted(f.name)}"
+        f"CAST({quoted(f.name)} AS {type_sql(f.dataType)}) AS {quoted(f.name)}"
         for f in layout.entry_schema()
     ]
     extra = select_sql(index_plan.extra, entries) if index_plan.extra is not None else None
