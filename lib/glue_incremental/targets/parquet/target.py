@@ -51,6 +51,8 @@ class ParquetTarget:
     retain: timedelta | None = None
     # The target's last retained publish, as of the run's start and then its own publishes.
     _publish_seq: int | None = field(default=None, init=False, repr=False)
+    # ``evolve`` planned columns no stored file has: the next upsert makes a file carry them.
+    _adds_columns: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def from_options(cls, options: TargetOptions) -> ParquetTarget:
@@ -112,12 +114,14 @@ class ParquetTarget:
         return {}
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
-        """An added column needs no rewrite: new files carry it and every read merges the
+        """An added column needs no rewrite: the upsert's files carry it (one stored partition
+        is rewritten too, in case every row of the run loses) and every read merges the
         files' schemas (older rows read null). A widened column rewrites every partition once
         with the wider type, one write-ahead publish: Spark's Parquet reader refuses to merge
         int32 with int64 files or to read one as the other. The key index is rebuilt by the
         next publish that needs it. A full reload (``plan.reload``) rewrites nothing here: its
         publish replaces every file, in the types it reads."""
+        self._adds_columns = bool(plan.added) and not plan.reload
         if not plan.widened or plan.reload:
             return
         stored = writer.read_target(run.spark, self.path, self.partition_by)
@@ -163,7 +167,9 @@ class ParquetTarget:
             deleted=spec.deleted,
             incoming_range=spec.incoming_range,
             retain=self.retain,
+            carry_new_columns=self._adds_columns,
         )
+        self._adds_columns = False
         self._note_publish(run)
         hidden = (*spec.delivery, *([spec.deleted] if spec.deleted else []))
         self._record_schema(run, rows.schema, hidden)

@@ -67,6 +67,7 @@ def upsert(
     deleted: str | None = None,
     incoming_range: key_range.KeyRange | None = None,
     retain: timedelta | None = None,
+    carry_new_columns: bool = False,
 ) -> WriteResult:
     """Merge ``rows`` into the target by primary key, keeping the latest version.
 
@@ -93,6 +94,8 @@ def upsert(
     writing). A crashed earlier publish is recovered before the target is read.
     ``deleted`` (a boolean column of ``rows``, ``deletes``): a key whose latest version
     is a delete leaves the target; its partition is rewritten without it.
+    ``carry_new_columns`` (``rows`` has columns no stored file has): one stored partition no
+    incoming row touches is rewritten as it is, so a file carries them even if every row loses.
     """
     validate_run_id(run_id)
     recover(spark, target_uri)
@@ -177,6 +180,10 @@ def upsert(
                 spark, incoming, target_uri, primary_key, partition_by, surveyed
             )
             touched |= moved_from
+        if carry_new_columns:
+            touched |= _one_untouched(
+                open_filesystem(spark, target_uri), target_uri, partition_by, touched
+            )
         affected = sorted(touched, key=_sort_key)
     existing = read_target(spark, target_uri, partition_by, partitions=affected)
     prefer = "__glue_incremental_incoming"
@@ -316,6 +323,18 @@ def _partitions_holding(
     moved_from = key_index.having_keys(key_columns, keys, primary_key)
     index_plan = key_index.plan(segments, layout, rebuild_from=key_columns)
     return set(_distinct_partitions(moved_from, partition_by)), index_plan
+
+
+def _one_untouched(
+    fs: HadoopFileSystem, target_uri: str, partition_by: Sequence[str], touched: set
+) -> set[PartitionValues]:
+    """The first stored partition outside ``touched`` (none if there is none): no incoming key
+    is in it, so its rows survive the merge."""
+    for relative in sorted(fs.partition_dirs(target_uri, len(partition_by))):
+        values = tuple(dir_to_values(relative, partition_by).values())
+        if values not in touched:
+            return {values}
+    return set()
 
 
 def moves_possible(
