@@ -207,8 +207,9 @@ def test_the_least_and_greatest_stored_key_moving_partition_stay_in_one_place(
 def test_a_listed_key_filter_finds_exactly_the_listed_keys_of_any_integer_or_string(spark):
     # Integers are written as SQL text (one JVM call), strings through isin: both exact,
     # whatever the column's name or the value's sign and size.
-    longs = [-(2**63), -7, 0, 2**31, 2**63 - 1]
-    frame = spark.createDataFrame([(v,) for v in [*longs, 1, 2]], "`we``ird` BIGINT")
+    # A run of consecutive keys is a range: its neighbours stay out.
+    longs = [-(2**63), -7, 0, 2**31, 2**63 - 1, *range(10, 30), *range(2**63 - 20, 2**63 - 1)]
+    frame = spark.createDataFrame([(v,) for v in [*longs, 1, 2, 9, 30]], "`we``ird` BIGINT")
     found = frame.where(key_index.is_listed("we`ird", longs)).collect()
     assert sorted(row[0] for row in found) == sorted(longs)
     names = ["o'brien", "back\\slash", "plain"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -248,11 +248,45 @@ def _partitions_of_listed(
 
 def is_listed(column: str, values: Sequence[KeyValue]) -> Column:
     """``column IN values`` built in one JVM call when the values are integers: ``isin``
-    makes a call per value, seconds at ``MAX_LISTED_KEYS`` values; text is parsed at once."""
+    makes a call per value, seconds at ``MAX_LISTED_KEYS`` values; text is parsed at once.
+    Runs of consecutive integers are ranges (``integer_runs``): Spark analyses thousands of
+    IN literals in about a second, a range in no time, and Parquet skips by either."""
     if values and all(type(value) is int for value in values):
-        name = column.replace("`", "``")
-        return F.expr(f"`{name}` IN ({','.join(str(value) for value in values)})")
+        name = quoted(column)
+        ranges, singles = integer_runs(values)
+        terms = [f"{name} BETWEEN {low} AND {high}" for low, high in ranges]
+        if singles:
+            terms.append(f"{name} IN ({','.join(str(value) for value in singles)})")
+        return F.expr(" OR ".join(f"({term})" for term in terms))
     return _col(column).isin(list(values))
+
+
+# At most this many ranges in one filter: an OR chain grows the plan's depth with each.
+MAX_KEY_RANGES = 32
+# Shorter runs stay in the IN list, where they cost less than a range term.
+MIN_RUN = 8
+
+
+def integer_runs(values: Iterable[int]) -> tuple[list[tuple[int, int]], list[int]]:
+    """The distinct ``values`` as (at most ``MAX_KEY_RANGES``) inclusive ranges of consecutive
+    integers, the longest runs first, and the values outside them, sorted: together exactly
+    ``values``."""
+    ordered = sorted(set(values))
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for index in range(1, len(ordered) + 1):
+        if index == len(ordered) or ordered[index] != ordered[index - 1] + 1:
+            runs.append((ordered[start], ordered[index - 1]))
+            start = index
+    long_runs = sorted(
+        (run for run in runs if run[1] - run[0] + 1 >= MIN_RUN),
+        key=lambda run: run[0] - run[1],
+    )[:MAX_KEY_RANGES]
+    kept = sorted(long_runs)
+    singles = [
+        value for low, high in runs if (low, high) not in kept for value in range(low, high + 1)
+    ]
+    return kept, singles
 
 
 def having_keys(

@@ -325,7 +325,17 @@ def _affected(
     every entry: the lookup follows the run's keys, not the target's size."""
     if not partition_by:
         return [writer.UNPARTITIONED], None
-    surveyed = incoming_keys.survey(incoming, spec.primary_key, partition_by) if moves else None
+    surveyed = None
+    if moves:  # the batch's own aggregate collected the pairs when they are few: no job
+        counted = spec.incoming_range.rows if spec.incoming_range else None
+        surveyed = incoming_keys.survey(
+            incoming,
+            spec.primary_key,
+            partition_by,
+            counted=counted,
+            persisted=incoming.storageLevel.useMemory or incoming.storageLevel.useDisk,
+            collected=spec.incoming_range.pairs if spec.incoming_range else None,
+        )
     known = surveyed.partitions if surveyed is not None else None
     touched = set(known if known is not None else _distinct(incoming, partition_by))
     if not moves:
@@ -339,9 +349,9 @@ def _affected(
         if listed is not None:
             # Every entry of a listed key, not only its latest: a history key's versions and
             # deliveries may sit in several partitions.
-            if listed:
+            if listed:  # a few entries per listed key: collected as they are, no shuffle
                 hits = entries.where(key_index.is_listed(spec.primary_key[0], listed))
-                touched |= set(_distinct(hits, partition_by))
+                touched |= set(_distinct(hits, partition_by, shuffle=False))
             return sorted(touched, key=_sort_key), index_plan
     else:  # no index yet, or one built for other columns: every entry, read once
         found = [
@@ -395,9 +405,14 @@ def _deleted(spec: UpsertSpec) -> Any:
     return F.coalesce(F.col(f"`{spec.deleted}`"), F.lit(False))
 
 
-def _distinct(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
-    columns = [F.col(f"`{name}`").cast(StringType()) for name in partition_by]
-    return [tuple(row) for row in df.select(*columns).distinct().collect()]
+def _distinct(
+    df: DataFrame, partition_by: Sequence[str], *, shuffle: bool = True
+) -> list[PartitionValues]:
+    """The distinct partition values of ``df`` as strings; ``shuffle=False`` collects every
+    row's and leaves them to Python (one job, for a frame known to be small)."""
+    selected = df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by])
+    rows = selected.distinct().collect() if shuffle else selected.collect()
+    return list(dict.fromkeys(tuple(row) for row in rows))
 
 
 def _sort_key(values: PartitionValues) -> tuple[Any, ...]:
