@@ -14,7 +14,11 @@ from typing import Any
 
 import pytest
 from glue_incremental.deletes.markers import DeleteMarker
-from glue_incremental.history.errors import LatestVersionTarget, UnknownHistoryColumn
+from glue_incremental.history.errors import (
+    LatestVersionTarget,
+    NullWatermark,
+    UnknownHistoryColumn,
+)
 from glue_incremental.targets.parquet import writer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -190,6 +194,22 @@ def test_history_on_a_target_of_latest_version_rows_is_refused_in_one_line(spark
     assert "already holds latest-version rows" in str(raised.value)
     assert "\n" not in str(raised.value)
     assert sorted(p.name for p in job.target.rglob("*.parquet")) == before
+
+
+def test_a_row_without_a_watermark_is_refused_naming_its_key_and_nothing_is_written(
+    spark, tmp_path, store
+):
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a")])
+    job.run()
+    before = job.files()
+    job.land([row(2, 20, "b"), row(3, None, "c")])
+
+    with pytest.raises(NullWatermark) as raised:
+        job.run()
+
+    assert "{'id': 3}" in str(raised.value) and "\n" not in str(raised.value)
+    assert job.files() == before
 
 
 def test_a_tracked_column_the_source_lacks_is_refused_in_one_line(spark, tmp_path, store):

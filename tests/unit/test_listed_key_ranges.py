@@ -1,9 +1,8 @@
 """A listed-key filter's integers as ranges plus the rest: exactly the keys, few terms."""
 
+from glue_incremental.keys.index import MAX_KEY_RANGES, MIN_RUN, integer_runs
 from hypothesis import given
 from hypothesis import strategies as st
-
-from glue_incremental.keys.index import MAX_KEY_RANGES, MIN_RUN, integer_runs
 
 
 def _covered(ranges: list[tuple[int, int]], singles: list[int]) -> list[int]:

@@ -222,6 +222,7 @@ class CustomJob:
         delivery: Sequence[str] = (),
         deleted: str | None = None,
         incoming_range: KeyRange | None = None,
+        null_order_by: int | None = None,
         schema: SchemaPlan | None = None,
         replace_all: bool | None = None,
         commit_unchanged: bool = True,
@@ -253,6 +254,7 @@ class CustomJob:
             delivery=tuple(delivery),
             deleted=deleted,
             incoming_range=incoming_range,
+            null_order_by=null_order_by,
         )
 
         def upsert() -> WriteResult:

@@ -257,6 +257,7 @@ def _load_rows(
             delivery=delivery,
             deleted=delete_markers.DELETED if delete_markers.DELETED in merging.columns else None,
             incoming_range=stats.keys if merging is rows else None,  # gone keys: outside it
+            null_order_by=stats.nulls if merging is rows else None,
             schema=schema_plan,
             replace_all=full_reload,
             # A reconcile or an empty reload that changed nothing commits nothing by itself.

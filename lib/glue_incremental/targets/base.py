@@ -63,6 +63,8 @@ class UpsertSpec:
     deleted: str | None = None
     # The rows' key range, when known: a target may skip looking up keys it cannot hold.
     incoming_range: KeyRange | None = None
+    # The rows with a null ``order_by``, when counted: a target refusing them need not look.
+    null_order_by: int | None = None
 
 
 @dataclass(frozen=True)

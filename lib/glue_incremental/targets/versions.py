@@ -14,7 +14,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
 
 from glue_incremental.history import groups
-from glue_incremental.history.options import VERSION_COUNTS
+from glue_incremental.history.errors import NullWatermark
+from glue_incremental.history.options import VERSION_COUNTS, HistoryOptions
 from glue_incremental.io.jvm_calls import observed
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ __all__ = [
     "add_version_counts",
     "counted_versions",
     "observed_counts",
+    "refuse_null_watermarks",
     "start_version_counts",
     "tagged_schema",
     "version_counts",
@@ -89,3 +91,15 @@ def counted_versions(changes: DataFrame) -> tuple[DataFrame, Observation]:
 def observed_counts(observation: Observation) -> tuple[int, int]:
     """The versions opened and closed once an action over ``counted_versions`` completed."""
     return int(observed(observation, "opened")), int(observed(observation, "closed"))
+
+
+def refuse_null_watermarks(rows: DataFrame, options: HistoryOptions, counted: int | None) -> None:
+    """NullWatermark naming the first such row's key if a row of ``rows`` has no watermark
+    (a version needs its bound). ``counted``: how many have none, when the batch's statistics
+    counted them: none, and no job looks."""
+    if counted == 0:
+        return
+    found = rows.where(F.col(f"`{options.watermark_column}`").isNull()).limit(1).collect()
+    if found:
+        row = found[0].asDict()
+        raise NullWatermark({name: row.get(name) for name in options.primary_key})

@@ -24,7 +24,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from glue_incremental.history import changes, groups
-from glue_incremental.history.errors import NullWatermark
 from glue_incremental.history.options import HistoryOptions
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema import conform as schema_conform
@@ -35,6 +34,7 @@ from glue_incremental.targets.iceberg.target import IcebergTableTarget
 from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.versions import (
     add_version_counts,
+    refuse_null_watermarks,
     start_version_counts,
     tagged_schema,
     version_counts,
@@ -180,7 +180,7 @@ def history_changes(
     delivery = tuple(spec.delivery)
     data = tuple(c for c in rows.columns if c not in delivery and c != spec.deleted)
     options.check_columns(data)
-    _refuse_null_watermarks(rows, options)
+    refuse_null_watermarks(rows, options, spec.null_order_by)
     layout = groups.Layout(options, data, delivery, tuple(partition_by))
     schema = tagged_schema(rows, layout)
     stored = StructType([schema[name] for name in layout.columns[:-2]])  # no OPENED, CLOSED
@@ -290,10 +290,3 @@ def merge_statement(
         + ", ".join(f"s.`{name}`" for name in columns)
         + ")"
     )
-
-
-def _refuse_null_watermarks(rows: DataFrame, options: HistoryOptions) -> None:
-    found = rows.where(F.col(f"`{options.watermark_column}`").isNull()).limit(1).collect()
-    if found:
-        row = found[0].asDict()
-        raise NullWatermark({name: row.get(name) for name in options.primary_key})

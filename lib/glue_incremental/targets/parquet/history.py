@@ -23,7 +23,6 @@ from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
 from glue_incremental.args import validate_run_id
 from glue_incremental.history import groups
-from glue_incremental.history.errors import NullWatermark
 from glue_incremental.history.options import HistoryOptions
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
@@ -39,6 +38,7 @@ from glue_incremental.targets.versions import (
     add_version_counts,
     counted_versions,
     observed_counts,
+    refuse_null_watermarks,
     start_version_counts,
     tagged_schema,
     version_counts,
@@ -262,7 +262,7 @@ def _changes(
     delivery = tuple(spec.delivery)
     data = tuple(c for c in incoming.columns if c not in delivery and c != spec.deleted)
     options.check_columns(data)
-    _refuse_null_watermarks(incoming, options)
+    refuse_null_watermarks(incoming, options, spec.null_order_by)
     layout = groups.Layout(options, data, delivery, tuple(partition_by))
     schema = tagged_schema(incoming, layout)
     history_root = publish.join(target_uri, HISTORY_DIR)
@@ -390,13 +390,6 @@ def _stage_side(
     else:
         relative |= {partition_dir(partition_by, values) for values in affected}
     return {publish.join(HISTORY_DIR, directory) for directory in relative}
-
-
-def _refuse_null_watermarks(incoming: DataFrame, options: HistoryOptions) -> None:
-    found = incoming.where(F.col(f"`{options.watermark_column}`").isNull()).limit(1).collect()
-    if found:
-        row = found[0].asDict()
-        raise NullWatermark({name: row.get(name) for name in options.primary_key})
 
 
 def _deleted(spec: UpsertSpec) -> Any:
