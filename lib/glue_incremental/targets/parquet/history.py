@@ -222,6 +222,7 @@ def upsert_history(
             index_plan=index_plan,
             retain=retain,
             side_files=[stage_side],
+            persisted=True,  # the versions are rows of ``out``, persisted
         )
         opened, closed = observed_counts(counts)
     finally:

@@ -467,6 +467,7 @@ def replace_partitions(
     only_named: bool = False,
     retain: timedelta | None = None,
     side_files: Sequence[Callable[[str], set[str]]] = (),
+    persisted: bool = False,
 ) -> WriteResult:
     """Make exactly the ``affected`` partitions of the target hold ``rows``.
 
@@ -484,7 +485,8 @@ def replace_partitions(
     ``tombstones`` (``tombstones``), in the same intent: a frame replaces them, False removes
     them, None leaves them as they are. ``retain``: replaced files kept that long (``restore``).
     ``side_files``: more side writes in the same intent, each given the staging directory and
-    returning the directories (relative to the target) the publish replaces.
+    returning the directories (relative to the target) the publish replaces. ``persisted``:
+    ``rows`` only read a persisted frame, so the data write is one Spark job.
     """
     validate_run_id(run_id)
     fs = open_filesystem(spark, target_uri)
@@ -496,7 +498,11 @@ def replace_partitions(
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
     records = staged_writes.stage_data(
-        spark, rows.drop(*delivery), stage_uri, partition_by, persisted=cached is not None
+        spark,
+        rows.drop(*delivery),
+        stage_uri,
+        partition_by,
+        persisted=persisted or cached is not None,
     )
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
