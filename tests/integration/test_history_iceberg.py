@@ -376,3 +376,41 @@ def test_property_any_deliveries_in_any_batches_give_the_reference_history(
     if root:  # every data file in S3
         found = spark.sql(f"SELECT file_path FROM {job.config.iceberg_target.name}.files")
         assert all(r.file_path.startswith(f"{root}/warehouse/") for r in found.collect())
+
+
+# -- attacks (issue 43): behaviours the history target promises that it does not keep yet ------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="an array column makes the per-key core hash a list: TypeError, run fails"
+)
+def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, store):
+    job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([{"id": 1, "updated": 10, "segment": "a", "tags": ["x", "y"]}])
+    job.run()
+    job.land([{"id": 1, "updated": 20, "segment": "b", "tags": ["x"]}])
+    job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, None, True)]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="valid_from/valid_to stay int when the watermark widens: MERGE overflows"
+)
+def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, store):
+    narrow = "id bigint, updated int, segment string"
+    job = IcebergHistoryJob(
+        spark, tmp_path, store, history_columns=("segment",), source_schema=narrow
+    )
+    job.land([{"id": 1, "updated": 10, "segment": "a"}, {"id": 2, "updated": 10, "segment": "a"}])
+    job.run()
+    job.overrides["source_schema"] = narrow.replace("updated int", "updated bigint")
+    job.land([{"id": 1, "updated": 3_000_000_000, "segment": "b"}])
+
+    job.run()
+
+    assert job.bounds() == [
+        (1, 10, 3_000_000_000, False),
+        (1, 3_000_000_000, None, True),
+        (2, 10, None, True),
+    ]

@@ -7,6 +7,7 @@ built from every delivery the source holds, whatever the runs, batches and crash
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -429,3 +430,128 @@ def test_the_catalog_table_gains_the_added_columns_at_the_first_history_run(
         kinds["updated"],
         "boolean",
     )
+
+
+# -- attacks (issue 43): behaviours the history target promises that it does not keep yet ------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="an array column makes the per-key core hash a list: TypeError, run fails"
+)
+def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, store):
+    # A customer's tags (a JSON array, array<string>): untracked, carried in each version.
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([{"id": 1, "updated": 10, "segment": "a", "tags": ["x", "y"]}])
+    job.run()
+    job.land([{"id": 1, "updated": 20, "segment": "b", "tags": ["x"]}])
+    job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, None, True)]
+    assert [v["tags"] for v in job.versions()] == [["x", "y"], ["x"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="widening rewrites the data but not _history/: int and bigint side files, run fails",
+)
+def test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading(
+    spark, tmp_path, store
+):
+    narrow = "id bigint, part string, updated bigint, segment string, qty int"
+    wide = narrow.replace("qty int", "qty bigint")
+    job = HistoryJob(
+        spark,
+        tmp_path,
+        store,
+        history_columns=("segment",),
+        partition_by=("part",),
+        source_schema=narrow,
+    )
+    # key 2's update of an untracked column leaves an absorbed delivery in _history/part=y
+    job.land(
+        [
+            {"id": 1, "updated": 10, "segment": "a", "part": "x", "qty": 1},
+            {"id": 2, "updated": 10, "segment": "a", "part": "y", "qty": 1},
+            {"id": 2, "updated": 12, "segment": "a", "part": "y", "qty": 2},
+        ]
+    )
+    job.run()
+    job.overrides["source_schema"] = wide  # qty widens; only part=x is touched
+    job.land([{"id": 1, "updated": 20, "segment": "b", "part": "x", "qty": 3_000_000_000}])
+    job.run()
+    job.land(
+        [
+            {"id": 1, "updated": 30, "segment": "c", "part": "x", "qty": 1},
+            {"id": 2, "updated": 30, "segment": "c", "part": "y", "qty": 1},
+        ]
+    )
+
+    job.run()  # reads _history/ of part=x (qty bigint) and part=y (qty int)
+
+    job.assert_equals_reference(("segment",))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="valid_from/valid_to keep the watermark's old type: int32 and int64 files, run fails",
+)
+def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, store):
+    narrow = "id bigint, part string, updated int, segment string"
+    job = HistoryJob(
+        spark,
+        tmp_path,
+        store,
+        history_columns=("segment",),
+        partition_by=("part",),
+        source_schema=narrow,
+    )
+    job.land(
+        [
+            {"id": 1, "updated": 10, "segment": "a", "part": "x"},
+            {"id": 2, "updated": 10, "segment": "a", "part": "y"},
+        ]
+    )
+    job.run()
+    job.overrides["source_schema"] = narrow.replace("updated int", "updated bigint")
+    job.land([{"id": 1, "updated": 3_000_000_000, "segment": "b", "part": "x"}])
+
+    job.run()
+
+    assert job.bounds() == [
+        (1, 10, 3_000_000_000, False),
+        (1, 3_000_000_000, None, True),
+        (2, 10, None, True),
+    ]
+    job.assert_equals_reference(("segment",))
+
+
+@pytest.mark.xfail(strict=True, reason="NaN != NaN in the core: an unchanged NaN opens a version")
+def test_a_tracked_value_of_nan_delivered_again_opens_no_version(spark, tmp_path, store):
+    # Spark reads a JSON NaN as a double NaN (and compares NaN = NaN as true in SQL).
+    job = HistoryJob(spark, tmp_path, store)
+    for name, updated in (("a.json", 10), ("b.json", 20)):
+        job.clock.now += 10
+        path = job.tmp / "source" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'{{"id": 1, "updated": {updated}, "score": NaN}}\n')
+        os.utime(path, (job.clock.now, job.clock.now))
+        job.run()
+
+    assert job.bounds() == [(1, 10, None, True)]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a batched dry run counts the versions of its first batch only"
+)
+def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",), max_batch_files=1)
+    for updated, segment in ((10, "a"), (20, "b"), (30, "c")):
+        job.land([row(1, updated, segment)])
+
+    dry = job.run(dry_run=True)
+    real = job.run()
+
+    assert len(dry["plan"]["batches"]) == real["batches"] == 3
+    counts = ("versions_opened", "versions_closed")
+    assert [real[name] for name in counts] == [3, 2]
+    assert [dry[name] for name in counts] == [real[name] for name in counts]
