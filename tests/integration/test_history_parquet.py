@@ -454,9 +454,7 @@ def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, 
     strict=True,
     reason="widening rewrites the data but not _history/: int and bigint side files, run fails",
 )
-def test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading(
-    spark, tmp_path, store
-):
+def test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading(spark, tmp_path, store):
     narrow = "id bigint, part string, updated bigint, segment string, qty int"
     wide = narrow.replace("qty int", "qty bigint")
     job = HistoryJob(
