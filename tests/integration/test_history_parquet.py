@@ -553,3 +553,29 @@ def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tm
     counts = ("versions_opened", "versions_closed")
     assert [real[name] for name in counts] == [3, 2]
     assert [dry[name] for name in counts] == [real[name] for name in counts]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an executor stack trace (InconsistentHistory, 'edited by hand') on every run after",
+)
+def test_changing_the_tracked_columns_of_a_loaded_target_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    # Key 1's note changed under --history_columns segment: one version, one absorbed
+    # delivery. Tracking the note too makes the stored versions disagree with the new rule.
+    from glue_incremental.history.errors import HistoryError
+
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a", note="x"), row(1, 20, "a", note="y")])
+    job.run()
+    job.overrides["history_columns"] = ("segment", "note")
+    job.land([row(1, 30, "a", note="z")])
+    before = job.files()
+
+    with pytest.raises(HistoryError) as raised:
+        job.run()
+
+    assert "history_columns" in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert job.files() == before
