@@ -431,3 +431,21 @@ def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tm
     counts = ("versions_opened", "versions_closed")
     assert [real[name] for name in counts] == [3, 2]
     assert [dry[name] for name in counts] == [real[name] for name in counts]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HistoryColumnTaken compares names case-sensitively: Spark's AMBIGUOUS_REFERENCE instead",
+)
+def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    from glue_incremental.history.errors import HistoryColumnTaken
+
+    job = IcebergHistoryJob(spark, tmp_path, store)
+    job.land([{"id": 1, "updated": 10, "segment": "a", "VALID_FROM": "2020-01-01"}])
+
+    with pytest.raises(HistoryColumnTaken) as raised:
+        job.run()
+
+    assert "\n" not in str(raised.value)

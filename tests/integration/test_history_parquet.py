@@ -609,3 +609,23 @@ def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_column_wi
     refresh.run()
 
     assert incremental.versions() == refresh.versions()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HistoryColumnTaken compares names case-sensitively: Spark's AMBIGUOUS_REFERENCE instead",
+)
+def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    # An Oracle or Snowflake table's own VALID_FROM: Spark resolves names case-insensitively.
+    from glue_incremental.history.errors import HistoryColumnTaken
+
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([{"id": 1, "updated": 10, "segment": "a", "VALID_FROM": "2020-01-01"}])
+
+    with pytest.raises(HistoryColumnTaken) as raised:
+        job.run()
+
+    assert "\n" not in str(raised.value)
+    assert not job.target.exists() or not list(job.target.rglob("*.parquet"))
