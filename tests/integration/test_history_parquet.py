@@ -629,3 +629,25 @@ def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_l
 
     assert "\n" not in str(raised.value)
     assert not job.target.exists() or not list(job.target.rglob("*.parquet"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a load without --history merges into the versions: key 1's past version is deleted",
+)
+def test_a_latest_version_load_into_a_history_target_is_refused_and_keeps_every_version(
+    spark, tmp_path, store
+):
+    # The reverse of LatestVersionTarget: `history` dropped from the pipeline (Terraform,
+    # or a rerun without --history scd2) must not collapse the versions to one row per key.
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a"), row(1, 20, "b")])
+    job.run()
+    versions = job.versions()
+    job.land([row(2, 30, "c")])  # key 1 is not even in the run
+
+    with pytest.raises(Exception) as raised:
+        job.run(history=None)
+
+    assert "\n" not in str(raised.value)
+    assert job.versions() == versions
