@@ -7,6 +7,7 @@ built from every delivery the source holds, whatever the runs, batches, rewinds 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -376,3 +377,90 @@ def test_property_any_deliveries_in_any_batches_give_the_reference_history(
     if root:  # every data file in S3
         found = spark.sql(f"SELECT file_path FROM {job.config.iceberg_target.name}.files")
         assert all(r.file_path.startswith(f"{root}/warehouse/") for r in found.collect())
+
+
+# -- attacks (issue 43): behaviours the history target promises that it does not keep yet ------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="an array column makes the per-key core hash a list: TypeError, run fails"
+)
+def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, store):
+    job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([{"id": 1, "updated": 10, "segment": "a", "tags": ["x", "y"]}])
+    job.run()
+    job.land([{"id": 1, "updated": 20, "segment": "b", "tags": ["x"]}])
+    job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, None, True)]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="valid_from/valid_to stay int when the watermark widens: MERGE overflows"
+)
+def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, store):
+    narrow = "id bigint, updated int, segment string"
+    job = IcebergHistoryJob(
+        spark, tmp_path, store, history_columns=("segment",), source_schema=narrow
+    )
+    job.land([{"id": 1, "updated": 10, "segment": "a"}, {"id": 2, "updated": 10, "segment": "a"}])
+    job.run()
+    job.overrides["source_schema"] = narrow.replace("updated int", "updated bigint")
+    job.land([{"id": 1, "updated": 3_000_000_000, "segment": "b"}])
+
+    job.run()
+
+    assert job.bounds() == [
+        (1, 10, 3_000_000_000, False),
+        (1, 3_000_000_000, None, True),
+        (2, 10, None, True),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a batched dry run counts the versions of its first batch only"
+)
+def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tmp_path, store):
+    job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",), max_batch_files=1)
+    for updated, segment in ((10, "a"), (20, "b"), (30, "c")):
+        job.land([row(1, updated, segment)])
+
+    dry = job.run(dry_run=True)
+    real = job.run()
+
+    assert len(dry["plan"]["batches"]) == real["batches"] == 3
+    counts = ("versions_opened", "versions_closed")
+    assert [real[name] for name in counts] == [3, 2]
+    assert [dry[name] for name in counts] == [real[name] for name in counts]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HistoryColumnTaken compares names case-sensitively: Spark's AMBIGUOUS_REFERENCE instead",
+)
+def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    from glue_incremental.history.errors import HistoryColumnTaken
+
+    job = IcebergHistoryJob(spark, tmp_path, store)
+    job.land([{"id": 1, "updated": 10, "segment": "a", "VALID_FROM": "2020-01-01"}])
+
+    with pytest.raises(HistoryColumnTaken) as raised:
+        job.run()
+
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.xfail(strict=True, reason="NaN != NaN in the core: an unchanged NaN opens a version")
+def test_a_tracked_value_of_nan_delivered_again_opens_no_version(spark, tmp_path, store):
+    job = IcebergHistoryJob(spark, tmp_path, store)
+    for name, updated in (("a.json", 10), ("b.json", 20)):
+        job.clock.now += 10
+        path = job.tmp / "source" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'{{"id": 1, "updated": {updated}, "score": NaN}}\n')
+        os.utime(path, (job.clock.now, job.clock.now))
+        job.run()
+
+    assert job.bounds() == [(1, 10, None, True)]

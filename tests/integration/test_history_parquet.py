@@ -7,6 +7,7 @@ built from every delivery the source holds, whatever the runs, batches and crash
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -449,3 +450,224 @@ def test_the_catalog_table_gains_the_added_columns_at_the_first_history_run(
         kinds["updated"],
         "boolean",
     )
+
+
+# -- attacks (issue 43): behaviours the history target promises that it does not keep yet ------
+
+
+@pytest.mark.xfail(
+    strict=True, reason="an array column makes the per-key core hash a list: TypeError, run fails"
+)
+def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, store):
+    # A customer's tags (a JSON array, array<string>): untracked, carried in each version.
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([{"id": 1, "updated": 10, "segment": "a", "tags": ["x", "y"]}])
+    job.run()
+    job.land([{"id": 1, "updated": 20, "segment": "b", "tags": ["x"]}])
+    job.run()
+
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, None, True)]
+    assert [v["tags"] for v in job.versions()] == [["x", "y"], ["x"]]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="widening rewrites the data but not _history/: int and bigint side files, run fails",
+)
+def test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading(spark, tmp_path, store):
+    narrow = "id bigint, part string, updated bigint, segment string, qty int"
+    wide = narrow.replace("qty int", "qty bigint")
+    job = HistoryJob(
+        spark,
+        tmp_path,
+        store,
+        history_columns=("segment",),
+        partition_by=("part",),
+        source_schema=narrow,
+    )
+    # key 2's update of an untracked column leaves an absorbed delivery in _history/part=y
+    job.land(
+        [
+            {"id": 1, "updated": 10, "segment": "a", "part": "x", "qty": 1},
+            {"id": 2, "updated": 10, "segment": "a", "part": "y", "qty": 1},
+            {"id": 2, "updated": 12, "segment": "a", "part": "y", "qty": 2},
+        ]
+    )
+    job.run()
+    job.overrides["source_schema"] = wide  # qty widens; only part=x is touched
+    job.land([{"id": 1, "updated": 20, "segment": "b", "part": "x", "qty": 3_000_000_000}])
+    job.run()
+    job.land(
+        [
+            {"id": 1, "updated": 30, "segment": "c", "part": "x", "qty": 1},
+            {"id": 2, "updated": 30, "segment": "c", "part": "y", "qty": 1},
+        ]
+    )
+
+    job.run()  # reads _history/ of part=x (qty bigint) and part=y (qty int)
+
+    job.assert_equals_reference(("segment",))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="valid_from/valid_to keep the watermark's old type: int32 and int64 files, run fails",
+)
+def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, store):
+    narrow = "id bigint, part string, updated int, segment string"
+    job = HistoryJob(
+        spark,
+        tmp_path,
+        store,
+        history_columns=("segment",),
+        partition_by=("part",),
+        source_schema=narrow,
+    )
+    job.land(
+        [
+            {"id": 1, "updated": 10, "segment": "a", "part": "x"},
+            {"id": 2, "updated": 10, "segment": "a", "part": "y"},
+        ]
+    )
+    job.run()
+    job.overrides["source_schema"] = narrow.replace("updated int", "updated bigint")
+    job.land([{"id": 1, "updated": 3_000_000_000, "segment": "b", "part": "x"}])
+
+    job.run()
+
+    assert job.bounds() == [
+        (1, 10, 3_000_000_000, False),
+        (1, 3_000_000_000, None, True),
+        (2, 10, None, True),
+    ]
+    job.assert_equals_reference(("segment",))
+
+
+@pytest.mark.xfail(strict=True, reason="NaN != NaN in the core: an unchanged NaN opens a version")
+def test_a_tracked_value_of_nan_delivered_again_opens_no_version(spark, tmp_path, store):
+    # Spark reads a JSON NaN as a double NaN (and compares NaN = NaN as true in SQL).
+    job = HistoryJob(spark, tmp_path, store)
+    for name, updated in (("a.json", 10), ("b.json", 20)):
+        job.clock.now += 10
+        path = job.tmp / "source" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'{{"id": 1, "updated": {updated}, "score": NaN}}\n')
+        os.utime(path, (job.clock.now, job.clock.now))
+        job.run()
+
+    assert job.bounds() == [(1, 10, None, True)]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a batched dry run counts the versions of its first batch only"
+)
+def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tmp_path, store):
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",), max_batch_files=1)
+    for updated, segment in ((10, "a"), (20, "b"), (30, "c")):
+        job.land([row(1, updated, segment)])
+
+    dry = job.run(dry_run=True)
+    real = job.run()
+
+    assert len(dry["plan"]["batches"]) == real["batches"] == 3
+    counts = ("versions_opened", "versions_closed")
+    assert [real[name] for name in counts] == [3, 2]
+    assert [dry[name] for name in counts] == [real[name] for name in counts]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an executor stack trace (InconsistentHistory, 'edited by hand') on every run after",
+)
+def test_changing_the_tracked_columns_of_a_loaded_target_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    # Key 1's note changed under --history_columns segment: one version, one absorbed
+    # delivery. Tracking the note too makes the stored versions disagree with the new rule.
+    from glue_incremental.history.errors import HistoryError
+
+    job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a", note="x"), row(1, 20, "a", note="y")])
+    job.run()
+    job.overrides["history_columns"] = ("segment", "note")
+    job.land([row(1, 30, "a", note="z")])
+    before = job.files()
+
+    with pytest.raises(HistoryError) as raised:
+        job.run()
+
+    assert "history_columns" in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert job.files() == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the tie digest hashes repr() of values: 3 beats 1 as int, 1.0 beats 3.0 as double",
+)
+def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_column_widens(
+    spark, tmp_path, store
+):
+    # Two rows of key 1 at one watermark in one file: rule 1's digest decides. qty then widens
+    # from int to double (a safe widening); a full refresh reads every file as double.
+    narrow = "id bigint, updated bigint, segment string, qty int"
+    wide = narrow.replace("qty int", "qty double")
+    tie = [
+        {"id": 1, "updated": 10, "segment": "a", "qty": 1},
+        {"id": 1, "updated": 10, "segment": "a", "qty": 3},
+    ]
+    later = [{"id": 2, "updated": 20, "segment": "b", "qty": 2.5}]
+    incremental = HistoryJob(spark, tmp_path / "inc", store, "inc", source_schema=narrow)
+    incremental.land(tie)
+    incremental.run()
+    incremental.land(later)
+    incremental.run(source_schema=wide)
+    refresh = HistoryJob(spark, tmp_path / "full", store, "full", source_schema=wide)
+    refresh.land(tie)
+    refresh.land(later)
+
+    refresh.run()
+
+    assert incremental.versions() == refresh.versions()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HistoryColumnTaken compares names case-sensitively: Spark's AMBIGUOUS_REFERENCE instead",
+)
+def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    # An Oracle or Snowflake table's own VALID_FROM: Spark resolves names case-insensitively.
+    from glue_incremental.history.errors import HistoryColumnTaken
+
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([{"id": 1, "updated": 10, "segment": "a", "VALID_FROM": "2020-01-01"}])
+
+    with pytest.raises(HistoryColumnTaken) as raised:
+        job.run()
+
+    assert "\n" not in str(raised.value)
+    assert not job.target.exists() or not list(job.target.rglob("*.parquet"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a load without --history merges into the versions: key 1's past version is deleted",
+)
+def test_a_latest_version_load_into_a_history_target_is_refused_and_keeps_every_version(
+    spark, tmp_path, store
+):
+    # The reverse of LatestVersionTarget: `history` dropped from the pipeline (Terraform,
+    # or a rerun without --history scd2) must not collapse the versions to one row per key.
+    job = HistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a"), row(1, 20, "b")])
+    job.run()
+    versions = job.versions()
+    job.land([row(2, 30, "c")])  # key 1 is not even in the run
+
+    with pytest.raises(Exception) as raised:
+        job.run(history=None)
+
+    assert "\n" not in str(raised.value)
+    assert job.versions() == versions
