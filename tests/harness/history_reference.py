@@ -3,8 +3,10 @@ delivery ever made, in pure Python, without the library's code.
 
 The rules are docs/history.md's: per key and watermark the winning delivery (the later
 delivery, an unknown one lowest, a null part of one lowest; then the greater SHA-256 of
-``repr((deleted, sorted row items))``); then runs of consecutive winners with equal tracked
-values (a missing column is null), a delete ending a run; each run of upserts is one
+``repr((deleted, sorted row items))``, values in their comparable form); then runs of
+consecutive winners with equal tracked values (a missing column is null; values compared in
+their comparable form: a whole number the same whatever its numeric type, NaN equal to NaN,
+arrays and maps by content), a delete ending a run; each run of upserts is one
 version from its first watermark to the next run's first (null for the last), holding the
 values of its last row.
 """
@@ -13,9 +15,39 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
+
+
+class _NaN:
+    def __repr__(self) -> str:
+        return "nan"
+
+
+_NAN = _NaN()
+
+
+def comparable(value: Any) -> Any:
+    """The value as the rules compare it (see the module's docstring)."""
+    if isinstance(value, float) and math.isnan(value):
+        return _NAN
+    if isinstance(value, Decimal) and value.is_nan():
+        return _NAN
+    if isinstance(value, float | Decimal) and not isinstance(value, bool):
+        whole = value == int(value) if math.isfinite(value) else False
+        if whole and abs(int(value)) <= 2**63 and int(value) != 2**63:
+            return int(value)
+        return value.normalize() if isinstance(value, Decimal) else value
+    if isinstance(value, list | tuple):
+        return tuple(comparable(item) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted(((comparable(k), comparable(v)) for k, v in value.items()), key=repr))
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -49,7 +81,7 @@ def _order(one: Made) -> tuple[Any, ...]:
         known: tuple[Any, ...] = (0,)
     else:
         known = (1, [(0, 0) if part is None else (1, part) for part in one.delivery])
-    text = repr((one.deleted, tuple(sorted(one.row.items()))))
+    text = repr((one.deleted, tuple((k, comparable(v)) for k, v in sorted(one.row.items()))))
     return (*known, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
@@ -65,7 +97,7 @@ def _key_history(
     compared = list(tracked) if tracked is not None else columns
 
     def state(one: Made) -> tuple[Any, ...] | None:
-        return None if one.deleted else tuple(one.row.get(name) for name in compared)
+        return None if one.deleted else tuple(comparable(one.row.get(name)) for name in compared)
 
     runs = [list(group) for _, group in itertools.groupby(winners, state)]
     rows = []

@@ -382,9 +382,6 @@ def test_property_any_deliveries_in_any_batches_give_the_reference_history(
 # -- attacks (issue 43): behaviours the history target promises that it does not keep yet ------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="an array column makes the per-key core hash a list: TypeError, run fails"
-)
 def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, store):
     job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",))
     job.land([{"id": 1, "updated": 10, "segment": "a", "tags": ["x", "y"]}])
@@ -434,10 +431,6 @@ def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tm
     assert [dry[name] for name in counts] == [real[name] for name in counts]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HistoryColumnTaken compares names case-sensitively: Spark's AMBIGUOUS_REFERENCE instead",
-)
 def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(
     spark, tmp_path, store
 ):
@@ -452,7 +445,6 @@ def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_l
     assert "\n" not in str(raised.value)
 
 
-@pytest.mark.xfail(strict=True, reason="NaN != NaN in the core: an unchanged NaN opens a version")
 def test_a_tracked_value_of_nan_delivered_again_opens_no_version(spark, tmp_path, store):
     job = IcebergHistoryJob(spark, tmp_path, store)
     for name, updated in (("a.json", 10), ("b.json", 20)):

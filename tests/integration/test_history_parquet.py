@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from glue_incremental.deletes.markers import DeleteMarker
 from glue_incremental.history.errors import (
+    HistoryTarget,
     LatestVersionTarget,
     NullWatermark,
     UnknownHistoryColumn,
@@ -455,9 +456,6 @@ def test_the_catalog_table_gains_the_added_columns_at_the_first_history_run(
 # -- attacks (issue 43): behaviours the history target promises that it does not keep yet ------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="an array column makes the per-key core hash a list: TypeError, run fails"
-)
 def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, store):
     # A customer's tags (a JSON array, array<string>): untracked, carried in each version.
     job = HistoryJob(spark, tmp_path, store, history_columns=("segment",))
@@ -543,7 +541,6 @@ def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, s
     job.assert_equals_reference(("segment",))
 
 
-@pytest.mark.xfail(strict=True, reason="NaN != NaN in the core: an unchanged NaN opens a version")
 def test_a_tracked_value_of_nan_delivered_again_opens_no_version(spark, tmp_path, store):
     # Spark reads a JSON NaN as a double NaN (and compares NaN = NaN as true in SQL).
     job = HistoryJob(spark, tmp_path, store)
@@ -601,10 +598,6 @@ def test_changing_the_tracked_columns_of_a_loaded_target_is_refused_in_one_line(
     assert job.files() == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the tie digest hashes repr() of values: 3 beats 1 as int, 1.0 beats 3.0 as double",
-)
 def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_column_widens(
     spark, tmp_path, store
 ):
@@ -631,10 +624,6 @@ def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_column_wi
     assert incremental.versions() == refresh.versions()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HistoryColumnTaken compares names case-sensitively: Spark's AMBIGUOUS_REFERENCE instead",
-)
 def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(
     spark, tmp_path, store
 ):
@@ -651,10 +640,6 @@ def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_l
     assert not job.target.exists() or not list(job.target.rglob("*.parquet"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a load without --history merges into the versions: key 1's past version is deleted",
-)
 def test_a_latest_version_load_into_a_history_target_is_refused_and_keeps_every_version(
     spark, tmp_path, store
 ):
@@ -666,8 +651,8 @@ def test_a_latest_version_load_into_a_history_target_is_refused_and_keeps_every_
     versions = job.versions()
     job.land([row(2, 30, "c")])  # key 1 is not even in the run
 
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(HistoryTarget) as raised:
         job.run(history=None)
 
-    assert "\n" not in str(raised.value)
+    assert "--history scd2" in str(raised.value) and "\n" not in str(raised.value)
     assert job.versions() == versions

@@ -9,6 +9,7 @@ to write and the ones they replace out. No Spark, no I/O. Rules: ``docs/history.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,13 +17,16 @@ from typing import Any
 
 from glue_incremental.history.errors import InconsistentHistory, NullWatermark
 from glue_incremental.history.options import HistoryOptions
+from glue_incremental.history.values import canonical
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Delivery:
     """One source row of a key: its values (the watermark column among them), its delivery
     order (a file's modification time, then its name; ``None``: unknown, the lowest) and
-    whether it is a delete. Hashable: the same row delivered twice is one delivery."""
+    whether it is a delete. Hashable: the same row delivered twice is one delivery, its
+    values compared as ``history.values.canonical`` says (as read before or after a widening,
+    NaN equal to NaN, arrays and maps by content)."""
 
     row: tuple[tuple[str, object], ...]
     watermark: Any
@@ -48,6 +52,16 @@ class Delivery:
     @property
     def values(self) -> dict[str, object]:
         return dict(self.row)
+
+    @functools.cached_property
+    def _identity(self) -> tuple[object, ...]:
+        return (canonical(self.row), canonical(self.watermark), self.delivery, self.deleted)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Delivery) and self._identity == other._identity
+
+    def __hash__(self) -> int:
+        return hash(self._identity)
 
 
 @dataclass(frozen=True)
@@ -108,9 +122,10 @@ class Change:
 
 
 def tie_digest(delivery: Delivery) -> str:
-    """The last step of the tie rule: the SHA-256 of the row's canonical text (its sorted
-    items and delete flag, as ``repr``). Deterministic, and the same in every process."""
-    text = repr((delivery.deleted, delivery.row))
+    """The last step of the tie rule: the SHA-256 of the row's canonical text (its delete flag
+    and sorted items, values as ``history.values.canonical`` gives them, as ``repr``).
+    Deterministic, the same in every process, and the same before and after a widening."""
+    text = repr((delivery.deleted, canonical(delivery.row)))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

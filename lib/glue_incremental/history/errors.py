@@ -55,6 +55,18 @@ class LatestVersionTarget(HistoryError, ValueError):
         )
 
 
+class HistoryTarget(HistoryError, ValueError):
+    """A write of latest-version rows (no ``--history``) to a ``target`` that holds versions:
+    its merge by key would collapse every key's versions into one row."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        super().__init__(
+            f"{target} holds history versions (written with --history scd2): load it with "
+            "--history scd2, or load latest versions into a new target; nothing was written"
+        )
+
+
 class NullWatermark(HistoryError, ValueError):
     """A delivery without a watermark: it cannot bound a version. ``key`` is its key values."""
 

@@ -16,6 +16,7 @@ from glue_incremental.history.errors import (
     LatestVersionTarget,
     UnknownHistoryColumn,
 )
+from glue_incremental.history.values import canonical
 
 DEFAULT_VALID_FROM = "valid_from"
 DEFAULT_VALID_TO = "valid_to"
@@ -73,11 +74,13 @@ class HistoryOptions:
         }
 
     def check_columns(self, columns: Iterable[str]) -> None:
-        """Refuse a tracked column ``columns`` lacks, and a column named like an added one."""
+        """Refuse a tracked column ``columns`` lacks, and a column named like an added one
+        in any case (Spark resolves names regardless of case: ``VALID_FROM`` is ``valid_from``)."""
         present = list(columns)
+        by_folded = {column.casefold(): column for column in present}
         for option, name in self.added_columns.items():
-            if name in present:
-                raise HistoryColumnTaken(name, option)
+            if name.casefold() in by_folded:
+                raise HistoryColumnTaken(by_folded[name.casefold()], option)
         for column in self.history_columns or ():
             if column not in present:
                 raise UnknownHistoryColumn(column, present)
@@ -92,10 +95,10 @@ class HistoryOptions:
             raise LatestVersionTarget(target, missing)
 
     def same_tracked(self, row: Mapping[str, object], other: Mapping[str, object]) -> bool:
-        """Whether ``row`` and ``other`` have equal tracked values (a missing column, as
-        schema evolution leaves older rows, is null)."""
+        """Whether ``row`` and ``other`` have equal tracked values (``history.values.canonical``;
+        a missing column, as schema evolution leaves older rows, is null)."""
         if self.history_columns is not None:
             names: Iterable[str] = self.history_columns
         else:
             names = (set(row) | set(other)) - {self.watermark_column}
-        return all(row.get(name) == other.get(name) for name in names)
+        return all(canonical(row.get(name)) == canonical(other.get(name)) for name in names)

@@ -12,6 +12,7 @@ anywhere, then a rerun, converges as for the latest-version target. Design:
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -33,7 +34,7 @@ from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import Published, Settle, UpsertSpec
 from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.parquet import publish, staged_writes, writer
-from glue_incremental.targets.parquet.target import ParquetTarget
+from glue_incremental.targets.parquet.target import VERSIONS_MARKER, ParquetTarget
 from glue_incremental.targets.versions import (
     add_version_counts,
     counted_versions,
@@ -91,6 +92,9 @@ class ParquetHistoryTarget(ParquetTarget):
         """The plan's schema, the added version columns kept as they are."""
         added = [stored.schema[name] for name in self.history.added_columns.values()]
         return StructType([*plan.resolved.fields, *added])
+
+    def _refuse_versions(self, run: IncrementalRun) -> None:
+        return None  # versions are what this target keeps
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
@@ -187,6 +191,10 @@ def upsert_history(
     validate_run_id(run_id)
     writer.recover(spark, target_uri)
     changes = _changes(spark, rows, target_uri, options, partition_by, spec)
+    fs = writer.open_filesystem(spark, target_uri)
+    marker = publish.join(target_uri, VERSIONS_MARKER)
+    if not fs.exists(marker):  # before the first publish: a latest-version write refuses it
+        fs.write_bytes(marker, json.dumps(options.added_columns, sort_keys=True).encode())
     out, data, delivery, index_plan = (
         changes.out,
         changes.data,

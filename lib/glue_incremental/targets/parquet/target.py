@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.deletes import tombstones
+from glue_incremental.history.errors import HistoryTarget
 from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema import conform as schema_conform
 from glue_incremental.schema.evolution import SchemaPlan
@@ -39,6 +40,10 @@ from glue_incremental.targets.parquet import schema_file as parquet_schema
 if TYPE_CHECKING:
     from glue_incremental.run.context import IncrementalRun
     from glue_incremental.run.summary import JsonValue
+
+
+# Written by a history target before its first publish: a latest-version write refuses it.
+VERSIONS_MARKER = "_history.json"
 
 
 @dataclass
@@ -98,7 +103,14 @@ class ParquetTarget:
             self._publish_seq = restore.latest_seq(fs, self.path) or 0
 
     def schema(self, run: IncrementalRun) -> StructType | None:
+        self._refuse_versions(run)
         return writer.target_schema(run.spark, self.path, self.partition_by)
+
+    def _refuse_versions(self, run: IncrementalRun) -> None:
+        """HistoryTarget if a history target's marker is there (``VERSIONS_MARKER``)."""
+        fs = writer.open_filesystem(run.spark, self.path)
+        if fs.exists(publish.join(self.path, VERSIONS_MARKER)):
+            raise HistoryTarget(self.path)
 
     def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
         return writer.read_target(run.spark, self.path, self.partition_by)
@@ -152,6 +164,7 @@ class ParquetTarget:
     ) -> Published:
         """The files are published first; the state to commit is settled after them, so its
         ``published_at_ms`` is not older than any file it covers (upstream checks rely on it)."""
+        self._refuse_versions(run)
         result = writer.upsert(
             run.spark,
             rows,
@@ -182,6 +195,7 @@ class ParquetTarget:
         affected: Sequence[PartitionValues] | None,
         settle: Settle,
     ) -> Published:
+        self._refuse_versions(run)
         result = writer.replace_partitions(
             run.spark,
             rows,
