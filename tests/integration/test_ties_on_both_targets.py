@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from glue_incremental.args import BookmarkOption
 from glue_incremental.load.job import LoadConfig
 from glue_incremental.targets.iceberg.tables import IcebergTarget
 
@@ -101,3 +102,46 @@ def test_a_late_visible_file_with_an_older_delivery_does_not_replace_the_stored_
     assert output.read(spark, columns) == [(1, 5, "x")]
     assert as_tuples(full_refresh(source, ("id",), "updated"), columns) == [(1, 5, "x")]
     assert sorted(output.columns(spark)) == columns  # deliveries hidden from readers
+
+
+@pytest.mark.parametrize("wider", ["bigint", "double"])
+@pytest.mark.parametrize("pair", [(1, 3), (100, 3)])
+def test_a_tie_in_one_file_goes_to_the_row_a_full_refresh_keeps_after_a_column_widens(
+    spark, tmp_path, store, output, pair, wider
+):
+    """Two rows of key 1 at one watermark in one file: the digest decides. ``qty`` then widens
+    from int; a full refresh reads both rows in the wider type and must keep the same one."""
+    if wider == "double" and "target_table" in output.options:
+        pytest.skip("Iceberg promotes int to bigint, not to double")
+    narrow = "id bigint, updated bigint, qty int"
+    wide = narrow.replace("qty int", f"qty {wider}")
+    tie = [{"id": 1, "updated": 10, "qty": pair[0]}, {"id": 1, "updated": 10, "qty": pair[1]}]
+    later = [{"id": 2, "updated": 20, "qty": 2}]
+    source = tmp_path / "source"
+    write_json_file(source, tie, mtime=T0 - 100, name="tie.json")
+    run_load_at(
+        spark,
+        config_for(source, output, source_schema=narrow),
+        job_name="tie4",
+        run_id="r1",
+        clock=FixedClock(T0),
+        store=store,
+    )
+    write_json_file(source, later, mtime=T0 + 10, name="later.json")
+    wide_config = config_for(source, output, source_schema=wide)
+    run_load_at(
+        spark, wide_config, job_name="tie4", run_id="r2", clock=FixedClock(T0 + 60), store=store
+    )
+    incremental = output.read(spark, ["id", "qty"])
+
+    run_load_at(  # bookmarks disabled: a full refresh over every file, read as doubles
+        spark,
+        wide_config,
+        job_name="tie4",
+        run_id="r3",
+        clock=FixedClock(T0 + 120),
+        store=store,
+        option=BookmarkOption.DISABLE,
+    )
+
+    assert output.read(spark, ["id", "qty"]) == incremental

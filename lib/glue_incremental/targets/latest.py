@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import DataType, DecimalType, FloatType, IntegralType, StructType
 
 from glue_incremental.deletes import tombstones
 from glue_incremental.io.jvm_calls import quoted, select_sql
@@ -43,7 +44,7 @@ def merge_latest(
     ``prefer`` (the load marks the rows just read 1 and the target's rows 0:
     with no delivery to compare, as for JDBC, the source's current row wins),
     then the greater xxhash64 of the row's values (so two runs seeing the same
-    candidates keep the same one). ``prefer`` is dropped from the result, and
+    candidates keep the same one), numbers hashed as doubles (``tie_hash``). ``prefer`` is dropped from the result, and
     ``delivery`` columns too unless ``keep_delivery``. ``deleted``: a reconcile's delete of a
     snapshot source ranks as ``deletes.tombstones.absent_versions`` says.
     """
@@ -59,8 +60,8 @@ def merge_latest(
     ordering.extend(f"{quoted(name)} DESC NULLS LAST" for name in delivery)
     if prefer:
         ordering.append(f"{quoted(prefer)} DESC NULLS LAST")
-    hashed = [quoted(name) for name in data_columns if name != tombstones.GONE_AT]
-    ordering.append(f"xxhash64({', '.join(hashed)}) DESC NULLS LAST")
+    hashed = [name for name in data_columns if name != tombstones.GONE_AT]
+    ordering.extend(f"{term} DESC NULLS LAST" for term in tie_hash(df.schema, hashed))
     keys = ", ".join(quoted(key) for key in primary_key)
     rank = "__glue_incremental_rank"
     window = f"row_number() OVER (PARTITION BY {keys} ORDER BY {', '.join(ordering)})"
@@ -68,6 +69,26 @@ def merge_latest(
     kept = [*data_columns, *(delivery if keep_delivery else ())]
     merged = select_sql(ranked, [quoted(name) for name in kept])
     return merged if deleted is None else tombstones.still_gone(merged, delivery, deleted)
+
+
+def tie_hash(schema: StructType, columns: Sequence[str]) -> list[str]:
+    """The tie's last step as SQL terms: ``xxhash64`` of ``columns`` with every number cast
+    to double, so a value read before a widening (``3`` as int) and after it (``3.0`` as
+    double, ``3.00`` as decimal) hashes alike and a tie goes to the row a full refresh keeps;
+    then, when that cast changed a column, the hash of the values as typed (two numbers a
+    double cannot tell apart: a bigint's 19 digits, which no widening turns into a double)."""
+    as_double = [
+        f"CAST({quoted(name)} AS DOUBLE)" if _is_number(schema[name].dataType) else quoted(name)
+        for name in columns
+    ]
+    terms = [f"xxhash64({', '.join(as_double)})"]
+    if any(_is_number(schema[name].dataType) for name in columns):
+        terms.append(f"xxhash64({', '.join(quoted(name) for name in columns)})")
+    return terms
+
+
+def _is_number(data_type: DataType) -> bool:
+    return isinstance(data_type, IntegralType | DecimalType | FloatType)
 
 
 PartitionMoves = Literal["detect", "ignore"]
