@@ -13,7 +13,11 @@ from typing import Any
 
 import pytest
 from glue_incremental.deletes.markers import DeleteMarker
-from glue_incremental.history.errors import LatestVersionTarget, UnknownHistoryColumn
+from glue_incremental.history.errors import (
+    HistoryTarget,
+    LatestVersionTarget,
+    UnknownHistoryColumn,
+)
 from glue_incremental.history.groups import ROLE, VERSION
 from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental_tools import cli
@@ -238,6 +242,20 @@ def test_history_on_a_table_of_latest_version_rows_is_refused_in_one_line(spark,
 
     assert "already holds latest-version rows" in str(raised.value)
     assert "\n" not in str(raised.value)
+    assert [s.snapshot_id for s in job.snapshots()] == before
+
+
+def test_a_latest_version_load_into_a_history_table_is_refused_in_one_line(spark, tmp_path, store):
+    job = IcebergHistoryJob(spark, tmp_path, store)
+    job.land([row(1, 10, "a"), row(1, 20, "b")])
+    job.run()
+    before = [s.snapshot_id for s in job.snapshots()]
+    job.land([row(2, 30, "c")])
+
+    with pytest.raises(HistoryTarget) as raised:
+        job.run(history=None)
+
+    assert "--history scd2" in str(raised.value) and "\n" not in str(raised.value)
     assert [s.snapshot_id for s in job.snapshots()] == before
 
 

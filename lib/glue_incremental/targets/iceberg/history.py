@@ -76,6 +76,9 @@ class IcebergHistoryTarget(IcebergTableTarget):
             history=options.history,
         )
 
+    def _refuse_versions(self, stored: StructType | None) -> None:
+        return None  # versions are what this target keeps
+
     def _hidden(self, names: Sequence[str]) -> set[str]:
         return {*self.history.added_columns.values(), *HIDDEN} | {
             name for name in names if name.startswith("__glue_incremental_")

@@ -18,6 +18,8 @@ from pyspark.sql.types import StructType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.errors import NoSnapshotOfRun
+from glue_incremental.history import groups
+from glue_incremental.history.errors import HistoryTarget
 from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import (
@@ -81,7 +83,15 @@ class IcebergTableTarget:
         self._started_from = iceberg_writer.current_snapshot(run.spark, self.table)
 
     def schema(self, run: IncrementalRun) -> StructType | None:
-        return iceberg_writer.table_schema(run.spark, self.table)
+        stored = iceberg_writer.table_schema(run.spark, self.table)
+        self._refuse_versions(stored)
+        return stored
+
+    def _refuse_versions(self, stored: StructType | None) -> None:
+        """HistoryTarget if ``stored`` has a history table's role column: versions that a
+        merge by key would collapse into one row per key."""
+        if stored is not None and groups.ROLE in stored.fieldNames():
+            raise HistoryTarget(self.table.name)
 
     def read_as_of_start(self, run: IncrementalRun) -> DataFrame | None:
         return iceberg_writer.read_at(run.spark, self.table, self._started_id)
@@ -109,6 +119,7 @@ class IcebergTableTarget:
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
     ) -> Published:
         """The state is settled first: the snapshot carries the very state committed next."""
+        self._refuse_versions(iceberg_writer.table_schema(run.spark, self.table))
         states = settle()
         published = iceberg_writer.publish_upsert(
             run.spark,
@@ -135,6 +146,7 @@ class IcebergTableTarget:
         affected: Sequence[PartitionValues] | None,
         settle: Settle,
     ) -> Published:
+        self._refuse_versions(iceberg_writer.table_schema(run.spark, self.table))
         states = settle()
         published = iceberg_writer.publish_partitions(
             run.spark,
