@@ -175,6 +175,7 @@ def _load_rows(
         config.primary_key,
         config.watermark_column,
         _target_names(config, target),
+        history=config.history_options,
     )
     check_same_layout(run.committed_values(), layout)
     # The state names the output's table (if any), so a rewind can roll it back with it.
