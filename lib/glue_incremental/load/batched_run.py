@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,8 +54,8 @@ def every_listed_batch(
     counts the versions each batch would open and close in turn, as the run commits them.
 
     ``listed`` itself reads its first batch only; one batch or none: ``listed`` as it is."""
-    batches: Sequence[Mapping[str, Any]] = listed.summary.get("batches") or []  # type: ignore[assignment]
-    if len(batches) < 2:
+    batches = listed.summary.get("batches")
+    if not isinstance(batches, list) or len(batches) < 2:
         return listed
     listed.release()
     whole = source.plan(run)  # every new row; those after the last listed batch dropped
