@@ -26,6 +26,7 @@ from tests.harness.history_reference import Made, history
 pytestmark = pytest.mark.spark
 
 COUNTS = ("versions_opened", "versions_closed")
+DELIVERY_COLUMNS = ("file_modified", "file_name")
 
 
 class Customers:
@@ -33,8 +34,13 @@ class Customers:
     drops the raw ``source_system`` column before writing the versions."""
 
     def __init__(
-        self, tmp: Path, declared: History | None = None, catalog_table: str | None = None
+        self,
+        tmp: Path,
+        declared: History | None = None,
+        catalog_table: str | None = None,
+        delivered: bool = False,
     ) -> None:
+        self.delivered = delivered
         self.source, self.target = tmp / "source", tmp / "dim"
         self.catalog_table = catalog_table
         self.job = f"dim-{uuid.uuid4().hex[:8]}"
@@ -67,7 +73,24 @@ class Customers:
             rows = job.increment("customers")
             if rows is not None:
                 shaped = rows.select("id", "updated", F.upper("segment").alias("segment"))
-                job.write("dim", shaped, keys=["id"], order_by="updated", history=self.declared)
+                delivery: tuple[str, ...] = ()
+                if self.delivered:  # each row's file order, the documented way
+                    shaped = rows.select(
+                        "id",
+                        "updated",
+                        F.upper("segment").alias("segment"),
+                        F.col("_metadata.file_modification_time").alias("file_modified"),
+                        F.col("_metadata.file_name").alias("file_name"),
+                    )
+                    delivery = DELIVERY_COLUMNS
+                job.write(
+                    "dim",
+                    shaped,
+                    keys=["id"],
+                    order_by="updated",
+                    delivery=delivery,
+                    history=self.declared,
+                )
         return job.summary
 
     def run(self, spark: Any, run_id: str, *extra: str) -> dict[str, Any]:
@@ -143,16 +166,12 @@ def test_a_scripts_history_output_gets_its_columns_and_the_added_ones_in_its_cat
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a script's rows carry no delivery: a tie goes by digest, not to the later file",
-)
 def test_a_correction_in_a_later_file_at_the_same_watermark_wins_as_in_the_load(
     spark, store, tmp_path
 ):
     # docs/history.md, rule 1: at one watermark the later delivery wins. The load passes its
-    # file order; the documented script (rows.select(...), no delivery=) has none to pass.
-    dim = Customers(tmp_path)
+    # file order; a script passes it with delivery= (docs/custom-jobs.md), as this one does.
+    dim = Customers(tmp_path, delivered=True)
     dim.land("2024-01-01", [(1, 10, "smb")], age=120)
     dim.run(spark, "jr_1")
     dim.land("2024-01-02", [(1, 10, "retail")], age=30)  # the correction, same updated

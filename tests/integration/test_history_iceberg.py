@@ -432,21 +432,43 @@ def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, s
     ]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a batched dry run counts the versions of its first batch only"
-)
 def test_a_batched_dry_run_counts_the_versions_of_every_batch_it_lists(spark, tmp_path, store):
     job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",), max_batch_files=1)
     for updated, segment in ((10, "a"), (20, "b"), (30, "c")):
         job.land([row(1, updated, segment)])
 
     dry = job.run(dry_run=True)
+
+    assert job.snapshots() == [] and store.get_watermark(job.job_name) is None
     real = job.run()
 
     assert len(dry["plan"]["batches"]) == real["batches"] == 3
     counts = ("versions_opened", "versions_closed")
     assert [real[name] for name in counts] == [3, 2]
     assert [dry[name] for name in counts] == [real[name] for name in counts]
+
+
+def test_changing_the_tracked_columns_of_a_loaded_target_is_refused_in_one_line(
+    spark, tmp_path, store
+):
+    from glue_incremental.history.errors import HistoryError
+
+    job = IcebergHistoryJob(spark, tmp_path, store, history_columns=("segment",))
+    job.land([row(1, 10, "a", note="x"), row(1, 20, "a", note="y")])
+    job.run()
+    job.overrides["history_columns"] = ("segment", "note")
+    job.land([row(1, 30, "a", note="z")])
+    snapshots, state = job.snapshots(), store.get_watermark(job.job_name)
+
+    with pytest.raises(HistoryError) as raised:
+        job.run()
+
+    assert "history_columns" in str(raised.value) and "\n" not in str(raised.value)
+    assert (raised.value.old, raised.value.new) == (["segment"], ["note", "segment"])
+    assert (job.snapshots(), store.get_watermark(job.job_name)) == (snapshots, state)
+    store.reset(job.job_name, why="track the note")
+    job.run()  # the reset the refusal advises: the history rebuilt under the new columns
+    assert job.bounds() == [(1, 10, 20, False), (1, 20, 30, False), (1, 30, None, True)]
 
 
 def test_a_source_column_named_like_an_added_one_in_capitals_is_refused_in_one_line(

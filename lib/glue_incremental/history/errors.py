@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from glue_incremental.errors import GlueIncrementalError, user_columns
 
@@ -79,13 +79,36 @@ class NullWatermark(HistoryError, ValueError):
         )
 
 
+class TrackedColumnsChanged(HistoryError, ValueError):
+    """``history_columns`` other than those the target's versions were built with (recorded
+    in the state's layout): ``old`` and ``new`` (None: every column but the watermark)."""
+
+    def __init__(self, old: Sequence[str] | None, new: Sequence[str] | None) -> None:
+        self.option = "history_columns"
+        self.old = None if old is None else list(old)
+        self.new = None if new is None else list(new)
+        super().__init__(
+            f"history: --history_columns changed from {_tracked(self.old)} to "
+            f"{_tracked(self.new)} since the last committed run, and the stored versions follow "
+            "the old ones; nothing was written: reset the watermark (watermarks reset) so the "
+            f"next run rebuilds the history from the source, or keep {_tracked(self.old)}"
+        )
+
+
+def _tracked(columns: Sequence[str] | None) -> str:
+    return "every column" if columns is None else ",".join(columns)
+
+
 class InconsistentHistory(HistoryError, RuntimeError):
-    """The stored versions of a key are not the ones its stored deliveries give (a target
-    edited by hand, or a read that missed part of the key's history); ``key`` names it."""
+    """The stored versions of a key are not the ones its stored deliveries give under the
+    run's options (tracked columns other than those they were built with, a target edited
+    by hand, a read that missed part of the key's history); ``key`` names it."""
 
     def __init__(self, key: Mapping[str, object], detail: str) -> None:
         self.key, self.detail = dict(key), detail
         super().__init__(
             f"history: the stored versions of key {self.key} do not follow from its stored "
-            f"deliveries ({detail}); nothing was written"
+            f"deliveries under this run's options ({detail}): were the tracked columns changed "
+            "since they were written (a custom script's History(columns=...)), or the target "
+            "edited? Reset and reload it from the source; nothing was written"
         )

@@ -27,6 +27,9 @@ ROLE = "__history_role"
 DELETED = "__history_deleted"
 OPENED = "__history_opened"
 CLOSED = "__history_closed"
+# A dry run's batch number of an incoming row (``Layout.batch``): the batches a bounded run
+# would commit one after the other, counted as such without writing any of them.
+BATCH = "__history_batch"
 # A row's role: a delivery of this run, a stored version row, the delivery of a stored
 # version's representative (its key, watermark and delivery columns), a stored absorbed
 # delivery, and one row of counts per changed key.
@@ -42,18 +45,21 @@ INCOMING, VERSION, REPRESENTATIVE, ABSORBED, COUNTS = (
 @dataclass(frozen=True)
 class Layout:
     """The columns of a tagged row: ``data`` (the source's, key and watermark among them),
-    ``delivery`` (a file's modification time and name; none for JDBC), and ``partition_by``."""
+    ``delivery`` (a file's modification time and name; none for JDBC), ``partition_by``,
+    and ``batch`` (``BATCH``, a dry run's incoming rows numbered by the batch they are in)."""
 
     options: HistoryOptions
     data: tuple[str, ...]
     delivery: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
+    batch: str | None = None
 
     @cached_property
     def columns(self) -> tuple[str, ...]:
         """Every column of a tagged row, in order."""
         added = tuple(self.options.added_columns.values())
-        return (*self.data, *added, *self.delivery, DELETED, ROLE, OPENED, CLOSED)
+        numbered = (self.batch,) if self.batch else ()
+        return (*self.data, *added, *self.delivery, *numbered, DELETED, ROLE, OPENED, CLOSED)
 
     @cached_property
     def _stored(self) -> tuple[str, ...]:
@@ -105,9 +111,10 @@ def by_key(
 
 def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tuple[Any, ...]]:
     """A key's new rows (``Layout.columns`` order) from its tagged rows (Spark ``Row``s or
-    dicts): unchanged without an incoming delivery, else after ``core.apply``."""
+    dicts): unchanged without an incoming delivery, else after ``core.apply``, once per
+    batch in the batches' order (``Layout.batch``; one batch without it), counts summed."""
     options, watermark = layout.options, layout.options.watermark_column
-    incoming: list[Delivery] = []
+    batches: dict[int, list[Delivery]] = {}
     stored: list[Mapping[str, Any]] = []
     order: dict[Any, tuple[Any, ...] | None] = {}
     absorbed: list[Delivery] = []
@@ -117,7 +124,8 @@ def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tup
         if role == INCOMING:
             if row.get(watermark) is None:
                 raise NullWatermark({name: row.get(name) for name in options.primary_key})
-            incoming.append(layout.delivered(row))
+            number = (row.get(layout.batch) or 0) if layout.batch else 0
+            batches.setdefault(number, []).append(layout.delivered(row))
         elif role == VERSION:
             stored.append(row)
         elif role == REPRESENTATIVE:
@@ -132,7 +140,9 @@ def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tup
         )
         for row in stored
     ]
-    if incoming:
+    opened = closed = 0
+    for number in sorted(batches):
+        incoming = batches[number]
         since = needed_from(versions, min(delivery.watermark for delivery in incoming))
         change = apply(
             [version for version in versions if version.valid_from >= since],
@@ -143,7 +153,9 @@ def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tup
         replaced, released = set(change.replace), set(change.release)
         versions = [v for v in versions if v not in replaced] + list(change.write)
         absorbed = [d for d in absorbed if d not in released] + list(change.absorb)
-        yield layout.out(COUNTS, {OPENED: change.opened, CLOSED: change.closed})
+        opened, closed = opened + change.opened, closed + change.closed
+    if batches:
+        yield layout.out(COUNTS, {OPENED: opened, CLOSED: closed})
     yield from _state(layout, versions, absorbed)
 
 

@@ -251,9 +251,10 @@ def is_listed(column: str, values: Sequence[KeyValue]) -> Column:
     makes a call per value, seconds at ``MAX_LISTED_KEYS`` values; text is parsed at once.
     Runs of consecutive integers are ranges (``integer_runs``): Spark analyses thousands of
     IN literals in about a second, a range in no time, and Parquet skips by either."""
-    if values and all(type(value) is int for value in values):
+    integers = [value for value in values if type(value) is int]
+    if values and len(integers) == len(values):
         name = quoted(column)
-        ranges, singles = integer_runs(values)
+        ranges, singles = integer_runs(integers)
         terms = [f"{name} BETWEEN {low} AND {high}" for low, high in ranges]
         if singles:
             terms.append(f"{name} IN ({','.join(str(value) for value in singles)})")

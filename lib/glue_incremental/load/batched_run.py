@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from glue_incremental.engine.batch_plan import UNBOUNDED, BatchLimits
 from glue_incremental.engine.source_plan import Source, SourcePlan
+from glue_incremental.history.groups import BATCH
 from glue_incremental.hooks import hooks
 from glue_incremental.load.config import LoadConfig
+from glue_incremental.load.sources import FILE_MODIFIED
 from glue_incremental.run.context import IncrementalRun
 from glue_incremental.run.summary import RunCounts
 
@@ -39,6 +44,44 @@ def read_position(stored: dict[str, Any] | None) -> tuple[Any, Any]:
 def limits_for(run: IncrementalRun, config: LoadConfig) -> BatchLimits:
     """The configured bounds, or none when the run does not commit (nothing to continue from)."""
     return config.batch_limits if run.bookmark.commits else UNBOUNDED
+
+
+def every_listed_batch(
+    run: IncrementalRun, config: LoadConfig, source: Source, listed: SourcePlan
+) -> SourcePlan:
+    """A dry run's read of every batch ``listed`` names (its ``batches``), each row numbered
+    by its batch (``history.groups.BATCH``, a merge-only column), so a history target
+    counts the versions each batch would open and close in turn, as the run commits them.
+
+    ``listed`` itself reads its first batch only; one batch or none: ``listed`` as it is."""
+    batches = listed.summary.get("batches")
+    if not isinstance(batches, list) or len(batches) < 2:
+        return listed
+    listed.release()
+    whole = source.plan(run)  # every new row; those after the last listed batch dropped
+    ends = [_batch_end(batch, config.watermark_column) for batch in batches]
+
+    def read() -> DataFrame | None:
+        rows = whole.read()
+        if rows is None:
+            return None
+        number: Column = F.lit(0)
+        for value, end in ends[:-1]:
+            number = number + F.when(value > end, 1).otherwise(0)
+        value, end = ends[-1]
+        kept = rows if end is None else rows.where(value <= end)
+        return kept.withColumn(BATCH, number.cast("int"))
+
+    return replace(whole, read=read, delivery=(*whole.delivery, BATCH))
+
+
+def _batch_end(batch: Mapping[str, Any], watermark_column: str) -> tuple[Column, Any]:
+    """The value a row is placed by and the batch's inclusive end (None: the rest): a file's
+    modification time for a file batch, the watermark for a row batch (JDBC)."""
+    if "last_modified_ms" in batch:
+        return F.col(FILE_MODIFIED), F.timestamp_millis(F.lit(batch["last_modified_ms"]))
+    end = batch.get("ends_at_watermark")
+    return F.col(f"`{watermark_column}`"), None if end is None else F.lit(end)
 
 
 @dataclass

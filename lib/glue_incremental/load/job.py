@@ -93,7 +93,10 @@ def run_load(run: IncrementalRun, config: LoadConfig) -> None:
     if run.dry_run:
         plan = source.plan(run, batched_run.limits_for(run, config))
         if isinstance(target, Previewed):  # a history target: the versions it would change
-            _load_plan(run, config, target, plan)  # a dry block: computes, writes nothing
+            # A dry block over every listed batch: computes, writes nothing.
+            _load_plan(
+                run, config, target, batched_run.every_listed_batch(run, config, source, plan)
+            )
         else:
             plan.release()
         _print_plan(run, plan.summary)
@@ -172,6 +175,7 @@ def _load_rows(
         config.primary_key,
         config.watermark_column,
         _target_names(config, target),
+        history=config.history_options,
     )
     check_same_layout(run.committed_values(), layout)
     # The state names the output's table (if any), so a rewind can roll it back with it.

@@ -15,6 +15,8 @@ from decimal import Decimal
 from typing import NotRequired, Required, TypedDict, TypeGuard, TypeVar
 
 from glue_incremental.errors import GlueIncrementalError, UnreadableState
+from glue_incremental.history.errors import TrackedColumnsChanged
+from glue_incremental.history.options import HistoryOptions
 from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.sources.discovery import DiscoveryState, DiscoveryStateDict
 from glue_incremental.sources.files import FileBookmark, FileBookmarkState
@@ -42,6 +44,8 @@ class TargetLayout(TypedDict, total=False):
     partition_by: Required[list[str]]
     primary_key: Required[list[str]]
     watermark_column: Required[str | None]
+    # A history target's tracked columns, sorted (None: every column); absent: no history.
+    history_columns: list[str] | None
 
 
 class LoadStateExtra(TypedDict, total=False):
@@ -280,11 +284,13 @@ def target_layout(
     primary_key: Sequence[str],
     watermark_column: str | None,
     target: Mapping[str, str | None] | None = None,
+    history: HistoryOptions | None = None,
 ) -> TargetLayout:
     """What the target's content depends on: kept in each load state, checked by the next run.
 
     ``target`` names the output (``target_format`` and ``target_path`` or ``target_table``):
-    a state describes what was written there, and nowhere else."""
+    a state describes what was written there, and nowhere else. ``history``: a history
+    target's versions also depend on the columns they track."""
     layout = TargetLayout(
         partition_by=list(partition_by),
         primary_key=list(primary_key),
@@ -297,6 +303,9 @@ def target_layout(
         layout["target_path"] = names["target_path"]
     if "target_table" in names:
         layout["target_table"] = names["target_table"]
+    if history is not None:
+        tracked = history.history_columns
+        layout["history_columns"] = None if tracked is None else sorted(set(tracked))
     return layout
 
 
@@ -318,6 +327,8 @@ def check_same_layout(previous: Mapping[str, object] | None, layout: TargetLayou
         return
     for name, value in layout.items():
         if name in recorded and recorded[name] != value:
+            if name == "history_columns":  # a history target's own refusal (HistoryError)
+                raise TrackedColumnsChanged(recorded[name], layout["history_columns"])
             raise LayoutChanged(
                 f"--{name} changed from {recorded[name]!r} to {value!r} since the last "
                 "committed run; nothing was written: reset the watermark (watermarks reset) so "

@@ -7,6 +7,7 @@ The Parquet and the Iceberg history targets (``targets/parquet/history.py``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from pyspark.sql import DataFrame, Observation
@@ -26,6 +27,7 @@ __all__ = [
     "counted_versions",
     "observed_counts",
     "refuse_null_watermarks",
+    "split_batch",
     "start_version_counts",
     "tagged_schema",
     "version_counts",
@@ -49,6 +51,14 @@ def tagged_schema(rows: DataFrame, layout: groups.Layout) -> StructType:
         }
     )
     return StructType([StructField(name, types[name]) for name in layout.columns])
+
+
+def split_batch(delivery: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
+    """A write's delivery columns without ``groups.BATCH``, and ``BATCH`` if among them: a
+    dry run's batch number rides with the delivery columns (merge-only, never written) but
+    orders no tie, so it is not part of a delivery."""
+    batch = groups.BATCH if groups.BATCH in delivery else None
+    return tuple(name for name in delivery if name != groups.BATCH), batch
 
 
 def start_version_counts(run: IncrementalRun) -> None:

@@ -35,6 +35,7 @@ from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.versions import (
     add_version_counts,
     refuse_null_watermarks,
+    split_batch,
     start_version_counts,
     tagged_schema,
     version_counts,
@@ -180,13 +181,14 @@ def history_changes(
     tracked column ``rows`` lack, a source column named like an added one, a null watermark.
     ``spec.replace_all`` (or a table without a snapshot) builds the history from ``rows``
     alone."""
-    delivery = tuple(spec.delivery)
-    data = tuple(c for c in rows.columns if c not in delivery and c != spec.deleted)
+    delivery, batch = split_batch(spec.delivery)
+    data = tuple(c for c in rows.columns if c not in spec.delivery and c != spec.deleted)
     options.check_columns(data)
     refuse_null_watermarks(rows, options, spec.null_order_by)
-    layout = groups.Layout(options, data, delivery, tuple(partition_by))
+    layout = groups.Layout(options, data, delivery, tuple(partition_by), batch)
     schema = tagged_schema(rows, layout)
-    stored = StructType([schema[name] for name in layout.columns[:-2]])  # no OPENED, CLOSED
+    # No OPENED, CLOSED (nor a dry run's BATCH): the columns a stored row has.
+    stored = StructType([schema[n] for n in layout.columns[:-2] if n != layout.batch])
     deleted = (
         F.lit(False)
         if spec.deleted is None

@@ -40,6 +40,7 @@ from glue_incremental.targets.versions import (
     counted_versions,
     observed_counts,
     refuse_null_watermarks,
+    split_batch,
     start_version_counts,
     tagged_schema,
     version_counts,
@@ -268,11 +269,11 @@ def _changes(
     """The refusals, then the rows of every key the run touches, through the core (persisted:
     the caller unpersists ``out``)."""
     incoming = writer.partition_values_as_strings(rows, partition_by)
-    delivery = tuple(spec.delivery)
-    data = tuple(c for c in incoming.columns if c not in delivery and c != spec.deleted)
+    delivery, batch = split_batch(spec.delivery)
+    data = tuple(c for c in incoming.columns if c not in spec.delivery and c != spec.deleted)
     options.check_columns(data)
     refuse_null_watermarks(incoming, options, spec.null_order_by)
-    layout = groups.Layout(options, data, delivery, tuple(partition_by))
+    layout = groups.Layout(options, data, delivery, tuple(partition_by), batch)
     schema = tagged_schema(incoming, layout)
     history_root = publish.join(target_uri, HISTORY_DIR)
     replace_all = spec.replace_all or not (
