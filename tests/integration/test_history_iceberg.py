@@ -395,9 +395,6 @@ def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, 
     assert job.bounds() == [(1, 10, 20, False), (1, 20, None, True)]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="valid_from/valid_to stay int when the watermark widens: MERGE overflows"
-)
 def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, store):
     narrow = "id bigint, updated int, segment string"
     job = IcebergHistoryJob(
