@@ -287,6 +287,8 @@ MAKE_TEST_REST: dict[str, str] = {
         )
     },
     f"{_I}test_history_parquet.py::test_a_crash_at_each_publish_step_then_a_rerun_equals_the_reference": f"{_I}test_history_parquet.py::test_a_dry_run_reports_the_versions_the_run_then_makes_and_writes_nothing",
+    f"{_I}test_history_iceberg.py::test_a_reload_retyping_the_watermark_retypes_the_version_bounds": f"{_I}test_history_iceberg.py::test_a_widened_watermark_column_widens_the_version_bounds",
+    f"{_I}test_history_parquet.py::test_a_crash_at_each_step_of_a_widening_run_then_a_rerun_stores_every_file_wide": f"{_I}test_history_parquet.py::test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading",
     f"{_I}test_kill_script_history.py::test_sigkill_of_the_real_script_during_an_iceberg_history_run_then_a_rerun_equals_the_reference": f"{_ICEBERG}::test_sigkill_at_any_moment_then_rerun_equals_a_full_refresh",
     **{
         f"{_ICEBERG}::{name}": f"{_ICEBERG}::test_property_iceberg_target_equals_a_full_refresh"

@@ -468,10 +468,6 @@ def test_a_row_with_a_list_column_gets_versions_like_any_other(spark, tmp_path, 
     assert [v["tags"] for v in job.versions()] == [["x", "y"], ["x"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="widening rewrites the data but not _history/: int and bigint side files, run fails",
-)
 def test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading(spark, tmp_path, store):
     narrow = "id bigint, part string, updated bigint, segment string, qty int"
     wide = narrow.replace("qty int", "qty bigint")
@@ -507,10 +503,50 @@ def test_a_widened_column_on_a_partitioned_target_keeps_later_runs_loading(spark
     job.assert_equals_reference(("segment",))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="valid_from/valid_to keep the watermark's old type: int32 and int64 files, run fails",
-)
+def test_a_crash_at_each_step_of_a_widening_run_then_a_rerun_stores_every_file_wide(
+    spark, tmp_path, store
+):
+    # The widening's publish (data and _history/), then the run's own: a crash at any step of
+    # either, then a rerun, leaves the reference with no int32 file left in data or side store.
+    narrow = "id bigint, part string, updated bigint, segment string, qty int"
+    job = HistoryJob(
+        spark,
+        tmp_path / "sweep",
+        store,
+        history_columns=("segment",),
+        partition_by=("part",),
+        source_schema=narrow,
+    )
+    job.land(
+        [
+            {"id": 1, "updated": 10, "segment": "a", "part": "x", "qty": 1},
+            {"id": 2, "updated": 10, "segment": "a", "part": "y", "qty": 1},
+            {"id": 2, "updated": 12, "segment": "a", "part": "y", "qty": 2},
+        ]
+    )
+    job.run()
+    baseline = tmp_path / "baseline"
+    shutil.copytree(job.target, baseline)
+    job.overrides["source_schema"] = narrow.replace("qty int", "qty bigint")
+    job.land([{"id": 1, "updated": 20, "segment": "b", "part": "x", "qty": 3_000_000_000}])
+    counter = StepCounter()
+    job.run(hook=counter)
+    steps = counter.names("publish.")
+    between = steps.index("publish.intent", 1) + 1  # the run's own publish begins: 1-based
+    for step in sorted({*crash_points(steps), between}):
+        shutil.rmtree(job.target)
+        shutil.copytree(baseline, job.target)
+        store.rewind("customers", "jr_1", why="next crash point")
+        with pytest.raises(Crash):
+            job.run(hook=CrashAtStep(step, prefix="publish."))
+        job.run()
+
+        job.assert_equals_reference(("segment",))
+        for stored in (job.target, job.target / "_history"):
+            merged = spark.read.option("mergeSchema", "true").parquet(stored.as_uri())
+            assert merged.schema["qty"].dataType.simpleString() == "bigint"
+
+
 def test_a_widened_watermark_column_widens_the_version_bounds(spark, tmp_path, store):
     narrow = "id bigint, part string, updated int, segment string"
     job = HistoryJob(

@@ -27,7 +27,7 @@ from glue_incremental.history import changes, groups
 from glue_incremental.history.options import HistoryOptions
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema import conform as schema_conform
-from glue_incremental.schema.evolution import SchemaPlan
+from glue_incremental.schema.evolution import Retyped, SchemaPlan, Widened
 from glue_incremental.targets.base import Published, Settle, TargetOptions, UpsertSpec
 from glue_incremental.targets.iceberg import writer as iceberg_writer
 from glue_incremental.targets.iceberg.target import IcebergTableTarget
@@ -104,9 +104,10 @@ class IcebergHistoryTarget(IcebergTableTarget):
         return False  # deletes are absorbed deliveries, rows of the table itself
 
     def evolve(self, run: IncrementalRun, plan: SchemaPlan) -> None:
-        """A tracked column the source lacks is refused before any ``ALTER TABLE``."""
+        """A tracked column the source lacks is refused before any ``ALTER TABLE``; a
+        widened or retyped watermark changes ``valid_from``/``valid_to`` alike."""
         self.history.check_columns(plan.resolved.fieldNames())
-        super().evolve(run, plan)
+        super().evolve(run, with_bounds(plan, self.history))
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
@@ -149,6 +150,25 @@ class IcebergHistoryTarget(IcebergTableTarget):
             add_version_counts(run, *planned.counts())
         finally:
             planned.out.unpersist()
+
+
+def with_bounds(plan: SchemaPlan, options: HistoryOptions) -> SchemaPlan:
+    """``plan`` with the watermark's change (widened, or a reload's retyped) made to
+    ``valid_from`` and ``valid_to`` too: they hold watermark values, and a ``MERGE`` of the
+    wider values into the old type overflows (``CAST_OVERFLOW_IN_TABLE_INSERT``)."""
+    bounds = (options.valid_from, options.valid_to)
+    changed: list[Widened | Retyped] = [*plan.widened, *plan.retyped]
+    more = [
+        replace(change, column=name)
+        for change in changed
+        if change.column == options.watermark_column
+        for name in bounds
+    ]
+    if not more:
+        return plan
+    # A retyped column Iceberg cannot promote is added again after the one before it.
+    resolved = StructType([*plan.resolved.fields, *(StructField(c.column, c.new) for c in more)])
+    return replace(plan, changes=(*plan.changes, *more), resolved=resolved)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -90,9 +90,30 @@ class ParquetHistoryTarget(ParquetTarget):
         start_version_counts(run)
 
     def _evolved_schema(self, plan: SchemaPlan, stored: DataFrame) -> StructType:
-        """The plan's schema, the added version columns kept as they are."""
-        added = [stored.schema[name] for name in self.history.added_columns.values()]
-        return StructType([*plan.resolved.fields, *added])
+        """The plan's schema, then the added version columns: ``valid_from``/``valid_to`` of
+        the watermark's type, so a widened watermark widens the bounds of every version."""
+        return with_version_columns(plan.resolved, self.history)
+
+    def _widened_side_files(
+        self, run: IncrementalRun, plan: SchemaPlan
+    ) -> list[Callable[[str], set[str]]]:
+        """``_history/`` in the widened types, in the widening's publish: its rows hold the
+        data columns, and a later run reading two partitions' side files would otherwise
+        meet int32 beside int64 (``CANNOT_MERGE_SCHEMAS``)."""
+        side = writer.read_target(
+            run.spark, publish.join(self.path, HISTORY_DIR), self.partition_by
+        )
+        if side is None:
+            return []
+        wider = {change.column: change.new for change in plan.widened}
+        schema = StructType(
+            [StructField(f.name, wider.get(f.name, f.dataType)) for f in side.schema.fields]
+        )
+        widened = schema_conform.with_columns_of(side, schema)
+        stage = functools.partial(
+            _stage_side, run.spark, self.path, widened, widened.columns, self.partition_by, None
+        )
+        return [stage]
 
     def _refuse_versions(self, run: IncrementalRun) -> None:
         return None  # versions are what this target keeps

@@ -11,7 +11,7 @@ as they are; the next run's merge (or full reload) brings them in line with the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -129,10 +129,11 @@ class ParquetTarget:
         """An added column needs no rewrite: the upsert's files carry it (one stored partition
         is rewritten too, in case every row of the run loses) and every read merges the
         files' schemas (older rows read null). A widened column rewrites every partition once
-        with the wider type, one write-ahead publish: Spark's Parquet reader refuses to merge
-        int32 with int64 files or to read one as the other. The key index is rebuilt by the
-        next publish that needs it. A full reload (``plan.reload``) rewrites nothing here: its
-        publish replaces every file, in the types it reads."""
+        with the wider type, and every side store holding the column (``_widened_side_files``),
+        in one write-ahead publish: Spark's Parquet reader refuses to merge int32 with int64
+        files or to read one as the other. The key index is rebuilt by the next publish that
+        needs it. A full reload (``plan.reload``) rewrites nothing here: its publish replaces
+        every file, in the types it reads."""
         self._adds_columns = bool(plan.added) and not plan.reload
         if not plan.widened or plan.reload:
             return
@@ -151,6 +152,7 @@ class ParquetTarget:
             run_id=f"{run.run_id}.schema",
             before_publish=run.guard,
             retain=self.retain,
+            side_files=self._widened_side_files(run, plan),
         )
         self._note_publish(run)
         self._record_schema(run, widened.schema)
@@ -158,6 +160,13 @@ class ParquetTarget:
     def _evolved_schema(self, plan: SchemaPlan, stored: DataFrame) -> StructType:
         """The schema ``evolve`` rewrites the stored rows into: the plan's."""
         return plan.resolved
+
+    def _widened_side_files(
+        self, run: IncrementalRun, plan: SchemaPlan
+    ) -> list[Callable[[str], set[str]]]:
+        """The side stores ``evolve``'s publish rewrites in the wider types (``side_files``):
+        none here (``writer.replace_partitions`` replaces ``_delivery/`` itself)."""
+        return []
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
