@@ -145,3 +145,34 @@ def test_a_tie_in_one_file_goes_to_the_row_a_full_refresh_keeps_after_a_column_w
     )
 
     assert output.read(spark, ["id", "qty"]) == incremental
+
+
+def test_a_stored_rows_delivery_outlives_a_widening_and_still_wins_a_later_tie(
+    spark, tmp_path, store, output
+):
+    """X (mtime T-10) is read in run 1; run 2 widens ``qty`` (every stored partition
+    rewritten); then Y, key 1 at X's watermark with an older mtime (T-20), becomes visible.
+    A full refresh keeps X (the later delivery): run 3 must still know X's delivery."""
+    source = tmp_path / "source"
+    narrow = "id bigint, part string, updated bigint, qty int"
+    wide = narrow.replace("qty int", "qty bigint")
+    write_json_file(
+        source, [{"id": 1, "part": "a", "updated": 5, "qty": 1}], mtime=T0 - 10, name="x.json"
+    )
+    config = config_for(source, output, partition_by=("part",), source_schema=narrow)
+    run_load_at(spark, config, job_name="tie5", run_id="r1", clock=FixedClock(T0), store=store)
+    write_json_file(
+        source, [{"id": 2, "part": "b", "updated": 6, "qty": 2**40}], mtime=T0 + 5, name="w.json"
+    )
+    config = config_for(source, output, partition_by=("part",), source_schema=wide)
+    run_load_at(spark, config, job_name="tie5", run_id="r2", clock=FixedClock(T0 + 60), store=store)
+    write_json_file(
+        source, [{"id": 1, "part": "a", "updated": 5, "qty": 7}], mtime=T0 - 20, name="y.json"
+    )
+
+    run_load_at(
+        spark, config, job_name="tie5", run_id="r3", clock=FixedClock(T0 + 120), store=store
+    )
+
+    columns = ["id", "part", "updated", "qty"]
+    assert output.read(spark, columns) == [(1, "a", 5, 1), (2, "b", 6, 2**40)]

@@ -11,13 +11,14 @@ as they are; the next run's merge (or full reload) brings them in line with the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.deletes import tombstones
@@ -34,7 +35,7 @@ from glue_incremental.targets.base import (
     TargetOptions,
     UpsertSpec,
 )
-from glue_incremental.targets.parquet import publish, restore, writer
+from glue_incremental.targets.parquet import publish, restore, staged_writes, writer
 from glue_incremental.targets.parquet import schema_file as parquet_schema
 
 if TYPE_CHECKING:
@@ -165,8 +166,29 @@ class ParquetTarget:
         self, run: IncrementalRun, plan: SchemaPlan
     ) -> list[Callable[[str], set[str]]]:
         """The side stores ``evolve``'s publish rewrites in the wider types (``side_files``):
-        none here (``writer.replace_partitions`` replaces ``_delivery/`` itself)."""
-        return []
+        ``_delivery/``, which the publish would otherwise drop (it replaces every partition):
+        a stored row without its delivery ranks below any row read in a later tie."""
+        root = publish.join(self.path, writer.DELIVERY_DIR)
+        kept = writer.read_target(run.spark, root, self.partition_by)
+        if kept is None:
+            return []
+        wider = {change.column: change.new for change in plan.widened}
+        schema = StructType(
+            [StructField(f.name, wider.get(f.name, f.dataType)) for f in kept.schema.fields]
+        )
+        widened = schema_conform.with_columns_of(kept, schema)
+        return [functools.partial(self._stage_store, run.spark, writer.DELIVERY_DIR, widened)]
+
+    def _stage_store(
+        self, spark: SparkSession, store: str, rows: DataFrame, stage_uri: str
+    ) -> set[str]:
+        """Stage ``rows`` as side store ``store`` of every partition: the dirs it replaces."""
+        staged_root = publish.join(stage_uri, store)
+        staged_writes.stage_deliveries(spark, rows, staged_root, rows.columns, self.partition_by)
+        fs = writer.open_filesystem(spark, self.path)
+        depth = len(self.partition_by)
+        relative = set(fs.partition_dirs(staged_root, depth)) if depth else {""}
+        return {publish.join(store, directory) for directory in relative}
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
