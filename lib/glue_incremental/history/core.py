@@ -9,15 +9,14 @@ to write and the ones they replace out. No Spark, no I/O. Rules: ``docs/history.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from glue_incremental.history.errors import InconsistentHistory, NullWatermark
 from glue_incremental.history.options import HistoryOptions
-from glue_incremental.history.values import canonical
+from glue_incremental.history.values import canonical, canonical_row
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,9 +52,13 @@ class Delivery:
     def values(self) -> dict[str, object]:
         return dict(self.row)
 
-    @functools.cached_property
-    def _identity(self) -> tuple[object, ...]:
-        return (canonical(self.row), canonical(self.watermark), self.delivery, self.deleted)
+    def __post_init__(self) -> None:
+        # Computed once: every delivery is hashed and compared (functools.cached_property
+        # takes a lock per read on Python 3.11). Not a field: repr and pickling ignore it.
+        identity = (canonical_row(self.row), canonical(self.watermark), self.delivery, self.deleted)
+        self.__dict__["_identity"] = identity
+
+    _identity: tuple[Any, ...] = field(init=False, repr=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Delivery) and self._identity == other._identity
@@ -125,7 +128,7 @@ def tie_digest(delivery: Delivery) -> str:
     """The last step of the tie rule: the SHA-256 of the row's canonical text (its delete flag
     and sorted items, values as ``history.values.canonical`` gives them, as ``repr``).
     Deterministic, the same in every process, and the same before and after a widening."""
-    text = repr((delivery.deleted, canonical(delivery.row)))
+    text = repr((delivery.deleted, delivery._identity[0]))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -29,10 +29,20 @@ class _NotANumber:
 NAN = _NotANumber()
 
 
+# Types already in their one form (the common case: a check per value, nothing built).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def canonical_row(row: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    """A row's (name, value) pairs with each value ``canonical``."""
+    plain = _PLAIN
+    return tuple((name, v if type(v) in plain else canonical(v)) for name, v in row)
+
+
 def canonical(value: Any) -> Any:
     """``value`` with every number that widening keeps equal in one form, NaN as ``NAN``,
     arrays and structs as tuples, maps as tuples of sorted items, bytes as ``bytes``."""
-    if value is None or isinstance(value, bool | str | int):
+    if type(value) in _PLAIN or isinstance(value, bool | str | int):
         return value
     if isinstance(value, float):
         if value != value:
