@@ -97,23 +97,9 @@ class ParquetHistoryTarget(ParquetTarget):
     def _widened_side_files(
         self, run: IncrementalRun, plan: SchemaPlan
     ) -> list[Callable[[str], set[str]]]:
-        """``_history/`` in the widened types, in the widening's publish: its rows hold the
-        data columns, and a later run reading two partitions' side files would otherwise
-        meet int32 beside int64 (``CANNOT_MERGE_SCHEMAS``)."""
-        side = writer.read_target(
-            run.spark, publish.join(self.path, HISTORY_DIR), self.partition_by
-        )
-        if side is None:
-            return []
-        wider = {change.column: change.new for change in plan.widened}
-        schema = StructType(
-            [StructField(f.name, wider.get(f.name, f.dataType)) for f in side.schema.fields]
-        )
-        widened = schema_conform.with_columns_of(side, schema)
-        stage = functools.partial(
-            _stage_side, run.spark, self.path, widened, widened.columns, self.partition_by, None
-        )
-        return [stage]
+        """``_history/`` too: its rows hold the data columns, and a later run reading two
+        partitions' side files would otherwise meet int32 beside int64 (``CANNOT_MERGE_SCHEMAS``)."""
+        return self._widened_stores(run, plan, (writer.DELIVERY_DIR, HISTORY_DIR))
 
     def _refuse_versions(self, run: IncrementalRun) -> None:
         return None  # versions are what this target keeps

@@ -168,26 +168,35 @@ class ParquetTarget:
         """The side stores ``evolve``'s publish rewrites in the wider types (``side_files``):
         ``_delivery/``, which the publish would otherwise drop (it replaces every partition):
         a stored row without its delivery ranks below any row read in a later tie."""
-        root = publish.join(self.path, writer.DELIVERY_DIR)
-        kept = writer.read_target(run.spark, root, self.partition_by)
-        if kept is None:
-            return []
+        return self._widened_stores(run, plan, (writer.DELIVERY_DIR,))
+
+    def _widened_stores(
+        self, run: IncrementalRun, plan: SchemaPlan, stores: Sequence[str]
+    ) -> list[Callable[[str], set[str]]]:
+        """Each of ``stores`` the target has, read and staged whole in the widened types."""
         wider = {change.column: change.new for change in plan.widened}
-        schema = StructType(
-            [StructField(f.name, wider.get(f.name, f.dataType)) for f in kept.schema.fields]
-        )
-        widened = schema_conform.with_columns_of(kept, schema)
-        return [functools.partial(self._stage_store, run.spark, writer.DELIVERY_DIR, widened)]
+        staged: list[Callable[[str], set[str]]] = []
+        for store in stores:
+            kept = writer.read_target(run.spark, publish.join(self.path, store), self.partition_by)
+            if kept is None:
+                continue
+            fields = [StructField(f.name, wider.get(f.name, f.dataType)) for f in kept.schema]
+            widened = schema_conform.with_columns_of(kept, StructType(fields))
+            staged.append(functools.partial(self._stage_store, run.spark, store, widened))
+        return staged
 
     def _stage_store(
         self, spark: SparkSession, store: str, rows: DataFrame, stage_uri: str
     ) -> set[str]:
-        """Stage ``rows`` as side store ``store`` of every partition: the dirs it replaces."""
+        """Stage ``rows`` as side store ``store``: the dirs the publish replaces (every live
+        one too, so no file of the narrower type is left)."""
         staged_root = publish.join(stage_uri, store)
         staged_writes.stage_deliveries(spark, rows, staged_root, rows.columns, self.partition_by)
         fs = writer.open_filesystem(spark, self.path)
         depth = len(self.partition_by)
         relative = set(fs.partition_dirs(staged_root, depth)) if depth else {""}
+        live = publish.join(self.path, store)
+        relative |= set(fs.data_dirs(live)) if fs.exists(live) else set()
         return {publish.join(store, directory) for directory in relative}
 
     def upsert(
