@@ -731,17 +731,9 @@ def test_a_latest_version_load_into_a_history_target_is_refused_and_keeps_every_
     assert job.versions() == versions
 
 
-# -- value forms, added columns and refusals after a widening (unverified: written without
-# running Spark; each reason names the code path it expects to fail on) ------------------------
+# -- value forms, added columns and refusals after a widening --------------------------------
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="UNVERIFIED: targets/parquet/history.py _changes (line 278) casts partition columns "
-    "to text before groups.key_rows, so rule 1's digest (history.core.tie_digest) hashes "
-    "part '1' where an unpartitioned target, Iceberg and the reference hash 1 "
-    "(tests/unit/test_history_value_forms.py shows the digests on plain rows)",
-)
 def test_a_tie_in_one_file_goes_to_the_same_row_on_a_target_partitioned_by_a_number_column(
     spark, tmp_path, store
 ):
@@ -754,17 +746,11 @@ def test_a_tie_in_one_file_goes_to_the_same_row_on_a_target_partitioned_by_a_num
         job.land(tie, name="tie.json")
         job.run()
 
-    assert [v["segment"] for v in parted.versions()] == [v["segment"] for v in plain.versions()]
-    parted.assert_equals_reference()
+    expected = [v["segment"] for v in plain.expected()]  # the reference
+    assert [v["segment"] for v in plain.versions()] == expected
+    assert [v["segment"] for v in parted.versions()] == expected
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="UNVERIFIED: history.values.canonical (values.py:42-63) has no form shared by a date "
-    "and the timestamp schema.evolution.is_widening (evolution.py:187) widens it to, so the "
-    "stored winner of a tie (picked among dates) is not the one a full refresh reading "
-    "timestamps picks (born 2024-01-01 vs 2024-01-03; tests/unit/test_history_value_forms.py)",
-)
 def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_date_widens_to_timestamp(
     spark, tmp_path, store
 ):
@@ -789,13 +775,6 @@ def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_date_wide
     assert incremental.versions() == refresh.versions()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="UNVERIFIED: engine/job.py:261-263 runs target.evolve before target.upsert; "
-    "ParquetHistoryTarget does not override ParquetTarget.evolve (parquet/target.py:139-159), "
-    "which publishes the widening rewrite of every partition and _schema.json before "
-    "upsert_history's _changes refuses the null watermark (parquet/history.py:282)",
-)
 def test_a_run_refused_for_a_null_watermark_writes_nothing_even_when_it_widens_a_column(
     spark, tmp_path, store
 ):
@@ -818,13 +797,6 @@ def test_a_run_refused_for_a_null_watermark_writes_nothing_even_when_it_widens_a
     assert job.files() == before  # docs/history.md: "nothing written"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="UNVERIFIED: ParquetHistoryTarget.upsert (parquet/history.py:107-125) never reads "
-    "ParquetTarget._adds_columns, so the fix that rewrites one untouched stored partition "
-    "(writer.upsert carry_new_columns) does not apply: a run whose only row is a delete of a "
-    "key with no version writes _history/part=b only, and no data file carries the new column",
-)
 def test_a_column_added_by_a_run_whose_only_row_is_a_delete_is_in_the_target(
     spark, tmp_path, store
 ):
@@ -852,14 +824,6 @@ def test_a_column_added_by_a_run_whose_only_row_is_a_delete_is_in_the_target(
     assert columns(incremental) == columns(refresh)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="UNVERIFIED: Spark writes a partition value '' as __HIVE_DEFAULT_PARTITION__ "
-    "(partitions/paths.py:40) and read_target reads it back as null, while the run's rows "
-    "keep '' (writer.partition_values_as_strings returns a string column as it is, "
-    "writer.py:367): groups.Layout.values drops the stored null, so the default tracked "
-    "columns compare '' with nothing and open a version (tests/unit/test_history_value_forms.py)",
-)
 def test_a_delivery_with_an_empty_partition_value_and_unchanged_values_opens_no_version(
     spark, tmp_path, store
 ):
