@@ -5,7 +5,8 @@ The rules are docs/history.md's: per key and watermark the winning delivery (the
 delivery, an unknown one lowest, a null part of one lowest; then the greater SHA-256 of
 ``repr((deleted, sorted row items))``, values in their comparable form); then runs of
 consecutive winners with equal tracked values (a missing column is null; values compared in
-their comparable form: a whole number the same whatever its numeric type, NaN equal to NaN,
+their comparable form: a whole number the same whatever its numeric type, a date the same
+as its midnight timestamp, NaN equal to NaN,
 arrays and maps by content), a delete ending a run; each run of upserts is one
 version from its first watermark to the next run's first (null for the last), holding the
 values of its last row.
@@ -18,6 +19,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -47,6 +49,8 @@ def comparable(value: Any) -> Any:
         return tuple(sorted(((comparable(k), comparable(v)) for k, v in value.items()), key=repr))
     if isinstance(value, bytearray):
         return bytes(value)
+    if type(value) is date:
+        return datetime.combine(value, datetime.min.time())
     return value
 
 

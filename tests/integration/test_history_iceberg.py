@@ -16,6 +16,7 @@ from glue_incremental.deletes.markers import DeleteMarker
 from glue_incremental.history.errors import (
     HistoryTarget,
     LatestVersionTarget,
+    NullWatermark,
     UnknownHistoryColumn,
 )
 from glue_incremental.history.groups import ROLE, VERSION
@@ -513,3 +514,25 @@ def test_a_tracked_value_of_nan_delivered_again_opens_no_version(spark, tmp_path
         job.run()
 
     assert job.bounds() == [(1, 10, None, True)]
+
+
+def test_a_run_refused_for_a_null_watermark_alters_no_column_it_widens(spark, tmp_path, store):
+    narrow = "id bigint, updated bigint, segment string, qty int"
+    job = IcebergHistoryJob(spark, tmp_path, store, source_schema=narrow)
+    job.land([{"id": 1, "updated": 10, "segment": "a", "qty": 1}])
+    job.run()
+    before = job.snapshots()
+    job.overrides["source_schema"] = narrow.replace("qty int", "qty bigint")
+    job.land(
+        [
+            {"id": 2, "updated": 20, "segment": "b", "qty": 3_000_000_000},
+            {"id": 3, "updated": None, "segment": "c", "qty": 1},
+        ]
+    )
+
+    with pytest.raises(NullWatermark):
+        job.run()
+
+    assert job.snapshots() == before
+    table = job.spark.table(job.config.iceberg_target.name)
+    assert dict(table.dtypes)["qty"] == "int"  # no ALTER TABLE either

@@ -729,3 +729,115 @@ def test_a_latest_version_load_into_a_history_target_is_refused_and_keeps_every_
 
     assert "--history scd2" in str(raised.value) and "\n" not in str(raised.value)
     assert job.versions() == versions
+
+
+# -- value forms, added columns and refusals after a widening --------------------------------
+
+
+def test_a_tie_in_one_file_goes_to_the_same_row_on_a_target_partitioned_by_a_number_column(
+    spark, tmp_path, store
+):
+    # Two rows of key 1 at one watermark in one file: the digest decides. `part` is a JSON
+    # number (bigint); one target is partitioned by it, the other is not.
+    tie = [{**row(1, 10, segment), "part": 1} for segment in ("a", "b")]
+    plain = HistoryJob(spark, tmp_path / "plain", store, "plain")
+    parted = HistoryJob(spark, tmp_path / "parted", store, "parted", partition_by=("part",))
+    for job in (plain, parted):
+        job.land(tie, name="tie.json")
+        job.run()
+
+    expected = [v["segment"] for v in plain.expected()]  # the reference
+    assert [v["segment"] for v in plain.versions()] == expected
+    assert [v["segment"] for v in parted.versions()] == expected
+
+
+def test_a_tie_in_one_file_has_the_winner_a_full_refresh_picks_after_a_date_widens_to_timestamp(
+    spark, tmp_path, store
+):
+    narrow = "id bigint, updated bigint, born date"
+    wide = narrow.replace("born date", "born timestamp")
+    tie = [
+        {"id": 1, "updated": 10, "born": "2024-01-01"},
+        {"id": 1, "updated": 10, "born": "2024-01-03"},
+    ]
+    later = [{"id": 2, "updated": 20, "born": "2024-02-01"}]
+    incremental = HistoryJob(spark, tmp_path / "inc", store, "inc", source_schema=narrow)
+    incremental.land(tie)
+    incremental.run()
+    incremental.land(later)
+    incremental.run(source_schema=wide)  # the stored version is rewritten as a timestamp
+    refresh = HistoryJob(spark, tmp_path / "full", store, "full", source_schema=wide)
+    refresh.land(tie)
+    refresh.land(later)
+
+    refresh.run()
+
+    assert incremental.versions() == refresh.versions()
+
+
+def test_a_run_refused_for_a_null_watermark_writes_nothing_even_when_it_widens_a_column(
+    spark, tmp_path, store
+):
+    narrow = "id bigint, updated bigint, segment string, qty int"
+    job = HistoryJob(spark, tmp_path, store, source_schema=narrow)
+    job.land([{"id": 1, "updated": 10, "segment": "a", "qty": 1}])
+    job.run()
+    before = job.files()
+    job.overrides["source_schema"] = narrow.replace("qty int", "qty bigint")
+    job.land(
+        [
+            {"id": 2, "updated": 20, "segment": "b", "qty": 3_000_000_000},
+            {"id": 3, "updated": None, "segment": "c", "qty": 1},
+        ]
+    )
+
+    with pytest.raises(NullWatermark):
+        job.run()
+
+    assert job.files() == before  # docs/history.md: "nothing written"
+
+
+def test_a_column_added_by_a_run_whose_only_row_is_a_delete_is_in_the_target(
+    spark, tmp_path, store
+):
+    # The full refresh of the same files writes key 1's version from a frame with `tier`.
+    first = [{"id": 1, "updated": 10, "part": "a", "value": "x", "op": "U"}]
+    delete = [{"id": 2, "updated": 20, "part": "b", "value": "y", "op": "D", "tier": "gold"}]
+    incremental = HistoryJob(
+        spark, tmp_path / "inc", store, "inc", partition_by=("part",), delete_marker=OP_D
+    )
+    incremental.land(first)
+    incremental.run()
+    incremental.land(delete)
+    incremental.run()
+    refresh = HistoryJob(
+        spark, tmp_path / "full", store, "full", partition_by=("part",), delete_marker=OP_D
+    )
+    refresh.land(first)
+    refresh.land(delete)
+    refresh.run()
+
+    def columns(job: HistoryJob) -> list[str]:
+        return sorted(spark.read.parquet(job.target.as_uri()).columns)
+
+    assert "tier" in columns(refresh)
+    assert columns(incremental) == columns(refresh)
+
+
+def test_a_delivery_with_an_empty_partition_value_and_unchanged_values_opens_no_version(
+    spark, tmp_path, store
+):
+    first = [{"id": 1, "updated": 10, "part": "", "segment": "a"}]
+    again = [{"id": 1, "updated": 20, "part": "", "segment": "a"}]  # only the watermark moved
+    incremental = HistoryJob(spark, tmp_path / "inc", store, "inc", partition_by=("part",))
+    incremental.land(first)
+    incremental.run()
+    incremental.land(again)
+    incremental.run()
+    refresh = HistoryJob(spark, tmp_path / "full", store, "full", partition_by=("part",))
+    refresh.land(first)
+    refresh.land(again)
+    refresh.run()
+
+    assert refresh.bounds() == [(1, 10, None, True)]
+    assert incremental.bounds() == refresh.bounds()

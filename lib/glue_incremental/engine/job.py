@@ -79,6 +79,15 @@ class Previewed(Protocol):
     def preview(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> None: ...
 
 
+@runtime_checkable
+class Refuses(Protocol):
+    """A target that may refuse a write's rows: before anything of the run is written, a
+    schema change's rewrite included (a history target: a null watermark, a tracked column
+    missing). Returns the spec the write then uses."""
+
+    def refuse(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> UpsertSpec: ...
+
+
 # What an error calls a source of the kind asked for (``affected_partitions``: a dataset).
 _KIND_NAMES: dict[type | tuple[type, ...], str] = {
     Dataset: "partitioned Dataset",
@@ -258,9 +267,10 @@ class CustomJob:
         )
 
         def upsert() -> WriteResult:
+            checked = built.refuse(self.run, rows, spec) if isinstance(built, Refuses) else spec
             if schema is not None:
                 built.evolve(self.run, schema)
-            result = built.upsert(self.run, rows, spec, self._settle).result
+            result = built.upsert(self.run, rows, checked, self._settle).result
             if schema is not None:
                 self._schema_plans[target] = schema
             elif history is not None:  # a custom job's history output: its rows' columns

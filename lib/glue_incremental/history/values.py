@@ -1,7 +1,8 @@
 """A value as the history core compares, hashes and breaks ties by (``canonical``).
 
 The same value read under two types a widening allows (``schema.evolution.is_widening``:
-an int and the double or decimal it widens to, two decimal scales) is one value, so a
+an int and the double or decimal it widens to, two decimal scales, a date and the midnight
+timestamp it widens to) is one value, so a
 delivery stored before a widening is the same delivery read after it, and a tie goes to the
 same row. NaN equals NaN, as in Spark SQL; arrays, structs and maps compare by content and
 can be hashed. No Spark, no I/O.
@@ -9,6 +10,7 @@ can be hashed. No Spark, no I/O.
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -40,7 +42,8 @@ def canonical_row(row: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ..
 
 
 def canonical(value: Any) -> Any:
-    """``value`` with every number that widening keeps equal in one form, NaN as ``NAN``,
+    """``value`` with every number that widening keeps equal in one form, a date as its
+    midnight (naive, as Spark gives a timestamp in the session's UTC), NaN as ``NAN``,
     arrays and structs as tuples, maps as tuples of sorted items, bytes as ``bytes``."""
     if type(value) in _PLAIN or isinstance(value, bool | str | int):
         return value
@@ -60,4 +63,6 @@ def canonical(value: Any) -> Any:
         return tuple(sorted(((canonical(k), canonical(v)) for k, v in value.items()), key=repr))
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return datetime(value.year, value.month, value.day)
     return value

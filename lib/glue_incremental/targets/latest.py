@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pyspark.sql import DataFrame
-from pyspark.sql.types import DataType, DecimalType, FloatType, IntegralType, StructType
+from pyspark.sql.types import (
+    DataType,
+    DateType,
+    DecimalType,
+    FloatType,
+    IntegralType,
+    StructType,
+)
 
 from glue_incremental.deletes import tombstones
 from glue_incremental.io.jvm_calls import quoted, select_sql
@@ -73,18 +80,24 @@ def merge_latest(
 
 def tie_hash(schema: StructType, columns: Sequence[str]) -> list[str]:
     """The tie's last step as SQL terms: ``xxhash64`` of ``columns`` with every number cast
-    to double, so a value read before a widening (``3`` as int) and after it (``3.0`` as
-    double, ``3.00`` as decimal) hashes alike and a tie goes to the row a full refresh keeps;
-    then, when that cast changed a column, the hash of the values as typed (two numbers a
-    double cannot tell apart: a bigint's 19 digits, which no widening turns into a double)."""
-    as_double = [
-        f"CAST({quoted(name)} AS DOUBLE)" if _is_number(schema[name].dataType) else quoted(name)
-        for name in columns
-    ]
-    terms = [f"xxhash64({', '.join(as_double)})"]
+    to double and every date to its midnight timestamp, so a value read before a widening
+    (``3`` as int, a date) and after it (``3.0`` as double, ``3.00`` as decimal, a timestamp)
+    hashes alike and a tie goes to the row a full refresh keeps; then, when that cast changed
+    a number, the hash of the values as typed (two numbers a double cannot tell apart: a
+    bigint's 19 digits, which no widening turns into a double)."""
+    widest = [_as_widest(name, schema[name].dataType) for name in columns]
+    terms = [f"xxhash64({', '.join(widest)})"]
     if any(_is_number(schema[name].dataType) for name in columns):
         terms.append(f"xxhash64({', '.join(quoted(name) for name in columns)})")
     return terms
+
+
+def _as_widest(name: str, data_type: DataType) -> str:
+    if _is_number(data_type):
+        return f"CAST({quoted(name)} AS DOUBLE)"
+    if isinstance(data_type, DateType):
+        return f"CAST({quoted(name)} AS TIMESTAMP)"
+    return quoted(name)
 
 
 def _is_number(data_type: DataType) -> bool:

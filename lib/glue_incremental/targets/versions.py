@@ -7,7 +7,7 @@ The Parquet and the Iceberg history targets (``targets/parquet/history.py``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, cast
 
 from pyspark.sql import DataFrame, Observation
@@ -27,6 +27,7 @@ __all__ = [
     "counted_versions",
     "observed_counts",
     "refuse_null_watermarks",
+    "refuse_rows",
     "split_batch",
     "start_version_counts",
     "tagged_schema",
@@ -101,6 +102,16 @@ def counted_versions(changes: DataFrame) -> tuple[DataFrame, Observation]:
 def observed_counts(observation: Observation) -> tuple[int, int]:
     """The versions opened and closed once an action over ``counted_versions`` completed."""
     return int(observed(observation, "opened")), int(observed(observation, "closed"))
+
+
+def refuse_rows(
+    rows: DataFrame, options: HistoryOptions, hidden: Collection[str | None], counted: int | None
+) -> None:
+    """The history refusals, before anything is written (a widening's rewrite included): a
+    tracked column ``rows`` lack, a source column named like an added one (``hidden`` ones
+    are not the source's), a null watermark (``counted``: as ``refuse_null_watermarks``)."""
+    options.check_columns([name for name in rows.columns if name not in hidden])
+    refuse_null_watermarks(rows, options, counted)
 
 
 def refuse_null_watermarks(rows: DataFrame, options: HistoryOptions, counted: int | None) -> None:

@@ -35,6 +35,7 @@ from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.versions import (
     add_version_counts,
     refuse_null_watermarks,
+    refuse_rows,
     split_batch,
     start_version_counts,
     tagged_schema,
@@ -108,6 +109,12 @@ class IcebergHistoryTarget(IcebergTableTarget):
         widened or retyped watermark changes ``valid_from``/``valid_to`` alike."""
         self.history.check_columns(plan.resolved.fieldNames())
         super().evolve(run, with_bounds(plan, self.history))
+
+    def refuse(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> UpsertSpec:
+        """The refusals, before ``evolve`` alters the table (``engine.job.Refuses``)."""
+        options = replace(self.history, primary_key=tuple(spec.primary_key))
+        refuse_rows(rows, options, {*spec.delivery, spec.deleted}, spec.null_order_by)
+        return replace(spec, null_order_by=0)  # none is null: the write does not look again
 
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle

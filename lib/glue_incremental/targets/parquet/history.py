@@ -40,6 +40,7 @@ from glue_incremental.targets.versions import (
     counted_versions,
     observed_counts,
     refuse_null_watermarks,
+    refuse_rows,
     split_batch,
     start_version_counts,
     tagged_schema,
@@ -104,6 +105,12 @@ class ParquetHistoryTarget(ParquetTarget):
     def _refuse_versions(self, run: IncrementalRun) -> None:
         return None  # versions are what this target keeps
 
+    def refuse(self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec) -> UpsertSpec:
+        """The refusals, before ``evolve`` rewrites anything (``engine.job.Refuses``)."""
+        options = replace(self.history, primary_key=tuple(spec.primary_key))
+        refuse_rows(rows, options, {*spec.delivery, spec.deleted}, spec.null_order_by)
+        return replace(spec, null_order_by=0)  # none is null: the write does not look again
+
     def upsert(
         self, run: IncrementalRun, rows: DataFrame, spec: UpsertSpec, settle: Settle
     ) -> Published:
@@ -118,7 +125,9 @@ class ParquetHistoryTarget(ParquetTarget):
             run_id=run.run_id,
             before_publish=run.guard,
             retain=self.retain,
+            carry_new_columns=self._adds_columns,
         )
+        self._adds_columns = False
         self._note_publish(run)
         self._record_schema(run, version_schema(rows, options, spec))
         add_version_counts(run, done.opened, done.closed)
@@ -189,16 +198,19 @@ def upsert_history(
     run_id: str,
     before_publish: Any = None,
     retain: timedelta | None = None,
+    carry_new_columns: bool = False,
 ) -> HistoryResult:
     """Merge the deliveries ``rows`` into the history at ``target_uri``.
 
     Refused in one line before anything is written: a tracked column ``rows`` lack, a
     source column named like an added one, a null watermark. ``spec.replace_all`` (or a
     target with nothing stored) builds the history from ``rows`` alone.
+    ``carry_new_columns``: as ``writer.upsert``'s (a file carries them even if no version
+    is written).
     """
     validate_run_id(run_id)
     writer.recover(spark, target_uri)
-    changes = _changes(spark, rows, target_uri, options, partition_by, spec)
+    changes = _changes(spark, rows, target_uri, options, partition_by, spec, carry_new_columns)
     fs = writer.open_filesystem(spark, target_uri)
     marker = publish.join(target_uri, VERSIONS_MARKER)
     if not fs.exists(marker):  # before the first publish: a latest-version write refuses it
@@ -272,6 +284,7 @@ def _changes(
     options: HistoryOptions,
     partition_by: Sequence[str],
     spec: UpsertSpec,
+    carry_new_columns: bool = False,
 ) -> _Changes:
     """The refusals, then the rows of every key the run touches, through the core (persisted:
     the caller unpersists ``out``)."""
@@ -281,13 +294,14 @@ def _changes(
     options.check_columns(data)
     refuse_null_watermarks(incoming, options, spec.null_order_by)
     layout = groups.Layout(options, data, delivery, tuple(partition_by), batch)
-    schema = tagged_schema(incoming, layout)
+    typed = _as_stored_partitions(rows, partition_by)
+    schema = tagged_schema(typed, layout)  # stored rows' partition text is cast back to it
     history_root = publish.join(target_uri, HISTORY_DIR)
     replace_all = spec.replace_all or not (
         writer.data_exists(spark, target_uri) or writer.data_exists(spark, history_root)
     )
     tagged = schema_conform.with_columns_of(
-        incoming.withColumn(groups.DELETED, _deleted(spec))
+        typed.withColumn(groups.DELETED, _deleted(spec))
         .withColumn(groups.ROLE, F.lit(groups.INCOMING))
         .drop(*([spec.deleted] if spec.deleted else [])),
         schema,
@@ -304,6 +318,10 @@ def _changes(
             index_plan = key_index.plan(segments, index_layout, replace_all=True)
     else:
         affected, index_plan = _affected(spark, incoming, target_uri, spec, partition_by, moves)
+        if carry_new_columns and partition_by:  # one stored partition rewritten as it is
+            fs = writer.open_filesystem(spark, target_uri)
+            extra = writer.one_untouched(fs, target_uri, partition_by, set(affected))
+            affected = sorted({*affected, *extra}, key=_sort_key)
         stored = [
             writer.read_target(spark, target_uri, partition_by, partitions=affected),
             writer.read_target(spark, history_root, partition_by, partitions=affected),
@@ -321,8 +339,29 @@ def _changes(
         .sortWithinPartitions(*by)
         .rdd.mapPartitions(functools.partial(groups.by_key, groups.key_rows, layout, key))
     )
-    out = spark.createDataFrame(changed, schema, verifySchema=False).persist()
+    out = spark.createDataFrame(changed, schema, verifySchema=False)
+    out = writer.partition_values_as_strings(out, partition_by).persist()
     return _Changes(out, data, delivery, affected, index_plan, index_layout)
+
+
+def _as_stored_partitions(rows: DataFrame, partition_by: Sequence[str]) -> DataFrame:
+    """``rows`` as the core must compare them with stored rows: partition columns keep their
+    type (a tie's digest hashes ``1``, not ``'1'``, as on Iceberg and in a full refresh), and an
+    empty text partition value is null, as Spark writes it (``__HIVE_DEFAULT_PARTITION__``)
+    and reads it back."""
+    empty_is_null = [
+        name for name in partition_by if isinstance(rows.schema[name].dataType, StringType)
+    ]
+    if not empty_is_null:
+        return rows
+    return rows.select(
+        *[
+            F.when(F.col(f"`{name}`") == "", None).otherwise(F.col(f"`{name}`")).alias(name)
+            if name in empty_is_null
+            else F.col(f"`{name}`")
+            for name in rows.columns
+        ]
+    )
 
 
 def _affected(

@@ -181,7 +181,7 @@ def upsert(
             )
             touched |= moved_from
         if carry_new_columns:
-            touched |= _one_untouched(
+            touched |= one_untouched(
                 open_filesystem(spark, target_uri), target_uri, partition_by, touched
             )
         affected = sorted(touched, key=_sort_key)
@@ -325,7 +325,7 @@ def _partitions_holding(
     return set(_distinct_partitions(moved_from, partition_by)), index_plan
 
 
-def _one_untouched(
+def one_untouched(
     fs: HadoopFileSystem, target_uri: str, partition_by: Sequence[str], touched: set
 ) -> set[PartitionValues]:
     """The first stored partition outside ``touched`` (none if there is none): no incoming key
