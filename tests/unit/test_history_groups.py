@@ -13,21 +13,11 @@ from hypothesis import strategies as st
 
 from tests.harness.deep import IN_DEEP_RUN
 from tests.harness.history_reference import Made, history
+from tests.harness.history_rows import incoming_row
 
 OPTIONS = HistoryOptions("ts", primary_key=("id",))
 LAYOUT = groups.Layout(OPTIONS, ("id", "ts", "v", "part"), ("modified", "name"), ("part",))
 STORED = (groups.VERSION, groups.REPRESENTATIVE, groups.ABSORBED)
-
-
-def tagged(values: dict[str, Any], delivery: tuple[Any, Any], deleted: bool) -> dict[str, Any]:
-    modified, name = delivery
-    return {
-        **values,
-        "modified": modified,
-        "name": name,
-        groups.DELETED: deleted,
-        groups.ROLE: groups.INCOMING,
-    }
 
 
 def run(stored: list[dict[str, Any]], batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -66,14 +56,16 @@ made = st.builds(
 def test_property_stored_rows_read_back_give_the_reference_history(batches: list[list[Made]]):
     stored: list[dict[str, Any]] = []
     for batch in batches:
-        stored = run(stored, [tagged(dict(m.row), m.delivery, m.deleted) for m in batch])
+        stored = run(
+            stored, [incoming_row(dict(m.row), m.delivery, deleted=m.deleted) for m in batch]
+        )
     expected = history([m for batch in batches for m in batch], ["id"], "ts")
     assert versions(stored) == expected
 
 
 def test_a_key_without_a_delivery_in_the_run_passes_through_unchanged():
-    stored = run([], [tagged({"id": 1, "ts": 1, "v": "x", "part": "a"}, (0, "f0"), False)])
-    stored = run(stored, [tagged({"id": 1, "ts": 2, "v": "x", "part": "a"}, (1, "f1"), False)])
+    stored = run([], [incoming_row({"id": 1, "ts": 1, "v": "x", "part": "a"}, (0, "f0"))])
+    stored = run(stored, [incoming_row({"id": 1, "ts": 2, "v": "x", "part": "a"}, (1, "f1"))])
 
     again = run(stored, [])
 

@@ -22,6 +22,7 @@ from glue_incremental.history.core import Delivery, versions_of
 from glue_incremental.history.options import HistoryOptions
 
 from tests.harness.history_reference import Made, history
+from tests.harness.history_rows import incoming_row
 
 FILE = (1_700_000_000_000_000_000, "tie.json")  # one file: a tie the digest decides
 
@@ -35,14 +36,7 @@ def stored_rows(layout: groups.Layout, tagged: list[dict[str, Any]]) -> list[dic
 
 
 def incoming(values: dict[str, Any]) -> dict[str, Any]:
-    modified, name = FILE
-    return {
-        **values,
-        "modified": modified,
-        "name": name,
-        groups.DELETED: False,
-        groups.ROLE: groups.INCOMING,
-    }
+    return incoming_row(values, FILE)
 
 
 def test_a_tie_in_one_file_goes_to_the_same_row_when_a_date_column_widens_to_timestamp():
