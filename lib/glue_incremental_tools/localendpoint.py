@@ -29,6 +29,7 @@ import socket
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -640,12 +641,18 @@ def _moto_identity(url: str) -> str:
     return f"moto {__version__}"
 
 
+# moto's server answers requests on threads: Terraform updates several jobs at once, and one
+# update's delete and create must not interleave with another's reads of the jobs and tags.
+_MOTO_UPDATE_JOB = threading.Lock()
+
+
 def _teach_moto_update_job() -> None:
     """glue:UpdateJob on moto's Glue, which answers it NotImplemented (moto 5.2).
 
     Glue's UpdateJob replaces the whole definition with ``JobUpdate``; here that is a
     delete and a create under the same name, the job's tags kept (UpdateJob carries
-    none). Terraform's in-place job updates (``make apply``) and ``deploy switch`` use it.
+    none), one update at a time. Terraform's in-place job updates (``make apply``) and
+    ``deploy switch`` use it.
     """
     import inspect
 
@@ -665,9 +672,10 @@ def _teach_moto_update_job() -> None:
         unknown = set(update) - set(fields)
         if unknown:
             raise ValueError(f"UpdateJob: JobUpdate fields this shim does not know: {unknown}")
-        definition = {**fields, **update, "name": name, "tags": dict(backend.get_tags(job.arn))}
-        backend.delete_job(name)
-        backend.create_job(**definition)
+        with _MOTO_UPDATE_JOB:
+            tags = dict(backend.get_tags(job.arn))
+            backend.delete_job(name)
+            backend.create_job(**{**fields, **update, "name": name, "tags": tags})
         return ActionResult({"JobName": name})
 
     GlueResponse.update_job = update_job  # type: ignore[attr-defined]
