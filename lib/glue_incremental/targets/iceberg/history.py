@@ -34,7 +34,6 @@ from glue_incremental.targets.iceberg.target import IcebergTableTarget
 from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.versions import (
     add_version_counts,
-    refuse_null_watermarks,
     refuse_rows,
     split_batch,
     start_version_counts,
@@ -210,8 +209,7 @@ def history_changes(
     alone."""
     delivery, batch = split_batch(spec.delivery)
     data = tuple(c for c in rows.columns if c not in spec.delivery and c != spec.deleted)
-    options.check_columns(data)
-    refuse_null_watermarks(rows, options, spec.null_order_by)
+    refuse_rows(rows, options, {*spec.delivery, spec.deleted}, spec.null_order_by)
     layout = groups.Layout(options, data, delivery, tuple(partition_by), batch)
     schema = tagged_schema(rows, layout)
     # No OPENED, CLOSED (nor a dry run's BATCH): the columns a stored row has.

@@ -39,7 +39,6 @@ from glue_incremental.targets.versions import (
     add_version_counts,
     counted_versions,
     observed_counts,
-    refuse_null_watermarks,
     refuse_rows,
     split_batch,
     start_version_counts,
@@ -291,8 +290,7 @@ def _changes(
     incoming = writer.partition_values_as_strings(rows, partition_by)
     delivery, batch = split_batch(spec.delivery)
     data = tuple(c for c in incoming.columns if c not in spec.delivery and c != spec.deleted)
-    options.check_columns(data)
-    refuse_null_watermarks(incoming, options, spec.null_order_by)
+    refuse_rows(incoming, options, {*spec.delivery, spec.deleted}, spec.null_order_by)
     layout = groups.Layout(options, data, delivery, tuple(partition_by), batch)
     typed = _as_stored_partitions(rows, partition_by)
     schema = tagged_schema(typed, layout)  # stored rows' partition text is cast back to it
