@@ -132,3 +132,19 @@ def test_files_moved_and_deleted_in_python_leave_the_tree_hadoop_leaves(spark, t
     assert any(name.endswith(".parquet.crc") for name in tree(in_python))
     moved = spark.read.parquet(f"file:{in_python}/live").collect()
     assert [(row.id, str(row.date)) for row in moved] == [(1, "2024-01-01")]
+
+
+def test_bytes_written_in_python_over_a_file_hadoop_wrote_read_back_the_same_through_hadoop(
+    spark, tmp_path
+):
+    uri = f"file:{tmp_path}/target/_staging/run/_intent.json"
+    python = writer.HadoopFileSystem(spark, uri)
+    hadoop = writer.HadoopFileSystem(spark, uri, local_in_python=False)
+    hadoop.write_bytes(uri, b"an older, longer intent")
+    assert os.path.exists(tmp_path / "target/_staging/run/._intent.json.crc")
+
+    python.write_bytes(uri, b"the new one")
+
+    assert hadoop.read_bytes(uri) == python.read_bytes(uri) == b"the new one"
+    assert python.read_bytes(f"{uri}.absent") is None is hadoop.read_bytes(f"{uri}.absent")
+    assert sorted(os.listdir(tmp_path / "target/_staging/run")) == ["_intent.json"]

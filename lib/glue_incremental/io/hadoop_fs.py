@@ -1,7 +1,7 @@
 """The Hadoop ``FileSystem`` calls the writer, ``publish`` and ``key_index`` make.
 
-One adapter for ``file:``, ``s3a:`` and ``hdfs:``: ``file:`` listings, sizes, file moves
-and file deletes are done in Python (``local_files``), everything else through py4j.
+One adapter for ``file:``, ``s3a:`` and ``hdfs:``: ``file:`` listings, sizes, file moves,
+deletes, reads and writes are done in Python (``local_files``), everything else through py4j.
 Listings skip the names Spark's file index skips (``partitions.paths.is_hidden``),
 so the writer and Spark agree on what the target holds.
 """
@@ -145,6 +145,9 @@ class HadoopFileSystem:
             raise OSError(f"could not copy {source} to {destination}")
 
     def write_bytes(self, uri: str, data: bytes) -> None:
+        if self._local:
+            local_files.write_bytes(uri, data)
+            return
         stream = self._fs.create(self._Path(uri), True)
         try:
             stream.write(bytearray(data))
@@ -152,6 +155,8 @@ class HadoopFileSystem:
             stream.close()
 
     def read_bytes(self, uri: str) -> bytes | None:
+        if self._local:
+            return local_files.read_bytes(uri)
         path = self._Path(uri)
         if not self._fs.exists(path):
             return None

@@ -158,3 +158,27 @@ def delete_file(uri: str) -> bool:
         os.remove(checksum)
     os.remove(path)
     return True
+
+
+def write_bytes(uri: str, data: bytes) -> None:
+    """Hadoop's ``create`` (overwrite) then write: the parent made, any checksum of an earlier
+    file of that name removed (Hadoop would verify against it), written whole or not at all
+    (a temporary file renamed over it)."""
+    path = local_path(uri)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    checksum = checksum_path(path)
+    if os.path.lexists(checksum):
+        os.remove(checksum)
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.writing")
+    with open(temporary, "wb") as out:
+        out.write(data)
+    os.replace(temporary, path)
+
+
+def read_bytes(uri: str) -> bytes | None:
+    """A file's bytes; None if it is absent (a directory raises, as Hadoop's ``open`` does)."""
+    try:
+        with open(local_path(uri), "rb") as found:
+            return found.read()
+    except FileNotFoundError:
+        return None
