@@ -116,9 +116,12 @@ def _jobs(spark: Any) -> list[Any]:
     return found
 
 
-def profile_runs(ctx: Context, files: int, batch_files: int, python_top: int = 0) -> list[Profile]:
+def profile_runs(
+    ctx: Context, files: int, batch_files: int, python_top: int = 0, *, warm_up: bool = True
+) -> list[Profile]:
     """The anchor, the first load and a later batch over section 1's source."""
-    bench_files.warm_up(ctx)
+    if warm_up:
+        bench_files.warm_up(ctx)
     base = ctx.section_dir("profile")
     source = bench_files.FileSource(base / "source", 25, 5)
     source.write_history(files, time.time())
