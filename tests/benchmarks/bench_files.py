@@ -142,7 +142,7 @@ IGNORE = "ignore"
 SCHEMA_DDL = "id BIGINT, updated BIGINT, value STRING, date DATE"
 
 
-def _load_argv(
+def load_argv(
     job: str, source: FileSource, target: Path, table: str, *extra: str, moves: str = DETECT
 ) -> list[str]:
     return job_argv(
@@ -170,7 +170,7 @@ def run_ours(
     memory: bool = False,
     moves: str = DETECT,
 ) -> dict[str, Any]:
-    argv = _load_argv(job, source, target, ctx.watermarks_table, *extra, moves=moves)
+    argv = load_argv(job, source, target, ctx.watermarks_table, *extra, moves=moves)
     figures = measured(ctx, job, lambda: load_main(argv, spark=ctx.spark), memory=memory)
     summary = figures.pop("result")
     plan = summary.get("file_plan") or summary.get("plan") or {}
@@ -288,18 +288,24 @@ def run_hand_written_full_load(
     ctx: Context, source: FileSource, target: Path, *, memory: bool = False
 ) -> dict[str, Any]:
     """A correct full load written by hand: each key's latest version, partitioned overwrite."""
+    return _full_load_figures(
+        ctx,
+        "hand-written-full",
+        lambda: hand_written_full_load(ctx.spark, source, target),
+        source,
+        memory=memory,
+    )
+
+
+def hand_written_full_load(spark: Any, source: FileSource, target: Path) -> None:
+    """What a team writes by hand: read, keep each key's latest version, overwrite by date."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    spark = ctx.spark
     latest_first = Window.partitionBy("id").orderBy(F.col("updated").desc())
-
-    def action() -> None:
-        frame = spark.read.schema(_schema()).json(source.uri)
-        latest = frame.withColumn("_n", F.row_number().over(latest_first)).where("_n = 1")
-        latest.drop("_n").write.mode("overwrite").partitionBy("date").parquet(target.as_uri())
-
-    return _full_load_figures(ctx, "hand-written-full", action, source, memory=memory)
+    frame = spark.read.schema(_schema()).json(source.uri)
+    latest = frame.withColumn("_n", F.row_number().over(latest_first)).where("_n = 1")
+    latest.drop("_n").write.mode("overwrite").partitionBy("date").parquet(target.as_uri())
 
 
 def _incremental_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -12,9 +12,13 @@ of partitions.
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
+from glue_incremental.watermarks import create_table
 
+from tests.benchmarks.common import Context
+from tests.benchmarks.profile import profile_runs
 from tests.benchmarks.run import SECTIONS, run_benchmarks
 from tests.benchmarks.scales import SMOKE
 
@@ -155,3 +159,18 @@ def test_the_iceberg_jobs_table_equals_iceberg_merge_into_by_hand_after_every_ro
     assert files["tables_equal"]
     assert files["incremental"]["ours"] and files["incremental"]["merge_into"]
     assert "MERGE INTO (latest per key)" in (output / "README.md").read_text()
+
+
+def test_the_profile_names_every_step_of_a_first_load_and_a_later_batch(spark, endpoint, tmp_path):
+    table = f"profile-{uuid.uuid4().hex[:8]}"
+    create_table(table)
+    ctx = Context(spark, SMOKE, tmp_path, table)
+
+    anchor, first, later = profile_runs(ctx, files=20, batch_files=5, warm_up=False)
+
+    assert {job.step for job in anchor.jobs} == {"(Spark's own)"}
+    for run in (first, later):
+        steps = [step for step, _, _ in run.by_step()]
+        assert "merge and stage the data" in steps and "(Spark's own)" not in steps
+        assert run.driver_s() <= run.wall_s
+        assert "| driver, between jobs |" in run.markdown()

@@ -4,6 +4,7 @@ be Hadoop's, since the publish protocol decides from them what to move, keep and
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from glue_incremental.targets.parquet import writer
@@ -57,7 +58,7 @@ def test_the_python_answers_about_a_local_target_are_hadoops(spark, tmp_path):
     root = tmp_path / "target"
     a_target_with_odd_names(spark, root)
     python = writer.HadoopFileSystem(spark, root.as_uri())
-    hadoop = writer.HadoopFileSystem(spark, root.as_uri(), local_reads_in_python=False)
+    hadoop = writer.HadoopFileSystem(spark, root.as_uri(), local_in_python=False)
 
     in_python, in_hadoop = answers(python, root), answers(hadoop, root)
 
@@ -76,3 +77,74 @@ def test_the_first_data_file_found_in_python_is_a_visible_data_file(spark, tmp_p
     assert first is not None and first.startswith("file:/")
     assert not os.path.basename(first).startswith((".", "_"))
     assert os.path.isfile(first[len("file:") :])
+
+
+def tree(root):
+    """Every file under ``root`` (checksums included) with its bytes."""
+    return {
+        os.path.relpath(os.path.join(directory, name), root): open(
+            os.path.join(directory, name), "rb"
+        ).read()
+        for directory, _, names in os.walk(root)
+        for name in names
+    }
+
+
+def move_and_delete(fs, root):
+    """A publish's file operations: moves into new and existing directories, over a stale
+    checksum, and deletes of files with, without and absent checksums."""
+    day = root / "date=2024-01-01"
+    data = sorted(name for name in os.listdir(day) if name.startswith("part-"))
+    (root / "kept").mkdir(parents=True)
+    (root / "kept" / ".stale.parquet.crc").write_bytes(b"stale")
+    (root / "nocrc.parquet").write_bytes(b"n")
+    for name in data:
+        fs.rename_file(f"file:{day}/{name}", f"file:{root}/live/date=2024-01-01/{name}")
+    fs.rename_file(f"file:{root}/nocrc.parquet", f"file:{root}/kept/stale.parquet")
+    fs.rename_file(
+        f"file:{root}/date=2024-01-02/{_first_data(root / 'date=2024-01-02')}",
+        f"file:{root}/kept/fresh.parquet",
+    )
+    fs.delete_file(f"file:{root}/kept/fresh.parquet")
+    fs.delete_file(f"file:{root}/date=2024%3A01/x.parquet")
+    fs.delete_file(f"file:{root}/absent.parquet")
+    fs.delete_file(f"file:{root}/empty")
+
+
+def _first_data(directory):
+    return sorted(name for name in os.listdir(directory) if name.endswith(".parquet"))[0]
+
+
+def test_files_moved_and_deleted_in_python_leave_the_tree_hadoop_leaves(spark, tmp_path):
+    original = tmp_path / "original"
+    a_target_with_odd_names(spark, original)
+    os.remove(original / "link.parquet")
+    in_python, in_hadoop = tmp_path / "python", tmp_path / "hadoop"
+    shutil.copytree(original, in_python)
+    shutil.copytree(original, in_hadoop)
+
+    move_and_delete(writer.HadoopFileSystem(spark, in_python.as_uri()), in_python)
+    move_and_delete(
+        writer.HadoopFileSystem(spark, in_hadoop.as_uri(), local_in_python=False), in_hadoop
+    )
+
+    assert tree(in_python) == tree(in_hadoop)
+    assert any(name.endswith(".parquet.crc") for name in tree(in_python))
+    moved = spark.read.parquet(f"file:{in_python}/live").collect()
+    assert [(row.id, str(row.date)) for row in moved] == [(1, "2024-01-01")]
+
+
+def test_bytes_written_in_python_over_a_file_hadoop_wrote_read_back_the_same_through_hadoop(
+    spark, tmp_path
+):
+    uri = f"file:{tmp_path}/target/_staging/run/_intent.json"
+    python = writer.HadoopFileSystem(spark, uri)
+    hadoop = writer.HadoopFileSystem(spark, uri, local_in_python=False)
+    hadoop.write_bytes(uri, b"an older, longer intent")
+    assert os.path.exists(tmp_path / "target/_staging/run/._intent.json.crc")
+
+    python.write_bytes(uri, b"the new one")
+
+    assert hadoop.read_bytes(uri) == python.read_bytes(uri) == b"the new one"
+    assert python.read_bytes(f"{uri}.absent") is None is hadoop.read_bytes(f"{uri}.absent")
+    assert sorted(os.listdir(tmp_path / "target/_staging/run")) == ["_intent.json"]

@@ -34,6 +34,7 @@ from pyspark.sql.types import (
 from pyspark.sql.window import Window
 
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
+from glue_incremental.io.spark_steps import named
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema.conform import with_columns_of
 
@@ -326,7 +327,8 @@ def to_publish(
 def stage(stage_uri: str, kept: DataFrame | Literal[False]) -> set[str]:
     """Stage the tombstones the publish leaves (none: the directory is emptied)."""
     if isinstance(kept, DataFrame):
-        kept.coalesce(1).write.mode("overwrite").parquet(_join(stage_uri, TOMBSTONE_DIR))
+        with named(kept.sparkSession, "stage the tombstones"):
+            kept.coalesce(1).write.mode("overwrite").parquet(_join(stage_uri, TOMBSTONE_DIR))
     return {TOMBSTONE_DIR}
 
 

@@ -21,6 +21,7 @@ from glue_incremental.args import ArgumentError
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.io.jvm_calls import quoted, select_sql
 from glue_incremental.io.spark_listing import session_conf
+from glue_incremental.io.spark_steps import named
 from glue_incremental.keys import ranges as key_range
 
 ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
@@ -75,7 +76,10 @@ def batch_stats(
             *key_range.aggregates(rows.schema, primary_key, partition_by, pairs=pairs),
         ],
     )
-    with one_job_over_cache(rows):
+    with (
+        named(rows.sparkSession, "read the batch: counts, watermark, keys"),
+        one_job_over_cache(rows),
+    ):
         stats = aggregate.first()
     assert stats is not None  # a global aggregate always has one row
     return BatchStats(

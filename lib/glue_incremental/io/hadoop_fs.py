@@ -1,7 +1,7 @@
 """The Hadoop ``FileSystem`` calls the writer, ``publish`` and ``key_index`` make.
 
-One adapter for ``file:``, ``s3a:`` and ``hdfs:``: ``file:`` listings and
-sizes are answered in Python (``local_files``), everything else through py4j.
+One adapter for ``file:``, ``s3a:`` and ``hdfs:``: ``file:`` listings, sizes, file moves,
+deletes, reads and writes are done in Python (``local_files``), everything else through py4j.
 Listings skip the names Spark's file index skips (``partitions.paths.is_hidden``),
 so the writer and Spark agree on what the target holds.
 """
@@ -71,15 +71,14 @@ _COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst")
 class HadoopFileSystem:
     """The Hadoop FileSystem calls the writer and ``publish`` need (file://, s3a://, hdfs://)."""
 
-    def __init__(
-        self, spark: SparkSession, uri: str, *, local_reads_in_python: bool = True
-    ) -> None:
+    def __init__(self, spark: SparkSession, uri: str, *, local_in_python: bool = True) -> None:
         self._jvm = jvm = session_jvm(spark)
         self._Path = jvm_class(jvm, "org.apache.hadoop.fs.Path")
         self._conf, self._fs = jvm_filesystem(spark, uri)
         self._made_dirs: set[str] = set()
-        # file: listings and sizes in Python (``local_files``): no py4j calls per entry.
-        self._local = local_reads_in_python and local_files.is_local(uri)
+        # file: listings, sizes, moves and deletes in Python (``local_files``): no py4j
+        # calls per entry or per file.
+        self._local = local_in_python and local_files.is_local(uri)
 
     def exists(self, uri: str) -> bool:
         if self._local:
@@ -104,6 +103,12 @@ class HadoopFileSystem:
         self.delete_tree(uri)
 
     def delete_file(self, uri: str) -> None:
+        if self._local:
+            try:
+                local_files.delete_file(uri)
+                return
+            except IsADirectoryError:
+                pass  # Hadoop's answer for a directory: deleted if empty, refused if not
         self._fs.delete(self._Path(uri), False)
 
     def delete_dir_if_empty(self, uri: str) -> None:
@@ -116,6 +121,9 @@ class HadoopFileSystem:
         self._fs.mkdirs(self._Path(uri))
 
     def rename_file(self, source: str, destination: str) -> None:
+        if self._local:
+            local_files.move_file(source, destination)
+            return
         # One mkdirs per directory of a publish, not per file (each costs requests on S3).
         parent = _parent(destination)
         if parent not in self._made_dirs:
@@ -137,6 +145,9 @@ class HadoopFileSystem:
             raise OSError(f"could not copy {source} to {destination}")
 
     def write_bytes(self, uri: str, data: bytes) -> None:
+        if self._local:
+            local_files.write_bytes(uri, data)
+            return
         stream = self._fs.create(self._Path(uri), True)
         try:
             stream.write(bytearray(data))
@@ -144,6 +155,8 @@ class HadoopFileSystem:
             stream.close()
 
     def read_bytes(self, uri: str) -> bytes | None:
+        if self._local:
+            return local_files.read_bytes(uri)
         path = self._Path(uri)
         if not self._fs.exists(path):
             return None

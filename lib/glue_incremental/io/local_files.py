@@ -1,11 +1,13 @@
-"""Metadata of ``file:`` paths read in Python, exactly as Hadoop's local file system reports it.
+"""``file:`` paths read, moved and deleted in Python, exactly as Hadoop's local file system does.
 
 Hadoop answers each listed entry through several py4j calls: publishing a
-full reload of 800 partitions spent about 20 s on listings and sizes alone.
-Only reads live here (listings, sizes, existence). Moves and deletes stay
-with Hadoop, which keeps each file's ``.crc`` checksum beside it, and S3A or
-HDFS paths never come here. ``tests/integration/test_local_filesystem.py``
-checks every answer against Hadoop's.
+full reload of 800 partitions spent about 20 s on listings and sizes alone,
+and a first load of 1,600 files about 8 s on Hadoop's renames (5 ms each,
+against 0.1 ms here). A move or delete takes the file's ``.crc`` checksum
+with it, as Hadoop's ``ChecksumFileSystem`` does, so Hadoop and Spark read the
+result as if Hadoop had made it. S3A or HDFS paths never come here.
+``tests/integration/test_local_filesystem.py`` checks every answer and every
+tree against Hadoop's.
 """
 
 from __future__ import annotations
@@ -119,3 +121,64 @@ def size(uri: str) -> int | None:
 
 def exists(uri: str) -> bool:
     return os.path.exists(local_path(uri))
+
+
+def checksum_path(path: str) -> str:
+    """Where Hadoop keeps ``path``'s checksum: ``dir/.name.crc``."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.crc")
+
+
+def move_file(source_uri: str, destination_uri: str) -> None:
+    """Hadoop's ``rename`` of one file: its parent made, its checksum moved with it (or a stale
+    one at the destination removed). Raises ``FileNotFoundError`` if ``source_uri`` is absent."""
+    source, destination = local_path(source_uri), local_path(destination_uri)
+    os.makedirs(os.path.dirname(destination), exist_ok=True)
+    os.rename(source, destination)
+    source_checksum, destination_checksum = checksum_path(source), checksum_path(destination)
+    if os.path.lexists(source_checksum):
+        os.rename(source_checksum, destination_checksum)
+    elif os.path.lexists(destination_checksum):
+        os.remove(destination_checksum)
+
+
+def delete_file(uri: str) -> bool:
+    """Hadoop's non-recursive ``delete`` of a file, checksum first; False if absent.
+
+    Raises ``IsADirectoryError`` for a directory (the caller asks Hadoop, which deletes an
+    empty one). Links are followed for the question, as ``java.io.File`` does."""
+    path = local_path(uri)
+    try:
+        if stat_mode.S_ISDIR(os.stat(path).st_mode):
+            raise IsADirectoryError(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    checksum = checksum_path(path)
+    if os.path.lexists(checksum):
+        os.remove(checksum)
+    os.remove(path)
+    return True
+
+
+def write_bytes(uri: str, data: bytes) -> None:
+    """Hadoop's ``create`` (overwrite) then write: the parent made, any checksum of an earlier
+    file of that name removed (Hadoop would verify against it), written whole or not at all
+    (a temporary file renamed over it)."""
+    path = local_path(uri)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    checksum = checksum_path(path)
+    if os.path.lexists(checksum):
+        os.remove(checksum)
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.writing")
+    with open(temporary, "wb") as out:
+        out.write(data)
+    os.replace(temporary, path)
+
+
+def read_bytes(uri: str) -> bytes | None:
+    """A file's bytes; None if it is absent (a directory raises, as Hadoop's ``open`` does)."""
+    try:
+        with open(local_path(uri), "rb") as found:
+            return found.read()
+    except FileNotFoundError:
+        return None

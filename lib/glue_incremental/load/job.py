@@ -33,6 +33,7 @@ from glue_incremental.engine.declarations import Output
 from glue_incremental.engine.job import CustomJob, Previewed
 from glue_incremental.engine.source_plan import SchemaError, SourcePlan, require_columns
 from glue_incremental.history.options import VERSION_COUNTS
+from glue_incremental.io.spark_steps import named
 from glue_incremental.load import batched_run, reconcile
 from glue_incremental.load import sources as load_sources
 from glue_incremental.load.config import (  # noqa: F401 (re-exported: the job's public names)
@@ -240,9 +241,10 @@ def _load_rows(
             "nothing was written (--null_watermarks fail)",
         )
     if plan.rereads and stats.rows and target_schema is not None:
-        planned.records_new = _count_new_versions(
-            rows.drop(*hidden), config, plan.reread_from, target.read_as_of_start(run)
-        )  # a target read before the change: aligned to the batch there
+        with named(run.spark, "count the new versions of a reread"):
+            planned.records_new = _count_new_versions(
+                rows.drop(*hidden), config, plan.reread_from, target.read_as_of_start(run)
+            )  # a target read before the change: aligned to the batch there
     state = planned.state(int(run.clock() * 1000), None)
     run.store.check_fits(str(run.state_name), run.run_id, state)
     merging = rows

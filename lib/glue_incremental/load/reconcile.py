@@ -29,6 +29,7 @@ from glue_incremental.args import ArgumentError
 from glue_incremental.deletes import markers as deletes
 from glue_incremental.deletes import tombstones
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.io.spark_steps import named
 from glue_incremental.run.summary import JsonValue
 
 if TYPE_CHECKING:
@@ -178,7 +179,8 @@ def with_gone_keys(
         # the same plan, and the next batch's (or run's) reconcile is the same plan over a
         # target and snapshot that changed: it got this reconcile's gone keys back.
         gone_keys = _by_key(stored_keys, found, config.primary_key, "left_anti").localCheckpoint()
-        counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
+        with named(read.sparkSession, "reconcile: compare the source's keys with the target's"):
+            counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
         counts.check(config.reconcile_max_fraction)
         if not counts.gone:
             return rows, counts

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from glue_incremental.io.spark_listing import few_listing_tasks
+from glue_incremental.io.spark_steps import named
 from glue_incremental.sources import files
 
 
@@ -47,7 +48,7 @@ def read_listed_files(
         options = {"mode": "FAILFAST"}
     elif schema is None and source_format == "csv":
         options = {"inferSchema": "true"}
-    with few_listing_tasks(spark, listed):
+    with few_listing_tasks(spark, listed), named(spark, "read the listed files' schema"):
         return files.read_files(
             spark,
             listed,

@@ -32,6 +32,7 @@ from glue_incremental.deletes import tombstones
 from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
 from glue_incremental.io.jvm_calls import java_map
+from glue_incremental.io.spark_steps import named
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema.conform import with_columns_of
 from glue_incremental.targets.iceberg import deliveries as iceberg_deliveries
@@ -412,29 +413,23 @@ def publish_upsert(
     with_delivery = merged.persist()
     merged = with_delivery.drop(*delivery)
     try:
-        written = with_delivery.count()
-        if deleted in merged.columns:
-            removed = delete_markers.count_removed(merged, existing, primary_key, deleted)
-            written = delete_markers.surviving(merged, deleted).count()
-        iceberg_deliveries.record(
-            spark,
-            target,
-            delete_markers.surviving(with_delivery, deleted),
-            primary_key,
-            delivery,
-            replace_all=replace_all,
-        )
-        iceberg_tombstones.record(
-            spark,
-            target,
-            old_tombstones,
-            with_delivery,
-            tombstones.kept_columns(primary_key, order_by, delivery),
-            primary_key,
-            deleted,
-            replace_all=replace_all,
-            delivery=delivery,
-        )
+        with named(spark, "merge the rows by key"):
+            written = with_delivery.count()
+            if deleted in merged.columns:
+                removed = delete_markers.count_removed(merged, existing, primary_key, deleted)
+                written = delete_markers.surviving(merged, deleted).count()
+        with named(spark, "record the deliveries and tombstones"):
+            _record_side_tables(
+                spark,
+                target,
+                with_delivery,
+                old_tombstones,
+                primary_key=primary_key,
+                order_by=order_by,
+                delivery=delivery,
+                deleted=deleted,
+                replace_all=replace_all,
+            )
         view = f"glue_incremental_upsert_{os.getpid()}"
         merged.createOrReplaceTempView(view)
 
@@ -449,12 +444,47 @@ def publish_upsert(
                 )
 
         _fence(spark, target, started_from, guard)
-        commit_with_properties(spark, properties, write)
+        with named(spark, "commit to the Iceberg table"):
+            commit_with_properties(spark, properties, write)
         spark.catalog.dropTempView(view)
     finally:
         with_delivery.unpersist()
     after = current_snapshot(spark, target)
     return UpsertResult(written, after.snapshot_id if after else None, removed)
+
+
+def _record_side_tables(
+    spark: SparkSession,
+    target: IcebergTarget,
+    with_delivery: DataFrame,
+    old_tombstones: DataFrame | None,
+    *,
+    primary_key: Sequence[str],
+    order_by: str,
+    delivery: Sequence[str],
+    deleted: str | None,
+    replace_all: bool,
+) -> None:
+    """The deliveries and tombstones kept beside the table, for this run's merged rows."""
+    iceberg_deliveries.record(
+        spark,
+        target,
+        delete_markers.surviving(with_delivery, deleted),
+        primary_key,
+        delivery,
+        replace_all=replace_all,
+    )
+    iceberg_tombstones.record(
+        spark,
+        target,
+        old_tombstones,
+        with_delivery,
+        tombstones.kept_columns(primary_key, order_by, delivery),
+        primary_key,
+        deleted,
+        replace_all=replace_all,
+        delivery=delivery,
+    )
 
 
 def started_version(store: Watermarks, state_name: str, slot: str = DEFAULT_SLOT) -> int:

@@ -25,6 +25,7 @@ from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 from glue_incremental.args import validate_run_id
 from glue_incremental.history import groups
 from glue_incremental.history.options import HistoryOptions
+from glue_incremental.io.spark_steps import named
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
 from glue_incremental.partitions.paths import partition_dir
@@ -458,7 +459,8 @@ def _distinct(
     """The distinct partition values of ``df`` as strings; ``shuffle=False`` collects every
     row's and leaves them to Python (one job, for a frame known to be small)."""
     selected = df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by])
-    rows = selected.distinct().collect() if shuffle else selected.collect()
+    with named(df.sparkSession, "list the partitions written"):
+        rows = selected.distinct().collect() if shuffle else selected.collect()
     return list(dict.fromkeys(tuple(row) for row in rows))
 
 

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from glue_incremental.io.jvm_calls import observed
 from glue_incremental.io.spark_listing import session_conf
+from glue_incremental.io.spark_steps import named
 
 _ADAPTIVE_EXECUTION = "spark.sql.adaptive.enabled"
 
@@ -44,7 +45,7 @@ def stage_data(
     writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    with _one_job(spark) if persisted else nullcontext():
+    with named(spark, "merge and stage the data"), _one_job(spark) if persisted else nullcontext():
         writer.parquet(stage_uri)
     return int(observed(written_rows, "rows"))  # counted while writing: no second read
 
@@ -85,7 +86,7 @@ def stage_deliveries(
     writer = narrow.write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    with _one_job(spark):
+    with named(spark, "stage the deliveries"), _one_job(spark):
         writer.parquet(stage_uri)
 
 

@@ -34,6 +34,7 @@ from glue_incremental.hooks import hooks
 from glue_incremental.io import parquet_footers
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
 from glue_incremental.io.jvm_calls import java_strings, quoted, select_sql, type_sql
+from glue_incremental.io.spark_steps import named
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
 from glue_incremental.keys import ranges as key_range
@@ -157,28 +158,31 @@ def upsert(
         if detect:  # no incoming key can be stored (``key_range``): nothing to look up
             keys = (incoming.schema, primary_key, partition_by, incoming_range)
             fs = open_filesystem(spark, target_uri)
-            index_plan = key_range.index_plan_if_new(spark, fs, target_uri, *keys)
+            with named(spark, "compare the incoming keys with the key index's range"):
+                index_plan = key_range.index_plan_if_new(spark, fs, target_uri, *keys)
             detect = index_plan is None
         surveyed = None
         if detect:
             counted = incoming_range.rows if incoming_range else None
             persisted = rows.storageLevel.useMemory or rows.storageLevel.useDisk
-            surveyed = incoming_keys.survey(
-                incoming,
-                primary_key,
-                partition_by,
-                counted=counted,
-                persisted=persisted,
-                collected=incoming_range.pairs if incoming_range else None,
-            )
+            with named(spark, "list the incoming keys"):
+                surveyed = incoming_keys.survey(
+                    incoming,
+                    primary_key,
+                    partition_by,
+                    counted=counted,
+                    persisted=persisted,
+                    collected=incoming_range.pairs if incoming_range else None,
+                )
         known = surveyed.partitions if surveyed else None
         if index_plan is not None and incoming_range and incoming_range.partitions is not None:
             known = incoming_range.partitions  # counted with the keys: no second pass
         touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
         if detect:
-            moved_from, index_plan = _partitions_holding(
-                spark, incoming, target_uri, primary_key, partition_by, surveyed
-            )
+            with named(spark, "look up the incoming keys in the key index"):
+                moved_from, index_plan = _partitions_holding(
+                    spark, incoming, target_uri, primary_key, partition_by, surveyed
+                )
             touched |= moved_from
         if carry_new_columns:
             touched |= one_untouched(
@@ -349,11 +353,12 @@ def moves_possible(
 def _distinct_partitions(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
     if not partition_by:
         return [UNPARTITIONED]
-    rows = (
-        df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by])
-        .distinct()
-        .collect()
-    )
+    with named(df.sparkSession, "list the partitions written"):
+        rows = (
+            df.select(*[F.col(f"`{name}`").cast(StringType()) for name in partition_by])
+            .distinct()
+            .collect()
+        )
     return sorted((tuple(row) for row in rows), key=_sort_key)
 
 
@@ -573,9 +578,10 @@ def _stage_index(
     live = {segment.relative for segment in key_index.live_segments(fs, target_uri)}
     if index_plan is None or not fs.has_data_files(stage_uri):
         return live
-    written = key_index.stage(
-        spark, index_plan, target_uri=target_uri, stage_uri=stage_uri, cached=cached
-    )
+    with named(spark, "stage the key index"):
+        written = key_index.stage(
+            spark, index_plan, target_uri=target_uri, stage_uri=stage_uri, cached=cached
+        )
     return written | set(index_plan.replace)
 
 

@@ -1,0 +1,181 @@
+"""Where a first load and a later batch spend their time: Spark jobs and driver time by step.
+
+    python -m tests.benchmarks.profile                       # 20,000 files, then 100 more
+    python -m tests.benchmarks.profile --files 1000 --batch-files 20 --python-top 30
+
+The source is section 1's (``bench_files.FileSource``: JSON files, 25 per date directory,
+the schema given). Three runs, after a warm-up: the hand-written correct full load (the
+anchor), the job's first load, then the job's run over ``--batch-files`` new files. Each
+run's Spark jobs are grouped by the step that started them (``io.spark_steps`` names them
+``glue-incremental: <step>``; the anchor's are Spark's own) with the wall time their jobs
+covered; ``driver`` is the rest of the run (planning, listing, publishing, state). Prints a
+Markdown table per run, for ``tests/benchmarks/results/README.md``. Needs a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from glue_incremental.load.job import main as load_main
+
+from tests.benchmarks import bench_files, scales
+from tests.benchmarks.common import Context
+
+PREFIX = "glue-incremental: "
+
+
+@dataclass(frozen=True)
+class Job:
+    step: str
+    started_ms: int
+    ended_ms: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    label: str
+    wall_s: float
+    jobs: list[Job]
+
+    def by_step(self) -> list[tuple[str, int, float]]:
+        """(step, jobs, seconds its jobs covered) in the order the steps first ran."""
+        steps: dict[str, list[Job]] = {}
+        for job in sorted(self.jobs, key=lambda j: j.started_ms):
+            steps.setdefault(job.step, []).append(job)
+        return [(step, len(jobs), covered(jobs) / 1000) for step, jobs in steps.items()]
+
+    def driver_s(self) -> float:
+        return max(0.0, self.wall_s - covered(self.jobs) / 1000)
+
+    def markdown(self) -> str:
+        lines = [
+            f"**{self.label}**: {self.wall_s:.2f} s, {len(self.jobs)} Spark jobs",
+            "",
+            "| step | Spark jobs | s in jobs |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {step} | {count} | {seconds:.2f} |" for step, count, seconds in self.by_step()
+        ]
+        lines.append(f"| driver, between jobs | - | {self.driver_s():.2f} |")
+        return "\n".join(lines)
+
+
+def covered(jobs: Sequence[Job]) -> int:
+    """Milliseconds covered by at least one of ``jobs`` (side-by-side jobs overlap)."""
+    total, end = 0, None
+    for job in sorted(jobs, key=lambda j: j.started_ms):
+        start = job.started_ms if end is None else max(job.started_ms, end)
+        if job.ended_ms > start:
+            total += job.ended_ms - start
+        end = job.ended_ms if end is None else max(end, job.ended_ms)
+    return total
+
+
+def profiled(spark: Any, label: str, action: Callable[[], Any], *, python_top: int = 0) -> Profile:
+    """Run ``action``; the Spark jobs it started, with their steps and times.
+    ``python_top``: also print the driver's ``python_top`` costliest calls (cProfile)."""
+    before = {job.jobId() for job in _jobs(spark)}
+    profiler = cProfile.Profile() if python_top else None
+    started = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    action()
+    if profiler is not None:
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(python_top)
+    wall = time.perf_counter() - started
+    jobs = []
+    for job in _jobs(spark):
+        if job.jobId() in before or not job.completionTime().isDefined():
+            continue
+        described = job.description().get() if job.description().isDefined() else ""
+        step = described[len(PREFIX) :] if described.startswith(PREFIX) else "(Spark's own)"
+        jobs.append(
+            Job(step, job.submissionTime().get().getTime(), job.completionTime().get().getTime())
+        )
+    return Profile(label, wall, jobs)
+
+
+def _jobs(spark: Any) -> list[Any]:
+    """Every job Spark's status store keeps (``spark.ui.retainedJobs``, 1,000 by default)."""
+    listed = spark.sparkContext._jsc.sc().statusStore().jobsList(None).iterator()
+    found = []
+    while listed.hasNext():
+        found.append(listed.next())
+    return found
+
+
+def profile_runs(
+    ctx: Context, files: int, batch_files: int, python_top: int = 0, *, warm_up: bool = True
+) -> list[Profile]:
+    """The anchor, the first load and a later batch over section 1's source."""
+    if warm_up:
+        bench_files.warm_up(ctx)
+    base = ctx.section_dir("profile")
+    source = bench_files.FileSource(base / "source", 25, 5)
+    source.write_history(files, time.time())
+    spark = ctx.spark
+    anchor = profiled(
+        spark,
+        f"hand-written full load, {files:,} files",
+        lambda: bench_files.hand_written_full_load(spark, source, base / "hand"),
+    )
+    argv = bench_files.load_argv("profile", source, base / "target", ctx.watermarks_table)
+    first = profiled(
+        spark,
+        f"first load, {files:,} files",
+        lambda: load_main(argv, spark=spark),
+        python_top=python_top,
+    )
+    source.add_delta(batch_files, time.time())
+    later = profiled(
+        spark,
+        f"later batch, {batch_files:,} new files",
+        lambda: load_main(argv, spark=spark),
+        python_top=python_top,
+    )
+    return [anchor, first, later]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--batch-files", type=int, default=100)
+    parser.add_argument(
+        "--python-top", type=int, default=0, help="print the job runs' N costliest driver calls"
+    )
+    args = parser.parse_args(argv)
+
+    from glue_incremental.spark import local_spark_session
+    from glue_incremental.watermarks import create_table
+
+    from tests.harness.endpoint import running_local_aws
+
+    workdir = Path(tempfile.mkdtemp(prefix="gi-profile-"))
+    try:
+        with running_local_aws():
+            spark = local_spark_session(app_name="glue-incremental-profile")
+            table = f"profile-watermarks-{uuid.uuid4().hex[:8]}"
+            create_table(table)
+            ctx = Context(spark, scales.FULL, workdir, table, None, print)
+            for profile in profile_runs(ctx, args.files, args.batch_files, args.python_top):
+                print(profile.markdown(), end="\n\n")
+            spark.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
