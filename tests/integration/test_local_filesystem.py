@@ -3,10 +3,12 @@ be Hadoop's, since the publish protocol decides from them what to move, keep and
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 
 import pytest
+from glue_incremental.io import local_files
 from glue_incremental.targets.parquet import writer
 
 pytestmark = pytest.mark.spark
@@ -148,3 +150,44 @@ def test_bytes_written_in_python_over_a_file_hadoop_wrote_read_back_the_same_thr
     assert hadoop.read_bytes(uri) == python.read_bytes(uri) == b"the new one"
     assert python.read_bytes(f"{uri}.absent") is None is hadoop.read_bytes(f"{uri}.absent")
     assert sorted(os.listdir(tmp_path / "target/_staging/run")) == ["_intent.json"]
+
+
+def test_a_directory_left_with_only_a_moved_files_checksum_is_removed_as_empty(spark, tmp_path):
+    # A process killed between moving a file and moving its checksum leaves the checksum.
+    partition = tmp_path / "target" / "p=a"
+    partition.mkdir(parents=True)
+    (partition / ".part-1.parquet.crc").write_bytes(b"crc")
+    kept = tmp_path / "target" / "p=b"
+    kept.mkdir()
+    (kept / "_SUCCESS").write_bytes(b"")
+    fs = writer.HadoopFileSystem(spark, (tmp_path / "target").as_uri())
+
+    fs.delete_dir_if_empty(f"file:{partition}")
+    fs.delete_dir_if_empty(f"file:{kept}")
+    fs.delete_dir_if_empty(f"file:{tmp_path}/target/absent")
+
+    assert not partition.exists()
+    assert sorted(os.listdir(kept)) == ["_SUCCESS"]
+
+
+def test_a_move_to_another_device_falls_back_to_hadoops_copy(spark, tmp_path, monkeypatch):
+    source, destination = (
+        tmp_path / "_staging" / "part-1.parquet",
+        tmp_path / "p=a" / "part-1.parquet",
+    )
+    source.parent.mkdir()
+    source.write_bytes(b"data")
+    real_rename = os.rename
+
+    def across_devices(old, new):
+        if str(old) == str(source):
+            raise OSError(errno.EXDEV, "Invalid cross-device link", str(old))
+        real_rename(old, new)
+
+    monkeypatch.setattr(local_files.os, "rename", across_devices)
+    writer.HadoopFileSystem(spark, tmp_path.as_uri()).rename_file(
+        f"file:{source}", f"file:{destination}"
+    )
+
+    assert not source.exists()
+    assert destination.read_bytes() == b"data"

@@ -8,6 +8,7 @@ so the writer and Spark agree on what the target holds.
 
 from __future__ import annotations
 
+import errno
 import functools
 import weakref
 from collections.abc import Iterator
@@ -113,6 +114,9 @@ class HadoopFileSystem:
 
     def delete_dir_if_empty(self, uri: str) -> None:
         self._made_dirs.clear()
+        if self._local:
+            local_files.remove_dir_if_empty(uri)
+            return
         path = self._Path(uri)
         if self._fs.exists(path) and not list(self._fs.listStatus(path)):
             self._fs.delete(path, False)
@@ -122,8 +126,13 @@ class HadoopFileSystem:
 
     def rename_file(self, source: str, destination: str) -> None:
         if self._local:
-            local_files.move_file(source, destination)
-            return
+            try:
+                local_files.move_file(source, destination)
+                return
+            except OSError as error:
+                if error.errno != errno.EXDEV:
+                    raise
+                # Another device: Hadoop copies then deletes, as it always has.
         # One mkdirs per directory of a publish, not per file (each costs requests on S3).
         parent = _parent(destination)
         if parent not in self._made_dirs:

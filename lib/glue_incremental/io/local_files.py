@@ -160,6 +160,26 @@ def delete_file(uri: str) -> bool:
     return True
 
 
+def remove_dir_if_empty(uri: str) -> bool:
+    """Remove a directory that holds nothing Hadoop's listings show; True if removed.
+
+    Checksums left alone in it are removed with it: a process killed between moving a file
+    and moving its checksum leaves one behind, and Hadoop would refuse to delete the
+    directory for it (its listing hides the file; its non-recursive delete counts it)."""
+    path = local_path(uri)
+    try:
+        with os.scandir(path) as entries:
+            orphans = [entry.path for entry in entries]
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if not all(_is_checksum(os.path.basename(found)) for found in orphans):
+        return False
+    for orphan in orphans:
+        os.remove(orphan)
+    os.rmdir(path)
+    return True
+
+
 def write_bytes(uri: str, data: bytes) -> None:
     """Hadoop's ``create`` (overwrite) then write: the parent made, any checksum of an earlier
     file of that name removed (Hadoop would verify against it), written whole or not at all
