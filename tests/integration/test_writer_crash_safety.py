@@ -177,6 +177,59 @@ def test_a_crash_at_every_step_of_a_recovery_then_a_rerun_equals_a_full_refresh(
         scenario.assert_equals_full_refresh(f"crash at recovery step {k}")
 
 
+class CrashBeforeAChecksumMove:
+    """``os.rename`` that raises ``Crash`` instead of the ``k``-th move of a checksum (the
+    file it belongs to already moved: on a local disk the two are separate calls); with
+    ``k=0`` it only records the kind of each checksum move."""
+
+    def __init__(self, k: int = 0) -> None:
+        self.k, self.kinds = k, []
+        self._rename = os.rename
+
+    def __call__(self, source, destination) -> None:
+        name = os.path.basename(str(source))
+        if name.startswith(".") and name.endswith(".crc"):
+            self.kinds.append(
+                next((d for d in ("_retained", "_staging") if d in str(destination)), "live")
+            )
+            if len(self.kinds) == self.k:
+                raise Crash(f"crash before moving checksum {source}")
+        self._rename(source, destination)
+
+
+@pytest.mark.parametrize("layout", ["partitioned", "unpartitioned"])
+def test_a_crash_between_a_local_file_and_its_checksum_then_a_rerun_equals_a_full_refresh(
+    spark, tmp_path, store, layout, monkeypatch
+):
+    from glue_incremental.io import local_files
+
+    scenario = Scenario(
+        spark,
+        tmp_path,
+        store,
+        LocalTarget(tmp_path / "target"),
+        partitioned=layout == "partitioned",
+    )
+    scenario.first_run_then_land_update()
+    scenario.save("baseline")
+    counter = CrashBeforeAChecksumMove()
+    with monkeypatch.context() as patched:
+        patched.setattr(local_files.os, "rename", counter)
+        scenario.run("jr_count", T0 + 60)
+    assert counter.kinds, "the publish moved no checksum: nothing to crash between"
+
+    for k in crash_points(counter.kinds):
+        scenario.restore("baseline", state_after="jr_1")
+        with monkeypatch.context() as patched, pytest.raises(Crash):
+            patched.setattr(local_files.os, "rename", CrashBeforeAChecksumMove(k))
+            scenario.run(f"jr_crash_{k}", T0 + 60)
+        scenario.land(NEXT, T0 + 70, name="next.json")
+        scenario.run(f"jr_rerun_{k}", T0 + 120)
+        scenario.assert_equals_full_refresh(
+            f"crash before checksum move {k} ({counter.kinds[k - 1]})"
+        )
+
+
 def test_a_concurrent_reader_never_misses_a_kept_key_and_sees_only_old_or_new_rows(
     spark, tmp_path, store, targets
 ):
