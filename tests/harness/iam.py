@@ -838,8 +838,9 @@ provider "aws" {
   skip_credentials_validation = true
   skip_metadata_api_check     = true
   s3_use_path_style           = true
-  # moto answers a few calls the provider retries with a 500: once is enough.
-  max_retries = 1
+  # moto answers a few calls the provider retries with a 500: a few attempts are enough
+  # (the default, 25, waits minutes), and a connection LocalStack closed is tried again.
+  max_retries = 3
   endpoints {
 %s
   }
