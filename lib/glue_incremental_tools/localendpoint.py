@@ -331,6 +331,10 @@ class _LocalStack(_Server):
             # Queue URLs as http://host:port/<account>/<name>: the Terraform provider parses them.
             "SQS_ENDPOINT_STRATEGY": "off",
             "SKIP_SSL_CERT_DOWNLOAD": "1",
+            # Its own certificate: LocalStack rewrites the shared one in its cache directory at
+            # every start, so two starting at once could read it half-written (PEM "no start
+            # line", LocalStack exits).
+            "CUSTOM_SSL_CERT_PATH": str(fs_root / "server.test.pem"),
             "DISABLE_EVENTS": "1",
             "LOCALSTACK_TELEMETRY": "0",
             "DEBUG": "0",
