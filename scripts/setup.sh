@@ -121,6 +121,35 @@ PY
     verify_sha256 "$jars/$ICEBERG_JACKSON_JAR" "$ICEBERG_JACKSON_SHA256"
   fi
 }
+# Local Spark sessions write file: paths through Hadoop's local file system, which runs the
+# chmod program for every file and directory it creates (PySpark ships no native Hadoop
+# library). tools/local-filesystem sets the permissions in the JVM instead
+# (glue_incremental.spark.local_filesystem_jar): built here from its source with the JDK's
+# javac against PySpark's Hadoop client, again only when the source changes. Without a JDK
+# compiler, sessions keep Hadoop's own (slower, the same files).
+LOCAL_FILESYSTEM_JAR=build/jars/local-filesystem.jar
+build_local_filesystem_jar() {
+  local source=tools/local-filesystem/src digest stamp classes hadoop_api
+  stamp="$LOCAL_FILESYSTEM_JAR.source-sha256"
+  digest=$(find "$source" -name '*.java' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+  if [ -f "$LOCAL_FILESYSTEM_JAR" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$digest" ]; then
+    return 0
+  fi
+  if ! command -v javac >/dev/null || ! command -v jar >/dev/null; then
+    echo "setup: warning: no javac and jar: local Spark writes run chmod per file (slower)" >&2
+    return 0
+  fi
+  hadoop_api=$(.venv/bin/python -c 'import glob, os, pyspark; print(glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "hadoop-client-api-*.jar"))[0])')
+  classes=$(mktemp -d)
+  find "$source" -name '*.java' -print0 | xargs -0 javac --release 17 -cp "$hadoop_api" -d "$classes"
+  mkdir -p build/jars
+  jar cf "$LOCAL_FILESYSTEM_JAR.tmp" -C "$classes" .
+  rm -rf "$classes"
+  mv "$LOCAL_FILESYSTEM_JAR.tmp" "$LOCAL_FILESYSTEM_JAR"
+  echo "$digest" > "$stamp"
+  echo "setup: local file system jar built ($LOCAL_FILESYSTEM_JAR)"
+}
+
 # Local Spark sessions map their classes from an archive a first JVM dumped (build/jvm/,
 # glue_incremental.spark.class_data_archive): about half a short run's JVM time. Once per
 # class path: a session with Iceberg (the tests', an Iceberg job's), and a local run of a
@@ -184,6 +213,7 @@ iceberg_pid=$!
 scripts/setup-aws-emulators.sh s3a-jars
 wait "$iceberg_pid" || { echo "setup: installing the Iceberg jars failed (output above)" >&2; exit 1; }
 scripts/terraformrc.sh > /dev/null
+build_local_filesystem_jar  # before the class-data archives: it is on their class path
 build_class_data_archive
 if ! wait "$emulators_pid"; then
   echo "setup: installing the AWS emulators failed (output above)" >&2

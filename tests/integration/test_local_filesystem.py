@@ -191,3 +191,37 @@ def test_a_move_to_another_device_falls_back_to_hadoops_copy(spark, tmp_path, mo
 
     assert not source.exists()
     assert destination.read_bytes() == b"data"
+
+
+def test_a_local_session_writes_with_hadoops_permissions_and_checksums_without_chmod(
+    spark, tmp_path
+):
+    """Local sessions use ``LocalFileSystemWithoutForks`` (``make setup`` builds it): the
+    permission bits Hadoop's default umask (022) gives, checksums kept and checked on read."""
+    from glue_incremental.spark import LOCAL_FILESYSTEM_CLASS, local_filesystem_jar
+
+    assert local_filesystem_jar() is not None, "make setup builds build/jars/local-filesystem.jar"
+    assert spark.sparkContext._jsc.hadoopConfiguration().get("fs.file.impl") == (
+        LOCAL_FILESYSTEM_CLASS
+    )
+    rows = spark.createDataFrame([(1, "a"), (2, "b")], "id INT, part STRING")
+    rows.write.partitionBy("part").parquet(f"file:{tmp_path}/out")
+    modes = {}
+    for directory, dirs, names in os.walk(tmp_path / "out"):
+        modes |= {
+            os.path.join(directory, d): (True, os.stat(os.path.join(directory, d))) for d in dirs
+        }
+        modes |= {
+            os.path.join(directory, n): (False, os.stat(os.path.join(directory, n))) for n in names
+        }
+    assert any(path.endswith(".crc") for path in modes)
+    for path, (is_dir, found) in modes.items():
+        assert oct(found.st_mode & 0o7777) == oct(0o755 if is_dir else 0o644), path
+    assert sorted(spark.read.parquet(f"file:{tmp_path}/out").collect()) == sorted(rows.collect())
+
+
+def test_the_local_file_system_is_hadoops_own_when_asked(monkeypatch):
+    from glue_incremental.spark import LOCAL_FILESYSTEM_ENV, local_filesystem_jar
+
+    monkeypatch.setenv(LOCAL_FILESYSTEM_ENV, "hadoop")
+    assert local_filesystem_jar() is None

@@ -354,13 +354,17 @@ def _roll_back(
 
 
 def _remove_empty_partitions(fs: ObjectStore, target_uri: str, intent: Intent, step: str) -> None:
+    """Remove each partition directory left empty, then its parents left empty. A directory
+    that is not empty ends the walk: its parents hold it (so a publish of 800 partitions
+    lists 800 small directories, not the target's root 800 times)."""
     for relative in intent.partitions:
         parts = relative.split("/") if relative else []
         while parts:
             path = join(target_uri, "/".join(parts))
-            if fs.size(path) is None and fs.list_dirs(path) == [] and fs.list_files(path) == []:
-                hooks.point(f"{step}.rmdir", path=path)
-                fs.delete_dir_if_empty(path)
+            if fs.size(path) is not None or fs.list_dirs(path) or fs.list_files(path):
+                break
+            hooks.point(f"{step}.rmdir", path=path)
+            fs.delete_dir_if_empty(path)
             parts.pop()
 
 
