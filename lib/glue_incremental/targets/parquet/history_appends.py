@@ -1,0 +1,215 @@
+"""The common key of a history run, in the JVM: one new delivery after everything stored.
+
+``history.groups.key_rows`` gives every key's new rows in Python, each row crossing into a
+Python worker and back. Most keys of a run are simpler: one delivery, not a delete, whose
+watermark is above every stored one of its key (a dimension's daily change). Its result
+follows from the key's current version alone: a change of a tracked column closes it at the
+delivery's watermark and opens a version; no change makes the delivery the version's
+representative and absorbs the one it held. ``split`` computes exactly those rows (and
+passes keys without a delivery through) with window functions over the key, and leaves
+every other key to ``key_rows``, which the tests hold to the pure-Python reference.
+Not taken: a dry run's numbered batches, tracked columns holding a map (not comparable in
+Spark SQL). Design: ``docs/history.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+
+from glue_incremental.history import groups
+from glue_incremental.io.jvm_calls import quoted, select_sql, type_sql
+
+# Helper columns, dropped before the rows leave ``split``.
+_INCOMING = "__append_incoming"
+_DELETE = "__append_delete"
+_INCOMING_AT = "__append_incoming_at"
+_STORED_AT = "__append_stored_at"
+_CURRENT = "__append_current"
+_CURRENT_AT = "__append_current_at"
+_CURRENT_FROM = "__append_current_from"
+_INCOMING_TRACKED = "__append_incoming_tracked"
+_CURRENT_TRACKED = "__append_current_tracked"
+_CURRENT_DELIVERY = "__append_current_delivery"
+_FAST = "__append_fast"
+_OUT = "__append_out"
+_ELEMENT = "__append_element"
+_ROLE = quoted(groups.ROLE)
+_IS_INCOMING = f"{_ROLE} = '{groups.INCOMING}'"
+
+
+def usable(layout: groups.Layout, schema: StructType) -> bool:
+    """Whether ``split`` can take keys of a run with this layout: no dry run's batch numbers,
+    and no tracked column holding a map."""
+    return layout.batch is None and not any(
+        _has_map(schema[name].dataType) for name in tracked_columns(layout)
+    )
+
+
+def tracked_columns(layout: groups.Layout) -> tuple[str, ...]:
+    """The columns whose change opens a version (``HistoryOptions.same_tracked``)."""
+    options = layout.options
+    if options.history_columns is not None:
+        return tuple(options.history_columns)
+    return tuple(name for name in layout.data if name != options.watermark_column)
+
+
+def mark(tagged: DataFrame, layout: groups.Layout, key: Sequence[str]) -> DataFrame:
+    """``tagged`` with what each row needs to know of its key's other rows, and whether the
+    key is one ``split`` takes. ``tagged`` must hold each key's rows in one partition
+    (repartitioned by ``key``): the windows add no shuffle. SQL text
+    (``io.jvm_calls.select_sql``): a few py4j round trips, not hundreds."""
+    window = f"OVER (PARTITION BY {', '.join(quoted(name) for name in key)})"
+    counted = select_sql(tagged, ["*", *_key_figures(layout, window)])
+    return select_sql(counted, ["*", _current_delivery(layout, window), f"{_fast()} AS {_FAST}"])
+
+
+def split(
+    marked: DataFrame, layout: groups.Layout, schema: StructType, columns: Sequence[str]
+) -> tuple[DataFrame, DataFrame]:
+    """``(out, rest)`` of ``mark``'s rows: ``out`` the new rows (``schema``,
+    ``Layout.columns``) of the keys without a delivery and of those with one new delivery
+    after every stored row; ``rest`` the rows (``columns``) of every other key, for
+    ``key_rows``, still in their partitions."""
+    rest = select_sql(marked.where(f"NOT {_FAST}"), [quoted(name) for name in columns])
+    rows = select_sql(marked.where(_FAST), [f"explode({_outputs(layout, schema)}) AS {_OUT}"])
+    out = select_sql(rows, [f"{_OUT}.{quoted(name)} AS {quoted(name)}" for name in schema.names])
+    return out, rest
+
+
+def _key_figures(layout: groups.Layout, window: str) -> list[str]:
+    """What each row needs to know of its key's other rows."""
+    options = layout.options
+    watermark = quoted(options.watermark_column)
+    tracked = _struct_of(tracked_columns(layout))
+    incoming, current = _IS_INCOMING, _is_current(layout)
+    return [
+        f"count(CASE WHEN {incoming} THEN 1 END) {window} AS {_INCOMING}",
+        f"max(CASE WHEN {incoming} THEN {quoted(groups.DELETED)} END) {window} AS {_DELETE}",
+        f"max(CASE WHEN {incoming} THEN {watermark} END) {window} AS {_INCOMING_AT}",
+        f"max(CASE WHEN NOT {incoming} THEN {watermark} END) {window} AS {_STORED_AT}",
+        f"count(CASE WHEN {current} THEN 1 END) {window} AS {_CURRENT}",
+        f"max(CASE WHEN {current} THEN {watermark} END) {window} AS {_CURRENT_AT}",
+        f"max(CASE WHEN {current} THEN {quoted(options.valid_from)} END) {window}"
+        f" AS {_CURRENT_FROM}",
+        f"first(CASE WHEN {incoming} THEN {tracked} END, true) {window} AS {_INCOMING_TRACKED}",
+        f"first(CASE WHEN {current} THEN {tracked} END, true) {window} AS {_CURRENT_TRACKED}",
+    ]
+
+
+def _current_delivery(layout: groups.Layout, window: str) -> str:
+    """The current version's representative delivery: the stored one at its watermark."""
+    if not layout.delivery:
+        return f"NULL AS {_CURRENT_DELIVERY}"
+    watermark = quoted(layout.options.watermark_column)
+    at_current = f"{_ROLE} = '{groups.REPRESENTATIVE}' AND {watermark} = {_CURRENT_AT}"
+    delivery = _struct_of(layout.delivery)
+    return (
+        f"first(CASE WHEN {at_current} THEN {delivery} END, true) {window} AS {_CURRENT_DELIVERY}"
+    )
+
+
+def _fast() -> str:
+    """A key without a delivery, or with one new delivery after all it stores."""
+    appended = (
+        f"{_INCOMING} = 1 AND NOT coalesce({_DELETE}, false)"
+        f" AND ({_STORED_AT} IS NULL OR {_INCOMING_AT} > {_STORED_AT}) AND {_CURRENT} <= 1"
+    )
+    return f"({_INCOMING} = 0 OR ({appended}))"
+
+
+def _outputs(layout: groups.Layout, schema: StructType) -> str:
+    """Each marked row's output rows (an array, nulls removed), as ``key_rows`` gives them."""
+    options = layout.options
+    watermark = quoted(options.watermark_column)
+    has_current = f"{_CURRENT} = 1"
+    same = f"({has_current} AND {_INCOMING_TRACKED} <=> {_CURRENT_TRACKED})"
+    data = set(layout.data)
+    kept = {*options.primary_key, *layout.partition_by, options.watermark_column}
+    nulls = dict.fromkeys(schema.names, "NULL")
+    delivery_nulls = dict.fromkeys(layout.delivery, "NULL")
+    added_nulls = dict.fromkeys(options.added_columns.values(), "NULL")
+    deleted, role = quoted(groups.DELETED), groups.ROLE
+
+    def row(*overrides: dict[str, str]) -> str:
+        given = {name: text for each in overrides for name, text in each.items()}
+        return _struct(schema, given)
+
+    unchanged = row({groups.DELETED: f"coalesce({deleted}, false)"})
+    version = row(
+        delivery_nulls,
+        {
+            options.valid_from: f"CASE WHEN {same} THEN {_CURRENT_FROM} ELSE {watermark} END",
+            options.valid_to: "NULL",
+            options.is_current: "true",
+            groups.DELETED: "false",
+            role: f"'{groups.VERSION}'",
+        },
+    )
+    delivered = " OR ".join(f"{quoted(name)} IS NOT NULL" for name in layout.delivery) or "false"
+    representative = row(
+        dict.fromkeys(data - kept, "NULL"),
+        added_nulls,
+        {groups.DELETED: "false", role: f"'{groups.REPRESENTATIVE}'"},
+    )
+    counts = row(
+        nulls,
+        {
+            groups.DELETED: "false",
+            role: f"'{groups.COUNTS}'",
+            groups.OPENED: f"CASE WHEN {same} THEN 0 ELSE 1 END",
+            groups.CLOSED: f"CASE WHEN {has_current} AND NOT {same} THEN 1 ELSE 0 END",
+        },
+    )
+    closed = row(
+        {
+            options.valid_to: _INCOMING_AT,
+            options.is_current: "false",
+            groups.DELETED: "false",
+        }
+    )
+    held = {name: f"{_CURRENT_DELIVERY}.{quoted(name)}" for name in layout.delivery}
+    absorbed = row(added_nulls, held, {groups.DELETED: "false", role: f"'{groups.ABSORBED}'"})
+    current = _is_current(layout)
+    gone = f"{_ROLE} = '{groups.REPRESENTATIVE}' AND {same} AND {watermark} = {_CURRENT_AT}"
+    none = f"CAST(NULL AS {type_sql(schema)})"
+    outputs = (
+        f"CASE WHEN {_INCOMING} = 0 THEN array({unchanged})"
+        f" WHEN {_IS_INCOMING} THEN array({version},"
+        f" CASE WHEN {delivered} THEN {representative} END, {counts})"
+        f" WHEN {current} AND {same} THEN array({absorbed})"
+        f" WHEN {current} THEN array({closed})"
+        f" WHEN {gone} THEN array({none})"
+        f" ELSE array({unchanged}) END"
+    )
+    return f"filter({outputs}, {_ELEMENT} -> {_ELEMENT} IS NOT NULL)"
+
+
+def _struct(schema: StructType, given: dict[str, str]) -> str:
+    """One output row: ``given`` SQL where named, else the marked row's own column."""
+    fields = ", ".join(
+        f"CAST({given.get(field.name, quoted(field.name))} AS {type_sql(field.dataType)})"
+        f" AS {quoted(field.name)}"
+        for field in schema.fields
+    )
+    return f"struct({fields})"
+
+
+def _struct_of(names: Sequence[str]) -> str:
+    return "struct(" + ", ".join(quoted(name) for name in names) + ")"
+
+
+def _is_current(layout: groups.Layout) -> str:
+    return f"({_ROLE} = '{groups.VERSION}' AND {quoted(layout.options.valid_to)} IS NULL)"
+
+
+def _has_map(data_type: DataType) -> bool:
+    if isinstance(data_type, MapType):
+        return True
+    if isinstance(data_type, ArrayType):
+        return _has_map(data_type.elementType)
+    if isinstance(data_type, StructType):
+        return any(_has_map(field.dataType) for field in data_type.fields)
+    return False
