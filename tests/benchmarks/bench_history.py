@@ -2,12 +2,12 @@
 target and against rebuilding the whole history.
 
 A customers dimension of ``history_keys`` keys, partitioned by ``cohort`` (the key's signup
-cohort, ``history_cohorts`` of them; a key never moves): a first delivery of every key,
+cohort, ``history_cohort_keys`` keys each; a key never moves): a first delivery of every key,
 then ``history_deliveries - 1`` deliveries each updating ``history_updated_fraction`` of
 the keys drawn over every cohort, each update a new ``value`` (a new version). Both
 targets are built from those deliveries by the load job (untimed). Then one new delivery
-updates every key of the newest cohort (1% of the keys at full scale), and three timed
-runs take it:
+updates every key of the newest cohort (the same 10,000 keys at every full-scale size: a
+day's changes do not grow with the dimension), and three timed runs take it:
 
 - ``history``: the load job with ``--history scd2``, default settings (first);
 - ``latest``: the same job without ``--history`` on the latest-version target, same
@@ -41,14 +41,14 @@ SEED = 43
 class Deliveries:
     """JSON-lines delivery files of customers under ``root``, each stamped at its time."""
 
-    def __init__(self, root: Path, keys: int, cohorts: int, rows_per_file: int) -> None:
-        self.root, self.keys, self.cohorts = root, keys, cohorts
+    def __init__(self, root: Path, keys: int, cohort_keys: int, rows_per_file: int) -> None:
+        self.root, self.keys, self.cohort_keys = root, keys, cohort_keys
         self.rows_per_file = rows_per_file
         self.count = self.rows = self.bytes = 0
         root.mkdir(parents=True, exist_ok=True)
 
     def cohort(self, key: int) -> int:
-        return (key - 1) * self.cohorts // self.keys
+        return (key - 1) // self.cohort_keys
 
     def deliver(self, keys: list[int], mtime: float) -> None:
         """One delivery: a version of each of ``keys`` at the delivery's watermark."""
@@ -138,7 +138,9 @@ def _same_history(ctx: Context, ours: Path, rebuilt: Path) -> dict[str, Any]:
 def _point(ctx: Context, keys: int) -> dict[str, Any]:
     scale = ctx.scale
     root = ctx.section_dir(f"history/{keys}")
-    source = Deliveries(root / "source", keys, scale.history_cohorts, scale.history_rows_per_file)
+    source = Deliveries(
+        root / "source", keys, scale.history_cohort_keys, scale.history_rows_per_file
+    )
     draw = random.Random(SEED)
     every = list(range(1, keys + 1))
     past = scale.history_deliveries - 1
@@ -155,7 +157,7 @@ def _point(ctx: Context, keys: int) -> dict[str, Any]:
     first_history = _run(ctx, "history-first", history_argv)
     first_latest = _run(ctx, "history-latest-first", latest_argv)
     history_rows = source.rows
-    newest = [key for key in every if source.cohort(key) == scale.history_cohorts - 1]
+    newest = [key for key in every if source.cohort(key) == source.cohort(keys)]
     source.deliver(newest, time.time() - 2.0)
     increment = _run(ctx, "history-increment", history_argv)
     latest = _run(ctx, "history-latest-increment", latest_argv)
@@ -192,7 +194,8 @@ def run(ctx: Context) -> dict[str, Any]:
     points = [_point(ctx, keys) for keys in scale.history_keys]
     return {
         "description": (
-            f"A customers dimension partitioned by {scale.history_cohorts} signup cohorts: "
+            f"A customers dimension partitioned by signup cohort ({scale.history_cohort_keys:,} "
+            "keys each): "
             f"{scale.history_deliveries} deliveries (every key, then "
             f"{scale.history_updated_fraction:.0%} of the keys each), loaded into a history "
             "target and a latest-version target; then one delivery updating every key of the "

@@ -1242,12 +1242,21 @@ def _measured_by(section: dict[str, Any], meta: dict[str, Any]) -> list[str]:
     ]
 
 
+# Where runs spend their time, by step, before and after a change: written by hand from
+# ``python -m tests.benchmarks.profile``'s tables, appended to the README as they are.
+PROFILES = "profiles.md"
+
+
 def write(results: dict[str, Any], output: Path) -> None:
     output.mkdir(parents=True, exist_ok=True)
     for stale in PLOTS.values():
         (output / stale).unlink(missing_ok=True)
     plots = _plots(results, output)
-    (output / "README.md").write_text(render(results, plots))
+    readme = render(results, plots)
+    profiles = output / PROFILES
+    if profiles.is_file():  # measured apart (``python -m tests.benchmarks.profile``)
+        readme += "\n" + profiles.read_text()
+    (output / "README.md").write_text(readme)
 
 
 def _current_merged_runs(history: list[dict[str, Any]]) -> list[dict[str, Any]]:

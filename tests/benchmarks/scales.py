@@ -51,11 +51,12 @@ class Scale:
     reconcile_rows: int = 1_000_000
     reconcile_deleted_fraction: float = 0.01
     # 11. history (SCD type 2): customers (keys), deliveries (the first of every key, then a
-    # share of the keys each), signup cohorts (the partitions), rows per delivery file
-    history_keys: tuple[int, ...] = (100_000, 1_000_000)
+    # share of the keys each), keys per signup cohort (a partition; the increment updates one
+    # cohort, so it does not grow with the dimension), rows per delivery file
+    history_keys: tuple[int, ...] = (100_000, 1_000_000, 10_000_000)
     history_deliveries: int = 10
     history_updated_fraction: float = 0.1
-    history_cohorts: int = 100
+    history_cohort_keys: int = 10_000
     history_rows_per_file: int = 50_000
 
     def as_dict(self) -> dict[str, Any]:
@@ -119,7 +120,7 @@ SMOKE = Scale(
     reconcile_rows=5_000,
     history_keys=(200,),
     history_deliveries=2,
-    history_cohorts=4,
+    history_cohort_keys=50,
     history_rows_per_file=100,
 )
 
