@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 from glue_incremental.history import groups
+from glue_incremental.history.errors import InconsistentHistory
 from glue_incremental.history.options import HistoryOptions
 from glue_incremental.targets.parquet import history_appends
 from glue_incremental.targets.versions import tagged_schema
@@ -64,6 +65,22 @@ def _stored(role, row):
     return {**row, groups.ROLE: role}
 
 
+def _stored_delivery(key, at, value, **columns):
+    return _stored(groups.ABSORBED, {**_delivery(key, at, value, **columns), groups.DELETED: False})
+
+
+# Stored rows no run writes (a version's tracked columns changed since, part of the target
+# lost or edited): the JVM leaves the key to Python, which refuses it.
+INCONSISTENT = [
+    (13, [_version(13, 5, 10, "z")]),  # the current version missing
+    (14, [_version(14, 10, None, "a"), _stored_delivery(14, 20, "a")]),  # a delivery after it
+    (15, [_version(15, 10, None, "a"), _stored_delivery(15, 12, "x")]),  # absorbed, not the same
+    (16, [_version(16, 10, None, "a"), _version(16, 30, 40, "b")]),  # a version after it
+    (17, [{**_version(17, 10, None, "a"), "updated": 12}]),  # opened before its first delivery
+    (18, [_version(18, 10, None, "a"), _stored_delivery(18, 12, "a", deleted=True)]),  # deleted
+]
+
+
 # (key, its rows, whether the JVM takes it)
 KEYS = [
     (1, [_delivery(1, 10, "a")], True),  # a new key
@@ -86,14 +103,14 @@ KEYS = [
         True,
     ),
     (
-        4,  # after a delete: a new version opens, the closed one and the delete stay
+        4,  # after a delete (no current version to check it against): Python
         [
             _version(4, 10, 15, "a"),
             _stored(groups.REPRESENTATIVE, _representative(4, 10, 100)),
             _stored(groups.ABSORBED, {**_delivery(4, 15, "a", deleted=True), groups.DELETED: True}),
             _delivery(4, 20, "a"),
         ],
-        True,
+        False,
     ),
     (5, [_version(5, 10, None, "a")], True),  # no delivery: passed through
     (
@@ -116,6 +133,16 @@ KEYS = [
     (9, [_delivery(9, 10, "a"), _delivery(9, 20, "b")], False),  # two deliveries: Python
     (10, [_version(10, 10, None, "a"), _delivery(10, 20, "a", deleted=True)], False),  # delete
     (11, [_version(11, 10, None, "a"), _delivery(11, 10, "b")], False),  # a tie: Python
+    (
+        12,  # the current version's first delivery absorbed by a later unchanged one
+        [
+            {**_version(12, 10, None, "a"), "updated": 15},
+            _stored_delivery(12, 10, "a"),
+            _delivery(12, 20, "b"),
+        ],
+        True,
+    ),
+    *((key, [*rows, _delivery(key, 50, "b")], False) for key, rows in INCONSISTENT),
 ]
 
 
@@ -140,3 +167,13 @@ def test_the_common_keys_computed_in_the_jvm_are_the_rows_python_computes(spark,
     python_rows.sort(key=lambda row: row["id"])
     expected = groups.by_key(groups.key_rows, layout, ("id",), python_rows)
     assert Counter(repr(tuple(row)) for row in out.collect()) == Counter(map(repr, expected))
+
+
+@pytest.mark.parametrize("key, rows", INCONSISTENT, ids=[str(key) for key, _ in INCONSISTENT])
+def test_python_refuses_the_stored_histories_the_jvm_leaves_to_it(key, rows):
+    layout = _layout(None)
+    names = (*layout.columns,)
+    plain = [{name: row.get(name) for name in names} for row in [*rows, _delivery(key, 50, "b")]]
+
+    with pytest.raises(InconsistentHistory):
+        list(groups.by_key(groups.key_rows, layout, ("id",), plain))

@@ -179,3 +179,25 @@ def test_a_correction_in_a_later_file_at_the_same_watermark_wins_as_in_the_load(
     dim.run(spark, "jr_2")
 
     assert [v["segment"] for v in dim.versions(spark)] == ["RETAIL"]
+
+
+def test_a_script_tracking_other_columns_than_its_versions_were_built_with_is_refused(
+    spark, store, tmp_path
+):
+    # The current version absorbed a segment change while only the id was tracked: under
+    # columns=("segment",) its stored history is not one a run writes. Nothing is written.
+    dim = Customers(tmp_path, History(columns=("id",)))
+    dim.land("2024-01-01", [(1, 10, "retail")])
+    dim.run(spark, "jr_1")
+    dim.land("2024-01-02", [(1, 20, "smb")])
+    dim.run(spark, "jr_2")
+    dim.declared = History(columns=("segment",))
+    dim.land("2024-01-03", [(1, 30, "enterprise")])
+    files = sorted((p, p.stat().st_mtime_ns) for p in dim.target.rglob("*") if p.is_file())
+    committed = store.get_watermark(dim.job, "customers")
+
+    with pytest.raises(Exception, match="do not follow from its stored deliveries"):
+        dim.run(spark, "jr_3")
+
+    assert sorted((p, p.stat().st_mtime_ns) for p in dim.target.rglob("*") if p.is_file()) == files
+    assert store.get_watermark(dim.job, "customers") == committed

@@ -30,6 +30,7 @@ _STORED_AT = "__append_stored_at"
 _CURRENT = "__append_current"
 _CURRENT_AT = "__append_current_at"
 _CURRENT_FROM = "__append_current_from"
+_LAST_FROM = "__append_last_from"
 _INCOMING_TRACKED = "__append_incoming_tracked"
 _CURRENT_TRACKED = "__append_current_tracked"
 _CURRENT_DELIVERY = "__append_current_delivery"
@@ -63,7 +64,8 @@ def mark(tagged: DataFrame, layout: groups.Layout, key: Sequence[str]) -> DataFr
     (``io.jvm_calls.select_sql``): a few py4j round trips, not hundreds."""
     window = f"OVER (PARTITION BY {', '.join(quoted(name) for name in key)})"
     counted = select_sql(tagged, ["*", *_key_figures(layout, window)])
-    return select_sql(counted, ["*", _current_delivery(layout, window), f"{_fast()} AS {_FAST}"])
+    fast = _fast(_consistent(layout, window))
+    return select_sql(counted, ["*", _current_delivery(layout, window), f"{fast} AS {_FAST}"])
 
 
 def split(
@@ -96,6 +98,8 @@ def _key_figures(layout: groups.Layout, window: str) -> list[str]:
         f" AS {_CURRENT_FROM}",
         f"first(CASE WHEN {incoming} THEN {tracked} END, true) {window} AS {_INCOMING_TRACKED}",
         f"first(CASE WHEN {current} THEN {tracked} END, true) {window} AS {_CURRENT_TRACKED}",
+        f"max(CASE WHEN {_ROLE} = '{groups.VERSION}' THEN {quoted(options.valid_from)} END)"
+        f" {window} AS {_LAST_FROM}",
     ]
 
 
@@ -111,13 +115,35 @@ def _current_delivery(layout: groups.Layout, window: str) -> str:
     )
 
 
-def _fast() -> str:
-    """A key without a delivery, or with one new delivery after all it stores."""
+def _fast(consistent: str) -> str:
+    """A key without a delivery, or with one new delivery after all it stores, which are
+    ``consistent``."""
     appended = (
         f"{_INCOMING} = 1 AND NOT coalesce({_DELETE}, false)"
-        f" AND ({_STORED_AT} IS NULL OR {_INCOMING_AT} > {_STORED_AT}) AND {_CURRENT} <= 1"
+        f" AND ({_STORED_AT} IS NULL OR {_INCOMING_AT} > {_STORED_AT}) AND {consistent}"
     )
     return f"({_INCOMING} = 0 OR ({appended}))"
+
+
+def _consistent(layout: groups.Layout, window: str) -> str:
+    """Whether the stored rows ``split`` reads of a key with a delivery are the ones
+    ``core.versions_of`` gives for its current version (what ``core.apply`` checks of that
+    slice): none stored, or one current version, no version after it, its representative
+    the latest stored delivery, opened at its earliest, and every delivery it absorbed with
+    its tracked values and no delete. Any other key goes to ``key_rows``, which refuses an
+    inconsistent history (``InconsistentHistory``) or, after a delete, reopens the key."""
+    options = layout.options
+    watermark = quoted(options.watermark_column)
+    since = f"{_ROLE} = '{groups.ABSORBED}' AND {watermark} >= {_CURRENT_FROM}"
+    tracked = _struct_of(tracked_columns(layout))
+    differs = f"coalesce({quoted(groups.DELETED)}, false) OR NOT ({tracked} <=> {_CURRENT_TRACKED})"
+    earliest = f"min(CASE WHEN {since} THEN {watermark} END) {window}"
+    return (
+        f"({_STORED_AT} IS NULL OR ({_CURRENT} = 1 AND {_CURRENT_AT} = {_STORED_AT}"
+        f" AND {_LAST_FROM} = {_CURRENT_FROM}"
+        f" AND count(CASE WHEN {since} AND ({differs}) THEN 1 END) {window} = 0"
+        f" AND least({_CURRENT_AT}, {earliest}) = {_CURRENT_FROM}))"
+    )
 
 
 def _outputs(layout: groups.Layout, schema: StructType) -> str:
