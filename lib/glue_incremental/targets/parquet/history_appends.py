@@ -76,8 +76,8 @@ def split(
     after every stored row; ``rest`` the rows (``columns``) of every other key, for
     ``key_rows``, still in their partitions."""
     rest = select_sql(marked.where(f"NOT {_FAST}"), [quoted(name) for name in columns])
-    rows = select_sql(marked.where(_FAST), [f"explode({_outputs(layout, schema)}) AS {_OUT}"])
-    out = select_sql(rows, [f"{_OUT}.{quoted(name)} AS {quoted(name)}" for name in schema.names])
+    rows = select_sql(marked.where(_FAST), ["*", f"explode({_kinds(layout)}) AS {_OUT}"])
+    out = select_sql(rows, _rows(layout, schema))
     return out, rest
 
 
@@ -146,81 +146,97 @@ def _consistent(layout: groups.Layout, window: str) -> str:
     )
 
 
-def _outputs(layout: groups.Layout, schema: StructType) -> str:
-    """Each marked row's output rows (an array, nulls removed), as ``key_rows`` gives them."""
+# The output rows a marked row gives (``_kinds``), each built by ``_rows``'s projection.
+_UNCHANGED, _VERSION, _REPRESENTATIVE, _COUNTS, _ABSORBED, _CLOSED = range(6)
+
+
+def _kinds(layout: groups.Layout) -> str:
+    """The kinds of output row each marked row gives (an array: none, one or three). Small
+    integers rather than the rows themselves: a projection per column builds them, which
+    Spark compiles per column, where an array of whole rows makes one method too long to
+    compile (Spark then interprets it, row by row)."""
+    options = layout.options
+    watermark = quoted(options.watermark_column)
+    same = _same()
+    delivered = " OR ".join(f"{quoted(name)} IS NOT NULL" for name in layout.delivery) or "false"
+    current = _is_current(layout)
+    gone = f"{_ROLE} = '{groups.REPRESENTATIVE}' AND {same} AND {watermark} = {_CURRENT_AT}"
+    incoming = (
+        f"filter(array({_VERSION}, CASE WHEN {delivered} THEN {_REPRESENTATIVE} END, {_COUNTS}),"
+        f" {_ELEMENT} -> {_ELEMENT} IS NOT NULL)"
+    )
+    return (
+        f"CASE WHEN {_INCOMING} = 0 THEN array({_UNCHANGED})"
+        f" WHEN {_IS_INCOMING} THEN {incoming}"
+        f" WHEN {current} AND {same} THEN array({_ABSORBED})"
+        f" WHEN {current} THEN array({_CLOSED})"
+        f" WHEN {gone} THEN CAST(array() AS ARRAY<INT>)"
+        f" ELSE array({_UNCHANGED}) END"
+    )
+
+
+def _rows(layout: groups.Layout, schema: StructType) -> list[str]:
+    """``schema``'s columns of the output row of each kind (``_OUT``), as ``key_rows``
+    gives them: the marked row's own value unless the kind sets the column."""
     options = layout.options
     watermark = quoted(options.watermark_column)
     has_current = f"{_CURRENT} = 1"
-    same = f"({has_current} AND {_INCOMING_TRACKED} <=> {_CURRENT_TRACKED})"
+    same = _same()
     data = set(layout.data)
     kept = {*options.primary_key, *layout.partition_by, options.watermark_column}
     nulls = dict.fromkeys(schema.names, "NULL")
     delivery_nulls = dict.fromkeys(layout.delivery, "NULL")
     added_nulls = dict.fromkeys(options.added_columns.values(), "NULL")
-    deleted, role = quoted(groups.DELETED), groups.ROLE
-
-    def row(*overrides: dict[str, str]) -> str:
-        given = {name: text for each in overrides for name, text in each.items()}
-        return _struct(schema, given)
-
-    unchanged = row({groups.DELETED: f"coalesce({deleted}, false)"})
-    version = row(
-        delivery_nulls,
-        {
+    role = groups.ROLE
+    held = {name: f"{_CURRENT_DELIVERY}.{quoted(name)}" for name in layout.delivery}
+    kinds: dict[int, dict[str, str]] = {
+        _UNCHANGED: {groups.DELETED: f"coalesce({quoted(groups.DELETED)}, false)"},
+        _VERSION: {
+            **delivery_nulls,
             options.valid_from: f"CASE WHEN {same} THEN {_CURRENT_FROM} ELSE {watermark} END",
             options.valid_to: "NULL",
             options.is_current: "true",
             groups.DELETED: "false",
             role: f"'{groups.VERSION}'",
         },
-    )
-    delivered = " OR ".join(f"{quoted(name)} IS NOT NULL" for name in layout.delivery) or "false"
-    representative = row(
-        dict.fromkeys(data - kept, "NULL"),
-        added_nulls,
-        {groups.DELETED: "false", role: f"'{groups.REPRESENTATIVE}'"},
-    )
-    counts = row(
-        nulls,
-        {
+        _REPRESENTATIVE: {
+            **dict.fromkeys(data - kept, "NULL"),
+            **added_nulls,
+            groups.DELETED: "false",
+            role: f"'{groups.REPRESENTATIVE}'",
+        },
+        _COUNTS: {
+            **nulls,
             groups.DELETED: "false",
             role: f"'{groups.COUNTS}'",
             groups.OPENED: f"CASE WHEN {same} THEN 0 ELSE 1 END",
             groups.CLOSED: f"CASE WHEN {has_current} AND NOT {same} THEN 1 ELSE 0 END",
         },
-    )
-    closed = row(
-        {
+        _ABSORBED: {**added_nulls, **held, groups.DELETED: "false", role: f"'{groups.ABSORBED}'"},
+        _CLOSED: {
             options.valid_to: _INCOMING_AT,
             options.is_current: "false",
             groups.DELETED: "false",
-        }
-    )
-    held = {name: f"{_CURRENT_DELIVERY}.{quoted(name)}" for name in layout.delivery}
-    absorbed = row(added_nulls, held, {groups.DELETED: "false", role: f"'{groups.ABSORBED}'"})
-    current = _is_current(layout)
-    gone = f"{_ROLE} = '{groups.REPRESENTATIVE}' AND {same} AND {watermark} = {_CURRENT_AT}"
-    none = f"CAST(NULL AS {type_sql(schema)})"
-    outputs = (
-        f"CASE WHEN {_INCOMING} = 0 THEN array({unchanged})"
-        f" WHEN {_IS_INCOMING} THEN array({version},"
-        f" CASE WHEN {delivered} THEN {representative} END, {counts})"
-        f" WHEN {current} AND {same} THEN array({absorbed})"
-        f" WHEN {current} THEN array({closed})"
-        f" WHEN {gone} THEN array({none})"
-        f" ELSE array({unchanged}) END"
-    )
-    return f"filter({outputs}, {_ELEMENT} -> {_ELEMENT} IS NOT NULL)"
+        },
+    }
+    columns = []
+    for field in schema.fields:
+        name, type_ = quoted(field.name), type_sql(field.dataType)
+        branches = " ".join(
+            f"WHEN {kind} THEN CAST({given[field.name]} AS {type_})"
+            for kind, given in kinds.items()
+            if field.name in given
+        )
+        own = f"CAST({name} AS {type_})"
+        columns.append(
+            f"CASE {_OUT} {branches} ELSE {own} END AS {name}" if branches else f"{own} AS {name}"
+        )
+    return columns
 
 
-def _struct(schema: StructType, given: dict[str, str]) -> str:
-    """One output row: ``given`` SQL where named, else the marked row's own column."""
-    fields = ", ".join(
-        f"CAST({given.get(field.name, quoted(field.name))} AS {type_sql(field.dataType)})"
-        f" AS {quoted(field.name)}"
-        for field in schema.fields
-    )
-    return f"struct({fields})"
+def _same() -> str:
+    """The delivery's tracked values are the current version's."""
+    return f"({_CURRENT} = 1 AND {_INCOMING_TRACKED} <=> {_CURRENT_TRACKED})"
 
 
 def _struct_of(names: Sequence[str]) -> str:
