@@ -4,6 +4,7 @@ a key and values read back, whatever order the runs appended them in."""
 from __future__ import annotations
 
 import pytest
+from pyspark.sql import functions as F
 from glue_incremental.targets.iceberg import deliveries
 from glue_incremental.targets.iceberg.tables import IcebergTarget
 
@@ -43,3 +44,26 @@ def test_an_entry_of_other_values_matches_no_stored_row(spark):
     record(spark, target, (1, 6, 40, "d.json"))  # a version the table does not hold
 
     assert kept(spark, target, (1, 5)) == [(1, 5, None, None)]
+
+
+def test_a_runs_merge_read_through_a_view_keeps_the_deliveries_it_read_before_its_own(spark):
+    # The publish persists the merge (stored rows with their kept deliveries), records its
+    # own entries, then MERGEs from a view of the persisted rows: the view must not read
+    # the side table again (it would see the run's entries, and redo the whole merge).
+    target = IcebergTarget(unique_table("deliveries"))
+    record(spark, target, (1, 5, 20, "b.json"))
+    stored = spark.createDataFrame([(1, 5)], ROW)
+    types = spark.createDataFrame([], DELIVERED).schema
+    merged = deliveries.with_kept_delivery(
+        spark, target, stored, ["id"], ["modified", "name"], types
+    ).persist()
+    merged.count()
+    view = f"kept_{unique_table('view').split('.')[-1]}"
+    merged.createOrReplaceTempView(view)
+
+    redelivered = merged.withColumn("modified", F.lit(30)).withColumn("name", F.lit("c.json"))
+    deliveries.record(spark, target, redelivered, ["id"], ["modified", "name"], replace_all=False)
+
+    assert [tuple(row) for row in spark.table(view).collect()] == [(1, 5, 20, "b.json")]
+    spark.catalog.dropTempView(view)
+    merged.unpersist()

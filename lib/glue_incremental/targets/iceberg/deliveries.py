@@ -50,24 +50,20 @@ def with_kept_delivery(
     """``stored`` with its kept ``delivery`` columns (null where no entry matches its values);
     ``types`` is the incoming schema the delivery columns take their types from."""
     side = side_table(target)
-    if not delivery or not iceberg_tables.table_exists(spark, side):
+    kept = None
+    if delivery and iceberg_tables.table_exists(spark, side):
+        kept = iceberg_tables.read_pinned(spark, side)  # the run appends to it before its MERGE
+    if kept is None:
         for name in delivery:
             stored = stored.withColumn(name, F.lit(None).cast(types[name].dataType))
         return stored
     aliases = [f"__glue_incremental_key_{index}" for index in range(len(primary_key))]
     latest = F.max(F.struct(*[F.col(f"`{name}`") for name in delivery])).alias("kept")
     # One entry per key and values; should two exist, the later delivery counts.
-    entries = (
-        spark.table(side.name)
-        .groupBy(
-            *[
-                F.col(f"`{key}`").alias(alias)
-                for key, alias in zip(primary_key, aliases, strict=True)
-            ],
-            F.col(ROW_HASH),
-        )
-        .agg(latest)
-    )
+    entries = kept.groupBy(
+        *[F.col(f"`{key}`").alias(alias) for key, alias in zip(primary_key, aliases, strict=True)],
+        F.col(ROW_HASH),
+    ).agg(latest)
     hashed = stored.withColumn(ROW_HASH, row_hash(stored.columns))
     condition = functools.reduce(
         operator.and_,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from py4j.java_gateway import JavaObject, JVMView
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from glue_incremental.args import ArgumentError
@@ -81,3 +81,18 @@ def jvm(spark: SparkSession) -> JVMView:
 def java_session(spark: SparkSession) -> JavaObject:
     """The JVM's ``SparkSession`` behind ``spark`` (Iceberg's Java API takes it)."""
     return spark._jsparkSession
+
+
+def read_pinned(spark: SparkSession, target: IcebergTarget) -> DataFrame | None:
+    """The table as of its current snapshot, pinned: a frame persisted from it keeps its
+    rows when the table is written later in the run (Spark drops the cache of every frame
+    reading a table it writes to, and the next action would read the table again, after
+    that write). None when the table has no snapshot yet (no rows)."""
+    table = jvm(spark).org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        java_session(spark), target.name
+    )
+    table.refresh()
+    snapshot = table.currentSnapshot()
+    if snapshot is None:
+        return None
+    return spark.read.option("snapshot-id", str(snapshot.snapshotId())).table(target.name)
