@@ -4,9 +4,9 @@ a key and values read back, whatever order the runs appended them in."""
 from __future__ import annotations
 
 import pytest
-from pyspark.sql import functions as F
 from glue_incremental.targets.iceberg import deliveries
 from glue_incremental.targets.iceberg.tables import IcebergTarget
+from pyspark.sql import functions as F
 
 from tests.harness.iceberg import unique_table
 

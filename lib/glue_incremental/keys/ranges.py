@@ -21,7 +21,15 @@ from dataclasses import dataclass
 
 from py4j.java_gateway import JavaObject
 from pyspark.sql import DataFrame, Row, SparkSession
-from pyspark.sql.types import ByteType, IntegerType, LongType, ShortType, StringType, StructType
+from pyspark.sql.types import (
+    ByteType,
+    DataType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructType,
+)
 
 from glue_incremental.io.hadoop_fs import HadoopFileSystem, jvm_class, session_jvm
 from glue_incremental.io.jvm_calls import quoted, select_sql
@@ -105,6 +113,25 @@ def aggregates(
         expressions.append(f"CASE WHEN {small} THEN collect_set({pair}) END AS {quoted(_PAIRS)}")
         expressions.append(f"max({task}) AS {quoted(_LAST_TASK)}")
     return expressions
+
+
+def within(
+    incoming: KeyRange | None, column: str, data_type: DataType, prefix: str = ""
+) -> str | None:
+    """SQL text true for every stored row whose ``column`` may equal an incoming key: the
+    batch's range, and null when a key is null. A filter a table format prunes its files by
+    (Iceberg's column bounds); None without a range or for a key other than an integer
+    (strings: Iceberg's bounds need not order as Spark's ``min`` and ``max``)."""
+    if incoming is None or not isinstance(data_type, ByteType | ShortType | IntegerType | LongType):
+        return None
+    name, terms = f"{prefix}{quoted(column)}", []
+    if incoming.low is not None and incoming.high is not None:
+        if not all(type(bound) is int for bound in (incoming.low, incoming.high)):
+            return None  # a partition column's range is of its text
+        terms.append(f"{name} BETWEEN {incoming.low} AND {incoming.high}")
+    if incoming.nulls:
+        terms.append(f"{name} IS NULL")
+    return f"({' OR '.join(terms)})" if terms else None
 
 
 def numbered(rows: DataFrame) -> DataFrame:

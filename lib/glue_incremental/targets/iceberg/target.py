@@ -134,6 +134,7 @@ class IcebergTableTarget:
             guard=run.guard,
             delivery=spec.delivery,
             deleted=spec.deleted,
+            incoming_range=spec.incoming_range,
         )
         run.details["iceberg_snapshot_id"] = published.snapshot_id
         written = WriteResult(published.records_written, records_deleted=published.records_deleted)

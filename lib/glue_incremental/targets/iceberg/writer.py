@@ -33,10 +33,12 @@ from glue_incremental.errors import GlueIncrementalError
 from glue_incremental.hooks import hooks
 from glue_incremental.io.jvm_calls import java_map
 from glue_incremental.io.spark_steps import named
+from glue_incremental.keys import ranges as key_ranges
 from glue_incremental.keys.index import having_keys
 from glue_incremental.schema.conform import with_columns_of
 from glue_incremental.targets.iceberg import deliveries as iceberg_deliveries
 from glue_incremental.targets.iceberg import tombstones as iceberg_tombstones
+from glue_incremental.targets.iceberg.statements import merge_statement
 
 # The snapshot summary's keys and its reading live apart, free of Spark, for the operator tools.
 from glue_incremental.targets.iceberg.summary import (  # noqa: F401
@@ -125,41 +127,6 @@ def resolve_upserts(
         delivery=delivery,
         keep_delivery=keep_delivery,
         deleted=deleted,
-    )
-
-
-def merge_statement(
-    table: str,
-    source_view: str,
-    columns: Sequence[str],
-    primary_key: Sequence[str],
-    deleted: str | None = None,
-) -> str:
-    """``MERGE INTO`` by primary key; rows equal to the stored ones are not rewritten.
-
-    ``deleted`` (a boolean column of the source view, not of the table): a matched
-    delete removes the stored row (``WHEN MATCHED ... THEN DELETE``), an unmatched one
-    inserts nothing.
-    """
-    on = " AND ".join(f"t.`{key}` <=> s.`{key}`" for key in primary_key)
-    if deleted is None:
-        differs = " OR ".join(f"NOT (t.`{name}` <=> s.`{name}`)" for name in columns)
-        return (
-            f"MERGE INTO {table} t USING {source_view} s ON {on} "
-            f"WHEN MATCHED AND ({differs}) THEN UPDATE SET * "
-            "WHEN NOT MATCHED THEN INSERT *"
-        )
-    data = [name for name in columns if name != deleted]
-    differs = " OR ".join(f"NOT (t.`{name}` <=> s.`{name}`)" for name in data)
-    names = ", ".join(f"`{name}`" for name in data)
-    return (
-        f"MERGE INTO {table} t USING {source_view} s ON {on} "
-        f"WHEN MATCHED AND s.`{deleted}` THEN DELETE "
-        f"WHEN MATCHED AND ({differs}) THEN UPDATE SET "
-        + ", ".join(f"t.`{name}` = s.`{name}`" for name in data)
-        + f" WHEN NOT MATCHED AND NOT s.`{deleted}` THEN INSERT ({names}) VALUES ("
-        + ", ".join(f"s.`{name}`" for name in data)
-        + ")"
     )
 
 
@@ -366,6 +333,7 @@ def publish_upsert(
     guard: Callable[[], None],
     delivery: Sequence[str] = (),
     deleted: str | None = None,
+    incoming_range: key_ranges.KeyRange | None = None,
 ) -> UpsertResult:
     """Merge ``rows`` into the table in exactly one snapshot, or commit nothing.
 
@@ -374,6 +342,8 @@ def publish_upsert(
     follow ``targets.latest.merge_latest``: ``delivery`` columns order rows of this run and, through
     the deliveries kept beside the table (``iceberg_deliveries``), the stored rows too.
     ``deleted`` (``deletes``): a key whose latest version is a delete is deleted.
+    ``incoming_range``: the batch's keys' range; the stored rows read and the ``MERGE``'s
+    scan keep to it, so Iceberg skips the files outside it (a backfill's later batches).
     """
     create_table(
         spark, target, rows.drop(*delivery, *([deleted] if deleted else [])).schema, partition_by
@@ -387,8 +357,11 @@ def publish_upsert(
             incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
         )  # its deletes are kept for the tombstones, never written
     else:
+        key_type = incoming.schema[primary_key[0]].dataType
+        within = key_ranges.within(incoming_range, primary_key[0], key_type)
         existing = read_at(spark, target, started_from)
         if existing is not None:
+            existing = existing if within is None else existing.where(within)
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
             existing = having_keys(existing, keys, primary_key)  # a null key too
             existing = iceberg_deliveries.with_kept_delivery(
@@ -439,9 +412,11 @@ def publish_upsert(
                     F.lit(True)
                 )
             else:
-                spark.sql(
-                    merge_statement(target.quoted, view, merged.columns, primary_key, deleted)
+                on = key_ranges.within(incoming_range, primary_key[0], key_type, "t.")
+                statement = merge_statement(
+                    target.quoted, view, merged.columns, primary_key, deleted, on
                 )
+                spark.sql(statement)
 
         _fence(spark, target, started_from, guard)
         with named(spark, "commit to the Iceberg table"):
