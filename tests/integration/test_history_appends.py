@@ -69,6 +69,8 @@ def _stored_delivery(key, at, value, **columns):
     return _stored(groups.ABSORBED, {**_delivery(key, at, value, **columns), groups.DELETED: False})
 
 
+R = groups.REPRESENTATIVE
+
 # Stored rows no run writes (a version's tracked columns changed since, part of the target
 # lost or edited): the JVM leaves the key to Python, which refuses it.
 INCONSISTENT = [
@@ -78,6 +80,24 @@ INCONSISTENT = [
     (16, [_version(16, 10, None, "a"), _version(16, 30, 40, "b")]),  # a version after it
     (17, [{**_version(17, 10, None, "a"), "updated": 12}]),  # opened before its first delivery
     (18, [_version(18, 10, None, "a"), _stored_delivery(18, 12, "a", deleted=True)]),  # deleted
+    (19, [_version(19, 10, 15, "a"), _version(19, 10, None, "a")]),  # a closed twin of it
+    (  # a delivery absorbed at its representative's watermark
+        20,
+        [
+            {**_version(20, 10, None, "a"), "updated": 20},
+            _stored_delivery(20, 10, "a"),
+            _stored_delivery(20, 20, "a", ms=999),
+            _stored(R, _representative(20, 20, 200)),
+        ],
+    ),
+    (  # two deliveries absorbed at one watermark
+        21,
+        [
+            {**_version(21, 10, None, "a"), "updated": 20},
+            _stored_delivery(21, 10, "a"),
+            _stored_delivery(21, 10, "a", ms=555),
+        ],
+    ),
 ]
 
 
@@ -143,6 +163,26 @@ KEYS = [
         True,
     ),
     *((key, [*rows, _delivery(key, 50, "b")], False) for key, rows in INCONSISTENT),
+    (  # a representative delivery of no version: Python drops it
+        22,
+        [
+            _version(22, 10, None, "a"),
+            _stored(R, _representative(22, 10, 100)),
+            _stored(R, _representative(22, 7, 70)),
+            _delivery(22, 50, "b"),
+        ],
+        False,
+    ),
+    (  # two representative deliveries of one version: Python keeps the one it reads last
+        23,
+        [
+            _version(23, 10, None, "a"),
+            _stored(R, _representative(23, 10, 100)),
+            _stored(R, _representative(23, 10, 90)),
+            _delivery(23, 50, "a"),
+        ],
+        False,
+    ),
 ]
 
 

@@ -30,7 +30,6 @@ _STORED_AT = "__append_stored_at"
 _CURRENT = "__append_current"
 _CURRENT_AT = "__append_current_at"
 _CURRENT_FROM = "__append_current_from"
-_LAST_FROM = "__append_last_from"
 _INCOMING_TRACKED = "__append_incoming_tracked"
 _CURRENT_TRACKED = "__append_current_tracked"
 _CURRENT_DELIVERY = "__append_current_delivery"
@@ -98,8 +97,6 @@ def _key_figures(layout: groups.Layout, window: str) -> list[str]:
         f" AS {_CURRENT_FROM}",
         f"first(CASE WHEN {incoming} THEN {tracked} END, true) {window} AS {_INCOMING_TRACKED}",
         f"first(CASE WHEN {current} THEN {tracked} END, true) {window} AS {_CURRENT_TRACKED}",
-        f"max(CASE WHEN {_ROLE} = '{groups.VERSION}' THEN {quoted(options.valid_from)} END)"
-        f" {window} AS {_LAST_FROM}",
     ]
 
 
@@ -128,21 +125,46 @@ def _fast(consistent: str) -> str:
 def _consistent(layout: groups.Layout, window: str) -> str:
     """Whether the stored rows ``split`` reads of a key with a delivery are the ones
     ``core.versions_of`` gives for its current version (what ``core.apply`` checks of that
-    slice): none stored, or one current version, no version after it, its representative
-    the latest stored delivery, opened at its earliest, and every delivery it absorbed with
-    its tracked values and no delete. Any other key goes to ``key_rows``, which refuses an
-    inconsistent history (``InconsistentHistory``) or, after a delete, reopens the key."""
+    slice): none stored, or one current version and no other from its start on, its
+    representative the latest stored delivery, opened at its earliest, every delivery it
+    absorbed earlier than the representative, each at its own watermark, with its tracked
+    values and no delete; and one representative delivery per version, at a version's
+    watermark (as ``key_rows`` keeps them). Any other key goes to ``key_rows``, which
+    refuses an inconsistent history (``InconsistentHistory``) or reopens a deleted key."""
     options = layout.options
     watermark = quoted(options.watermark_column)
     since = f"{_ROLE} = '{groups.ABSORBED}' AND {watermark} >= {_CURRENT_FROM}"
     tracked = _struct_of(tracked_columns(layout))
-    differs = f"coalesce({quoted(groups.DELETED)}, false) OR NOT ({tracked} <=> {_CURRENT_TRACKED})"
+    deleted = f"coalesce({quoted(groups.DELETED)}, false)"
+    differs = f"{deleted} OR {watermark} >= {_CURRENT_AT} OR NOT ({tracked} <=> {_CURRENT_TRACKED})"
     earliest = f"min(CASE WHEN {since} THEN {watermark} END) {window}"
+    is_version = f"{_ROLE} = '{groups.VERSION}'"
+    versions_since = f"{is_version} AND {quoted(options.valid_from)} >= {_CURRENT_FROM}"
+    absorbed_at = f"collect_set(CASE WHEN {since} THEN {watermark} END) {window}"
     return (
         f"({_STORED_AT} IS NULL OR ({_CURRENT} = 1 AND {_CURRENT_AT} = {_STORED_AT}"
-        f" AND {_LAST_FROM} = {_CURRENT_FROM}"
+        f" AND count(CASE WHEN {versions_since} THEN 1 END) {window} = 1"
         f" AND count(CASE WHEN {since} AND ({differs}) THEN 1 END) {window} = 0"
-        f" AND least({_CURRENT_AT}, {earliest}) = {_CURRENT_FROM}))"
+        f" AND size({absorbed_at}) = count(CASE WHEN {since} THEN 1 END) {window}"
+        f" AND least({_CURRENT_AT}, {earliest}) = {_CURRENT_FROM}"
+        f" AND {_one_representative_each(layout, window)}))"
+    )
+
+
+def _one_representative_each(layout: groups.Layout, window: str) -> str:
+    """Each stored representative delivery at a version's watermark, one per watermark."""
+    if not layout.delivery:
+        return "true"
+    watermark = quoted(layout.options.watermark_column)
+    role = _ROLE
+    of = f"{role} = '{groups.REPRESENTATIVE}'"
+    at = f"collect_set(CASE WHEN {of} THEN {watermark} END) {window}"
+    versions_at = (
+        f"collect_set(CASE WHEN {role} = '{groups.VERSION}' THEN {watermark} END) {window}"
+    )
+    return (
+        f"size({at}) = count(CASE WHEN {of} THEN 1 END) {window}"
+        f" AND size(array_except({at}, {versions_at})) = 0"
     )
 
 
