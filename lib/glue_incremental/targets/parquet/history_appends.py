@@ -30,6 +30,13 @@ _STORED_AT = "__append_stored_at"
 _CURRENT = "__append_current"
 _CURRENT_AT = "__append_current_at"
 _CURRENT_FROM = "__append_current_from"
+_ALIKE = "__append_alike"
+# How many rows of each role a key has at a row's watermark.
+_AT_WATERMARK = {
+    groups.VERSION: "__append_versions_at",
+    groups.REPRESENTATIVE: "__append_representatives_at",
+    groups.ABSORBED: "__append_absorbed_at",
+}
 _INCOMING_TRACKED = "__append_incoming_tracked"
 _CURRENT_TRACKED = "__append_current_tracked"
 _CURRENT_DELIVERY = "__append_current_delivery"
@@ -61,8 +68,21 @@ def mark(tagged: DataFrame, layout: groups.Layout, key: Sequence[str]) -> DataFr
     key is one ``split`` takes. ``tagged`` must hold each key's rows in one partition
     (repartitioned by ``key``): the windows add no shuffle. SQL text
     (``io.jvm_calls.select_sql``): a few py4j round trips, not hundreds."""
-    window = f"OVER (PARTITION BY {', '.join(quoted(name) for name in key)})"
-    counted = select_sql(tagged, ["*", *_key_figures(layout, window)])
+    keys = ", ".join(quoted(name) for name in key)
+    window = f"OVER (PARTITION BY {keys})"
+    # By watermark first: its sort, by (key, watermark), serves the key's windows too.
+    at = f"OVER (PARTITION BY {keys}, {quoted(layout.options.watermark_column)})"
+    alike = select_sql(
+        tagged,
+        [
+            "*",
+            *(
+                f"count(CASE WHEN {_ROLE} = '{role}' THEN 1 END) {at} AS {name}"
+                for role, name in _AT_WATERMARK.items()
+            ),
+        ],
+    )
+    counted = select_sql(alike, ["*", *_key_figures(layout, window)])
     fast = _fast(_consistent(layout, window))
     return select_sql(counted, ["*", _current_delivery(layout, window), f"{fast} AS {_FAST}"])
 
@@ -86,6 +106,7 @@ def _key_figures(layout: groups.Layout, window: str) -> list[str]:
     watermark = quoted(options.watermark_column)
     tracked = _struct_of(tracked_columns(layout))
     incoming, current = _IS_INCOMING, _is_current(layout)
+    versions, representatives, absorbed = _AT_WATERMARK.values()
     return [
         f"count(CASE WHEN {incoming} THEN 1 END) {window} AS {_INCOMING}",
         f"max(CASE WHEN {incoming} THEN {quoted(groups.DELETED)} END) {window} AS {_DELETE}",
@@ -97,6 +118,10 @@ def _key_figures(layout: groups.Layout, window: str) -> list[str]:
         f" AS {_CURRENT_FROM}",
         f"first(CASE WHEN {incoming} THEN {tracked} END, true) {window} AS {_INCOMING_TRACKED}",
         f"first(CASE WHEN {current} THEN {tracked} END, true) {window} AS {_CURRENT_TRACKED}",
+        # Two side rows of one role at one watermark, or a representative of no version.
+        f"count(CASE WHEN {representatives} > 1 OR {absorbed} > 1"
+        f" OR ({_ROLE} = '{groups.REPRESENTATIVE}' AND {versions} = 0)"
+        f" THEN 1 END) {window} AS {_ALIKE}",
     ]
 
 
@@ -140,31 +165,12 @@ def _consistent(layout: groups.Layout, window: str) -> str:
     earliest = f"min(CASE WHEN {since} THEN {watermark} END) {window}"
     is_version = f"{_ROLE} = '{groups.VERSION}'"
     versions_since = f"{is_version} AND {quoted(options.valid_from)} >= {_CURRENT_FROM}"
-    absorbed_at = f"collect_set(CASE WHEN {since} THEN {watermark} END) {window}"
     return (
         f"({_STORED_AT} IS NULL OR ({_CURRENT} = 1 AND {_CURRENT_AT} = {_STORED_AT}"
+        f" AND {_ALIKE} = 0"
         f" AND count(CASE WHEN {versions_since} THEN 1 END) {window} = 1"
         f" AND count(CASE WHEN {since} AND ({differs}) THEN 1 END) {window} = 0"
-        f" AND size({absorbed_at}) = count(CASE WHEN {since} THEN 1 END) {window}"
-        f" AND least({_CURRENT_AT}, {earliest}) = {_CURRENT_FROM}"
-        f" AND {_one_representative_each(layout, window)}))"
-    )
-
-
-def _one_representative_each(layout: groups.Layout, window: str) -> str:
-    """Each stored representative delivery at a version's watermark, one per watermark."""
-    if not layout.delivery:
-        return "true"
-    watermark = quoted(layout.options.watermark_column)
-    role = _ROLE
-    of = f"{role} = '{groups.REPRESENTATIVE}'"
-    at = f"collect_set(CASE WHEN {of} THEN {watermark} END) {window}"
-    versions_at = (
-        f"collect_set(CASE WHEN {role} = '{groups.VERSION}' THEN {watermark} END) {window}"
-    )
-    return (
-        f"size({at}) = count(CASE WHEN {of} THEN 1 END) {window}"
-        f" AND size(array_except({at}, {versions_at})) = 0"
+        f" AND least({_CURRENT_AT}, {earliest}) = {_CURRENT_FROM}))"
     )
 
 
