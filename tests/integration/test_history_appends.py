@@ -66,7 +66,7 @@ def _stored(role, row):
 
 
 def _stored_delivery(key, at, value, **columns):
-    return _stored(groups.ABSORBED, {**_delivery(key, at, value, **columns), groups.DELETED: False})
+    return _stored(groups.ABSORBED, _delivery(key, at, value, **columns))
 
 
 R = groups.REPRESENTATIVE
@@ -76,10 +76,24 @@ R = groups.REPRESENTATIVE
 INCONSISTENT = [
     (13, [_version(13, 5, 10, "z")]),  # the current version missing
     (14, [_version(14, 10, None, "a"), _stored_delivery(14, 20, "a")]),  # a delivery after it
-    (15, [_version(15, 10, None, "a"), _stored_delivery(15, 12, "x")]),  # absorbed, not the same
+    (  # a delivery absorbed into it that differs in a tracked column
+        15,
+        [
+            {**_version(15, 10, None, "a"), "updated": 20},
+            _stored_delivery(15, 10, "a"),
+            _stored_delivery(15, 12, "x"),
+        ],
+    ),
     (16, [_version(16, 10, None, "a"), _version(16, 30, 40, "b")]),  # a version after it
     (17, [{**_version(17, 10, None, "a"), "updated": 12}]),  # opened before its first delivery
-    (18, [_version(18, 10, None, "a"), _stored_delivery(18, 12, "a", deleted=True)]),  # deleted
+    (  # a delete absorbed into it
+        18,
+        [
+            {**_version(18, 10, None, "a"), "updated": 20},
+            _stored_delivery(18, 10, "a"),
+            _stored_delivery(18, 12, "a", deleted=True),
+        ],
+    ),
     (19, [_version(19, 10, 15, "a"), _version(19, 10, None, "a")]),  # a closed twin of it
     (  # a delivery absorbed at its representative's watermark
         20,

@@ -11,7 +11,8 @@ later batch of a bounded first load is this case (its keys are all new).
 Only a single key of an integral or string type is compared. A null incoming key, an index
 file without statistics, or any other key type answers "may be stored": the lookup runs.
 Footers are read once per index file per process (a file, named by Spark with a unique
-name, never changes once written).
+name, never changes once written). The same range as SQL (``within``) lets a table format
+skip its files outside it (Iceberg's column bounds).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from glue_incremental.io.jvm_calls import quoted, select_sql
 from glue_incremental.keys import index as key_index
 
 # Types whose Parquet statistics order like Spark's (signed integers; strings as UTF-8 bytes).
-COMPARABLE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType)
+INTEGER_TYPES = (ByteType, ShortType, IntegerType, LongType)
+COMPARABLE_TYPES = (*INTEGER_TYPES, StringType)
 _LOW, _HIGH = "__glue_incremental_key_low", "__glue_incremental_key_high"
 _NULLS, _PARTITIONS = "__glue_incremental_key_nulls", "__glue_incremental_partitions"
 _ROWS, _PAIRS = "__glue_incremental_key_rows", "__glue_incremental_key_pairs"
@@ -118,11 +120,11 @@ def aggregates(
 def within(
     incoming: KeyRange | None, column: str, data_type: DataType, prefix: str = ""
 ) -> str | None:
-    """SQL text true for every stored row whose ``column`` may equal an incoming key: the
-    batch's range, and null when a key is null. A filter a table format prunes its files by
-    (Iceberg's column bounds); None without a range or for a key other than an integer
-    (strings: Iceberg's bounds need not order as Spark's ``min`` and ``max``)."""
-    if incoming is None or not isinstance(data_type, ByteType | ShortType | IntegerType | LongType):
+    """SQL text true for every stored row whose ``column`` may equal an incoming key: within
+    the batch's range, or ``IS NULL`` when some incoming key is null. A filter a table
+    format prunes its files by (Iceberg's column bounds); None without a range or for a key
+    other than an integer (strings: Iceberg's bounds need not order as Spark's ``min``)."""
+    if incoming is None or not isinstance(data_type, INTEGER_TYPES):
         return None
     name, terms = f"{prefix}{quoted(column)}", []
     if incoming.low is not None and incoming.high is not None:

@@ -46,21 +46,27 @@ def with_kept_delivery(
     primary_key: Sequence[str],
     delivery: Sequence[str],
     types: StructType,
+    key_filter: str | None = None,
 ) -> DataFrame:
     """``stored`` with its kept ``delivery`` columns (null where no entry matches its values);
-    ``types`` is the incoming schema the delivery columns take their types from."""
+    ``types`` is the incoming schema the delivery columns take their types from.
+    ``key_filter``: SQL on the key every stored row meets (``keys.ranges.within``), so only
+    the entries of those keys are read."""
     side = side_table(target)
-    kept = None
+    # Pinned: the run appends its own entries before its MERGE reads the merge again.
+    side_rows = None
     if delivery and iceberg_tables.table_exists(spark, side):
-        kept = iceberg_tables.read_pinned(spark, side)  # the run appends to it before its MERGE
-    if kept is None:
+        side_rows = iceberg_tables.read_pinned(spark, side)
+    if side_rows is None:
         for name in delivery:
             stored = stored.withColumn(name, F.lit(None).cast(types[name].dataType))
         return stored
+    if key_filter is not None:
+        side_rows = side_rows.where(key_filter)
     aliases = [f"__glue_incremental_key_{index}" for index in range(len(primary_key))]
     latest = F.max(F.struct(*[F.col(f"`{name}`") for name in delivery])).alias("kept")
     # One entry per key and values; should two exist, the later delivery counts.
-    entries = kept.groupBy(
+    entries = side_rows.groupBy(
         *[F.col(f"`{key}`").alias(alias) for key, alias in zip(primary_key, aliases, strict=True)],
         F.col(ROW_HASH),
     ).agg(latest)

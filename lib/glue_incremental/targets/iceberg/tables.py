@@ -84,10 +84,10 @@ def java_session(spark: SparkSession) -> JavaObject:
 
 
 def read_pinned(spark: SparkSession, target: IcebergTarget) -> DataFrame | None:
-    """The table as of its current snapshot, pinned: a frame persisted from it keeps its
-    rows when the table is written later in the run (Spark drops the cache of every frame
-    reading a table it writes to, and the next action would read the table again, after
-    that write). None when the table has no snapshot yet (no rows)."""
+    """The table as of its current snapshot, pinned: a frame built on it reads the same
+    rows after the run writes the table (a temporary view of a frame reading the table
+    unpinned is refreshed by that write, and no longer matches the frame's cache). None
+    when the table has no snapshot yet (no rows)."""
     table = jvm(spark).org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
         java_session(spark), target.name
     )

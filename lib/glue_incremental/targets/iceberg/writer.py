@@ -357,15 +357,15 @@ def publish_upsert(
             incoming, primary_key, order_by, delivery=delivery, keep_delivery=True
         )  # its deletes are kept for the tombstones, never written
     else:
-        key_type = incoming.schema[primary_key[0]].dataType
-        within = key_ranges.within(incoming_range, primary_key[0], key_type)
+        stored_filter = _key_range_filter(incoming, primary_key, incoming_range)
+        merge_filter = _key_range_filter(incoming, primary_key, incoming_range, "t.")
         existing = read_at(spark, target, started_from)
         if existing is not None:
-            existing = existing if within is None else existing.where(within)
+            existing = existing if stored_filter is None else existing.where(stored_filter)
             keys = incoming.select(*[F.col(f"`{key}`") for key in primary_key]).distinct()
             existing = having_keys(existing, keys, primary_key)  # a null key too
             existing = iceberg_deliveries.with_kept_delivery(
-                spark, target, existing, primary_key, delivery, incoming.schema
+                spark, target, existing, primary_key, delivery, incoming.schema, stored_filter
             )
         buried = None
         if deleted is not None and old_tombstones is not None:
@@ -412,9 +412,8 @@ def publish_upsert(
                     F.lit(True)
                 )
             else:
-                on = key_ranges.within(incoming_range, primary_key[0], key_type, "t.")
                 statement = merge_statement(
-                    target.quoted, view, merged.columns, primary_key, deleted, on
+                    target.quoted, view, merged.columns, primary_key, deleted, merge_filter
                 )
                 spark.sql(statement)
 
@@ -426,6 +425,19 @@ def publish_upsert(
         with_delivery.unpersist()
     after = current_snapshot(spark, target)
     return UpsertResult(written, after.snapshot_id if after else None, removed)
+
+
+def _key_range_filter(
+    incoming: DataFrame,
+    primary_key: Sequence[str],
+    incoming_range: key_ranges.KeyRange | None,
+    prefix: str = "",
+) -> str | None:
+    """``keys.ranges.within`` for a single key column (a range is of one column)."""
+    if len(primary_key) != 1:
+        return None
+    key = primary_key[0]
+    return key_ranges.within(incoming_range, key, incoming.schema[key].dataType, prefix)
 
 
 def _record_side_tables(

@@ -30,7 +30,7 @@ _STORED_AT = "__append_stored_at"
 _CURRENT = "__append_current"
 _CURRENT_AT = "__append_current_at"
 _CURRENT_FROM = "__append_current_from"
-_ALIKE = "__append_alike"
+_SIDE_ROW_FAULTS = "__append_side_row_faults"
 # How many rows of each role a key has at a row's watermark.
 _AT_WATERMARK = {
     groups.VERSION: "__append_versions_at",
@@ -70,7 +70,8 @@ def mark(tagged: DataFrame, layout: groups.Layout, key: Sequence[str]) -> DataFr
     (``io.jvm_calls.select_sql``): a few py4j round trips, not hundreds."""
     keys = ", ".join(quoted(name) for name in key)
     window = f"OVER (PARTITION BY {keys})"
-    # By watermark first: its sort, by (key, watermark), serves the key's windows too.
+    # Before the key's own windows: the sort by (key, watermark) this window needs also
+    # serves them, so Spark sorts once.
     at = f"OVER (PARTITION BY {keys}, {quoted(layout.options.watermark_column)})"
     alike = select_sql(
         tagged,
@@ -121,7 +122,7 @@ def _key_figures(layout: groups.Layout, window: str) -> list[str]:
         # Two side rows of one role at one watermark, or a representative of no version.
         f"count(CASE WHEN {representatives} > 1 OR {absorbed} > 1"
         f" OR ({_ROLE} = '{groups.REPRESENTATIVE}' AND {versions} = 0)"
-        f" THEN 1 END) {window} AS {_ALIKE}",
+        f" THEN 1 END) {window} AS {_SIDE_ROW_FAULTS}",
     ]
 
 
@@ -167,7 +168,7 @@ def _consistent(layout: groups.Layout, window: str) -> str:
     versions_since = f"{is_version} AND {quoted(options.valid_from)} >= {_CURRENT_FROM}"
     return (
         f"({_STORED_AT} IS NULL OR ({_CURRENT} = 1 AND {_CURRENT_AT} = {_STORED_AT}"
-        f" AND {_ALIKE} = 0"
+        f" AND {_SIDE_ROW_FAULTS} = 0"
         f" AND count(CASE WHEN {versions_since} THEN 1 END) {window} = 1"
         f" AND count(CASE WHEN {since} AND ({differs}) THEN 1 END) {window} = 0"
         f" AND least({_CURRENT_AT}, {earliest}) = {_CURRENT_FROM}))"
@@ -179,7 +180,7 @@ _UNCHANGED, _VERSION, _REPRESENTATIVE, _COUNTS, _ABSORBED, _CLOSED = range(6)
 
 
 def _kinds(layout: groups.Layout) -> str:
-    """The kinds of output row each marked row gives (an array: none, one or three). Small
+    """The kinds of output row each marked row gives (an array of none to three). Small
     integers rather than the rows themselves: a projection per column builds them, which
     Spark compiles per column, where an array of whole rows makes one method too long to
     compile (Spark then interprets it, row by row)."""
