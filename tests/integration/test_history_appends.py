@@ -112,6 +112,7 @@ INCONSISTENT = [
             _stored_delivery(21, 10, "a", ms=555),
         ],
     ),
+    (24, [{**_version(24, 10, None, "a"), "valid_from": None}]),  # its start lost
 ]
 
 
@@ -213,7 +214,8 @@ def test_the_common_keys_computed_in_the_jvm_are_the_rows_python_computes(spark,
     tagged = spark.createDataFrame(rows, schema).repartition(2, "id")
 
     marked = history_appends.mark(tagged, layout, ("id",))
-    out, rest = history_appends.split(marked, layout, schema, tagged.columns)
+    halves = history_appends.split(marked, layout, schema, tagged.columns)
+    out, rest = halves.out, halves.rest
 
     fast = {key for key, _, in_jvm in KEYS if in_jvm}
     assert {row["id"] for row in rest.collect()} == {key for key, _, _ in KEYS} - fast

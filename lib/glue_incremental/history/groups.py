@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from glue_incremental.history.core import Delivery, Version, apply, needed_from
-from glue_incremental.history.errors import NullWatermark
+from glue_incremental.history.errors import InconsistentHistory, NullWatermark
 from glue_incremental.history.options import HistoryOptions
 
 T = TypeVar("T")
@@ -132,6 +132,9 @@ def key_rows(layout: Layout, grouped: tuple[Any, Iterable[Any]]) -> Iterator[tup
             order[row[watermark]] = layout.delivery_of(row)
         else:
             absorbed.append(layout.delivered(row))
+    if batches and any(row[options.valid_from] is None or row[watermark] is None for row in stored):
+        key = {name: stored[0].get(name) for name in options.primary_key}
+        raise InconsistentHistory(key, "a stored version without its watermark or valid_from")
     versions = [
         Version(
             row[options.valid_from],

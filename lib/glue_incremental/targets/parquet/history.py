@@ -188,6 +188,13 @@ class _Changes:
     affected: list[PartitionValues] | None
     index_plan: key_index.IndexPlan | None
     index_layout: key_index.Layout
+    held: DataFrame | None = None  # what ``out`` reads, persisted (``history_appends.Split``)
+
+    def release(self) -> None:
+        """Unpersist what the changes hold."""
+        self.out.unpersist()
+        if self.held is not None:
+            self.held.unpersist()
 
 
 def upsert_history(
@@ -257,7 +264,7 @@ def upsert_history(
         )
         opened, closed = observed_counts(counts)
     finally:
-        changes.out.unpersist()
+        changes.release()
     return HistoryResult(result, opened, closed)
 
 
@@ -277,7 +284,7 @@ def preview_history(
     try:
         return version_counts(changes.out)
     finally:
-        changes.out.unpersist()
+        changes.release()
 
 
 def _changes(
@@ -334,21 +341,40 @@ def _changes(
             if tag is not None:
                 found = found.withColumn(groups.ROLE, F.lit(tag))
             tagged = tagged.unionByName(schema_conform.with_columns_of(found, schema))
-    key = tuple(spec.primary_key)
+    out, held = _new_rows(spark, tagged, layout, schema, tuple(spec.primary_key), partition_by)
+    return _Changes(out, data, delivery, affected, index_plan, index_layout, held)
+
+
+def _new_rows(
+    spark: SparkSession,
+    tagged: DataFrame,
+    layout: groups.Layout,
+    schema: StructType,
+    key: tuple[str, ...],
+    partition_by: Sequence[str],
+) -> tuple[DataFrame, DataFrame | None]:
+    """The rows ``key_rows`` gives for each key of ``tagged`` (partition values as strings,
+    read from a persisted frame), and that frame when it is not the rows themselves: the
+    common keys computed in the JVM (``history_appends``), every other key by the core."""
     by = _cols(key)  # a key's rows next to each other
     shuffled = tagged.repartition(*by)
-    appended = None
-    if history_appends.usable(layout, schema):  # the common keys in the JVM, the rest below
-        marked = history_appends.mark(shuffled, layout, key)
-        appended, shuffled = history_appends.split(marked, layout, schema, tagged.columns)
+    appended = held = None
+    if history_appends.usable(layout, schema):
+        halves = history_appends.split(
+            history_appends.mark(shuffled, layout, key), layout, schema, tagged.columns
+        )
+        appended, shuffled, held = halves.out, halves.rest, halves.held
+        with named(spark, "compute the versions"):
+            left = shuffled.count()  # fills ``held``: the write reads it, not the windows
+        if left == 0:  # every key in the JVM: the core is not even planned
+            return writer.partition_values_as_strings(appended, partition_by), held
     changed = shuffled.sortWithinPartitions(*by).rdd.mapPartitions(
         functools.partial(groups.by_key, groups.key_rows, layout, key)
     )
     out = spark.createDataFrame(changed, schema, verifySchema=False)
     if appended is not None:
         out = appended.unionByName(out)
-    out = writer.partition_values_as_strings(out, partition_by).persist()
-    return _Changes(out, data, delivery, affected, index_plan, index_layout)
+    return writer.partition_values_as_strings(out, partition_by).persist(), held
 
 
 def _as_stored_partitions(rows: DataFrame, partition_by: Sequence[str]) -> DataFrame:

@@ -15,6 +15,7 @@ Spark SQL). Design: ``docs/history.md``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
@@ -41,6 +42,7 @@ _INCOMING_TRACKED = "__append_incoming_tracked"
 _CURRENT_TRACKED = "__append_current_tracked"
 _CURRENT_DELIVERY = "__append_current_delivery"
 _FAST = "__append_fast"
+_FOR_CORE = "__append_for_core"
 _OUT = "__append_out"
 _ELEMENT = "__append_element"
 _ROLE = quoted(groups.ROLE)
@@ -88,17 +90,30 @@ def mark(tagged: DataFrame, layout: groups.Layout, key: Sequence[str]) -> DataFr
     return select_sql(counted, ["*", _current_delivery(layout, window), f"{fast} AS {_FAST}"])
 
 
+@dataclass(frozen=True)
+class Split:
+    """``split``'s halves, both read from ``held`` (persisted: the caller unpersists it)."""
+
+    out: DataFrame
+    rest: DataFrame
+    held: DataFrame
+
+
 def split(
     marked: DataFrame, layout: groups.Layout, schema: StructType, columns: Sequence[str]
-) -> tuple[DataFrame, DataFrame]:
-    """``(out, rest)`` of ``mark``'s rows: ``out`` the new rows (``schema``,
-    ``Layout.columns``) of the keys without a delivery and of those with one new delivery
-    after every stored row; ``rest`` the rows (``columns``) of every other key, for
-    ``key_rows``, still in their partitions."""
-    rest = select_sql(marked.where(f"NOT {_FAST}"), [quoted(name) for name in columns])
-    rows = select_sql(marked.where(_FAST), ["*", f"explode({_kinds(layout)}) AS {_OUT}"])
-    out = select_sql(rows, _rows(layout, schema))
-    return out, rest
+) -> Split:
+    """``mark``'s rows split: ``out`` the new rows (``schema``, ``Layout.columns``) of the
+    keys without a delivery and of those with one new delivery after every stored row;
+    ``rest`` the rows (``columns``) of every other key, for ``key_rows``, still in their
+    partitions. One persisted projection holds both (a row of ``rest`` as it is), so the
+    windows are computed once, and ``rest`` can be counted before the core is planned."""
+    kinds = f"CASE WHEN {_FAST} THEN {_kinds(layout)} ELSE array({_AS_IT_IS}) END"
+    rows = select_sql(marked, ["*", f"explode({kinds}) AS {_OUT}"])
+    held = select_sql(rows, [*_rows(layout, schema), f"{_OUT} = {_AS_IT_IS} AS {_FOR_CORE}"])
+    held = held.persist()
+    out = select_sql(held.where(f"NOT {_FOR_CORE}"), [quoted(name) for name in schema.names])
+    rest = select_sql(held.where(_FOR_CORE), [quoted(name) for name in columns])
+    return Split(out, rest, held)
 
 
 def _key_figures(layout: groups.Layout, window: str) -> list[str]:
@@ -175,8 +190,9 @@ def _consistent(layout: groups.Layout, window: str) -> str:
     )
 
 
-# The output rows a marked row gives (``_kinds``), each built by ``_rows``'s projection.
-_UNCHANGED, _VERSION, _REPRESENTATIVE, _COUNTS, _ABSORBED, _CLOSED = range(6)
+# The output rows a marked row gives (``_kinds``), each built by ``_rows``'s projection;
+# ``_AS_IT_IS``: a row of a key left to ``key_rows`` (every column its own value).
+_UNCHANGED, _VERSION, _REPRESENTATIVE, _COUNTS, _ABSORBED, _CLOSED, _AS_IT_IS = range(7)
 
 
 def _kinds(layout: groups.Layout) -> str:
