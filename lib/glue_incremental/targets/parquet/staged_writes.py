@@ -3,9 +3,10 @@
 ``stage_data`` writes the rows (one file per partition) and counts them while writing;
 rows read from a persisted merge are written in one Spark job (no adaptive execution).
 The side files (deliveries, the key index segment, tombstones) only read the rows the
-data write has just cached (the deliveries shuffle their few columns by partition, to be
-one file per partition too), so ``side_by_side`` runs them as concurrent Spark jobs: one
-job's planning and commit, and a one-task index write, no longer leave the cores idle.
+data write has just cached (``persisted_by_partition``: already grouped by partition, so
+one file per partition with no shuffle), so ``side_by_side`` runs them as concurrent
+Spark jobs: one job's planning and commit, and a one-task index write, no longer leave
+the cores idle.
 It returns only once every write has ended, and raises the first failure then, so no
 write is still running when the caller cleans up or publishes.
 """
@@ -34,18 +35,21 @@ def stage_data(
     partition_by: Sequence[str],
     *,
     persisted: bool = False,
+    grouped: bool = False,
 ) -> int:
     """Write ``rows`` under ``stage_uri`` (one file per partition); the rows written.
 
     ``persisted``: ``rows`` only reads a persisted frame (columns of it): the write is one
-    Spark job (``_one_job``) besides those that fill the cache.
+    Spark job (``_one_job``) besides those that fill the cache. ``grouped``: ``rows`` is
+    ``persisted_by_partition``'s (persisted, and already grouped by partition).
     """
     written_rows = Observation()
-    rows = by_partition(spark, rows, partition_by)
+    rows = rows if grouped else by_partition(spark, rows, partition_by)
     writer = rows.observe(written_rows, F.count(F.lit(1)).alias("rows")).write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    with named(spark, "merge and stage the data"), _one_job(spark) if persisted else nullcontext():
+    one_job = _one_job(spark) if persisted or grouped else nullcontext()
+    with named(spark, "merge and stage the data"), one_job:
         writer.parquet(stage_uri)
     return int(observed(written_rows, "rows"))  # counted while writing: no second read
 
@@ -63,6 +67,21 @@ def by_partition(spark: SparkSession, rows: DataFrame, partition_by: Sequence[st
     return rows.repartition(tasks, *[_col(name) for name in partition_by])
 
 
+def persisted_by_partition(
+    spark: SparkSession, rows: DataFrame, partition_by: Sequence[str]
+) -> DataFrame:
+    """``rows`` grouped as ``by_partition`` groups them, persisted: the data and each side
+    file write it with no shuffle of their own.
+
+    Persisted without adaptive execution, so the cache is filled inside the data write's one
+    job: an adaptive cached plan runs each of its shuffles (the merge's, this grouping) as a
+    job of its own. Its shuffles keep ``spark.sql.shuffle.partitions`` tasks (not coalesced);
+    the grouping's count is explicit anyway (``by_partition``).
+    """
+    with _one_job(spark):
+        return by_partition(spark, rows, partition_by).persist()
+
+
 def _one_job(spark: SparkSession) -> AbstractContextManager[None]:
     """Adaptive execution off for a write over a persisted frame: it would run the cache's
     read and the repartition's shuffle as jobs of their own (three jobs, not one) and has
@@ -78,11 +97,13 @@ def stage_deliveries(
     stage_uri: str,
     columns: Sequence[str],
     partition_by: Sequence[str],
+    grouped: bool = False,
 ) -> None:
     """Write ``columns`` of ``rows`` (key, partition, delivery) under ``stage_uri``, one
     file per partition, in one Spark job: ``rows`` only reads the persisted merge, and only
-    these few columns are shuffled."""
-    narrow = by_partition(spark, rows.select(*[_col(name) for name in columns]), partition_by)
+    these few columns are shuffled (none when ``grouped``: ``persisted_by_partition``)."""
+    narrow = rows.select(*[_col(name) for name in columns])
+    narrow = narrow if grouped else by_partition(spark, narrow, partition_by)
     writer = narrow.write.mode("overwrite")
     if partition_by:
         writer = writer.partitionBy(*partition_by)

@@ -497,17 +497,13 @@ def replace_partitions(
     fs = open_filesystem(spark, target_uri)
     publish.recover(fs, target_uri)
     rows = partition_values_as_strings(rows, partition_by)
-    cached = rows.persist() if delivery and primary_key else None  # data, then deliveries
-    rows = cached if cached is not None else rows
+    grouped = bool(delivery and primary_key)  # then deliveries and index: one cache, no shuffle
+    rows = staged_writes.persisted_by_partition(spark, rows, partition_by) if grouped else rows
     stage_uri = publish.stage_data_uri(target_uri, run_id)
     fs.delete_tree(publish.run_prefix(target_uri, run_id))
     hooks.point("publish.stage", run_id=run_id)
     records = staged_writes.stage_data(
-        spark,
-        rows.drop(*delivery),
-        stage_uri,
-        partition_by,
-        persisted=persisted or cached is not None,
+        spark, rows.drop(*delivery), stage_uri, partition_by, persisted=persisted, grouped=grouped
     )
     staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
     if affected is None:
@@ -522,14 +518,16 @@ def replace_partitions(
         to_replace = named | staged
     # The data write cached the rows: the side files read them back at once, side by side.
     side: list[Callable[[], set[str] | None]] = [
-        functools.partial(_stage_index, spark, fs, target_uri, stage_uri, index_plan, cached)
+        functools.partial(
+            _stage_index, spark, fs, target_uri, stage_uri, index_plan, rows if grouped else None
+        )
     ]
-    if cached is not None:
+    if grouped:
         kept = [*match_columns(primary_key, partition_by), *delivery]
         deliveries = _join(stage_uri, DELIVERY_DIR)
         side.append(
             functools.partial(
-                staged_writes.stage_deliveries, spark, cached, deliveries, kept, partition_by
+                staged_writes.stage_deliveries, spark, rows, deliveries, kept, partition_by, True
             )
         )
     side.extend(functools.partial(write, stage_uri) for write in side_files)
@@ -537,14 +535,14 @@ def replace_partitions(
         side.append(functools.partial(stage_tombstones, stage_uri, tombstones))
     index_dirs, *others = staged_writes.side_by_side(side)
     assert index_dirs is not None, "staging the key index returns the directories it wrote"
-    if cached is not None:
-        cached.unpersist()
+    if grouped:
+        rows.unpersist()
     delivery_dirs = {_join(DELIVERY_DIR, relative) for relative in to_replace}
     delivery_root = _join(target_uri, DELIVERY_DIR)
     if affected is None and fs.exists(delivery_root):
         delivery_dirs |= {_join(DELIVERY_DIR, d) for d in fs.data_dirs(delivery_root)}
     replaced = to_replace | index_dirs | delivery_dirs
-    first = 1 if cached is not None else 0  # after the deliveries' write
+    first = 1 if grouped else 0  # after the deliveries' write
     for more in others[first : first + len(side_files)]:
         assert more is not None, "a side file's write returns the directories it wrote"
         replaced |= more
