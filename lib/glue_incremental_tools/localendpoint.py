@@ -33,6 +33,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -107,9 +108,17 @@ def use_dummy_credentials() -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports free now: every socket is held until all are chosen,
+    so two servers started together are never handed the same port."""
+    with contextlib.ExitStack() as held:
+        socks = [held.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
 
 
 # -- the three servers ----------------------------------------------------------------------------
@@ -376,7 +385,9 @@ class _DynamoDbLocal(_Server):
             raise LocalAwsError("DynamoDB Local needs Java (17): run `make setup`")
         command = [
             java,
-            "-Xmx512m",
+            "-Xmx1g",
+            # Out of memory, it exits (and the next reset starts another) rather than limping.
+            "-XX:+ExitOnOutOfMemoryError",
             # A small emulator on a 2-core machine: the quick JIT tier and one GC thread
             # leave the cores to the jobs under test.
             "-XX:TieredStopAtLevel=1",
@@ -393,14 +404,14 @@ class _DynamoDbLocal(_Server):
         self._launch("dynamodb-local", command, _child_env(), self.workdir)
 
     def _ready(self) -> bool:
-        request = urllib.request.Request(self.url, method="GET")
-        try:
-            urllib.request.urlopen(request, timeout=1.5).read()
-        except urllib.error.HTTPError:
-            return True  # it answers (400 for a bare GET): listening
-        except OSError:
-            return False
-        return True
+        # Any answer is not enough: another server on the port would pass for it.
+        return _dynamodb_identity(self.url).startswith("DynamoDB Local")
+
+    def healthy(self) -> bool:
+        """Still running, and the server on its port is DynamoDB Local (not one started
+        later on a port it gave up)."""
+        alive = self.process is not None and self.process.process.poll() is None
+        return alive and _dynamodb_identity(self.url).startswith("DynamoDB Local")
 
     def stop(self) -> None:
         if self.process is not None:
@@ -420,6 +431,7 @@ class LocalAws:
     sfn_mock_config: str = ""
     startup_seconds: dict[str, float] = field(default_factory=dict)
     _localstack: _LocalStack | None = field(default=None, repr=False)
+    _dynamodb: _DynamoDbLocal | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -465,12 +477,37 @@ class LocalAws:
         no API deletes metric data.
         """
         _http_json(self.glue_url + "/moto-api/reset", method="POST", timeout=30)
+        self._restart_dynamodb_if_gone()
         _drop_dynamodb_tables(self.dynamodb_url)
         health = localstack_health(self.localstack_url) or {}
         used = {name for name, state in health.get("services", {}).items() if state == "running"}
         _drop_localstack_resources(self.localstack_url, used)
         if "cloudwatch" in used and self._localstack is not None:
             self._localstack.clear_metrics()
+
+    def _restart_dynamodb_if_gone(self) -> None:
+        """A DynamoDB Local that exited is started again on a fresh port, and this process's
+        ``AWS_ENDPOINT_URL_DYNAMODB`` follows it: one lost emulator fails at most the test
+        that was running, not every later test of the session (whose tables another server
+        on the freed port would answer "not found" for). Its exit is reported as a warning."""
+        server = self._dynamodb
+        if server is None or server.healthy():
+            return
+        gone = server.process
+        code = gone.process.poll() if gone else None
+        tail = gone.log_tail() if gone else "(no log)"
+        warnings.warn(
+            f"DynamoDB Local at {server.url} was gone (exit code {code}); restarted. "
+            f"Its log ended:\n{tail}",
+            stacklevel=2,
+        )
+        server.stop()
+        server.port = free_port()
+        server.start()
+        server.wait_ready()
+        self.dynamodb_url = server.url
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.url
+        aws.reset_client_cache()
 
     def implementations(self) -> dict[str, str]:
         """Which implementation answers each routed service, asked of the servers themselves."""
@@ -699,9 +736,9 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
     root = root or project_root()
     use_dummy_credentials()
     workdir = Path(tempfile.mkdtemp(prefix="glue-incremental-aws-"))
-    localstack = _LocalStack(root, free_port(), workdir)
-    dynamodb = _DynamoDbLocal(root, free_port(), workdir)
-    glue_port = free_port()
+    localstack_port, dynamodb_port, glue_port = free_ports(3)
+    localstack = _LocalStack(root, localstack_port, workdir)
+    dynamodb = _DynamoDbLocal(root, dynamodb_port, workdir)
     # moto's server logs every request through werkzeug; only failures matter.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     glue = ThreadedMotoServer(ip_address="127.0.0.1", port=glue_port, verbose=False)
@@ -725,6 +762,7 @@ def running_local_aws(root: Path | None = None) -> Iterator[LocalAws]:
                 "dynamodb-local": round(dynamodb.startup_seconds, 2),
             },
             _localstack=localstack,
+            _dynamodb=dynamodb,
         )
         for key in previous:
             os.environ.pop(key)

@@ -197,3 +197,24 @@ def test_cloudwatch_matches_a_dimension_value_whole_as_aws_does(aws):
         Statistics=["Sum", "SampleCount"],
     )["Datapoints"]
     assert [(point["Sum"], point["SampleCount"]) for point in points] == [(1.0, 1.0)]
+
+
+def test_a_dynamodb_local_that_died_is_started_again_by_the_next_reset(aws):
+    """One lost emulator fails the test it happened in, not every later test of the worker:
+    the next reset starts another, and the store follows it through the environment."""
+    import os
+
+    from glue_incremental.watermarks import Watermarks, create_table
+
+    before = aws.dynamodb_url
+    aws._dynamodb.process.stop()
+
+    with pytest.warns(UserWarning, match="DynamoDB Local at .* was gone"):
+        aws.reset()
+
+    assert aws.dynamodb_url != before
+    assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == aws.dynamodb_url
+    create_table()
+    Watermarks().set("orders", why="after the restart", cursor=1)
+    assert Watermarks().get_watermark("orders") is not None
+    assert aws_clients.client("dynamodb").list_tables()["TableNames"] == ["glue-watermarks"]
