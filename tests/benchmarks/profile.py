@@ -4,8 +4,8 @@
     python -m tests.benchmarks.profile --files 1000 --batch-files 20 --python-top 30
 
 The source is section 1's (``bench_files.FileSource``: JSON files, 25 per date directory,
-the schema given). Three runs, after a warm-up: the hand-written correct full load (the
-anchor), the job's first load, then the job's run over ``--batch-files`` new files. Each
+the schema given). Four runs, after a warm-up: the hand-written correct full load (the
+anchor), the job's first load, then the job's run over ``--batch-files`` new files, then a full reload (bookmark disabled). Each
 run's Spark jobs are grouped by the step that started them (``io.spark_steps`` names them
 ``glue-incremental: <step>``; the anchor's are Spark's own) with the wall time their jobs
 covered; ``driver`` is the rest of the run (planning, listing, publishing, state). Prints a
@@ -119,7 +119,7 @@ def _jobs(spark: Any) -> list[Any]:
 def profile_runs(
     ctx: Context, files: int, batch_files: int, python_top: int = 0, *, warm_up: bool = True
 ) -> list[Profile]:
-    """The anchor, the first load and a later batch over section 1's source."""
+    """The anchor, the first load, a later batch and a full reload over section 1's source."""
     if warm_up:
         bench_files.warm_up(ctx)
     base = ctx.section_dir("profile")
@@ -145,7 +145,13 @@ def profile_runs(
         lambda: load_main(argv, spark=spark),
         python_top=python_top,
     )
-    return [anchor, first, later]
+    reload = profiled(
+        spark,
+        f"full reload, {files + batch_files:,} files",
+        lambda: load_main([*argv, "--job-bookmark-option", "job-bookmark-disable"], spark=spark),
+        python_top=python_top,
+    )
+    return [anchor, first, later, reload]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
