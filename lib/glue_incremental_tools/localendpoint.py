@@ -385,8 +385,8 @@ class _DynamoDbLocal(_Server):
             raise LocalAwsError("DynamoDB Local needs Java (17): run `make setup`")
         command = [
             java,
-            "-Xmx1g",
-            # Out of memory, it exits (and the next reset starts another) rather than limping.
+            "-Xmx512m",
+            # Out of heap, it exits (and the next reset starts another) rather than limping.
             "-XX:+ExitOnOutOfMemoryError",
             # A small emulator on a 2-core machine: the quick JIT tier and one GC thread
             # leave the cores to the jobs under test.
@@ -407,11 +407,10 @@ class _DynamoDbLocal(_Server):
         # Any answer is not enough: another server on the port would pass for it.
         return _dynamodb_identity(self.url).startswith("DynamoDB Local")
 
-    def healthy(self) -> bool:
-        """Still running, and the server on its port is DynamoDB Local (not one started
-        later on a port it gave up)."""
-        alive = self.process is not None and self.process.process.poll() is None
-        return alive and _dynamodb_identity(self.url).startswith("DynamoDB Local")
+    def exited(self) -> bool:
+        """Whether its process ended. While it runs it holds its port, so no other server can
+        answer there; a busy one is not asked (a slow answer is not a death)."""
+        return self.process is None or self.process.process.poll() is not None
 
     def stop(self) -> None:
         if self.process is not None:
@@ -491,23 +490,29 @@ class LocalAws:
         that was running, not every later test of the session (whose tables another server
         on the freed port would answer "not found" for). Its exit is reported as a warning."""
         server = self._dynamodb
-        if server is None or server.healthy():
+        if server is None or not server.exited():
             return
         gone = server.process
         code = gone.process.poll() if gone else None
-        tail = gone.log_tail() if gone else "(no log)"
+        if gone is not None:  # the next server's log must not overwrite the one that died
+            with contextlib.suppress(OSError):
+                gone.log_path = gone.log_path.rename(
+                    gone.log_path.with_name(f"dynamodb-local-{server.port}.log")
+                )
         warnings.warn(
             f"DynamoDB Local at {server.url} was gone (exit code {code}); restarted. "
-            f"Its log ended:\n{tail}",
+            + (f"Its log ({gone.log_path}) ended:\n{gone.log_tail()}" if gone else ""),
             stacklevel=2,
         )
         server.stop()
         server.port = free_port()
         server.start()
-        server.wait_ready()
+        # Followed before it answers: a start that times out still leaves every consumer
+        # pointing at the server that may yet come up, never at the port given up.
         self.dynamodb_url = server.url
         os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.url
         aws.reset_client_cache()
+        server.wait_ready()
 
     def implementations(self) -> dict[str, str]:
         """Which implementation answers each routed service, asked of the servers themselves."""

@@ -218,3 +218,28 @@ def test_a_dynamodb_local_that_died_is_started_again_by_the_next_reset(aws):
     Watermarks().set("orders", why="after the restart", cursor=1)
     assert Watermarks().get_watermark("orders") is not None
     assert aws_clients.client("dynamodb").list_tables()["TableNames"] == ["glue-watermarks"]
+
+
+def test_a_restart_that_times_out_still_leaves_the_session_on_the_new_server(aws, monkeypatch):
+    """A restart whose wait for the new server fails has already moved the session to it: the
+    next reset finds it running and nothing points at the port given up."""
+    import os
+
+    from glue_incremental_tools.localendpoint import LocalAwsError
+
+    server = aws._dynamodb
+    server.process.stop()
+
+    def timed_out(self):
+        raise LocalAwsError("dynamodb-local did not answer within 90 s")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(type(server), "wait_ready", timed_out)
+        with pytest.warns(UserWarning, match="was gone"), pytest.raises(LocalAwsError):
+            aws.reset()
+    server.wait_ready()  # it was only slow
+
+    aws.reset()
+
+    assert aws.dynamodb_url == server.url == os.environ["AWS_ENDPOINT_URL_DYNAMODB"]
+    assert aws_clients.client("dynamodb").list_tables()["TableNames"] == []
