@@ -91,6 +91,16 @@ def _argv(ctx: Context, job: str, source: Path, target: Path, *extra: str) -> li
     )
 
 
+def history_argv(ctx: Context, job: str, source: Path, target: Path) -> list[str]:
+    """The history run's arguments: default settings, ``--history scd2``."""
+    return _argv(ctx, job, source, target, "--history", "scd2")
+
+
+def latest_argv(ctx: Context, job: str, source: Path, target: Path) -> list[str]:
+    """The latest-version run's arguments, on its own target."""
+    return _argv(ctx, job, source, target)
+
+
 def _run(ctx: Context, label: str, argv: list[str]) -> dict[str, Any]:
     figures = measured(ctx, label, lambda: load_main(argv, spark=ctx.spark))
     summary = figures.pop("result")
@@ -152,15 +162,15 @@ def _point(ctx: Context, keys: int) -> dict[str, Any]:
             source.deliver(sorted(draw.sample(every, updated)), start + (number + 1) * 3_600)
     history_job, latest_job = f"bench_history_{keys}", f"bench_history_latest_{keys}"
     history_target, latest_target = root / "history", root / "latest"
-    history_argv = _argv(ctx, history_job, source.root, history_target, "--history", "scd2")
-    latest_argv = _argv(ctx, latest_job, source.root, latest_target)
-    first_history = _run(ctx, "history-first", history_argv)
-    first_latest = _run(ctx, "history-latest-first", latest_argv)
+    history_run = history_argv(ctx, history_job, source.root, history_target)
+    latest_run = latest_argv(ctx, latest_job, source.root, latest_target)
+    first_history = _run(ctx, "history-first", history_run)
+    first_latest = _run(ctx, "history-latest-first", latest_run)
     history_rows = source.rows
     newest = [key for key in every if source.cohort(key) == source.cohort(keys)]
     source.deliver(newest, time.time() - 2.0)
-    increment = _run(ctx, "history-increment", history_argv)
-    latest = _run(ctx, "history-latest-increment", latest_argv)
+    increment = _run(ctx, "history-increment", history_run)
+    latest = _run(ctx, "history-latest-increment", latest_run)
     rebuild = _rebuild(ctx, source.root, root / "rebuilt")
     check = _same_history(ctx, history_target, root / "rebuilt")
     equal = check["rows_only_in_target"] == 0 and check["rows_only_in_rebuild"] == 0

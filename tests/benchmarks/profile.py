@@ -2,21 +2,28 @@
 
     python -m tests.benchmarks.profile                       # 20,000 files, then 100 more
     python -m tests.benchmarks.profile --files 1000 --batch-files 20 --python-top 30
+    python -m tests.benchmarks.profile --history-keys 100000 --rounds 3
 
 The source is section 1's (``bench_files.FileSource``: JSON files, 25 per date directory,
 the schema given). Four runs, after a warm-up: the hand-written correct full load (the
 anchor), the job's first load, then the job's run over ``--batch-files`` new files, then a full reload (bookmark disabled). Each
 run's Spark jobs are grouped by the step that started them (``io.spark_steps`` names them
 ``glue-incremental: <step>``; the anchor's are Spark's own) with the wall time their jobs
-covered; ``driver`` is the rest of the run (planning, listing, publishing, state). Prints a
-Markdown table per run, for ``tests/benchmarks/results/README.md``. Needs a quiet machine.
+covered; ``driver`` is the rest of the run (planning, listing, publishing, state), and the
+classes Spark generated and compiled for it (Janino; a class compiled once is reused while
+its code is in Spark's cache). ``--history-keys``: section 11's dimension instead, then
+``--rounds`` increments (each updating every key of another cohort), each taken by a
+history run and a latest-version run in turn. Prints a Markdown table per run, for
+``tests/benchmarks/results/README.md``. Needs a quiet machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import pstats
+import random
 import shutil
 import tempfile
 import time
@@ -28,7 +35,7 @@ from typing import Any
 
 from glue_incremental.load.job import main as load_main
 
-from tests.benchmarks import bench_files, scales
+from tests.benchmarks import bench_files, bench_history, scales
 from tests.benchmarks.common import Context
 
 PREFIX = "glue-incremental: "
@@ -46,6 +53,7 @@ class Profile:
     label: str
     wall_s: float
     jobs: list[Job]
+    compiled: int = 0  # classes Spark generated and compiled during the run
 
     def by_step(self) -> list[tuple[str, int, float]]:
         """(step, jobs, seconds its jobs covered) in the order the steps first ran."""
@@ -59,7 +67,8 @@ class Profile:
 
     def markdown(self) -> str:
         lines = [
-            f"**{self.label}**: {self.wall_s:.2f} s, {len(self.jobs)} Spark jobs",
+            f"**{self.label}**: {self.wall_s:.2f} s, {len(self.jobs)} Spark jobs, "
+            f"{self.compiled} classes compiled",
             "",
             "| step | Spark jobs | s in jobs |",
             "|---|---|---|",
@@ -86,6 +95,7 @@ def profiled(spark: Any, label: str, action: Callable[[], Any], *, python_top: i
     """Run ``action``; the Spark jobs it started, with their steps and times.
     ``python_top``: also print the driver's ``python_top`` costliest calls (cProfile)."""
     before = {job.jobId() for job in _jobs(spark)}
+    compiled_before = _compiled(spark)
     profiler = cProfile.Profile() if python_top else None
     started = time.perf_counter()
     if profiler is not None:
@@ -104,7 +114,13 @@ def profiled(spark: Any, label: str, action: Callable[[], Any], *, python_top: i
         jobs.append(
             Job(step, job.submissionTime().get().getTime(), job.completionTime().get().getTime())
         )
-    return Profile(label, wall, jobs)
+    return Profile(label, wall, jobs, _compiled(spark) - compiled_before)
+
+
+def _compiled(spark: Any) -> int:
+    """Classes Spark's code generator has compiled in this JVM (its cache's misses)."""
+    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    return int(metrics.METRIC_COMPILATION_TIME().getCount())
 
 
 def _jobs(spark: Any) -> list[Any]:
@@ -154,14 +170,54 @@ def profile_runs(
     return [anchor, first, later, reload]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def profile_history_runs(ctx: Context, keys: int, rounds: int) -> list[Profile]:
+    """Section 11's dimension of ``keys`` keys in a history and a latest-version target, then
+    ``rounds`` increments, each every key of another cohort, taken by both runs in turn."""
+    scale = ctx.scale
+    root = ctx.section_dir("profile-history")
+    source = bench_history.Deliveries(
+        root / "source", keys, scale.history_cohort_keys, scale.history_rows_per_file
+    )
+    every = list(range(1, keys + 1))
+    start = time.time() - (scale.history_deliveries + rounds + 2) * 3_600
+    source.deliver(every, start)
+    draw = random.Random(bench_history.SEED)
+    updated = max(1, round(keys * scale.history_updated_fraction))
+    for number in range(scale.history_deliveries - 1):
+        source.deliver(sorted(draw.sample(every, updated)), start + (number + 1) * 3_600)
+    history = bench_history.history_argv(ctx, "profile_history", source.root, root / "history")
+    latest = bench_history.latest_argv(ctx, "profile_latest", source.root, root / "latest")
+    for argv in (history, latest):
+        load_main(argv, spark=ctx.spark)
+    profiles = []
+    cohorts = source.cohort(keys) + 1
+    for number in range(rounds):
+        cohort = (cohorts - 1 - number) % cohorts
+        source.deliver([k for k in every if source.cohort(k) == cohort], time.time() - 2.0)
+        for label, argv in (("history", history), ("latest", latest)):
+            run = functools.partial(load_main, argv, spark=ctx.spark)
+            profiles.append(profiled(ctx.spark, f"{label} run, increment {number + 1}", run))
+    return profiles
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--batch-files", type=int, default=100)
     parser.add_argument(
         "--python-top", type=int, default=0, help="print the job runs' N costliest driver calls"
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--history-keys", type=int, default=0, help="profile history increments at N keys instead"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="history increments (with --history-keys)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from glue_incremental.spark import local_spark_session
     from glue_incremental.watermarks import create_table
@@ -175,7 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             table = f"profile-watermarks-{uuid.uuid4().hex[:8]}"
             create_table(table)
             ctx = Context(spark, scales.FULL, workdir, table, None, print)
-            for profile in profile_runs(ctx, args.files, args.batch_files, args.python_top):
+            if args.history_keys:
+                profiles = profile_history_runs(ctx, args.history_keys, args.rounds)
+            else:
+                profiles = profile_runs(ctx, args.files, args.batch_files, args.python_top)
+            for profile in profiles:
                 print(profile.markdown(), end="\n\n")
             spark.stop()
     finally:

@@ -18,7 +18,7 @@ import pytest
 from glue_incremental.watermarks import create_table
 
 from tests.benchmarks.common import Context
-from tests.benchmarks.profile import profile_runs
+from tests.benchmarks.profile import profile_history_runs, profile_runs
 from tests.benchmarks.run import SECTIONS, run_benchmarks
 from tests.benchmarks.scales import SMOKE
 
@@ -166,11 +166,28 @@ def test_the_profile_names_every_step_of_a_first_load_and_a_later_batch(spark, e
     create_table(table)
     ctx = Context(spark, SMOKE, tmp_path, table)
 
-    anchor, first, later = profile_runs(ctx, files=20, batch_files=5, warm_up=False)
+    anchor, first, later, reload = profile_runs(ctx, files=20, batch_files=5, warm_up=False)
 
     assert {job.step for job in anchor.jobs} == {"(Spark's own)"}
-    for run in (first, later):
+    for run in (first, later, reload):
         steps = [step for step, _, _ in run.by_step()]
         assert "merge and stage the data" in steps and "(Spark's own)" not in steps
         assert run.driver_s() <= run.wall_s
         assert "| driver, between jobs |" in run.markdown()
+
+
+def test_the_history_profile_takes_each_increment_by_a_history_run_then_a_latest_run(
+    spark, endpoint, tmp_path
+):
+    table = f"profile-{uuid.uuid4().hex[:8]}"
+    create_table(table)
+    ctx = Context(spark, SMOKE, tmp_path, table)
+
+    runs = profile_history_runs(ctx, keys=200, rounds=2)
+
+    assert [run.label.split(" run")[0] for run in runs] == ["history", "latest"] * 2
+    for run in runs:
+        steps = [step for step, _, _ in run.by_step()]
+        assert "merge and stage the data" in steps and "(Spark's own)" not in steps
+        assert run.compiled >= 0 and "classes compiled" in run.markdown()
+    assert "compute the versions" in [step for step, _, _ in runs[0].by_step()]
