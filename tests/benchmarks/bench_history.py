@@ -145,21 +145,29 @@ def _same_history(ctx: Context, ours: Path, rebuilt: Path) -> dict[str, Any]:
     }
 
 
-def _point(ctx: Context, keys: int) -> dict[str, Any]:
+def dimension(ctx: Context, root: Path, keys: int, later_deliveries: int = 1) -> Deliveries:
+    """The section's deliveries of ``keys`` customers under ``root``: a first of every key,
+    then the scale's updates, stamped an hour apart and leaving room before now for
+    ``later_deliveries`` more."""
     scale = ctx.scale
-    root = ctx.section_dir(f"history/{keys}")
     source = Deliveries(
         root / "source", keys, scale.history_cohort_keys, scale.history_rows_per_file
     )
     draw = random.Random(SEED)
     every = list(range(1, keys + 1))
-    past = scale.history_deliveries - 1
-    start = time.time() - (scale.history_deliveries + 2) * 3_600
+    start = time.time() - (scale.history_deliveries + 1 + later_deliveries) * 3_600
+    source.deliver(every, start)
+    updated = max(1, round(keys * scale.history_updated_fraction))
+    for number in range(scale.history_deliveries - 1):
+        source.deliver(sorted(draw.sample(every, updated)), start + (number + 1) * 3_600)
+    return source
+
+
+def _point(ctx: Context, keys: int) -> dict[str, Any]:
+    root = ctx.section_dir(f"history/{keys}")
+    every = list(range(1, keys + 1))
     with Timer() as generation:
-        source.deliver(every, start)
-        updated = max(1, round(keys * scale.history_updated_fraction))
-        for number in range(past):
-            source.deliver(sorted(draw.sample(every, updated)), start + (number + 1) * 3_600)
+        source = dimension(ctx, root, keys)
     history_job, latest_job = f"bench_history_{keys}", f"bench_history_latest_{keys}"
     history_target, latest_target = root / "history", root / "latest"
     history_run = history_argv(ctx, history_job, source.root, history_target)

@@ -23,7 +23,6 @@ import argparse
 import cProfile
 import functools
 import pstats
-import random
 import shutil
 import tempfile
 import time
@@ -170,33 +169,32 @@ def profile_runs(
     return [anchor, first, later, reload]
 
 
-def profile_history_runs(ctx: Context, keys: int, rounds: int) -> list[Profile]:
+def profile_history_runs(
+    ctx: Context, keys: int, rounds: int, python_top: int = 0
+) -> list[Profile]:
     """Section 11's dimension of ``keys`` keys in a history and a latest-version target, then
     ``rounds`` increments, each every key of another cohort, taken by both runs in turn."""
-    scale = ctx.scale
     root = ctx.section_dir("profile-history")
-    source = bench_history.Deliveries(
-        root / "source", keys, scale.history_cohort_keys, scale.history_rows_per_file
-    )
-    every = list(range(1, keys + 1))
-    start = time.time() - (scale.history_deliveries + rounds + 2) * 3_600
-    source.deliver(every, start)
-    draw = random.Random(bench_history.SEED)
-    updated = max(1, round(keys * scale.history_updated_fraction))
-    for number in range(scale.history_deliveries - 1):
-        source.deliver(sorted(draw.sample(every, updated)), start + (number + 1) * 3_600)
+    source = bench_history.dimension(ctx, root, keys, later_deliveries=rounds)
     history = bench_history.history_argv(ctx, "profile_history", source.root, root / "history")
     latest = bench_history.latest_argv(ctx, "profile_latest", source.root, root / "latest")
     for argv in (history, latest):
         load_main(argv, spark=ctx.spark)
     profiles = []
+    every = range(1, keys + 1)
     cohorts = source.cohort(keys) + 1
     for number in range(rounds):
         cohort = (cohorts - 1 - number) % cohorts
         source.deliver([k for k in every if source.cohort(k) == cohort], time.time() - 2.0)
         for label, argv in (("history", history), ("latest", latest)):
-            run = functools.partial(load_main, argv, spark=ctx.spark)
-            profiles.append(profiled(ctx.spark, f"{label} run, increment {number + 1}", run))
+            profiles.append(
+                profiled(
+                    ctx.spark,
+                    f"{label} run, increment {number + 1}",
+                    functools.partial(load_main, argv, spark=ctx.spark),
+                    python_top=python_top if number == rounds - 1 else 0,
+                )
+            )
     return profiles
 
 
@@ -232,7 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             create_table(table)
             ctx = Context(spark, scales.FULL, workdir, table, None, print)
             if args.history_keys:
-                profiles = profile_history_runs(ctx, args.history_keys, args.rounds)
+                profiles = profile_history_runs(
+                    ctx, args.history_keys, args.rounds, args.python_top
+                )
             else:
                 profiles = profile_runs(ctx, args.files, args.batch_files, args.python_top)
             for profile in profiles:
