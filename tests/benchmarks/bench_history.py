@@ -50,6 +50,11 @@ class Deliveries:
     def cohort(self, key: int) -> int:
         return (key - 1) // self.cohort_keys
 
+    def cohort_members(self, cohort: int) -> list[int]:
+        """The keys of ``cohort`` (keys run from 1 to ``keys``)."""
+        first = cohort * self.cohort_keys + 1
+        return list(range(first, min(first + self.cohort_keys, self.keys + 1)))
+
     def deliver(self, keys: list[int], mtime: float) -> None:
         """One delivery: a version of each of ``keys`` at the delivery's watermark."""
         self.count += 1
@@ -75,7 +80,12 @@ class Deliveries:
             self.bytes += len(text)
 
 
-def _argv(ctx: Context, job: str, source: Path, target: Path, *extra: str) -> list[str]:
+HISTORY = ("--history", "scd2")
+
+
+def load_args(ctx: Context, job: str, source: Path, target: Path, *extra: str) -> list[str]:
+    """The load job's arguments for ``source`` into ``target``: default settings, plus
+    ``extra`` (``HISTORY`` for the history run)."""
     return job_argv(
         "incremental_load.py",
         *extra,
@@ -89,16 +99,6 @@ def _argv(ctx: Context, job: str, source: Path, target: Path, *extra: str) -> li
         target_path=target.as_uri(),
         watermarks_table=ctx.watermarks_table,
     )
-
-
-def history_argv(ctx: Context, job: str, source: Path, target: Path) -> list[str]:
-    """The history run's arguments: default settings, ``--history scd2``."""
-    return _argv(ctx, job, source, target, "--history", "scd2")
-
-
-def latest_argv(ctx: Context, job: str, source: Path, target: Path) -> list[str]:
-    """The latest-version run's arguments, on its own target."""
-    return _argv(ctx, job, source, target)
 
 
 def _run(ctx: Context, label: str, argv: list[str]) -> dict[str, Any]:
@@ -145,17 +145,16 @@ def _same_history(ctx: Context, ours: Path, rebuilt: Path) -> dict[str, Any]:
     }
 
 
-def dimension(ctx: Context, root: Path, keys: int, later_deliveries: int = 1) -> Deliveries:
+def dimension(ctx: Context, root: Path, keys: int) -> Deliveries:
     """The section's deliveries of ``keys`` customers under ``root``: a first of every key,
-    then the scale's updates, stamped an hour apart and leaving room before now for
-    ``later_deliveries`` more."""
+    then the scale's updates, stamped an hour apart, the last two hours ago."""
     scale = ctx.scale
     source = Deliveries(
         root / "source", keys, scale.history_cohort_keys, scale.history_rows_per_file
     )
     draw = random.Random(SEED)
     every = list(range(1, keys + 1))
-    start = time.time() - (scale.history_deliveries + 1 + later_deliveries) * 3_600
+    start = time.time() - (scale.history_deliveries + 2) * 3_600
     source.deliver(every, start)
     updated = max(1, round(keys * scale.history_updated_fraction))
     for number in range(scale.history_deliveries - 1):
@@ -165,20 +164,19 @@ def dimension(ctx: Context, root: Path, keys: int, later_deliveries: int = 1) ->
 
 def _point(ctx: Context, keys: int) -> dict[str, Any]:
     root = ctx.section_dir(f"history/{keys}")
-    every = list(range(1, keys + 1))
     with Timer() as generation:
         source = dimension(ctx, root, keys)
     history_job, latest_job = f"bench_history_{keys}", f"bench_history_latest_{keys}"
     history_target, latest_target = root / "history", root / "latest"
-    history_run = history_argv(ctx, history_job, source.root, history_target)
-    latest_run = latest_argv(ctx, latest_job, source.root, latest_target)
-    first_history = _run(ctx, "history-first", history_run)
-    first_latest = _run(ctx, "history-latest-first", latest_run)
+    history_args = load_args(ctx, history_job, source.root, history_target, *HISTORY)
+    latest_args = load_args(ctx, latest_job, source.root, latest_target)
+    first_history = _run(ctx, "history-first", history_args)
+    first_latest = _run(ctx, "history-latest-first", latest_args)
     history_rows = source.rows
-    newest = [key for key in every if source.cohort(key) == source.cohort(keys)]
+    newest = source.cohort_members(source.cohort(keys))
     source.deliver(newest, time.time() - 2.0)
-    increment = _run(ctx, "history-increment", history_run)
-    latest = _run(ctx, "history-latest-increment", latest_run)
+    increment = _run(ctx, "history-increment", history_args)
+    latest = _run(ctx, "history-latest-increment", latest_args)
     rebuild = _rebuild(ctx, source.root, root / "rebuilt")
     check = _same_history(ctx, history_target, root / "rebuilt")
     equal = check["rows_only_in_target"] == 0 and check["rows_only_in_rebuild"] == 0

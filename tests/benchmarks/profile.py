@@ -1,20 +1,17 @@
-"""Where a first load and a later batch spend their time: Spark jobs and driver time by step.
+"""Where a load's runs spend their time: Spark jobs by step, driver time, classes compiled.
 
     python -m tests.benchmarks.profile                       # 20,000 files, then 100 more
     python -m tests.benchmarks.profile --files 1000 --batch-files 20 --python-top 30
     python -m tests.benchmarks.profile --history-keys 100000 --rounds 3
 
-The source is section 1's (``bench_files.FileSource``: JSON files, 25 per date directory,
-the schema given). Four runs, after a warm-up: the hand-written correct full load (the
-anchor), the job's first load, then the job's run over ``--batch-files`` new files, then a full reload (bookmark disabled). Each
-run's Spark jobs are grouped by the step that started them (``io.spark_steps`` names them
-``glue-incremental: <step>``; the anchor's are Spark's own) with the wall time their jobs
-covered; ``driver`` is the rest of the run (planning, listing, publishing, state), and the
-classes Spark generated and compiled for it (Janino; a class compiled once is reused while
-its code is in Spark's cache). ``--history-keys``: section 11's dimension instead, then
-``--rounds`` increments (each updating every key of another cohort), each taken by a
-history run and a latest-version run in turn. Prints a Markdown table per run, for
-``tests/benchmarks/results/README.md``. Needs a quiet machine.
+Files: section 1's source (``bench_files.FileSource``), after a warm-up: a hand-written
+correct full load (the anchor), the job's first load, its run over ``--batch-files`` new
+files, a full reload. History (``--history-keys``): section 11's dimension, then
+``--rounds`` increments, each taken by a history run then a latest-version run. Each run's
+jobs are grouped by the step that started them (``io.spark_steps``), with the wall time
+they covered (steps run side by side overlap); ``driver`` is the rest; the title counts the
+classes Spark compiled during the run (again once evicted from its code cache). A Markdown
+table per run, for ``tests/benchmarks/results/profiles.md``. Needs a quiet machine.
 """
 
 from __future__ import annotations
@@ -52,7 +49,7 @@ class Profile:
     label: str
     wall_s: float
     jobs: list[Job]
-    compiled: int = 0  # classes Spark generated and compiled during the run
+    compiled: int  # classes Spark generated and compiled during the run
 
     def by_step(self) -> list[tuple[str, int, float]]:
         """(step, jobs, seconds its jobs covered) in the order the steps first ran."""
@@ -173,25 +170,27 @@ def profile_history_runs(
     ctx: Context, keys: int, rounds: int, python_top: int = 0
 ) -> list[Profile]:
     """Section 11's dimension of ``keys`` keys in a history and a latest-version target, then
-    ``rounds`` increments, each every key of another cohort, taken by both runs in turn."""
+    ``rounds`` increments, each every key of another cohort (newest first), taken by a history
+    run then a latest-version run. ``python_top``: as ``profiled``, for the last increment."""
     root = ctx.section_dir("profile-history")
-    source = bench_history.dimension(ctx, root, keys, later_deliveries=rounds)
-    history = bench_history.history_argv(ctx, "profile_history", source.root, root / "history")
-    latest = bench_history.latest_argv(ctx, "profile_latest", source.root, root / "latest")
-    for argv in (history, latest):
-        load_main(argv, spark=ctx.spark)
+    source = bench_history.dimension(ctx, root, keys)
+    history = bench_history.load_args(
+        ctx, "profile_history", source.root, root / "history", *bench_history.HISTORY
+    )
+    latest = bench_history.load_args(ctx, "profile_latest", source.root, root / "latest")
+    for args in (history, latest):
+        load_main(args, spark=ctx.spark)
     profiles = []
-    every = range(1, keys + 1)
-    cohorts = source.cohort(keys) + 1
+    cohort_count = source.cohort(keys) + 1
     for number in range(rounds):
-        cohort = (cohorts - 1 - number) % cohorts
-        source.deliver([k for k in every if source.cohort(k) == cohort], time.time() - 2.0)
-        for label, argv in (("history", history), ("latest", latest)):
+        cohort = (cohort_count - 1 - number) % cohort_count
+        source.deliver(source.cohort_members(cohort), time.time() - 2.0)
+        for label, args in (("history", history), ("latest", latest)):
             profiles.append(
                 profiled(
                     ctx.spark,
                     f"{label} run, increment {number + 1}",
-                    functools.partial(load_main, argv, spark=ctx.spark),
+                    functools.partial(load_main, args, spark=ctx.spark),
                     python_top=python_top if number == rounds - 1 else 0,
                 )
             )
@@ -203,15 +202,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--batch-files", type=int, default=100)
     parser.add_argument(
-        "--python-top", type=int, default=0, help="print the job runs' N costliest driver calls"
+        "--python-top",
+        type=int,
+        default=0,
+        help="print the job runs' N costliest driver calls (history: the last increment's)",
     )
     parser.add_argument(
-        "--history-keys", type=int, default=0, help="profile history increments at N keys instead"
+        "--history-keys",
+        type=_positive,
+        default=None,
+        help="profile history increments at N keys instead of file loads",
     )
     parser.add_argument(
-        "--rounds", type=int, default=3, help="history increments (with --history-keys)"
+        "--rounds", type=_positive, default=3, help="history increments (with --history-keys)"
     )
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -229,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             table = f"profile-watermarks-{uuid.uuid4().hex[:8]}"
             create_table(table)
             ctx = Context(spark, scales.FULL, workdir, table, None, print)
-            if args.history_keys:
+            if args.history_keys is not None:
                 profiles = profile_history_runs(
                     ctx, args.history_keys, args.rounds, args.python_top
                 )

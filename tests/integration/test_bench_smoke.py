@@ -18,7 +18,7 @@ import pytest
 from glue_incremental.watermarks import create_table
 
 from tests.benchmarks.common import Context
-from tests.benchmarks.profile import profile_history_runs, profile_runs
+from tests.benchmarks.profile import profile_history_runs, profile_runs, profiled
 from tests.benchmarks.run import SECTIONS, run_benchmarks
 from tests.benchmarks.scales import SMOKE
 
@@ -189,5 +189,17 @@ def test_the_history_profile_takes_each_increment_by_a_history_run_then_a_latest
     for run in runs:
         steps = [step for step, _, _ in run.by_step()]
         assert "merge and stage the data" in steps and "(Spark's own)" not in steps
-        assert run.compiled >= 0 and "classes compiled" in run.markdown()
+        assert f"{run.compiled} classes compiled" in run.markdown()
     assert "compute the versions" in [step for step, _, _ in runs[0].by_step()]
+
+
+def test_the_profile_counts_the_classes_a_run_made_spark_compile(spark):
+    # A literal never planned before is new generated code: Spark compiles a class for it.
+    unseen = uuid.uuid4().int % 10**12
+
+    run = profiled(spark, "query", lambda: spark.range(3).selectExpr(f"id * {unseen}").collect())
+    again = profiled(
+        spark, "same query", lambda: spark.range(3).selectExpr(f"id * {unseen}").collect()
+    )
+
+    assert run.compiled >= 1 and again.compiled == 0

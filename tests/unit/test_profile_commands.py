@@ -5,6 +5,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import pytest
+
 from tests.benchmarks.profile import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +22,8 @@ def test_every_profile_command_of_the_development_guide_parses():
         parser.parse_args(shlex.split(command.removeprefix(PROFILE)))
 
 
-def test_history_keys_chooses_the_history_profile_with_its_rounds():
-    args = build_parser().parse_args(["--history-keys", "1000", "--rounds", "2"])
-    assert (args.history_keys, args.rounds) == (1000, 2)
-    assert build_parser().parse_args([]).history_keys == 0
+def test_history_rounds_and_keys_below_one_are_refused_in_one_line(capsys):
+    for argv in (["--history-keys", "0"], ["--history-keys", "10", "--rounds", "0"]):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(argv)
+        assert "must be at least 1, not 0" in capsys.readouterr().err
