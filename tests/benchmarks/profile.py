@@ -3,11 +3,14 @@
     python -m tests.benchmarks.profile                       # 20,000 files, then 100 more
     python -m tests.benchmarks.profile --files 1000 --batch-files 20 --python-top 30
     python -m tests.benchmarks.profile --history-keys 100000 --rounds 3
+    python -m tests.benchmarks.profile --reconcile-rows 1000000
 
 Files: section 1's source (``bench_files.FileSource``), after a warm-up: a hand-written
 correct full load (the anchor), the job's first load, its run over ``--batch-files`` new
 files, a full reload. History (``--history-keys``): section 11's dimension, then
-``--rounds`` increments, each taken by a history run then a latest-version run. Each run's
+``--rounds`` increments, each taken by a history run then a latest-version run. Reconcile
+(``--reconcile-rows``): section 10's PostgreSQL table loaded, 1% of it deleted, a run with
+``--reconcile true``, then a full reload. Each run's
 jobs are grouped by the step that started them (``io.spark_steps``), with the wall time
 they covered (steps run side by side overlap); ``driver`` is the rest; the title counts the
 classes Spark compiled during the run (again once evicted from its code cache). A Markdown
@@ -17,6 +20,7 @@ table per run, for ``tests/benchmarks/results/profiles.md``. Needs a quiet machi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import functools
 import pstats
@@ -31,7 +35,7 @@ from typing import Any
 
 from glue_incremental.load.job import main as load_main
 
-from tests.benchmarks import bench_files, bench_history, scales
+from tests.benchmarks import bench_files, bench_history, bench_jdbc, bench_reconcile, scales
 from tests.benchmarks.common import Context
 
 PREFIX = "glue-incremental: "
@@ -197,6 +201,34 @@ def profile_history_runs(
     return profiles
 
 
+def profile_reconcile_runs(ctx: Context, rows: int, python_top: int = 0) -> list[Profile]:
+    """Section 10's table of ``rows`` rows loaded into Parquet, 1% of its rows deleted, then a
+    run with ``--reconcile true`` and a full reload of the same table (needs ``ctx.postgres``)."""
+    table = f"profile_reconcile_{rows}"
+    target = ctx.section_dir("profile-reconcile") / "target"
+    bench_jdbc.create_table(ctx, table, rows)
+    argv = bench_reconcile._argv(ctx, table, table, target)
+    load_main(argv, spark=ctx.spark)
+    ctx.postgres.execute(
+        f"DELETE FROM {table} WHERE {bench_reconcile.KEY} %% %s::bigint = 0", (100,)
+    )
+    runs = [
+        ("reconcile, 1% of the keys gone", [*argv, "--reconcile", "true"]),
+        ("full reload", [*argv, "--job-bookmark-option", "job-bookmark-disable"]),
+    ]
+    profiles = [
+        profiled(
+            ctx.spark,
+            label,
+            functools.partial(load_main, args, spark=ctx.spark),
+            python_top=python_top,
+        )
+        for label, args in runs
+    ]
+    ctx.postgres.execute(f"DROP TABLE {table}")
+    return profiles
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=20_000)
@@ -212,6 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive,
         default=None,
         help="profile history increments at N keys instead of file loads",
+    )
+    parser.add_argument(
+        "--reconcile-rows",
+        type=_positive,
+        default=None,
+        help="profile a reconcile of a PostgreSQL table of N rows and a full reload of it",
     )
     parser.add_argument(
         "--rounds", type=_positive, default=3, help="history increments (with --history-keys)"
@@ -236,12 +274,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="gi-profile-"))
     try:
-        with running_local_aws():
+        with running_local_aws(), contextlib.ExitStack() as stack:
+            postgres = None
+            if args.reconcile_rows is not None:
+                from tests.harness.postgres import running_postgres
+
+                postgres = stack.enter_context(running_postgres())
             spark = local_spark_session(app_name="glue-incremental-profile")
             table = f"profile-watermarks-{uuid.uuid4().hex[:8]}"
             create_table(table)
-            ctx = Context(spark, scales.FULL, workdir, table, None, print)
-            if args.history_keys is not None:
+            ctx = Context(spark, scales.FULL, workdir, table, postgres, print)
+            if args.reconcile_rows is not None:
+                profiles = profile_reconcile_runs(ctx, args.reconcile_rows, args.python_top)
+            elif args.history_keys is not None:
                 profiles = profile_history_runs(
                     ctx, args.history_keys, args.rounds, args.python_top
                 )

@@ -18,7 +18,12 @@ import pytest
 from glue_incremental.watermarks import create_table
 
 from tests.benchmarks.common import Context
-from tests.benchmarks.profile import profile_history_runs, profile_runs, profiled
+from tests.benchmarks.profile import (
+    profile_history_runs,
+    profile_reconcile_runs,
+    profile_runs,
+    profiled,
+)
 from tests.benchmarks.run import SECTIONS, run_benchmarks
 from tests.benchmarks.scales import SMOKE
 
@@ -203,3 +208,21 @@ def test_the_profile_counts_the_classes_a_run_made_spark_compile(spark):
     )
 
     assert run.compiled >= 1 and again.compiled == 0
+
+
+def test_the_reconcile_profile_names_the_reconcile_and_the_merge_of_its_deletes(
+    spark, postgres, endpoint, tmp_path
+):
+    table = f"profile-{uuid.uuid4().hex[:8]}"
+    create_table(table)
+    ctx = Context(spark, SMOKE, tmp_path, table, postgres)
+
+    reconcile, reload = profile_reconcile_runs(ctx, rows=2_000)
+
+    steps = [step for step, _, _ in reconcile.by_step()]
+    assert "reconcile: compare the source's keys with the target's" in steps
+    assert "merge the rows by key, count the deletes" in steps
+    assert "(Spark's own)" not in steps, reconcile.markdown()
+    assert reload.label == "full reload" and "merge and stage the data" in [
+        step for step, _, _ in reload.by_step()
+    ]

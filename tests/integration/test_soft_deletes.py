@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.deletes.markers import DeleteMarker, DeleteMarkerError
+from glue_incremental.targets.latest import split_by_keys
 from glue_incremental.watermarks import Watermarks, create_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,6 +59,40 @@ def test_a_later_delete_removes_the_key_and_an_older_one_loses(spark, tmp_path, 
     assert target_rows(job) == expected(first + then)
     assert {r[0] for r in target_rows(job)} == {2, 3}
     assert summary["records_deleted"] == 1  # key 4 was never stored: nothing to remove
+
+
+def test_a_few_deletes_in_full_partitions_leave_every_other_row_as_it_was(spark, tmp_path, store):
+    job = Job(spark, tmp_path, store, delete_marker=OP_D)
+    first = [row(key, "a" if key % 2 else "b", 10) for key in range(40)]
+    job.land(first)
+    job.run()
+    then = [row(3, "a", 20, "D"), row(4, "b", 20, "D"), row(5, "a", 20), row(6, "a", 30, "D")]
+    job.land(then)
+
+    summary = job.run()
+
+    assert target_rows(job) == expected(first + then)
+    assert summary["records_deleted"] == 3
+
+
+def test_only_the_stored_rows_of_incoming_keys_are_merge_candidates(spark):
+    """A delete run's merge shuffles the stored rows of the keys it decides; the rest of the
+    partitions pass through as they are (a null key equals a null key, as in the merge)."""
+    schema = "k1 int, k2 string, value string"
+    stored = spark.createDataFrame(
+        [(1, "a", "x"), (1, "b", "y"), (2, "a", "z"), (None, "a", "n"), (3, None, "m")], schema
+    )
+    incoming = spark.createDataFrame(
+        [(1, "a", "new"), (None, "a", "new"), (3, None, "new"), (9, "z", "new")], schema
+    )
+
+    competing, passing = split_by_keys(stored, incoming, ["k1", "k2"])
+
+    assert sorted(map(tuple, competing.collect()), key=str) == sorted(
+        [(1, "a", "x"), (None, "a", "n"), (3, None, "m")], key=str
+    )
+    assert sorted(map(tuple, passing.collect()), key=str) == [(1, "b", "y"), (2, "a", "z")]
+    assert competing.columns == passing.columns == stored.columns
 
 
 def test_a_late_older_version_in_a_later_run_stays_deleted_and_a_newer_one_brings_it_back(

@@ -93,5 +93,12 @@ def survey(
     )
 
 
+def known_few(surveyed: IncomingKeys | None, counted: int | None) -> bool:
+    """Whether the incoming keys are known to be at most ``MAX_LISTED_KEYS`` (listed, or that
+    many rows counted): few enough to broadcast."""
+    listed = surveyed is not None and surveyed.keys is not None
+    return listed or (counted is not None and counted <= key_index.MAX_LISTED_KEYS)
+
+
 def _sort_key(values: PartitionValues) -> tuple:
     return tuple((value is None, value or "") for value in values)

@@ -161,7 +161,9 @@ def with_gone_keys(
     """
     if deletes.DELETED not in rows.columns:
         rows = rows.withColumn(deletes.DELETED, F.lit(False))
-    stored = target.read_as_of_start(run)
+    spark = rows.sparkSession
+    with named(spark, "reconcile: list the target's files"):
+        stored = target.read_as_of_start(run)
     if stored is None:
         return rows, KeyCounts(0, 0, 0)
     key_columns = [F.col(f"`{name}`") for name in config.primary_key]
@@ -178,8 +180,9 @@ def with_gone_keys(
         # A checkpoint, not ``persist``: Spark serves a persisted frame to any later query of
         # the same plan, and the next batch's (or run's) reconcile is the same plan over a
         # target and snapshot that changed: it got this reconcile's gone keys back.
-        gone_keys = _by_key(stored_keys, found, config.primary_key, "left_anti").localCheckpoint()
-        with named(read.sparkSession, "reconcile: compare the source's keys with the target's"):
+        gone_keys = _by_key(stored_keys, found, config.primary_key, "left_anti")
+        with named(spark, "reconcile: compare the source's keys with the target's"):
+            gone_keys = gone_keys.localCheckpoint()
             counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
         counts.check(config.reconcile_max_fraction)
         if not counts.gone:
@@ -193,7 +196,9 @@ def with_gone_keys(
         # rewrites every Parquet partition (the files the plan names are gone) and Iceberg
         # refuses a plan of the older schema ("Cannot project long to ... IntegerType").
         # At most --reconcile_max_fraction of the target's rows.
-        return rows.unionByName(gone.localCheckpoint()), counts
+        with named(spark, "reconcile: read the stored rows of the gone keys"):
+            gone = gone.localCheckpoint()
+        return rows.unionByName(gone), counts
     finally:
         found.unpersist()
 

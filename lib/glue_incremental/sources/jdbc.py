@@ -23,6 +23,7 @@ from py4j.java_gateway import JavaObject
 from pyspark.sql import DataFrame, SparkSession
 
 from glue_incremental.errors import GlueIncrementalError
+from glue_incremental.io.spark_steps import named
 from glue_incremental.sources import credentials
 from glue_incremental.sources.jdbc_urls import redact_url
 
@@ -431,7 +432,8 @@ def _partition_bounds(
             "parallel reads need a numeric, date or timestamp column"
         )
     try:
-        row = frame.selectExpr(*expressions).collect()[0]
+        with named(frame.sparkSession, "read the bounds of --jdbc_partition_column"):
+            row = frame.selectExpr(*expressions).collect()[0]
     except Exception as error:
         translated = _translate(error, source)
         if translated is None:

@@ -33,7 +33,7 @@ from glue_incremental.errors import RowsOutsidePartitions
 from glue_incremental.hooks import hooks
 from glue_incremental.io import parquet_footers
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
-from glue_incremental.io.jvm_calls import java_strings, quoted, select_sql, type_sql
+from glue_incremental.io.jvm_calls import java_strings, quoted, select_sql
 from glue_incremental.io.spark_steps import named
 from glue_incremental.keys import incoming as incoming_keys
 from glue_incremental.keys import index as key_index
@@ -41,9 +41,15 @@ from glue_incremental.keys import ranges as key_range
 from glue_incremental.partitions.paths import dir_to_values, literal, partition_dir
 from glue_incremental.partitions.values import PartitionValues
 from glue_incremental.schema import conform as schema_conform
-from glue_incremental.targets.latest import PartitionMoves, WriteResult, merge_latest
+from glue_incremental.targets.latest import (
+    PartitionMoves,
+    WriteResult,
+    merge_latest,
+    split_by_keys,
+)
 from glue_incremental.targets.parquet import output_changes, publish, staged_writes
 from glue_incremental.targets.parquet import schema_file as parquet_schema
+from glue_incremental.targets.parquet.candidates import match_columns, with_stored_delivery
 
 STAGING_DIR = publish.STAGING_DIR
 _join = publish.join
@@ -153,6 +159,7 @@ def upsert(
         )
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
+    surveyed: incoming_keys.IncomingKeys | None = None
     if partition_by:
         detect = moves_possible(primary_key, partition_by, partition_moves)
         if detect:  # no incoming key can be stored (``key_range``): nothing to look up
@@ -161,7 +168,6 @@ def upsert(
             with named(spark, "compare the incoming keys with the key index's range"):
                 index_plan = key_range.index_plan_if_new(spark, fs, target_uri, *keys)
             detect = index_plan is None
-        surveyed = None
         if detect:
             counted = incoming_range.rows if incoming_range else None
             persisted = rows.storageLevel.useMemory or rows.storageLevel.useDisk
@@ -189,7 +195,9 @@ def upsert(
                 open_filesystem(spark, target_uri), target_uri, partition_by, touched
             )
         affected = sorted(touched, key=_sort_key)
-    existing = read_target(spark, target_uri, partition_by, partitions=affected)
+    with named(spark, "list the affected partitions' files"):
+        existing = read_target(spark, target_uri, partition_by, partitions=affected)
+    passing: DataFrame | None = None  # stored rows no incoming key competes with
     prefer = "__glue_incremental_incoming"
     candidates = incoming.withColumn(prefer, F.lit(1))
     if existing is not None:
@@ -202,37 +210,51 @@ def upsert(
         stored = with_stored_delivery(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
         )
+        counted = incoming_range.rows if incoming_range else None
+        if deleted is not None and incoming_keys.known_few(surveyed, counted):
+            # Deletes make the merge read more than once (counted, tombstones, written): it
+            # shuffles only the keys it decides; the rest of the partitions pass through.
+            stored, passing = split_by_keys(stored, incoming, primary_key)
         candidates = stored.unionByName(candidates)
     candidates, old_tombstones = tombstones.with_incoming_keys(
         spark, target_uri, candidates, incoming, primary_key, deleted, prefer, delivery
     )
     merged = latest(candidates, prefer=prefer)
-    removed = delete_markers.count_removed(merged, existing, primary_key, deleted)
-    kept_tombstones = None
-    if deleted is not None and tombstones.changed(old_tombstones, merged, primary_key, deleted):
-        kept_tombstones = tombstones.to_publish(
-            old_tombstones, merged, primary_key, order_by, delivery, deleted
+    # With deletes the merge is counted, searched for tombstones and written: computed once.
+    merged = merged.persist() if deleted is not None else merged
+    try:
+        decided = stored if passing is not None else existing  # the keys the merge decided
+        with named(spark, "merge the rows by key, count the deletes"):
+            removed = delete_markers.count_removed(merged, decided, primary_key, deleted)
+            changes = deleted is not None and tombstones.changed(
+                old_tombstones, merged, primary_key, deleted
+            )
+        kept_tombstones = None
+        if changes:
+            kept_tombstones = tombstones.to_publish(
+                old_tombstones, merged, primary_key, order_by, delivery, deleted
+            )
+        written = delete_markers.surviving(merged, deleted)
+        if passing is not None:
+            written = written.unionByName(passing.select(*written.columns))
+        result = replace_partitions(
+            spark,
+            written,
+            target_uri,
+            partition_by=partition_by,
+            affected=affected,
+            run_id=run_id,
+            before_publish=before_publish,
+            index_plan=index_plan,
+            delivery=delivery,
+            primary_key=primary_key,
+            tombstones=kept_tombstones,
+            retain=retain,
+            persisted=deleted is not None and passing is None,
         )
-    result = replace_partitions(
-        spark,
-        delete_markers.surviving(merged, deleted),
-        target_uri,
-        partition_by=partition_by,
-        affected=affected,
-        run_id=run_id,
-        before_publish=before_publish,
-        index_plan=index_plan,
-        delivery=delivery,
-        primary_key=primary_key,
-        tombstones=kept_tombstones,
-        retain=retain,
-    )
+    finally:
+        merged.unpersist()
     return replace(result, records_deleted=removed) if removed else result
-
-
-def match_columns(primary_key: Sequence[str], partition_by: Sequence[str]) -> list[str]:
-    """What identifies a stored row: its key and partition (a key once per partition)."""
-    return [*primary_key, *[name for name in partition_by if name not in primary_key]]
 
 
 def read_deliveries(
@@ -268,34 +290,6 @@ def read_deliveries(
     if not set(delivery) <= set(found.columns):
         return None
     return found
-
-
-def with_stored_delivery(
-    stored: DataFrame,
-    deliveries: DataFrame | None,
-    match: Sequence[str],
-    delivery: Sequence[str],
-    incoming_schema: StructType,
-) -> DataFrame:
-    """``stored`` with its kept ``delivery`` columns (null where none was kept)."""
-    if deliveries is None:
-        for name in delivery:
-            stored = stored.withColumn(name, F.lit(None).cast(incoming_schema[name].dataType))
-        return stored
-    aliases = [f"__glue_incremental_match_{index}" for index in range(len(match))]
-    pairs = list(zip(match, aliases, strict=True))
-    kept = select_sql(
-        deliveries,
-        [
-            *[f"{quoted(name)} AS {alias}" for name, alias in pairs],
-            *[
-                f"CAST({quoted(name)} AS {type_sql(incoming_schema[name].dataType)}) AS {quoted(name)}"
-                for name in delivery
-            ],
-        ],
-    )
-    condition = " AND ".join(f"{quoted(name)} <=> {alias}" for name, alias in pairs)
-    return stored.join(kept, F.expr(condition), "left").drop(*aliases)
 
 
 def _partitions_holding(
