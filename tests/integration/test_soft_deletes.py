@@ -75,6 +75,23 @@ def test_a_few_deletes_in_full_partitions_leave_every_other_row_as_it_was(spark,
     assert summary["records_deleted"] == 3
 
 
+def test_a_key_left_twice_by_ignore_is_one_row_again_after_a_delete_run_rewrites_both_places(
+    spark, tmp_path, store
+):
+    # --partition_moves ignore leaves a moved key's old version behind; a later run that
+    # rewrites both partitions merges them (each key once), deletes or not.
+    job = Job(spark, tmp_path, store, delete_marker=OP_D, partition_moves="ignore")
+    job.land([row(1, "a", 10), row(2, "a", 10), row(3, "b", 10)])
+    job.run()
+    job.land([row(1, "b", 20)])
+    job.run()
+    job.land([row(2, "a", 30, "D"), row(3, "b", 30)])
+
+    job.run()
+
+    assert [(r[0], r[2], r[3]) for r in target_rows(job)] == [(1, "b", 20), (3, "b", 30)]
+
+
 def test_only_the_stored_rows_of_incoming_keys_are_merge_candidates(spark):
     """A delete run's merge shuffles the stored rows of the keys it decides; the rest of the
     partitions pass through as they are (a null key equals a null key, as in the merge)."""

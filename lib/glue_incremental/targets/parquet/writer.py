@@ -211,7 +211,9 @@ def upsert(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
         )
         counted = incoming_range.rows if incoming_range else None
-        if deleted is not None and incoming_keys.known_few(surveyed, counted):
+        # A key stored once (``ignore`` breaks that when a key moves: let the merge see it).
+        once = partition_moves == "detect" or set(partition_by) <= set(primary_key)
+        if deleted is not None and once and incoming_keys.known_few(surveyed, counted):
             # Deletes make the merge read more than once (counted, tombstones, written): it
             # shuffles only the keys it decides; the rest of the partitions pass through.
             stored, passing = split_by_keys(stored, incoming, primary_key)
