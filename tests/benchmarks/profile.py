@@ -216,17 +216,18 @@ def profile_reconcile_runs(ctx: Context, rows: int, python_top: int = 0) -> list
         ("reconcile, 1% of the keys gone", [*argv, "--reconcile", "true"]),
         ("full reload", [*argv, "--job-bookmark-option", "job-bookmark-disable"]),
     ]
-    profiles = [
-        profiled(
-            ctx.spark,
-            label,
-            functools.partial(load_main, args, spark=ctx.spark),
-            python_top=python_top,
-        )
-        for label, args in runs
-    ]
-    ctx.postgres.execute(f"DROP TABLE {table}")
-    return profiles
+    try:
+        return [
+            profiled(
+                ctx.spark,
+                label,
+                functools.partial(load_main, args, spark=ctx.spark),
+                python_top=python_top,
+            )
+            for label, args in runs
+        ]
+    finally:
+        ctx.postgres.execute(f"DROP TABLE {table}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -239,13 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="print the job runs' N costliest driver calls (history: the last increment's)",
     )
-    parser.add_argument(
+    instead = parser.add_mutually_exclusive_group()  # of file loads
+    instead.add_argument(
         "--history-keys",
         type=_positive,
         default=None,
         help="profile history increments at N keys instead of file loads",
     )
-    parser.add_argument(
+    instead.add_argument(
         "--reconcile-rows",
         type=_positive,
         default=None,

@@ -222,6 +222,7 @@ def test_the_reconcile_profile_names_the_reconcile_and_the_merge_of_its_deletes(
     steps = [step for step, _, _ in reconcile.by_step()]
     assert "reconcile: compare the source's keys with the target's" in steps
     assert "merge the rows by key, count the deletes" in steps
+    # 10 partitions: below the 32 paths past which Spark lists in a job it names itself.
     assert "(Spark's own)" not in steps, reconcile.markdown()
     assert reload.label == "full reload" and "merge and stage the data" in [
         step for step, _, _ in reload.by_step()

@@ -92,7 +92,9 @@ def test_a_key_left_twice_by_ignore_is_one_row_again_after_a_delete_run_rewrites
     assert [(r[0], r[2], r[3]) for r in target_rows(job)] == [(1, "b", 20), (3, "b", 30)]
 
 
-def test_only_the_stored_rows_of_incoming_keys_are_merge_candidates(spark):
+def test_only_the_stored_rows_of_incoming_keys_are_merge_candidates_a_null_key_equal_to_null(
+    spark,
+):
     """A delete run's merge shuffles the stored rows of the keys it decides; the rest of the
     partitions pass through as they are (a null key equals a null key, as in the merge)."""
     schema = "k1 int, k2 string, value string"

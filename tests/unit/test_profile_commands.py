@@ -27,3 +27,9 @@ def test_history_rounds_and_keys_below_one_are_refused_in_one_line(capsys):
         with pytest.raises(SystemExit):
             build_parser().parse_args(argv)
         assert "must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_a_profile_of_history_and_of_a_reconcile_at_once_is_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--history-keys", "10", "--reconcile-rows", "10"])
+    assert "not allowed with argument" in capsys.readouterr().err

@@ -93,9 +93,9 @@ def survey(
     )
 
 
-def known_few(surveyed: IncomingKeys | None, counted: int | None) -> bool:
-    """Whether the incoming keys are known to be at most ``MAX_LISTED_KEYS`` (listed, or that
-    many rows counted): few enough to broadcast."""
+def few_enough_to_broadcast(surveyed: IncomingKeys | None, counted: int | None) -> bool:
+    """Whether the incoming keys (a reconcile's: the rows read and the gone keys) are known to
+    be at most ``MAX_LISTED_KEYS``: listed by ``survey``, or that many rows counted."""
     listed = surveyed is not None and surveyed.keys is not None
     return listed or (counted is not None and counted <= key_index.MAX_LISTED_KEYS)
 

@@ -172,9 +172,11 @@ def with_gone_keys(
         name for name in read.columns if name in rows.columns and name not in config.primary_key
     ]
     found = read.select(*key_columns).distinct().persist()
-    # Persisted for the anti-join and its count, released below (the target's keys once).
     stored_keys = stored.select(*key_columns).distinct().persist()
     try:
+        # ``found`` and ``stored_keys`` are persisted for the anti-join and the counts only
+        # (each read once), and released in ``finally``, before any later reconcile plans
+        # the same query.
         # Kept for the rest of the run (the merge and publish act on it several times): once
         # ``found`` is released, an uncached anti-join would read the source's keys again per
         # action (six more full key reads at 1M keys, tests/benchmarks/bench_reconcile.py).

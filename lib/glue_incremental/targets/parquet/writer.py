@@ -211,11 +211,13 @@ def upsert(
             stored, deliveries, match_columns(primary_key, partition_by), delivery, incoming.schema
         )
         counted = incoming_range.rows if incoming_range else None
-        # A key stored once (``ignore`` breaks that when a key moves: let the merge see it).
-        once = partition_moves == "detect" or set(partition_by) <= set(primary_key)
-        if deleted is not None and once and incoming_keys.known_few(surveyed, counted):
+        # Under ``ignore`` a moved key may be stored twice: only the whole merge collapses it.
+        stored_once = partition_moves == "detect" or set(partition_by) <= set(primary_key)
+        few = incoming_keys.few_enough_to_broadcast(surveyed, counted)
+        if deleted is not None and stored_once and few:
             # Deletes make the merge read more than once (counted, tombstones, written): it
-            # shuffles only the keys it decides; the rest of the partitions pass through.
+            # shuffles only the keys it decides (``stored`` keeps their rows); the rest of
+            # the partitions pass through.
             stored, passing = split_by_keys(stored, incoming, primary_key)
         candidates = stored.unionByName(candidates)
     candidates, old_tombstones = tombstones.with_incoming_keys(
@@ -252,6 +254,7 @@ def upsert(
             primary_key=primary_key,
             tombstones=kept_tombstones,
             retain=retain,
+            # With ``passing`` the write also reads files: not a persisted frame only.
             persisted=deleted is not None and passing is None,
         )
     finally:
