@@ -291,15 +291,21 @@ def integer_runs(values: Iterable[int]) -> tuple[list[tuple[int, int]], list[int
 
 
 def having_keys(
-    rows: DataFrame, keys: DataFrame, primary_key: Sequence[str], *, broadcast: bool = False
+    rows: DataFrame,
+    keys: DataFrame,
+    primary_key: Sequence[str],
+    *,
+    broadcast: bool = False,
+    how: str = "left_semi",
 ) -> DataFrame:
     """The rows whose key is one of ``keys``, a null equal to a null (as ``merge_latest`` groups
-    keys: a null key is one key, and its older version must be found like any other)."""
+    keys: a null key is one key, and its older version must be found like any other);
+    ``how="left_anti"``: the other rows."""
     aliases = [f"__glue_incremental_key_{index}" for index in range(len(primary_key))]
     wanted = keys.select(*[_col(key).alias(a) for key, a in zip(primary_key, aliases, strict=True)])
     same = [_col(key).eqNullSafe(F.col(a)) for key, a in zip(primary_key, aliases, strict=True)]
     condition = functools.reduce(operator.and_, same)
-    return rows.join(F.broadcast(wanted) if broadcast else wanted, condition, "left_semi")
+    return rows.join(F.broadcast(wanted) if broadcast else wanted, condition, how)
 
 
 def plan(

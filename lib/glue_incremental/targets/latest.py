@@ -7,13 +7,11 @@ delivery time, file name), as a full refresh does. Ties: ``docs/writer-protocol.
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     DataType,
     DateType,
@@ -25,6 +23,7 @@ from pyspark.sql.types import (
 
 from glue_incremental.deletes import tombstones
 from glue_incremental.io.jvm_calls import quoted, select_sql
+from glue_incremental.keys import index as key_index
 
 
 @dataclass(frozen=True)
@@ -87,16 +86,9 @@ def split_by_keys(
     """``stored`` rows whose key ``keys_of`` has (the merge's candidates) and the rest (each a
     stored key's only row: its own winner, written as it is with no shuffle). ``keys_of`` must
     have few keys: they are broadcast. A null key equals a null key, as the merge groups them."""
-    aliases = [f"__glue_incremental_split_key_{index}" for index in range(len(primary_key))]
-    wanted = keys_of.select(
-        *[F.col(quoted(k)).alias(a) for k, a in zip(primary_key, aliases, strict=True)]
-    ).distinct()
-    same = functools.reduce(
-        operator.and_,
-        [F.col(quoted(k)).eqNullSafe(F.col(a)) for k, a in zip(primary_key, aliases, strict=True)],
-    )
-    wanted = F.broadcast(wanted)
-    return stored.join(wanted, same, "left_semi"), stored.join(wanted, same, "left_anti")
+    keys = keys_of.select(*[quoted(key) for key in primary_key]).distinct()
+    split = functools.partial(key_index.having_keys, stored, keys, primary_key, broadcast=True)
+    return split(how="left_semi"), split(how="left_anti")
 
 
 def tie_hash(schema: StructType, columns: Sequence[str]) -> list[str]:
