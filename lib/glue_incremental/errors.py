@@ -70,6 +70,19 @@ class NoSnapshotOfRun(GlueIncrementalError, LookupError):
         super().__init__(f"Iceberg table {table} has no snapshot of run {run_id!r}")
 
 
+class HiddenPartitionValues(GlueIncrementalError, ValueError):
+    """Rows whose partition directory Spark's file index skips (``directories``): never read."""
+
+    def __init__(self, directories: Sequence[str]) -> None:
+        self.directories = list(directories)
+        more = f" and {len(directories) - 3} more" if len(directories) > 3 else ""
+        super().__init__(
+            f"partition values no reader would see: {', '.join(directories[:3])}{more} (Spark "
+            "skips a directory named like a file being copied, ending in ._COPYING_ or "
+            "_$folder$); nothing was written"
+        )
+
+
 class RowsOutsidePartitions(GlueIncrementalError, ValueError):
     """Rows given to replace exactly some partitions fall in others (``directories``)."""
 

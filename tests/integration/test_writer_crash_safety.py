@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from glue_incremental.args import ArgumentError
+from glue_incremental.errors import HiddenPartitionValues
 from glue_incremental.load.job import main
 from glue_incremental.run.context import hooks
 from glue_incremental.targets.parquet import writer
@@ -29,6 +30,7 @@ from tests.harness.faults import (
     crash_at,
     crash_points,
 )
+from tests.harness.file_jobs import Job
 from tests.harness.loads import (
     FixedClock,
     job_argv,
@@ -377,3 +379,31 @@ def test_partition_values_stay_inside_their_directory(spark, tmp_path):
         "p=a%2Fb",
     ]
     assert _target_rows(target) == [(1, "../../escape", 1, "x"), (2, "a/b", 1, "y")]
+
+
+@pytest.mark.parametrize("value", ["x._COPYING_", "y_$folder$"])
+def test_a_partition_value_every_reader_would_skip_is_refused_writing_nothing(
+    spark, tmp_path, value
+):
+    target = LocalTarget(tmp_path / "lake" / "t")
+    _upsert(spark, _frame(spark, [(1, "a", 1, "x")]), target, "r1")
+    before = _target_rows(target)
+
+    with pytest.raises(HiddenPartitionValues, match="no reader would see: p=") as refused:
+        _upsert(spark, _frame(spark, [(2, value, 1, "y"), (3, "a", 2, "z")]), target, "r2")
+
+    assert "\n" not in str(refused.value)
+    assert _target_rows(target) == before
+    assert not (target.path / "_staging" / "r2").exists()
+
+
+def test_a_load_of_a_row_whose_partition_no_reader_would_see_fails_committing_nothing(
+    spark, tmp_path, store
+):
+    job = Job(spark, tmp_path, store)
+    job.land([row(1, "a", 10, "x"), row(2, "x._COPYING_", 10, "y")])
+
+    with pytest.raises(HiddenPartitionValues, match=r"part=x\._COPYING_"):
+        job.run()
+
+    assert store.get_watermark(job.job_name) is None

@@ -267,15 +267,23 @@ class HadoopFileSystem:
 
     def partition_dirs(self, root: str, depth: int) -> list[str]:
         """Relative ``k=v/...`` directories ``depth`` levels below ``root``."""
-        level = [("", root)]
+        return self.partition_dirs_and_hidden(root, depth)[0]
+
+    def partition_dirs_and_hidden(self, root: str, depth: int) -> tuple[list[str], list[str]]:
+        """``partition_dirs``, and the ``k=v`` directories on the way that Spark's file index
+        skips (``is_hidden``: a value ending in ``._COPYING_`` or ``_$folder$``): what is
+        written there no reader sees."""
+        level, hidden = [("", root)], []
         for _ in range(depth):
-            level = [
-                (f"{relative}/{entry.name}".lstrip("/"), entry.uri)
+            found = [
+                (f"{relative}/{entry.name}".lstrip("/"), entry)
                 for relative, path in level
                 for entry in self._entries(path)
-                if entry.is_directory and "=" in entry.name and not is_hidden(entry.name)
+                if entry.is_directory and "=" in entry.name
             ]
-        return [relative for relative, _ in level]
+            hidden += [relative for relative, entry in found if is_hidden(entry.name)]
+            level = [(relative, e.uri) for relative, e in found if not is_hidden(e.name)]
+        return [relative for relative, _ in level], hidden
 
 
 def _parent(path: str) -> str:
