@@ -6,9 +6,11 @@ stop leaves the target untouched and the run FAILED with one line.
 
 from __future__ import annotations
 
+import inspect
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from glue_incremental.keys import index as key_index
 from glue_incremental.load.reconcile import ReconcileStopped
 
 from tests.harness.jdbc_tables import jdbc_config, orders_table, upsert
@@ -65,6 +67,64 @@ def test_rows_deleted_in_postgres_leave_the_target_on_the_nth_run_reading_only_k
     summary = run_pg(spark, config, store, 3)  # not the 2nd run since the reconcile
     assert target_ids(spark, config) == [1, 4]
     assert "reconcile" not in summary
+
+
+def keys_asked_of_the_key_index(monkeypatch) -> list[tuple]:
+    """Each run's keys the key index is asked about (``keys.index.partitions_of``'s listed)."""
+    asked: list[tuple] = []
+    real = key_index.partitions_of
+
+    def recording(*args, **kwargs):
+        listed = inspect.signature(real).bind(*args, **kwargs).arguments.get("listed")
+        asked.append(None if listed is None else tuple(listed))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(key_index, "partitions_of", recording)
+    return asked
+
+
+def test_a_reconcile_moves_the_keys_it_read_asking_the_key_index_about_those_only(
+    spark, postgres, table, tmp_path, store, monkeypatch
+):
+    config = jdbc_config(postgres, table, tmp_path, reconcile=True, reconcile_max_fraction=0.5)
+    earlier = T0 - timedelta(hours=2)  # before the lookback band of the next run
+    upsert(postgres, table, [(k, part, earlier, v) for k, part, _, v in FOUR])
+    upsert(postgres, table, [(5, "d", T0, "v")])
+    run_pg(spark, config, store, 1)
+    postgres.execute(f"delete from {table} where id = 2")
+    upsert(postgres, table, [(3, "c", T0 + timedelta(minutes=1), "moved")])
+    asked = keys_asked_of_the_key_index(monkeypatch)
+
+    summary = run_pg(spark, config, store, 2)
+
+    stored = read_parquet(spark, config.target_path, ["id", "part", "value"]).collect()
+    assert sorted(tuple(r) for r in stored) == [
+        (1, "a", "w"),  # "a" rewritten for gone key 2 alone
+        (3, "c", "moved"),  # its older version in "b" found by the key index
+        (4, "b", "z"),
+        (5, "d", "v"),
+    ]
+    assert summary["records_deleted"] == 1
+    # Keys 3 and 5 were read (the lookback band); gone key 2's delete is its stored row,
+    # naming the partition it is in: nothing to look up.
+    assert asked == [(3, 5)]
+
+
+def test_a_reconcile_after_a_partition_column_changed_type_finds_the_gone_keys_stored_text(
+    spark, postgres, table, tmp_path, store, monkeypatch
+):
+    config = jdbc_config(postgres, table, tmp_path, reconcile=True, reconcile_max_fraction=0.5)
+    upsert(postgres, table, [(1, "007", T0, "w"), (2, "008", T0, "x"), (3, "008", T0, "y")])
+    run_pg(spark, config, store, 1)
+    postgres.execute(f"alter table {table} alter column part type int using part::int")
+    postgres.execute(f"delete from {table} where id = 1")
+    asked = keys_asked_of_the_key_index(monkeypatch)
+
+    summary = run_pg(spark, config, store, 2)
+
+    assert target_ids(spark, config) == [2, 3]
+    assert summary["records_deleted"] == 1
+    assert 1 in asked[0]  # "007" as a number is "7": the gone key is looked up where it is
 
 
 @pytest.mark.parametrize(

@@ -75,6 +75,20 @@ def test_a_few_deletes_in_full_partitions_leave_every_other_row_as_it_was(spark,
     assert summary["records_deleted"] == 3
 
 
+def test_a_delete_run_keeps_the_other_rows_of_a_column_named_with_a_dot(spark, tmp_path, store):
+    weird = "weird col.name"
+    job = Job(spark, tmp_path, store, delete_marker=OP_D)
+    first = [{**row(key, "a", 10), weird: f"w{key}"} for key in range(4)]
+    job.land(first)
+    job.run()
+    then = [{**row(1, "a", 20, "D"), weird: "gone"}]
+    job.land(then)
+
+    job.run()
+
+    assert target_rows(job, [*COLUMNS, weird]) == expected(first + then, [*COLUMNS, weird])
+
+
 def test_a_key_left_twice_by_ignore_is_one_row_again_after_a_delete_run_rewrites_both_places(
     spark, tmp_path, store
 ):

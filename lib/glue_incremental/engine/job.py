@@ -232,6 +232,8 @@ class CustomJob:
         deleted: str | None = None,
         incoming_range: KeyRange | None = None,
         null_order_by: int | None = None,
+        read_rows: DataFrame | None = None,
+        read_range: KeyRange | None = None,
         schema: SchemaPlan | None = None,
         replace_all: bool | None = None,
         commit_unchanged: bool = True,
@@ -264,6 +266,8 @@ class CustomJob:
             deleted=deleted,
             incoming_range=incoming_range,
             null_order_by=null_order_by,
+            read_rows=read_rows,
+            read_range=read_range,
         )
 
         def upsert() -> WriteResult:

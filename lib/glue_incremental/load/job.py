@@ -247,12 +247,16 @@ def _load_rows(
             )  # a target read before the change: aligned to the batch there
     state = planned.state(int(run.clock() * 1000), None)
     run.store.check_fits(str(run.state_name), run.run_id, state)
-    merging = rows
+    merging, read_rows = rows, None
     if reconciles:
-        merging, found = reconcile.with_gone_keys(
+        reconciled = reconcile.with_gone_keys(
             run, config, target, rows, lambda: load_sources.source_keys(run, config)
         )
-        run.details["reconcile"] = found.as_details()
+        merging = reconciled.rows
+        # Only the keys read are looked up in other partitions; each gone key's delete names
+        # every partition its stored rows are in.
+        read_rows = rows if reconciled.in_place else None
+        run.details["reconcile"] = reconciled.counts.as_details()
     if stats.rows or full_reload or reconciles:
         job.write(
             OUTPUT,
@@ -264,6 +268,8 @@ def _load_rows(
             deleted=delete_markers.DELETED if delete_markers.DELETED in merging.columns else None,
             incoming_range=stats.keys if merging is rows else None,  # gone keys: outside it
             null_order_by=stats.nulls if merging is rows else None,
+            read_rows=read_rows,
+            read_range=stats.keys if read_rows is not None else None,
             schema=schema_plan,
             replace_all=full_reload,
             # A reconcile or an empty reload that changed nothing commits nothing by itself.

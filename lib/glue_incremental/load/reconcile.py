@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructType
 
 from glue_incremental.args import ArgumentError
 from glue_incremental.deletes import markers as deletes
@@ -142,13 +142,25 @@ def nothing_read(
     return rows
 
 
+@dataclass(frozen=True)
+class Reconciled:
+    """``rows``: the run's rows plus the gone keys' deletes; ``counts``: what was found.
+    ``in_place``: every gone key's delete names, cast to text as the writer does, the
+    partition directory its stored row is in (each stored row of the key has one): a Parquet
+    merge rewrites those partitions anyway and need not look the key up elsewhere."""
+
+    rows: DataFrame
+    counts: KeyCounts
+    in_place: bool
+
+
 def with_gone_keys(
     run: IncrementalRun,
     config: LoadConfig,
     target: Target,
     rows: DataFrame,
     source_keys: Callable[[], DataFrame],
-) -> tuple[DataFrame, KeyCounts]:
+) -> Reconciled:
     """``rows`` (with ``deletes.markers.DELETED``) plus a delete for every stored row whose key is gone.
 
     A gone key's delete is its stored row itself, so it ties with it on the watermark and
@@ -165,7 +177,7 @@ def with_gone_keys(
     with named(spark, "reconcile: list the target's files"):
         stored = target.read_as_of_start(run)
     if stored is None:
-        return rows, KeyCounts(0, 0, 0)
+        return Reconciled(rows, KeyCounts(0, 0, 0), in_place=True)
     key_columns = [F.col(f"`{name}`") for name in config.primary_key]
     read = source_keys()
     stamped = [
@@ -189,19 +201,20 @@ def with_gone_keys(
             counts = KeyCounts(stored_keys.count(), found.count(), gone_keys.count())
         counts.check(config.reconcile_max_fraction)
         if not counts.gone:
-            return rows, counts
+            return Reconciled(rows, counts, in_place=True)
         gone = _by_key(stored, gone_keys, config.primary_key, "left_semi")
         if stamped:
             gone = gone.drop(*stamped).crossJoin(read.select(*stamped).limit(1))
             gone = tombstones.mark_gone(gone, stamped)
-        gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
         # Read now, before the run evolves the target (``Target.evolve``): a widened column
         # rewrites every Parquet partition (the files the plan names are gone) and Iceberg
         # refuses a plan of the older schema ("Cannot project long to ... IntegerType").
         # At most --reconcile_max_fraction of the target's rows.
         with named(spark, "reconcile: read the stored rows of the gone keys"):
             gone = gone.localCheckpoint()
-        return rows.unionByName(gone), counts
+            in_place = _in_place(gone, rows, config.partition_by)
+        gone = gone.select(*[_typed(gone, rows, name) for name in rows.columns])
+        return Reconciled(rows.unionByName(gone), counts, in_place)
     finally:
         found.unpersist()
         stored_keys.unpersist()
@@ -218,6 +231,21 @@ def _by_key(rows: DataFrame, keys: DataFrame, primary_key: Sequence[str], how: s
         F.col(f"`{k}`").eqNullSafe(wanted[a]) for k, a in zip(primary_key, aliases, strict=True)
     ]
     return rows.join(wanted, functools.reduce(operator.and_, same), how)
+
+
+def _in_place(gone: DataFrame, rows: DataFrame, partition_by: Sequence[str]) -> bool:
+    """Whether each stored partition text of ``gone`` comes back unchanged from the cast to
+    the rows' type and back to text (``_typed``, then the writer): a partition column whose
+    type changed since a row was stored may not (``007`` as a number is ``7``)."""
+    changed = []
+    for name in partition_by:
+        if name not in gone.columns or not isinstance(gone.schema[name].dataType, StringType):
+            return False  # not read from directory names: nothing to compare with
+        kind = rows.schema[name].dataType
+        if not isinstance(kind, StringType):
+            column = F.col(f"`{name}`")
+            changed.append(~column.cast(kind).cast(StringType()).eqNullSafe(column))
+    return not changed or gone.where(functools.reduce(operator.or_, changed)).isEmpty()
 
 
 def _typed(stored: DataFrame, rows: DataFrame, name: str) -> Any:

@@ -65,6 +65,11 @@ class UpsertSpec:
     incoming_range: KeyRange | None = None
     # The rows with a null ``order_by``, when counted: a target refusing them need not look.
     null_order_by: int | None = None
+    # The rows of ``rows`` whose keys may be stored elsewhere, and their key range, when every
+    # other row is a stored row of the target naming its partition, all of its key's stored
+    # rows among them (a reconcile's gone keys): a target need not look for those keys.
+    read_rows: DataFrame | None = None
+    read_range: KeyRange | None = None
 
 
 @dataclass(frozen=True)

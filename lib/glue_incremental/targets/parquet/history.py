@@ -35,6 +35,7 @@ from glue_incremental.schema.evolution import SchemaPlan
 from glue_incremental.targets.base import Published, Settle, UpsertSpec
 from glue_incremental.targets.latest import WriteResult
 from glue_incremental.targets.parquet import history_appends, publish, staged_writes, writer
+from glue_incremental.targets.parquet.moves import moves_possible, one_untouched
 from glue_incremental.targets.parquet.target import VERSIONS_MARKER, ParquetTarget
 from glue_incremental.targets.versions import (
     add_version_counts,
@@ -315,7 +316,7 @@ def _changes(
         .drop(*([spec.deleted] if spec.deleted else [])),
         schema,
     )
-    moves = writer.moves_possible(spec.primary_key, partition_by, spec.partition_moves)
+    moves = moves_possible(spec.primary_key, partition_by, spec.partition_moves)
     index_layout = key_index.Layout.of(incoming.schema, spec.primary_key, partition_by)
     affected: list[PartitionValues] | None = None
     index_plan: key_index.IndexPlan | None = None
@@ -329,7 +330,7 @@ def _changes(
         affected, index_plan = _affected(spark, incoming, target_uri, spec, partition_by, moves)
         if carry_new_columns and partition_by:  # one stored partition rewritten as it is
             fs = writer.open_filesystem(spark, target_uri)
-            extra = writer.one_untouched(fs, target_uri, partition_by, set(affected))
+            extra = one_untouched(fs, target_uri, partition_by, set(affected))
             affected = sorted({*affected, *extra}, key=_sort_key)
         stored = [
             writer.read_target(spark, target_uri, partition_by, partitions=affected),

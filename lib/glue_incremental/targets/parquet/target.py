@@ -219,6 +219,8 @@ class ParquetTarget:
             delivery=spec.delivery,
             deleted=spec.deleted,
             incoming_range=spec.incoming_range,
+            read_rows=spec.read_rows,
+            read_range=spec.read_range,
             retain=self.retain,
             carry_new_columns=self._adds_columns,
         )

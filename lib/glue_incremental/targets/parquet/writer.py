@@ -29,7 +29,7 @@ from glue_incremental.args import validate_run_id
 from glue_incremental.deletes import markers as delete_markers
 from glue_incremental.deletes import tombstones
 from glue_incremental.deletes.tombstones import stage as stage_tombstones
-from glue_incremental.errors import RowsOutsidePartitions
+from glue_incremental.errors import HiddenPartitionValues, RowsOutsidePartitions
 from glue_incremental.hooks import hooks
 from glue_incremental.io import parquet_footers
 from glue_incremental.io.hadoop_fs import HadoopFileSystem
@@ -50,6 +50,7 @@ from glue_incremental.targets.latest import (
 from glue_incremental.targets.parquet import output_changes, publish, staged_writes
 from glue_incremental.targets.parquet import schema_file as parquet_schema
 from glue_incremental.targets.parquet.candidates import match_columns, with_stored_delivery
+from glue_incremental.targets.parquet.moves import keys_to_look_up, moves_possible, one_untouched
 
 STAGING_DIR = publish.STAGING_DIR
 _join = publish.join
@@ -73,6 +74,8 @@ def upsert(
     delivery: Sequence[str] = (),
     deleted: str | None = None,
     incoming_range: key_range.KeyRange | None = None,
+    read_rows: DataFrame | None = None,
+    read_range: key_range.KeyRange | None = None,
     retain: timedelta | None = None,
     carry_new_columns: bool = False,
 ) -> WriteResult:
@@ -95,6 +98,9 @@ def upsert(
     change for a key; a violation would leave the old version behind; the
     index is then dropped, and rebuilt by the next ``detect`` run), or the
     ``incoming_range`` of keys lies outside every key the index stores (``key_range``).
+    ``read_rows`` (with ``read_range``): the rows of ``rows`` whose keys are looked up, when
+    the caller guarantees the others name every partition their keys are stored in
+    (``moves.keys_to_look_up``); then that one-place promise is the caller's.
 
     Ties are broken as ``merge_latest`` says: the incoming row beats the
     target's, then the later ``delivery`` (columns of ``rows``, dropped before
@@ -185,9 +191,18 @@ def upsert(
             known = incoming_range.partitions  # counted with the keys: no second pass
         touched = set(known if known is not None else _distinct_partitions(incoming, partition_by))
         if detect:
+            read, cached = None, False
+            if read_rows is not None:
+                read = partition_values_as_strings(read_rows, partition_by)
+                cached = read_rows.storageLevel.useMemory or read_rows.storageLevel.useDisk
+            with named(spark, "list the keys read"):
+                asked, listed = keys_to_look_up(
+                    *(incoming, surveyed, read, read_range, primary_key, partition_by),
+                    persisted=cached,
+                )
             with named(spark, "look up the incoming keys in the key index"):
                 moved_from, index_plan = _partitions_holding(
-                    spark, incoming, target_uri, primary_key, partition_by, surveyed
+                    spark, asked, target_uri, primary_key, partition_by, listed
                 )
             touched |= moved_from
         if carry_new_columns:
@@ -240,7 +255,7 @@ def upsert(
             )
         written = delete_markers.surviving(merged, deleted)
         if passing is not None:
-            written = written.unionByName(passing.select(*written.columns))
+            written = written.unionByName(select_sql(passing, [quoted(n) for n in written.columns]))
         result = replace_partitions(
             spark,
             written,
@@ -326,27 +341,6 @@ def _partitions_holding(
     moved_from = key_index.having_keys(key_columns, keys, primary_key)
     index_plan = key_index.plan(segments, layout, rebuild_from=key_columns)
     return set(_distinct_partitions(moved_from, partition_by)), index_plan
-
-
-def one_untouched(
-    fs: HadoopFileSystem, target_uri: str, partition_by: Sequence[str], touched: set
-) -> set[PartitionValues]:
-    """The first stored partition outside ``touched`` (none if there is none): no incoming key
-    is in it, so its rows survive the merge."""
-    for relative in sorted(fs.partition_dirs(target_uri, len(partition_by))):
-        values = tuple(dir_to_values(relative, partition_by).values())
-        if values not in touched:
-            return {values}
-    return set()
-
-
-def moves_possible(
-    primary_key: Sequence[str], partition_by: Sequence[str], partition_moves: PartitionMoves
-) -> bool:
-    """Whether a key's older version can sit in another partition than its new one."""
-    if partition_moves not in ("detect", "ignore"):
-        raise ValueError(f"partition_moves must be 'detect' or 'ignore', got {partition_moves!r}")
-    return partition_moves == "detect" and not set(partition_by) <= set(primary_key)
 
 
 def _distinct_partitions(df: DataFrame, partition_by: Sequence[str]) -> list[PartitionValues]:
@@ -504,7 +498,11 @@ def replace_partitions(
     records = staged_writes.stage_data(
         spark, rows.drop(*delivery), stage_uri, partition_by, persisted=persisted, grouped=grouped
     )
-    staged = set(fs.partition_dirs(stage_uri, len(partition_by))) if partition_by else {""}
+    staged_dirs, hidden = fs.partition_dirs_and_hidden(stage_uri, len(partition_by))
+    if hidden:  # written there, a row would be lost to every reader
+        fs.delete_tree(publish.run_prefix(target_uri, run_id))
+        raise HiddenPartitionValues(sorted(hidden))
+    staged = set(staged_dirs) if partition_by else {""}
     if affected is None:
         # Every directory a reader sees, whatever layout wrote it: a full reload under a new
         # --partition_by leaves only the new layout.
