@@ -70,14 +70,19 @@ class NoSnapshotOfRun(GlueIncrementalError, LookupError):
         super().__init__(f"Iceberg table {table} has no snapshot of run {run_id!r}")
 
 
+def _first_few(directories: Sequence[str]) -> str:
+    """The first three directories, and how many more: a refusal stays one short line."""
+    more = f" and {len(directories) - 3} more" if len(directories) > 3 else ""
+    return ", ".join(directories[:3]) + more
+
+
 class HiddenPartitionValues(GlueIncrementalError, ValueError):
     """Rows whose partition directory Spark's file index skips (``directories``): never read."""
 
     def __init__(self, directories: Sequence[str]) -> None:
         self.directories = list(directories)
-        more = f" and {len(directories) - 3} more" if len(directories) > 3 else ""
         super().__init__(
-            f"partition values no reader would see: {', '.join(directories[:3])}{more} (Spark "
+            f"partition values no reader would see: {_first_few(directories)} (Spark "
             "skips a directory named like a file being copied, ending in ._COPYING_ or "
             "_$folder$); nothing was written"
         )
@@ -88,8 +93,7 @@ class RowsOutsidePartitions(GlueIncrementalError, ValueError):
 
     def __init__(self, directories: Sequence[str]) -> None:
         self.directories = list(directories)
-        more = f" and {len(directories) - 3} more" if len(directories) > 3 else ""
         super().__init__(
-            f"rows outside the partitions named to replace: {', '.join(directories[:3])}{more}; "
+            f"rows outside the partitions named to replace: {_first_few(directories)}; "
             "nothing was written (a script's rows must stay within the partitions it names)"
         )
